@@ -1,0 +1,301 @@
+use crate::{Geometry, NandError};
+use units::SLOT_BYTES;
+
+/// Why an operation reaches the media; counted apart so that write
+/// amplification and GC traffic can be reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpTag {
+    /// Host data (reads, writes, read-modify-write reads).
+    User,
+    /// Garbage collection and wear-leveling relocation.
+    Gc,
+    /// Parity pages of a stripe.
+    Parity,
+    /// Formatting and secure erase.
+    Format,
+}
+
+/// The narrow interface through which the FTL reaches its media. The
+/// simulator implements it with a recorder that times each operation; the
+/// emulator with an array holding real bytes. Addresses are multi-plane:
+/// `page` is programmed on every plane of `die` at once.
+pub trait Media {
+    fn geometry(&self) -> &Geometry;
+    /// Reads `slot_count` slots starting at `slot_first` of one multi-plane
+    /// page into `out` when the media holds data.
+    #[allow(clippy::too_many_arguments)]
+    fn page_read(
+        &mut self,
+        die: u32,
+        block: u32,
+        page: u32,
+        slot_first: u32,
+        slot_count: u32,
+        tag: OpTag,
+        out: Option<&mut [u8]>,
+    ) -> Result<(), NandError>;
+    /// Programs one multi-plane page; `oob` carries the LBA of each slot
+    /// (`units::LBA_UNMAPPED` for parity or padding), as pblk keeps it.
+    fn page_program(&mut self, die: u32, block: u32, page: u32, tag: OpTag, oob: &[u32], data: Option<&[u8]>) -> Result<(), NandError>;
+    /// Erases one multi-plane block.
+    fn block_erase(&mut self, die: u32, block: u32, tag: OpTag) -> Result<(), NandError>;
+    /// Counters of what reached the media.
+    fn counters(&self) -> &MediaCounters;
+    /// Whether `page_read` fills `out` with data.
+    fn holds_data(&self) -> bool;
+}
+
+/// Media operations by kind and purpose.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct MediaCounters {
+    pub page_reads_user: u64,
+    pub page_reads_gc: u64,
+    pub mpage_programs_user: u64,
+    pub mpage_programs_gc: u64,
+    pub mpage_programs_parity: u64,
+    pub block_erases: u64,
+}
+
+impl MediaCounters {
+    fn count_read(&mut self, tag: OpTag) {
+        match tag {
+            OpTag::Gc => self.page_reads_gc += 1,
+            _ => self.page_reads_user += 1,
+        }
+    }
+    fn count_program(&mut self, tag: OpTag) {
+        match tag {
+            OpTag::User | OpTag::Format => self.mpage_programs_user += 1,
+            OpTag::Gc => self.mpage_programs_gc += 1,
+            OpTag::Parity => self.mpage_programs_parity += 1,
+        }
+    }
+}
+
+/// The state of every die block of one member device, with the NAND rules
+/// enforced: erase before program, pages of a block programmed in order.
+/// With `with_data`, it also keeps every programmed byte (tests and small
+/// emulated devices).
+pub struct Array {
+    geometry: Geometry,
+    /// Next programmable page of each die block (die-major); `pages_per_block`
+    /// once full. Erased means 0.
+    next_page: Vec<u16>,
+    erase_count: Vec<u32>,
+    die_failed: Vec<bool>,
+    data: Option<Vec<u8>>,
+    oob: Option<Vec<u32>>,
+    counters: MediaCounters,
+}
+
+impl Array {
+    /// A factory-fresh array: every block erased, erase counts zero.
+    pub fn new(geometry: Geometry, with_data: bool) -> Array {
+        let blocks = geometry.dies() as usize * geometry.blocks_per_plane as usize;
+        let slots = (geometry.raw_bytes() / SLOT_BYTES) as usize;
+        Array {
+            data: with_data.then(|| vec![0xff; geometry.raw_bytes() as usize]),
+            oob: with_data.then(|| vec![units::LBA_UNMAPPED; slots]),
+            next_page: vec![0; blocks],
+            erase_count: vec![0; blocks],
+            die_failed: vec![false; geometry.dies() as usize],
+            geometry,
+            counters: MediaCounters::default(),
+        }
+    }
+
+    #[inline]
+    fn block_index(&self, die: u32, block: u32, page: u32) -> Result<usize, NandError> {
+        let g = &self.geometry;
+        if die >= g.dies() || block >= g.blocks_per_plane || page >= g.pages_per_block {
+            return Err(NandError::OutOfRange {
+                die,
+                block,
+                page,
+                dies: g.dies(),
+                blocks: g.blocks_per_plane,
+                pages: g.pages_per_block,
+            });
+        }
+        if self.die_failed[die as usize] {
+            return Err(NandError::DieFailed { die });
+        }
+        Ok(die as usize * g.blocks_per_plane as usize + block as usize)
+    }
+
+    /// Byte offset of a multi-plane page in the data store. Slots of an
+    /// mpage are contiguous, so a slot's bytes are `SLOT_BYTES` at
+    /// `mpage_offset + slot * SLOT_BYTES`.
+    fn mpage_offset(&self, die: u32, block: u32, page: u32) -> usize {
+        let g = &self.geometry;
+        let mpage = (die as usize * g.blocks_per_plane as usize + block as usize) * g.pages_per_block as usize + page as usize;
+        mpage * g.mpage_bytes() as usize
+    }
+
+    pub fn erase_count(&self, die: u32, block: u32) -> u32 {
+        self.erase_count[die as usize * self.geometry.blocks_per_plane as usize + block as usize]
+    }
+    /// Next programmable page of a die block (`pages_per_block` when full).
+    pub fn next_page(&self, die: u32, block: u32) -> u32 {
+        self.next_page[die as usize * self.geometry.blocks_per_plane as usize + block as usize] as u32
+    }
+    /// The LBA recorded in a slot's out-of-band area (data-holding arrays only).
+    pub fn oob_lba(&self, die: u32, block: u32, page: u32, slot: u32) -> Option<u32> {
+        let spm = self.geometry.slots_per_mpage() as usize;
+        let off = self.mpage_offset(die, block, page) / self.geometry.mpage_bytes() as usize * spm + slot as usize;
+        self.oob.as_ref().map(|o| o[off])
+    }
+    /// Raw bytes of one slot as stored (data-holding arrays only), for checkers.
+    pub fn slot_bytes(&self, die: u32, block: u32, page: u32, slot: u32) -> Option<&[u8]> {
+        let off = self.mpage_offset(die, block, page) + slot as usize * SLOT_BYTES as usize;
+        self.data.as_ref().map(|d| &d[off..off + SLOT_BYTES as usize])
+    }
+    /// Marks a die as failed: every later operation on it errors.
+    pub fn die_fail(&mut self, die: u32) {
+        self.die_failed[die as usize] = true;
+    }
+    pub fn erase_count_max(&self) -> u32 {
+        self.erase_count.iter().copied().max().unwrap_or(0)
+    }
+    pub fn erase_count_min(&self) -> u32 {
+        self.erase_count.iter().copied().min().unwrap_or(0)
+    }
+    pub fn erase_count_total(&self) -> u64 {
+        self.erase_count.iter().map(|&c| c as u64).sum()
+    }
+}
+
+impl Media for Array {
+    fn geometry(&self) -> &Geometry {
+        &self.geometry
+    }
+
+    fn page_read(
+        &mut self,
+        die: u32,
+        block: u32,
+        page: u32,
+        slot_first: u32,
+        slot_count: u32,
+        tag: OpTag,
+        out: Option<&mut [u8]>,
+    ) -> Result<(), NandError> {
+        let b = self.block_index(die, block, page)?;
+        if page >= self.next_page[b] as u32 {
+            return Err(NandError::ReadUnwritten { die, block, page });
+        }
+        debug_assert!(slot_first + slot_count <= self.geometry.slots_per_mpage());
+        self.counters.count_read(tag);
+        if let (Some(data), Some(out)) = (&self.data, out) {
+            let off = self.mpage_offset(die, block, page) + slot_first as usize * SLOT_BYTES as usize;
+            let len = slot_count as usize * SLOT_BYTES as usize;
+            out[..len].copy_from_slice(&data[off..off + len]);
+        }
+        Ok(())
+    }
+
+    fn page_program(&mut self, die: u32, block: u32, page: u32, tag: OpTag, oob: &[u32], data: Option<&[u8]>) -> Result<(), NandError> {
+        let b = self.block_index(die, block, page)?;
+        let next = self.next_page[b] as u32;
+        if page < next {
+            return Err(NandError::NotErased { die, block, page });
+        }
+        if page > next {
+            return Err(NandError::ProgramOutOfOrder { die, block, page, next });
+        }
+        self.next_page[b] += 1;
+        self.counters.count_program(tag);
+        let off = self.mpage_offset(die, block, page);
+        let len = self.geometry.mpage_bytes() as usize;
+        let spm = self.geometry.slots_per_mpage() as usize;
+        if let (Some(store), Some(data)) = (&mut self.data, data) {
+            store[off..off + len].copy_from_slice(&data[..len]);
+        }
+        if let Some(o) = &mut self.oob {
+            let base = off / len * spm;
+            o[base..base + spm].copy_from_slice(&oob[..spm]);
+        }
+        Ok(())
+    }
+
+    fn block_erase(&mut self, die: u32, block: u32, tag: OpTag) -> Result<(), NandError> {
+        let b = self.block_index(die, block, 0)?;
+        let _ = tag;
+        self.next_page[b] = 0;
+        self.erase_count[b] += 1;
+        self.counters.block_erases += 1;
+        let off = self.mpage_offset(die, block, 0);
+        let mpage_bytes = self.geometry.mpage_bytes() as usize;
+        let pages = self.geometry.pages_per_block as usize;
+        let spm = self.geometry.slots_per_mpage() as usize;
+        if let Some(store) = &mut self.data {
+            store[off..off + mpage_bytes * pages].fill(0xff);
+        }
+        if let Some(o) = &mut self.oob {
+            let base = off / mpage_bytes * spm;
+            o[base..base + spm * pages].fill(units::LBA_UNMAPPED);
+        }
+        Ok(())
+    }
+
+    fn counters(&self) -> &MediaCounters {
+        &self.counters
+    }
+    fn holds_data(&self) -> bool {
+        self.data.is_some()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn geo() -> Geometry {
+        Geometry {
+            channels: 2,
+            dies_per_channel: 1,
+            planes_per_die: 2,
+            blocks_per_plane: 4,
+            pages_per_block: 4,
+            page_size_bytes: 8192,
+            oob_bytes: 448,
+        }
+    }
+
+    #[test]
+    fn nand_rules_are_enforced() {
+        let mut a = Array::new(geo(), true);
+        let oob = [1u32, 2, 3, 4];
+        let data = vec![7u8; 16384];
+        a.page_program(0, 1, 0, OpTag::User, &oob, Some(&data)).unwrap();
+        // Skipping a page is refused, and so is programming a page twice.
+        assert!(matches!(a.page_program(0, 1, 2, OpTag::User, &oob, None), Err(NandError::ProgramOutOfOrder { next: 1, .. })));
+        assert!(matches!(a.page_program(0, 1, 0, OpTag::User, &oob, None), Err(NandError::NotErased { .. })));
+        // Reading an unwritten page is refused; a written one reads back.
+        assert!(matches!(a.page_read(0, 1, 1, 0, 1, OpTag::User, None), Err(NandError::ReadUnwritten { .. })));
+        let mut out = vec![0u8; 8192];
+        a.page_read(0, 1, 0, 1, 2, OpTag::User, Some(&mut out)).unwrap();
+        assert!(out.iter().all(|&b| b == 7));
+        assert_eq!(a.oob_lba(0, 1, 0, 3), Some(4));
+        a.block_erase(0, 1, OpTag::Gc).unwrap();
+        assert_eq!(a.erase_count(0, 1), 1);
+        assert_eq!(a.oob_lba(0, 1, 0, 3), Some(units::LBA_UNMAPPED));
+        a.page_program(0, 1, 0, OpTag::User, &oob, None).unwrap();
+        assert!(matches!(a.page_program(2, 0, 0, OpTag::User, &oob, None), Err(NandError::OutOfRange { .. })));
+        a.die_fail(1);
+        assert!(matches!(a.block_erase(1, 0, OpTag::Gc), Err(NandError::DieFailed { die: 1 })));
+    }
+
+    #[test]
+    fn geometry_validation_names_the_field() {
+        let mut g = geo();
+        g.channels = 0;
+        let e = g.validate().unwrap_err().to_string();
+        assert!(e.contains("geometry.channels") && e.contains("1..=1024"), "{e}");
+        let mut g = geo();
+        g.page_size_bytes = 6000;
+        g.planes_per_die = 1;
+        assert!(g.validate().unwrap_err().to_string().contains("whole number of 4 KiB slots"));
+        assert!(geo().validate().is_ok());
+    }
+}

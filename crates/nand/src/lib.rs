@@ -1,0 +1,31 @@
+//! The NAND media model. Pure: no clock, no I/O, no knowledge of mapping.
+//!
+//! The unit the FTL programs is a *multi-plane page* ("mpage"): the same page
+//! index on every plane of one die, programmed by one multi-plane command.
+//! Likewise a *die block* is the same block index on every plane of a die and
+//! is erased by one multi-plane erase. The array tracks state at that grain,
+//! which is how every host FTL in the catalog drives its dies (pblk's "sector
+//! group", SPDK's "band" stripes), and keeps the model at a few bytes a block.
+
+mod array;
+mod geometry;
+
+pub use array::{Array, Media, MediaCounters, OpTag};
+pub use geometry::{CellType, Geometry, GeometryError, Timings};
+
+/// A violation of the NAND rules or an address outside the array. The FTL
+/// must never cause one; the array refuses the operation instead of
+/// corrupting state, and the error names what was wrong.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NandError {
+    #[error("address out of range: die {die} block {block} page {page} (array has {dies} dies, {blocks} blocks per plane, {pages} pages per block)")]
+    OutOfRange { die: u32, block: u32, page: u32, dies: u32, blocks: u32, pages: u32 },
+    #[error("program out of order on die {die} block {block}: page {page} requested, next programmable page is {next}")]
+    ProgramOutOfOrder { die: u32, block: u32, page: u32, next: u32 },
+    #[error("program of die {die} block {block} page {page}, which is not erased (erase before program)")]
+    NotErased { die: u32, block: u32, page: u32 },
+    #[error("read of die {die} block {block} page {page}, which was never programmed since the last erase")]
+    ReadUnwritten { die: u32, block: u32, page: u32 },
+    #[error("die {die} has failed")]
+    DieFailed { die: u32 },
+}
