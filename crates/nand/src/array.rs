@@ -21,19 +21,11 @@ pub enum OpTag {
 /// `page` is programmed on every plane of `die` at once.
 pub trait Media {
     fn geometry(&self) -> &Geometry;
-    /// Reads `slot_count` slots starting at `slot_first` of one multi-plane
-    /// page into `out` when the media holds data.
-    #[allow(clippy::too_many_arguments)]
-    fn page_read(
-        &mut self,
-        die: u32,
-        block: u32,
-        page: u32,
-        slot_first: u32,
-        slot_count: u32,
-        tag: OpTag,
-        out: Option<&mut [u8]>,
-    ) -> Result<(), NandError>;
+    /// Reads the slots of one multi-plane page named by `slot_mask` (bit `i`
+    /// is slot `i`; only those columns cross the channel). When the media
+    /// holds data, each named slot is copied to its place in `out`, a buffer
+    /// of one multi-plane page.
+    fn page_read(&mut self, die: u32, block: u32, page: u32, slot_mask: u32, tag: OpTag, out: Option<&mut [u8]>) -> Result<(), NandError>;
     /// Programs one multi-plane page; `oob` carries the LBA of each slot
     /// (`units::LBA_UNMAPPED` for parity or padding), as pblk keeps it.
     fn page_program(&mut self, die: u32, block: u32, page: u32, tag: OpTag, oob: &[u32], data: Option<&[u8]>) -> Result<(), NandError>;
@@ -43,6 +35,12 @@ pub trait Media {
     fn counters(&self) -> &MediaCounters;
     /// Whether `page_read` fills `out` with data.
     fn holds_data(&self) -> bool;
+    /// The next programmable page of a die block (`pages_per_block` when
+    /// full, 0 when erased), for invariant checkers.
+    fn block_next_page(&self, die: u32, block: u32) -> u32;
+    /// The bytes of one programmed multi-plane page, without counting a read,
+    /// for invariant checkers; `None` when the media holds no data.
+    fn mpage_peek(&self, die: u32, block: u32, page: u32) -> Option<&[u8]>;
 }
 
 /// Media operations by kind and purpose.
@@ -170,26 +168,22 @@ impl Media for Array {
         &self.geometry
     }
 
-    fn page_read(
-        &mut self,
-        die: u32,
-        block: u32,
-        page: u32,
-        slot_first: u32,
-        slot_count: u32,
-        tag: OpTag,
-        out: Option<&mut [u8]>,
-    ) -> Result<(), NandError> {
+    fn page_read(&mut self, die: u32, block: u32, page: u32, slot_mask: u32, tag: OpTag, out: Option<&mut [u8]>) -> Result<(), NandError> {
         let b = self.block_index(die, block, page)?;
         if page >= self.next_page[b] as u32 {
             return Err(NandError::ReadUnwritten { die, block, page });
         }
-        debug_assert!(slot_first + slot_count <= self.geometry.slots_per_mpage());
+        debug_assert!(slot_mask != 0 && (slot_mask as u64) < (1u64 << self.geometry.slots_per_mpage()));
         self.counters.count_read(tag);
         if let (Some(data), Some(out)) = (&self.data, out) {
-            let off = self.mpage_offset(die, block, page) + slot_first as usize * SLOT_BYTES as usize;
-            let len = slot_count as usize * SLOT_BYTES as usize;
-            out[..len].copy_from_slice(&data[off..off + len]);
+            let base = self.mpage_offset(die, block, page);
+            let slot = SLOT_BYTES as usize;
+            let mut mask = slot_mask;
+            while mask != 0 {
+                let i = mask.trailing_zeros() as usize;
+                mask &= mask - 1;
+                out[i * slot..(i + 1) * slot].copy_from_slice(&data[base + i * slot..base + (i + 1) * slot]);
+            }
         }
         Ok(())
     }
@@ -244,6 +238,14 @@ impl Media for Array {
     fn holds_data(&self) -> bool {
         self.data.is_some()
     }
+    fn block_next_page(&self, die: u32, block: u32) -> u32 {
+        self.next_page(die, block)
+    }
+    fn mpage_peek(&self, die: u32, block: u32, page: u32) -> Option<&[u8]> {
+        let off = self.mpage_offset(die, block, page);
+        let len = self.geometry.mpage_bytes() as usize;
+        self.data.as_ref().map(|d| &d[off..off + len])
+    }
 }
 
 #[cfg(test)]
@@ -272,10 +274,11 @@ mod tests {
         assert!(matches!(a.page_program(0, 1, 2, OpTag::User, &oob, None), Err(NandError::ProgramOutOfOrder { next: 1, .. })));
         assert!(matches!(a.page_program(0, 1, 0, OpTag::User, &oob, None), Err(NandError::NotErased { .. })));
         // Reading an unwritten page is refused; a written one reads back.
-        assert!(matches!(a.page_read(0, 1, 1, 0, 1, OpTag::User, None), Err(NandError::ReadUnwritten { .. })));
-        let mut out = vec![0u8; 8192];
-        a.page_read(0, 1, 0, 1, 2, OpTag::User, Some(&mut out)).unwrap();
-        assert!(out.iter().all(|&b| b == 7));
+        assert!(matches!(a.page_read(0, 1, 1, 1, OpTag::User, None), Err(NandError::ReadUnwritten { .. })));
+        let mut out = vec![0u8; 16384];
+        a.page_read(0, 1, 0, 0b0110, OpTag::User, Some(&mut out)).unwrap();
+        assert!(out[4096..12288].iter().all(|&b| b == 7));
+        assert!(out[..4096].iter().all(|&b| b == 0), "unrequested slots are not copied");
         assert_eq!(a.oob_lba(0, 1, 0, 3), Some(4));
         a.block_erase(0, 1, OpTag::Gc).unwrap();
         assert_eq!(a.erase_count(0, 1), 1);

@@ -92,6 +92,14 @@ impl Geometry {
                 self.planes_per_die, self.page_size_bytes
             )));
         }
+        if self.slots_per_mpage() > 32 {
+            return Err(GeometryError::Inconsistent(format!(
+                "a multi-plane page ({} planes x {} B) holds {} slots; at most 32 (128 KiB) are supported",
+                self.planes_per_die,
+                self.page_size_bytes,
+                self.slots_per_mpage()
+            )));
+        }
         let slots = self.raw_bytes() / SLOT_BYTES;
         if slots >= u32::MAX as u64 - 2 {
             return Err(GeometryError::Inconsistent(format!(

@@ -1,0 +1,121 @@
+//! The invariant checker: one function tests call after any step.
+
+use crate::{Ftl, SbState, SB_NONE};
+use nand::Media;
+use units::{LBA_UNMAPPED, PPA_INVALID};
+
+impl<M: Media> Ftl<M> {
+    /// Checks every structural invariant and returns the first violation:
+    /// - the L2P and P2L maps agree both ways;
+    /// - each superblock's valid count equals its valid P2L entries;
+    /// - the free pool holds exactly the free superblocks, and they are empty
+    ///   and erased on the media;
+    /// - parity pages hold no user data, and every stripe row a writer has
+    ///   passed is programmed on every die (parity included); closed and
+    ///   victim superblocks are fully programmed;
+    /// - on data-holding media, every complete stripe's parity page is the
+    ///   XOR of its data pages.
+    pub fn check(&self) -> Result<(), String> {
+        let l = &self.layout;
+        for (lba, &ppa) in self.l2p.iter().enumerate() {
+            if ppa != PPA_INVALID && self.p2l[ppa as usize] != lba as u32 {
+                return Err(format!("L2P[{lba}] = {ppa} but P2L[{ppa}] = {}", self.p2l[ppa as usize]));
+            }
+        }
+        let mut valid = vec![0u32; l.superblocks as usize];
+        for (ppa, &lba) in self.p2l.iter().enumerate() {
+            if lba == LBA_UNMAPPED {
+                continue;
+            }
+            if lba as u64 >= self.cfg.user_slots || self.l2p[lba as usize] != ppa as u32 {
+                return Err(format!("P2L[{ppa}] = {lba} is not mapped back"));
+            }
+            let a = l.addr(ppa as u32);
+            if l.is_parity(a.page, a.die) {
+                return Err(format!("user slot {lba} stored in a parity page (ppa {ppa})"));
+            }
+            valid[a.superblock as usize] += 1;
+        }
+        let mut free_count = 0;
+        for (sb, m) in self.sbs.iter().enumerate() {
+            if m.valid != valid[sb] {
+                return Err(format!("superblock {sb}: valid count {} but {} valid slots", m.valid, valid[sb]));
+            }
+            let sb = sb as u32;
+            match m.state {
+                SbState::Free => {
+                    free_count += 1;
+                    if m.valid != 0 {
+                        return Err(format!("free superblock {sb} holds {} valid slots", m.valid));
+                    }
+                    for die in 0..l.dies {
+                        if self.media.block_next_page(die, sb) != 0 {
+                            return Err(format!("free superblock {sb} is not erased on die {die}"));
+                        }
+                    }
+                }
+                SbState::Closed | SbState::Victim => {
+                    for die in 0..l.dies {
+                        if self.media.block_next_page(die, sb) != l.pages_per_block {
+                            return Err(format!("closed superblock {sb} not fully programmed on die {die}"));
+                        }
+                    }
+                    self.parity_check(sb, l.pages_per_block)?;
+                }
+                SbState::Open => {
+                    let w = [&self.user, &self.gc].into_iter().find(|w| w.sb == sb).ok_or(format!("open superblock {sb} has no writer"))?;
+                    for die in 0..l.dies {
+                        let next = self.media.block_next_page(die, sb);
+                        // A die's row is programmed when the writer passed it,
+                        // or when its whole stripe is done (parity).
+                        let stripe_done = |page: u32| w.die > l.stripe_last_data_die(page, die);
+                        let programmed = if l.is_parity(w.page, die) { stripe_done(w.page) } else { die < w.die };
+                        let expect = if programmed { w.page + 1 } else { w.page };
+                        if next != expect {
+                            return Err(format!("open superblock {sb} die {die}: next page {next}, expected {expect} (writer at row {} die {})", w.page, w.die));
+                        }
+                    }
+                    self.parity_check(sb, w.page)?;
+                }
+            }
+        }
+        if free_count != self.free.len() {
+            return Err(format!("{} free superblocks but {} in the free pool", free_count, self.free.len()));
+        }
+        for w in [&self.user, &self.gc] {
+            if w.sb != SB_NONE && self.sbs[w.sb as usize].state != SbState::Open {
+                return Err(format!("writer on superblock {} which is {:?}", w.sb, self.sbs[w.sb as usize].state));
+            }
+        }
+        if let Some(v) = &self.victim {
+            if self.sbs[v.sb as usize].state != SbState::Victim {
+                return Err(format!("victim {} is {:?}", v.sb, self.sbs[v.sb as usize].state));
+            }
+        }
+        Ok(())
+    }
+
+    /// On data-holding media: parity recomputes for rows `0..rows` of `sb`.
+    fn parity_check(&self, sb: u32, rows: u32) -> Result<(), String> {
+        let l = &self.layout;
+        if l.stripe_width <= 1 || !self.media.holds_data() {
+            return Ok(());
+        }
+        for page in 0..rows {
+            for group in 0..l.dies / l.stripe_width {
+                let mut x: Option<Vec<u8>> = None;
+                for die in l.stripe_dies(group * l.stripe_width) {
+                    let bytes = self.media.mpage_peek(die, sb, page).ok_or("media holds no data")?;
+                    match &mut x {
+                        None => x = Some(bytes.to_vec()),
+                        Some(acc) => acc.iter_mut().zip(bytes).for_each(|(a, b)| *a ^= *b),
+                    }
+                }
+                if x.is_some_and(|acc| acc.iter().any(|&b| b != 0)) {
+                    return Err(format!("superblock {sb} row {page} stripe {group}: parity does not recompute"));
+                }
+            }
+        }
+        Ok(())
+    }
+}

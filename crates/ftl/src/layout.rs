@@ -1,0 +1,164 @@
+//! Where a physical slot lives, and which multi-plane pages hold parity.
+//!
+//! A superblock is block `b` of every plane of every die. Its slots are
+//! numbered in write order: page row by page row, and within a row die by die
+//! (dies are channel-minor, so neighbours sit on different channels), and
+//! within a die's multi-plane page slot by slot. A physical slot address is
+//! `superblock * slots_per_superblock + position`.
+//!
+//! Parity: the dies are cut into groups of `stripe_width` consecutive dies; in
+//! every page row each group is one stripe of `stripe_width - 1` data pages
+//! and one parity page. The parity page's place in the group rotates with the
+//! row and the group (`(row + group) % width`), RAID-5 style, so that no die
+//! holds all the parity and a failed die loses a mix of data and parity.
+
+use nand::Geometry;
+use units::Ppa;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlotAddr {
+    pub superblock: u32,
+    pub page: u32,
+    pub die: u32,
+    pub slot: u32,
+}
+
+#[derive(Debug, Clone)]
+pub struct Layout {
+    pub dies: u32,
+    pub pages_per_block: u32,
+    pub slots_per_mpage: u32,
+    pub superblocks: u32,
+    /// Dies per stripe including the parity die; 1 means no parity.
+    pub stripe_width: u32,
+    pub slots_per_row: u32,
+    pub slots_per_superblock: u32,
+    /// Slots of a superblock that can hold user data (parity excluded).
+    pub data_slots_per_superblock: u32,
+}
+
+impl Layout {
+    pub fn new(g: &Geometry, stripe_width: u32) -> Layout {
+        let dies = g.dies();
+        let spm = g.slots_per_mpage();
+        let slots_per_row = dies * spm;
+        let slots_per_superblock = slots_per_row * g.pages_per_block;
+        let data_slots_per_superblock = slots_per_superblock / stripe_width.max(1) * (stripe_width.max(1) - 1).max(1);
+        let data_slots_per_superblock = if stripe_width <= 1 { slots_per_superblock } else { data_slots_per_superblock };
+        Layout {
+            dies,
+            pages_per_block: g.pages_per_block,
+            slots_per_mpage: spm,
+            superblocks: g.blocks_per_plane,
+            stripe_width: stripe_width.max(1),
+            slots_per_row,
+            slots_per_superblock,
+            data_slots_per_superblock,
+        }
+    }
+
+    pub fn total_slots(&self) -> u64 {
+        self.slots_per_superblock as u64 * self.superblocks as u64
+    }
+
+    #[inline]
+    pub fn superblock_of(&self, ppa: Ppa) -> u32 {
+        ppa / self.slots_per_superblock
+    }
+
+    #[inline]
+    pub fn addr(&self, ppa: Ppa) -> SlotAddr {
+        let superblock = ppa / self.slots_per_superblock;
+        let pos = ppa - superblock * self.slots_per_superblock;
+        let page = pos / self.slots_per_row;
+        let rem = pos - page * self.slots_per_row;
+        let die = rem / self.slots_per_mpage;
+        SlotAddr { superblock, page, die, slot: rem - die * self.slots_per_mpage }
+    }
+
+    #[inline]
+    pub fn ppa(&self, a: SlotAddr) -> Ppa {
+        a.superblock * self.slots_per_superblock + a.page * self.slots_per_row + a.die * self.slots_per_mpage + a.slot
+    }
+
+    /// Whether die `die`'s page in row `page` holds parity.
+    #[inline]
+    pub fn is_parity(&self, page: u32, die: u32) -> bool {
+        let w = self.stripe_width;
+        if w <= 1 {
+            return false;
+        }
+        let group = die / w;
+        die % w == (page + group) % w
+    }
+
+    /// The parity die of the stripe (row `page`, group of `die`).
+    #[inline]
+    pub fn parity_die(&self, page: u32, die: u32) -> u32 {
+        let w = self.stripe_width;
+        let group = die / w;
+        group * w + (page + group) % w
+    }
+
+    /// The last data die of the stripe holding `die` in row `page`: after its
+    /// page is programmed, the stripe's parity can be.
+    #[inline]
+    pub fn stripe_last_data_die(&self, page: u32, die: u32) -> u32 {
+        let w = self.stripe_width;
+        let group = die / w;
+        let last = group * w + w - 1;
+        if self.is_parity(page, last) {
+            last - 1
+        } else {
+            last
+        }
+    }
+
+    /// The dies of the stripe holding `die` (parity die included).
+    pub fn stripe_dies(&self, die: u32) -> std::ops::Range<u32> {
+        let w = self.stripe_width;
+        let group = die / w;
+        group * w..group * w + w
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn g(dies: u32) -> Geometry {
+        Geometry {
+            channels: dies,
+            dies_per_channel: 1,
+            planes_per_die: 2,
+            blocks_per_plane: 8,
+            pages_per_block: 16,
+            page_size_bytes: 8192,
+            oob_bytes: 448,
+        }
+    }
+
+    #[test]
+    fn addresses_round_trip_and_parity_rotates() {
+        let l = Layout::new(&g(16), 8);
+        assert_eq!(l.slots_per_mpage, 4);
+        assert_eq!(l.data_slots_per_superblock * 8, l.slots_per_superblock * 7);
+        for ppa in (0..l.total_slots() as u32).step_by(7) {
+            assert_eq!(l.ppa(l.addr(ppa)), ppa);
+        }
+        // One parity page per stripe per row, in every position over 8 rows.
+        for page in 0..16 {
+            for group in 0..2 {
+                let dies: Vec<u32> = (group * 8..group * 8 + 8).filter(|&d| l.is_parity(page, d)).collect();
+                assert_eq!(dies.len(), 1);
+                assert_eq!(dies[0], l.parity_die(page, group * 8));
+                assert!(!l.is_parity(page, l.stripe_last_data_die(page, group * 8)));
+            }
+        }
+        let positions: std::collections::BTreeSet<u32> = (0..8).map(|p| l.parity_die(p, 0)).collect();
+        assert_eq!(positions.len(), 8);
+        let none = Layout::new(&g(4), 1);
+        assert!(!none.is_parity(0, 0));
+        assert_eq!(none.data_slots_per_superblock, none.slots_per_superblock);
+    }
+}
