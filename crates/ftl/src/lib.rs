@@ -180,6 +180,45 @@ pub struct Ftl<M: Media> {
 
 const ONE: u64 = 1 << 16;
 
+/// A vector of `n` copies of `value` whose memory the kernel is asked to
+/// back with huge pages: the maps are read at random, and with 4 KiB pages
+/// nearly every access would also miss the TLB. A hint only; where it is not
+/// granted, the vector is an ordinary one.
+fn vec_huge<T: Copy>(n: usize, value: T) -> Vec<T> {
+    let mut v: Vec<T> = Vec::with_capacity(n);
+    #[cfg(target_os = "linux")]
+    {
+        let bytes = n * std::mem::size_of::<T>();
+        if bytes >= 4 << 20 {
+            let page = 4096usize;
+            let start = (v.as_mut_ptr() as usize).div_ceil(page) * page;
+            let end = (v.as_mut_ptr() as usize + bytes) / page * page;
+            if end > start {
+                // SAFETY: the range lies inside the vector's own allocation,
+                // which is not yet touched; MADV_HUGEPAGE only advises.
+                unsafe {
+                    libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+                }
+            }
+        }
+    }
+    v.resize(n, value);
+    v
+}
+
+/// A hint to the CPU to bring `r`'s cache line in; no effect on state.
+#[inline(always)]
+fn prefetch_read<T>(r: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint; it never faults, even on a bad address,
+    // and here the address is a valid reference.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch(r as *const T as *const i8, core::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = r;
+}
+
 impl<M: Media> Ftl<M> {
     /// The largest usable capacity, in slots, that leaves GC room to work:
     /// every superblock but the reserve, the two open ones and two more.
@@ -219,8 +258,8 @@ impl<M: Media> Ftl<M> {
         let spm = layout.slots_per_mpage;
         let mpage_bytes = g.mpage_bytes() as usize;
         let mut ftl = Ftl {
-            l2p: vec![PPA_INVALID; cfg.user_slots as usize],
-            p2l: vec![LBA_UNMAPPED; layout.total_slots() as usize],
+            l2p: vec_huge(cfg.user_slots as usize, PPA_INVALID),
+            p2l: vec_huge(layout.total_slots() as usize, LBA_UNMAPPED),
             sbs: vec![SbMeta { state: SbState::Free, valid: 0, close_seq: 0, erase_count: 0 }; layout.superblocks as usize],
             free: BinaryHeap::with_capacity(layout.superblocks as usize),
             user: Writer::new(OpTag::User, spm, mpage_bytes, data),
@@ -273,7 +312,7 @@ impl<M: Media> Ftl<M> {
             return Err(FtlError::Config(format!("usable capacity of {user_slots} slots must be in 1..={max}")));
         }
         self.cfg.user_slots = user_slots;
-        self.l2p = vec![PPA_INVALID; user_slots as usize];
+        self.l2p = vec_huge(user_slots as usize, PPA_INVALID);
         self.secure_erase()
     }
 
@@ -335,6 +374,21 @@ impl<M: Media> Ftl<M> {
     /// write buffer) rather than on the media.
     pub fn is_buffered(&self, a: &SlotAddr) -> bool {
         self.user.holds(a) || self.gc.holds(a)
+    }
+
+    /// Prefetches what a write or read of `lba` will touch: stage 0 the L2P
+    /// entry, stage 1 (later, when that entry is likely cached) the P2L
+    /// entry of its current location. Changes nothing.
+    #[inline]
+    pub fn prefetch(&self, lba: SlotLba, stage: u8) {
+        let Some(e) = self.l2p.get(lba as usize) else { return };
+        if stage == 0 {
+            prefetch_read(e);
+        } else if *e != PPA_INVALID {
+            if let Some(p) = self.p2l.get(*e as usize) {
+                prefetch_read(p);
+            }
+        }
     }
 
     #[inline]
@@ -637,6 +691,13 @@ impl<M: Media> Ftl<M> {
         }
         let ppa = base + v.cursor;
         v.cursor += 1;
+        // The L2P entries of slots a little ahead in the victim: each move
+        // updates one, at a random place in the map.
+        if let Some(&ahead) = self.p2l.get(ppa as usize + 16) {
+            if let Some(e) = self.l2p.get(ahead as usize) {
+                prefetch_read(e);
+            }
+        }
         let a = self.layout.addr(ppa);
         let key = (a.page as u64) << 32 | a.die as u64;
         if key != v.read_key {

@@ -24,9 +24,9 @@ fn wa_at(rho: f64, seed: u64) -> (f64, f64) {
     let s = layout.data_slots_per_superblock as f64;
     let reserve = 1u32;
     // Expected spare in hand: the free pool hovers at the reserve plus one
-    // (GC's start mark) less half a superblock, and the two open writers are
-    // half full on average: about reserve + 1.5 superblocks.
-    let held = (reserve as f64 + 1.5) * s;
+    // (GC's start mark), and the two open writers are part full: about
+    // reserve + 1.9 superblocks, as the run measures.
+    let held = (reserve as f64 + 1.9) * s;
     let user_slots = ((t - held) / (1.0 + rho)) as u64;
     let cfg = FtlConfig { stripe_width: 1, user_slots, reserve_superblocks: reserve, gc_policy: GcPolicy::Greedy, wear_spread_max: 0 };
     let mut ftl = Ftl::format(Array::new(g, false), cfg).unwrap();

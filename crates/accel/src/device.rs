@@ -1,0 +1,443 @@
+//! The timed device: the FTL of each member, and the resources an I/O passes
+//! through, reserved in issue order (see `sim`):
+//!
+//! - host CPU (a pool of cores; the driver's time per I/O);
+//! - the controller's command engine (commands per second);
+//! - the host link (bytes per second each way);
+//! - the write buffer (slots of 4 KiB, freed when their page is programmed);
+//! - the controller's program data path (bytes per second);
+//! - the channel bus (bytes per second, shared by the channel's dies);
+//! - each die (tR, tPROG, tBERS; one array operation at a time).
+//!
+//! A write is acknowledged once its data is in the power-loss-protected
+//! buffer; it waits only when the buffer is full, until programs free slots.
+//! Reads wait behind whatever their die and channel are doing. GC reads,
+//! programs and erases take die and channel time in between, which is how
+//! garbage collection lowers throughput and raises latency.
+
+use crate::profile::Profile;
+use crate::recorder::{MediaOp, OpKind, Recorder};
+use ftl::{Ftl, FtlConfig, FtlError, ReadFrom};
+use nand::{Array, Media, OpTag};
+use serde::Serialize;
+use sim::{Io, Pool, Target, Timeline};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use units::{per_op_ns, transfer_ns, Ns, SECTOR_BYTES, SLOT_BYTES};
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DeviceError {
+    #[error("unknown format '{format}' for {device}: expected one of {expected}")]
+    UnknownFormat { device: String, format: String, expected: String },
+    #[error("--scale {scale}: must be in 1..={max} for {device} ({blocks} blocks per plane; at least {min_superblocks} superblocks are needed after scaling)")]
+    Scale { device: String, scale: u32, max: u32, blocks: u32, min_superblocks: u32 },
+    #[error("I/O at byte {offset} of {len} bytes is out of range: the device holds {capacity} bytes, and I/O must be whole 512-byte sectors")]
+    OutOfRange { offset: u64, len: u64, capacity: u64 },
+    #[error("{0}")]
+    Ftl(#[from] FtlError),
+}
+
+/// Slots of the write buffer, and when programmed pages free theirs.
+struct WriteBuffer {
+    free: u32,
+    pending: BinaryHeap<Reverse<(Ns, u32)>>,
+}
+
+impl WriteBuffer {
+    /// A slot for data arriving at `ready`: the time it can be accepted.
+    #[inline]
+    fn acquire(&mut self, ready: Ns) -> Ns {
+        if self.free > 0 {
+            self.free -= 1;
+            return ready;
+        }
+        let Reverse((t, n)) = self.pending.pop().expect("write buffer: slots are either free or pending a program");
+        self.free = n - 1;
+        ready.max(t)
+    }
+    #[inline]
+    fn release(&mut self, at: Ns, slots: u32) {
+        self.pending.push(Reverse((at, slots)));
+    }
+}
+
+struct Member {
+    ftl: Ftl<Recorder>,
+    dies: Vec<Timeline>,
+    channels: Vec<Timeline>,
+    command: Vec<Timeline>,
+    program_path: Vec<Timeline>,
+    link_in: Timeline,
+    link_out: Timeline,
+    buffer: WriteBuffer,
+    gc_ready: Ns,
+    /// The threads that run GC.
+    gc_cpu: Pool,
+    /// When each superblock's last erase ends: nothing may be programmed
+    /// into it before (the die timelines alone could slot a program into a
+    /// gap ahead of the erase).
+    erased_at: Vec<Ns>,
+}
+
+/// Service times, precomputed from the profile.
+#[derive(Debug, Clone)]
+struct Costs {
+    read_ns: Ns,
+    program_ns: Ns,
+    erase_ns: Ns,
+    slot_transfer_ns: Ns,
+    mpage_transfer_ns: Ns,
+    program_path_mpage_ns: Ns,
+    command_ns: Ns,
+    link_bytes_per_sec: u64,
+    overhead_ns: Ns,
+    cpu_ns: Ns,
+    gc_mpage_cpu_ns: Ns,
+    channels: u32,
+    channels_per_controller: u32,
+    controllers: u32,
+    spm: u32,
+}
+
+/// What the device has done, summed over its members.
+#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+pub struct DeviceCounters {
+    pub host_slots_written: u64,
+    pub host_slots_read: u64,
+    pub host_slots_trimmed: u64,
+    pub gc_slots_moved: u64,
+    pub gc_victims: u64,
+    pub nand_slots_programmed: u64,
+    pub nand_parity_slots_programmed: u64,
+    pub nand_page_reads: u64,
+    pub block_erases: u64,
+    pub free_superblocks: u64,
+    pub erase_count_max: u32,
+    pub erase_count_min: u32,
+}
+
+impl DeviceCounters {
+    /// Write amplification since `base`, data only: (host + GC) / host.
+    pub fn wa_since(&self, base: &DeviceCounters) -> f64 {
+        let host = self.host_slots_written - base.host_slots_written;
+        if host == 0 {
+            return 0.0;
+        }
+        (host + self.gc_slots_moved - base.gc_slots_moved) as f64 / host as f64
+    }
+    /// Write amplification since `base` with parity counted: NAND slots
+    /// programmed per host slot written.
+    pub fn wa_nand_since(&self, base: &DeviceCounters) -> f64 {
+        let host = self.host_slots_written - base.host_slots_written;
+        if host == 0 {
+            return 0.0;
+        }
+        (self.nand_slots_programmed - base.nand_slots_programmed + self.nand_parity_slots_programmed - base.nand_parity_slots_programmed) as f64 / host as f64
+    }
+}
+
+pub struct Device {
+    pub profile: Profile,
+    pub format: String,
+    pub scale: u32,
+    members: Vec<Member>,
+    cpu: Pool,
+    costs: Costs,
+    stripe_bytes: u64,
+    member_bytes: u64,
+}
+
+/// Superblocks' worth of spare that GC holds on average beyond its reserve:
+/// the free pool hovers one above the reserve, and the two open writers are
+/// part full (measured: 1.9 with the FTL alone, `ftl/tests/wa.rs`).
+pub const HELD_BEYOND_RESERVE: f64 = 1.9;
+
+/// Superblocks a scaled member must keep at least.
+const MIN_SUPERBLOCKS: u32 = 16;
+
+impl Device {
+    /// Builds and formats (secure erase) a device. `scale` divides the
+    /// blocks of every plane, keeping dies, channels and timings: the
+    /// device's parallelism and speed are kept and only its capacity shrinks.
+    /// The usable capacity shrinks so that the effective over-provisioning
+    /// (the spare after the GC reserve and the open superblocks, which do not
+    /// shrink) is the full-size device's.
+    pub fn new(profile: &Profile, format: &str, scale: u32) -> Result<Device, DeviceError> {
+        let Some(&usable) = profile.formats.get(format) else {
+            return Err(DeviceError::UnknownFormat { device: profile.id.clone(), format: format.into(), expected: profile.format_names().join(", ") });
+        };
+        let full = profile.nand.geometry();
+        let reserve = profile.ftl.reserve_superblocks;
+        let min_sb = MIN_SUPERBLOCKS.max(reserve + 8);
+        let max_scale = (full.blocks_per_plane / min_sb).max(1);
+        if scale == 0 || scale > max_scale {
+            return Err(DeviceError::Scale { device: profile.id.clone(), scale, max: max_scale, blocks: full.blocks_per_plane, min_superblocks: min_sb });
+        }
+        let mut g = full.clone();
+        g.blocks_per_plane = full.blocks_per_plane / scale;
+        let members_n = profile.members as u64;
+        let layout = ftl::Layout::new(&g, profile.ftl.stripe_width);
+        let held = reserve as f64 + HELD_BEYOND_RESERVE;
+        let t_eff = |sbs: u32| (sbs as f64 - held) * layout.data_slots_per_superblock as f64;
+        let full_slots = usable / members_n / SLOT_BYTES;
+        let user_slots = if scale == 1 { full_slots } else { (full_slots as f64 * t_eff(g.blocks_per_plane) / t_eff(full.blocks_per_plane)) as u64 };
+        let cfg = FtlConfig {
+            stripe_width: profile.ftl.stripe_width,
+            user_slots,
+            reserve_superblocks: reserve,
+            gc_policy: profile.ftl.gc_policy,
+            wear_spread_max: profile.ftl.wear_spread_max,
+        };
+        let mut members = Vec::new();
+        let c = &profile.controller;
+        let t = profile.nand.timings();
+        let buffer_slots = (profile.ftl.write_buffer_bytes / SLOT_BYTES) as u32;
+        for _ in 0..members_n {
+            let ftl = Ftl::format(Recorder::new(Array::new(g.clone(), false)), cfg.clone())?;
+            members.push(Member {
+                ftl,
+                dies: vec![Timeline::default(); g.dies() as usize],
+                channels: vec![Timeline::default(); g.channels as usize],
+                command: vec![Timeline::default(); c.count as usize],
+                program_path: vec![Timeline::default(); c.count as usize],
+                link_in: Timeline::default(),
+                link_out: Timeline::default(),
+                buffer: WriteBuffer { free: buffer_slots, pending: BinaryHeap::new() },
+                gc_ready: 0,
+                gc_cpu: Pool::new(profile.ftl.gc_threads),
+                erased_at: vec![0; g.blocks_per_plane as usize],
+            });
+        }
+        let costs = Costs {
+            read_ns: t.read_ns,
+            program_ns: t.program_ns,
+            erase_ns: t.erase_ns,
+            slot_transfer_ns: transfer_ns(SLOT_BYTES, t.channel_bytes_per_sec),
+            mpage_transfer_ns: transfer_ns(g.mpage_bytes(), t.channel_bytes_per_sec),
+            program_path_mpage_ns: transfer_ns(g.mpage_bytes(), c.program_path_bytes_per_sec),
+            command_ns: per_op_ns(c.commands_per_sec),
+            link_bytes_per_sec: c.link_bytes_per_sec,
+            overhead_ns: c.io_overhead_ns,
+            cpu_ns: profile.host.cpu_ns_per_io,
+            gc_mpage_cpu_ns: profile.ftl.gc_ns_per_slot * g.slots_per_mpage() as u64,
+            channels: g.channels,
+            channels_per_controller: g.channels / c.count,
+            controllers: c.count,
+            spm: g.slots_per_mpage(),
+        };
+        Ok(Device {
+            profile: profile.clone(),
+            format: format.to_string(),
+            scale,
+            cpu: Pool::new(profile.host.cpu_cores),
+            costs,
+            stripe_bytes: profile.member_stripe_kib as u64 * 1024,
+            member_bytes: user_slots * SLOT_BYTES,
+            members,
+        })
+    }
+
+    /// Usable capacity in bytes (after scaling).
+    pub fn capacity_bytes(&self) -> u64 {
+        self.member_bytes * self.members.len() as u64
+    }
+
+    /// Secure erase: every block of every member erased, the map emptied.
+    pub fn secure_erase(&mut self) -> Result<(), DeviceError> {
+        for m in &mut self.members {
+            m.ftl.secure_erase()?;
+            m.ftl.media_mut().ops.clear();
+        }
+        Ok(())
+    }
+
+    pub fn counters(&self) -> DeviceCounters {
+        let mut d = DeviceCounters { erase_count_min: u32::MAX, ..Default::default() };
+        for m in &self.members {
+            let f = m.ftl.counters();
+            let mc = m.ftl.media().counters();
+            let spm = self.costs.spm as u64;
+            d.host_slots_written += f.host_slots_written;
+            d.host_slots_read += f.host_slots_read;
+            d.host_slots_trimmed += f.host_slots_trimmed;
+            d.gc_slots_moved += f.gc_slots_moved;
+            d.gc_victims += f.gc_victims;
+            d.nand_slots_programmed += (mc.mpage_programs_user + mc.mpage_programs_gc) * spm;
+            d.nand_parity_slots_programmed += mc.mpage_programs_parity * spm;
+            d.nand_page_reads += mc.page_reads_user + mc.page_reads_gc;
+            d.block_erases += mc.block_erases;
+            d.free_superblocks += m.ftl.free_superblocks() as u64;
+            d.erase_count_max = d.erase_count_max.max(m.ftl.media().array.erase_count_max());
+            d.erase_count_min = d.erase_count_min.min(m.ftl.media().array.erase_count_min());
+        }
+        d
+    }
+
+    /// Die time reserved so far, summed over every die.
+    pub fn die_busy_ns(&self) -> u64 {
+        self.members.iter().flat_map(|m| m.dies.iter()).map(|d| d.busy_ns).sum()
+    }
+
+    /// Dies of the whole card.
+    pub fn dies(&self) -> u32 {
+        self.members.iter().map(|m| m.dies.len() as u32).sum()
+    }
+
+    /// The effective over-provisioning: physical data slots (parity
+    /// excluded) less what the GC reserve and the open superblocks hold on
+    /// average, over the usable slots, minus one.
+    pub fn effective_op(&self) -> f64 {
+        let m = &self.members[0];
+        let l = m.ftl.layout();
+        let held = self.profile.ftl.reserve_superblocks as f64 + HELD_BEYOND_RESERVE;
+        let t = (l.superblocks as f64 - held) * l.data_slots_per_superblock as f64;
+        t / m.ftl.user_slots() as f64 - 1.0
+    }
+
+    /// Runs the invariant checker of every member's FTL.
+    pub fn check(&self) -> Result<(), String> {
+        for m in &self.members {
+            m.ftl.check()?;
+        }
+        Ok(())
+    }
+
+    fn member_io(&mut self, m: usize, now: Ns, offset: u64, len: u64, write: bool) -> Result<Ns, DeviceError> {
+        let c = &self.costs;
+        let member = &mut self.members[m];
+        let first = (offset / SLOT_BYTES) as u32;
+        let last = ((offset + len - 1) / SLOT_BYTES) as u32;
+        let ctl = if write {
+            first % c.controllers
+        } else {
+            match member.ftl.lookup(first) {
+                Some(a) => a.die % c.channels / c.channels_per_controller,
+                None => first % c.controllers,
+            }
+        };
+        let t = member.command[ctl as usize].reserve(now, c.command_ns);
+        if !write {
+            let mut done = t;
+            for lba in first..=last {
+                let from = member.ftl.read(lba, None)?;
+                if from == ReadFrom::Media {
+                    done = done.max(member.ops_time(c, t));
+                }
+            }
+            return Ok(member.link_out.reserve(done, transfer_ns(len, c.link_bytes_per_sec)));
+        }
+        let mut t = member.link_in.reserve(t, transfer_ns(len, c.link_bytes_per_sec));
+        // A partial first or last slot is read, merged and written whole.
+        let head_partial = offset % SLOT_BYTES != 0 || (first == last && len < SLOT_BYTES);
+        let tail_partial = (offset + len) % SLOT_BYTES != 0;
+        for (lba, partial) in [(first, head_partial), (last, tail_partial && last != first)] {
+            if partial && member.ftl.read(lba, None)? == ReadFrom::Media {
+                t = t.max(member.ops_time(c, t));
+            }
+        }
+        let mut done = t;
+        for lba in first..=last {
+            let ack = member.buffer.acquire(t);
+            member.ftl.write(lba, None)?;
+            member.ops_time(c, ack);
+            done = done.max(ack);
+        }
+        Ok(done)
+    }
+}
+
+impl Member {
+    /// Times the media operations the FTL just issued, all ready at `ready`;
+    /// returns when the last host read among them has its data out.
+    #[inline]
+    fn ops_time(&mut self, c: &Costs, ready: Ns) -> Ns {
+        let mut user_done = ready;
+        let ops = std::mem::take(&mut self.ftl.media_mut().ops);
+        for op in &ops {
+            let MediaOp { kind, tag, die, block, mask, .. } = *op;
+            let d = die as usize;
+            let ch = (die % c.channels) as usize;
+            match kind {
+                OpKind::Read => {
+                    // Sense (tR), then the named slots cross the channel; the
+                    // die holds the data in its register until then.
+                    let xfer = mask.count_ones() as u64 * c.slot_transfer_ns;
+                    let sensed = self.dies[d].reserve(ready, c.read_ns + xfer);
+                    let out = self.channels[ch].reserve(sensed - xfer, xfer).max(sensed);
+                    if tag == OpTag::Gc {
+                        self.gc_ready = self.gc_ready.max(out);
+                    } else {
+                        user_done = user_done.max(out);
+                    }
+                }
+                OpKind::Program => {
+                    // GC data must first have been read out of the victim,
+                    // and a GC thread must have handled the page's slots.
+                    let r = if tag == OpTag::Gc { self.gc_cpu.reserve(ready.max(self.gc_ready), c.gc_mpage_cpu_ns) } else { ready };
+                    let r = r.max(self.erased_at[block as usize]);
+                    let ctl = ch / c.channels_per_controller as usize;
+                    let staged = self.program_path[ctl].reserve(r, c.program_path_mpage_ns);
+                    let loaded = self.channels[ch].reserve(staged, c.mpage_transfer_ns);
+                    let end = self.dies[d].reserve(loaded, c.program_ns);
+                    if tag == OpTag::User {
+                        self.buffer.release(end, c.spm);
+                    }
+                }
+                OpKind::Erase => {
+                    // A victim is erased once all its valid data is read out.
+                    let end = self.dies[d].reserve(ready.max(self.gc_ready), c.erase_ns);
+                    let e = &mut self.erased_at[block as usize];
+                    *e = (*e).max(end);
+                }
+            }
+        }
+        let mut ops = ops;
+        ops.clear();
+        self.ftl.media_mut().ops = ops;
+        user_done
+    }
+}
+
+impl Target for Device {
+    type Error = DeviceError;
+
+    #[inline]
+    fn prefetch(&self, io: &Io, stage: u8) {
+        let (member, off) = if self.members.len() == 1 {
+            (0, io.offset_bytes)
+        } else {
+            let n = self.members.len() as u64;
+            let stripe = io.offset_bytes / self.stripe_bytes;
+            ((stripe % n) as usize, (stripe / n) * self.stripe_bytes + io.offset_bytes % self.stripe_bytes)
+        };
+        self.members[member].ftl.prefetch((off / SLOT_BYTES) as u32, stage);
+    }
+
+    fn submit(&mut self, now: Ns, io: &Io) -> Result<Ns, DeviceError> {
+        let (offset, len) = (io.offset_bytes, io.len_bytes as u64);
+        let capacity = self.capacity_bytes();
+        if len == 0 || offset % SECTOR_BYTES != 0 || len % SECTOR_BYTES != 0 || offset + len > capacity {
+            return Err(DeviceError::OutOfRange { offset, len, capacity });
+        }
+        let t = self.cpu.reserve(now, self.costs.cpu_ns);
+        let done = if self.members.len() == 1 {
+            self.member_io(0, t, offset, len, io.write)?
+        } else {
+            // RAID 0 across members: split at chunk boundaries.
+            let n = self.members.len() as u64;
+            let chunk = self.stripe_bytes;
+            let mut done = t;
+            let (mut off, end) = (offset, offset + len);
+            while off < end {
+                let stripe = off / chunk;
+                let piece_end = ((stripe + 1) * chunk).min(end);
+                let member = (stripe % n) as usize;
+                let member_off = (stripe / n) * chunk + off % chunk;
+                done = done.max(self.member_io(member, t, member_off, piece_end - off, io.write)?);
+                off = piece_end;
+            }
+            done
+        };
+        Ok(done + self.costs.overhead_ns)
+    }
+}

@@ -1,0 +1,38 @@
+//! The simulated accelerator: device profiles (the catalog) and the timed
+//! device model around the FTL.
+
+mod device;
+mod profile;
+mod recorder;
+
+pub use device::{Device, DeviceCounters, DeviceError};
+pub use profile::{ControllerProfile, FtlProfile, HostProfile, Management, NandProfile, Profile, ProfileError, Published};
+
+/// The built-in catalog, embedded from `devices/`.
+pub const CATALOG: &[(&str, &str)] = &[
+    ("flashmax2", include_str!("../../../devices/flashmax2.toml")),
+    ("iodrive2-duo", include_str!("../../../devices/iodrive2-duo.toml")),
+    ("p420m", include_str!("../../../devices/p420m.toml")),
+    ("mx6300", include_str!("../../../devices/mx6300.toml")),
+];
+
+/// The device the README's first command reviews.
+pub const DEFAULT_DEVICE: &str = "flashmax2";
+
+/// Every catalog profile, parsed and checked.
+pub fn catalog() -> Result<Vec<Profile>, ProfileError> {
+    CATALOG.iter().map(|(id, text)| Profile::parse(&format!("devices/{id}.toml"), text)).collect()
+}
+
+/// A device by catalog id, or a profile file by path.
+pub fn profile_load(name: &str) -> Result<Profile, String> {
+    if let Some((id, text)) = CATALOG.iter().find(|(id, _)| *id == name) {
+        return Profile::parse(&format!("devices/{id}.toml"), text).map_err(|e| e.to_string());
+    }
+    if name.ends_with(".toml") || std::path::Path::new(name).exists() {
+        let text = std::fs::read_to_string(name).map_err(|e| format!("cannot read profile {name}: {e}"))?;
+        return Profile::parse(name, &text).map_err(|e| e.to_string());
+    }
+    let ids: Vec<&str> = CATALOG.iter().map(|(id, _)| *id).collect();
+    Err(format!("unknown device '{name}': expected one of {} or a profile file ending in .toml", ids.join(", ")))
+}

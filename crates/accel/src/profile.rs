@@ -1,0 +1,256 @@
+//! Device profiles: one TOML file a device, embedded in the binary from
+//! `devices/`, or a user's own file. Every field is checked against its
+//! physical range and an error names the field and the range.
+
+use ftl::GcPolicy;
+use nand::{CellType, Geometry, Timings};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Profile {
+    /// Short name used on the command line.
+    pub id: String,
+    pub name: String,
+    pub interface: String,
+    /// Who runs the FTL: the host driver ("host") or the card ("card").
+    pub management: Management,
+    /// Independent devices on the card that the host stripes (RAID 0) into
+    /// one volume; 1 for a card presenting one pool.
+    pub members: u32,
+    /// The host's RAID 0 chunk across members, in KiB.
+    #[serde(default)]
+    pub member_stripe_kib: u32,
+    pub nand: NandProfile,
+    pub controller: ControllerProfile,
+    pub host: HostProfile,
+    pub ftl: FtlProfile,
+    /// Formats by name: usable capacity of the whole card in bytes.
+    pub formats: BTreeMap<String, u64>,
+    pub default_format: String,
+    /// Figures measured by reviewers, the calibration targets, by format.
+    #[serde(default)]
+    pub published: BTreeMap<String, Published>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Management {
+    Host,
+    Card,
+}
+
+/// One member device's NAND: geometry, cell and timings.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NandProfile {
+    pub cell: CellType,
+    pub channels: u32,
+    pub dies_per_channel: u32,
+    pub planes_per_die: u32,
+    pub blocks_per_plane: u32,
+    pub pages_per_block: u32,
+    pub page_size_bytes: u32,
+    pub oob_bytes: u32,
+    pub read_ns: u64,
+    pub program_ns: u64,
+    pub erase_ns: u64,
+    pub channel_bytes_per_sec: u64,
+}
+
+impl NandProfile {
+    pub fn geometry(&self) -> Geometry {
+        Geometry {
+            channels: self.channels,
+            dies_per_channel: self.dies_per_channel,
+            planes_per_die: self.planes_per_die,
+            blocks_per_plane: self.blocks_per_plane,
+            pages_per_block: self.pages_per_block,
+            page_size_bytes: self.page_size_bytes,
+            oob_bytes: self.oob_bytes,
+        }
+    }
+    pub fn timings(&self) -> Timings {
+        Timings { read_ns: self.read_ns, program_ns: self.program_ns, erase_ns: self.erase_ns, channel_bytes_per_sec: self.channel_bytes_per_sec }
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ControllerProfile {
+    /// Controllers in one member; each owns an equal share of the channels.
+    pub count: u32,
+    /// Host commands one controller processes per second.
+    pub commands_per_sec: u64,
+    /// Bytes per second one controller's program data path (ECC encode,
+    /// parity, NAND write DMA) moves to the channels: user, GC and parity
+    /// pages all pass through it.
+    pub program_path_bytes_per_sec: u64,
+    /// Host link bandwidth of one member, each direction, bytes per second.
+    pub link_bytes_per_sec: u64,
+    /// Fixed time an I/O spends outside any queue (doorbell, completion,
+    /// interrupt): it sets the latency at queue depth 1, not the throughput.
+    pub io_overhead_ns: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostProfile {
+    /// Host cores that run the driver's I/O path.
+    pub cpu_cores: u32,
+    /// Host CPU time of one I/O in the driver (flash management on the host
+    /// costs host CPU; a card-managed device costs only the block layer).
+    pub cpu_ns_per_io: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FtlProfile {
+    /// Dies per parity stripe including the parity die (8 for 7+1).
+    pub stripe_width: u32,
+    pub reserve_superblocks: u32,
+    pub gc_policy: GcPolicy,
+    /// The power-loss-protected write buffer of one member, bytes.
+    pub write_buffer_bytes: u64,
+    #[serde(default)]
+    pub wear_spread_max: u32,
+    /// Threads that run garbage collection (host threads for a host-managed
+    /// card, firmware cores for a card-managed one).
+    pub gc_threads: u32,
+    /// Processor time one GC thread spends to relocate one 4 KiB slot
+    /// (choosing it, building the read and the write, completing both).
+    pub gc_ns_per_slot: u64,
+}
+
+/// Reviewers' steady-state figures at 16 threads x 16 queue depth.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Published {
+    pub write_iops_4k: Option<f64>,
+    pub read_iops_4k: Option<f64>,
+    pub write_latency_avg_ms: Option<f64>,
+    pub read_latency_avg_ms: Option<f64>,
+    pub write_burst_iops_4k: Option<f64>,
+    pub source: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProfileError {
+    #[error("profile {file}: {msg}")]
+    Parse { file: String, msg: String },
+    #[error("profile {id}: {field} = {value}: must be {range}")]
+    Field { id: String, field: String, value: String, range: String },
+    #[error("profile {id}: {msg}")]
+    Inconsistent { id: String, msg: String },
+}
+
+impl Profile {
+    pub fn parse(file: &str, text: &str) -> Result<Profile, ProfileError> {
+        let p: Profile = toml::from_str(text).map_err(|e| ProfileError::Parse { file: file.to_string(), msg: e.to_string() })?;
+        p.validate()?;
+        Ok(p)
+    }
+
+    fn field<T: std::fmt::Display>(&self, field: &str, value: T, range: &str) -> ProfileError {
+        ProfileError::Field { id: self.id.clone(), field: field.to_string(), value: value.to_string(), range: range.to_string() }
+    }
+
+    pub fn validate(&self) -> Result<(), ProfileError> {
+        let id = self.id.clone();
+        let g = &self.nand.geometry();
+        g.validate().map_err(|e| ProfileError::Inconsistent { id: id.clone(), msg: format!("nand.{}", e.to_string().trim_start_matches("geometry.")) })?;
+        self.nand.timings().validate().map_err(|e| ProfileError::Inconsistent { id: id.clone(), msg: format!("nand.{}", e.to_string().trim_start_matches("timings.")) })?;
+        if !(1..=16).contains(&self.members) {
+            return Err(self.field("members", self.members, "in 1..=16"));
+        }
+        if self.members > 1 && !(4..=65536).contains(&self.member_stripe_kib) {
+            return Err(self.field("member_stripe_kib", self.member_stripe_kib, "in 4..=65536 when members > 1"));
+        }
+        let c = &self.controller;
+        if c.count == 0 || g.channels % c.count != 0 {
+            return Err(self.field("controller.count", c.count, &format!("at least 1 and divide nand.channels ({})", g.channels)));
+        }
+        if !(1_000..=100_000_000).contains(&c.commands_per_sec) {
+            return Err(self.field("controller.commands_per_sec", c.commands_per_sec, "in 1000..=100000000"));
+        }
+        if !(1_000_000..=1_000_000_000_000).contains(&c.program_path_bytes_per_sec) {
+            return Err(self.field("controller.program_path_bytes_per_sec", c.program_path_bytes_per_sec, "in 1 MB/s..=1 TB/s"));
+        }
+        if !(1_000_000..=1_000_000_000_000).contains(&c.link_bytes_per_sec) {
+            return Err(self.field("controller.link_bytes_per_sec", c.link_bytes_per_sec, "in 1 MB/s..=1 TB/s"));
+        }
+        if c.io_overhead_ns > 10_000_000 {
+            return Err(self.field("controller.io_overhead_ns", c.io_overhead_ns, "at most 10 ms"));
+        }
+        if !(1..=1024).contains(&self.host.cpu_cores) {
+            return Err(self.field("host.cpu_cores", self.host.cpu_cores, "in 1..=1024"));
+        }
+        if self.host.cpu_ns_per_io > 10_000_000 {
+            return Err(self.field("host.cpu_ns_per_io", self.host.cpu_ns_per_io, "at most 10 ms"));
+        }
+        let f = &self.ftl;
+        if f.stripe_width == 0 || g.dies() % f.stripe_width != 0 {
+            return Err(self.field("ftl.stripe_width", f.stripe_width, &format!("at least 1 and divide the {} dies of a member", g.dies())));
+        }
+        if f.reserve_superblocks == 0 || f.reserve_superblocks > g.blocks_per_plane / 4 {
+            return Err(self.field("ftl.reserve_superblocks", f.reserve_superblocks, &format!("in 1..={}", g.blocks_per_plane / 4)));
+        }
+        let mpage = g.mpage_bytes();
+        let buffer_min = 2 * mpage * f.stripe_width as u64;
+        if f.write_buffer_bytes < buffer_min || f.write_buffer_bytes > 64 << 30 {
+            return Err(self.field("ftl.write_buffer_bytes", f.write_buffer_bytes, &format!("in {buffer_min}..={} (two stripes of pages at least)", 64u64 << 30)));
+        }
+        if !(1..=64).contains(&f.gc_threads) {
+            return Err(self.field("ftl.gc_threads", f.gc_threads, "in 1..=64"));
+        }
+        if f.gc_ns_per_slot > 1_000_000 {
+            return Err(self.field("ftl.gc_ns_per_slot", f.gc_ns_per_slot, "at most 1 ms"));
+        }
+        if self.formats.is_empty() {
+            return Err(ProfileError::Inconsistent { id, msg: "formats: at least one format is needed".into() });
+        }
+        if !self.formats.contains_key(&self.default_format) {
+            return Err(self.field("default_format", &self.default_format, &format!("one of the formats ({})", self.format_names().join(", "))));
+        }
+        let raw = g.raw_bytes() * self.members as u64;
+        for (name, &usable) in &self.formats {
+            // The most a format may expose: what the FTL can hold at full size.
+            let max = self.usable_bytes_max();
+            if usable == 0 || usable > max {
+                return Err(self.field(
+                    &format!("formats.{name}"),
+                    usable,
+                    &format!("in 1..={max} bytes: the raw {raw} bytes less parity (1/{}), the GC reserve and the open superblocks", f.stripe_width),
+                ));
+            }
+        }
+        for (name, p) in &self.published {
+            if !self.formats.contains_key(name) {
+                return Err(self.field(&format!("published.{name}"), name, "the name of a format"));
+            }
+            for (k, v) in [("write_iops_4k", p.write_iops_4k), ("read_iops_4k", p.read_iops_4k), ("write_latency_avg_ms", p.write_latency_avg_ms), ("read_latency_avg_ms", p.read_latency_avg_ms)] {
+                if let Some(v) = v {
+                    if !(v.is_finite() && v > 0.0) {
+                        return Err(self.field(&format!("published.{name}.{k}"), v, "a positive number"));
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    pub fn format_names(&self) -> Vec<String> {
+        self.formats.keys().cloned().collect()
+    }
+
+    /// The largest usable capacity of the card, in bytes.
+    pub fn usable_bytes_max(&self) -> u64 {
+        let layout = ftl::Layout::new(&self.nand.geometry(), self.ftl.stripe_width);
+        ftl::Ftl::<nand::Array>::user_slots_max(&layout, self.ftl.reserve_superblocks) * units::SLOT_BYTES * self.members as u64
+    }
+
+    pub fn raw_bytes(&self) -> u64 {
+        self.nand.geometry().raw_bytes() * self.members as u64
+    }
+}

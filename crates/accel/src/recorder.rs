@@ -1,0 +1,75 @@
+//! The simulator's media: the NAND array with its rules, plus a log of the
+//! operations the FTL issued during one host command, for the timing model.
+
+use nand::{Array, Geometry, Media, MediaCounters, NandError, OpTag};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpKind {
+    Read,
+    Program,
+    Erase,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MediaOp {
+    pub kind: OpKind,
+    pub tag: OpTag,
+    pub die: u32,
+    pub block: u32,
+    pub page: u32,
+    /// Slots read (reads only).
+    pub mask: u32,
+}
+
+pub struct Recorder {
+    pub array: Array,
+    pub ops: Vec<MediaOp>,
+}
+
+impl Recorder {
+    pub fn new(array: Array) -> Recorder {
+        Recorder { array, ops: Vec::with_capacity(1024) }
+    }
+}
+
+impl Media for Recorder {
+    fn geometry(&self) -> &Geometry {
+        self.array.geometry()
+    }
+    fn page_read(&mut self, die: u32, block: u32, page: u32, slot_mask: u32, tag: OpTag, out: Option<&mut [u8]>) -> Result<(), NandError> {
+        self.array.page_read(die, block, page, slot_mask, tag, out)?;
+        // Slots of one page read back to back are one read.
+        if let Some(last) = self.ops.last_mut() {
+            if last.kind == OpKind::Read && last.tag == tag && last.die == die && last.block == block && last.page == page {
+                last.mask |= slot_mask;
+                return Ok(());
+            }
+        }
+        self.ops.push(MediaOp { kind: OpKind::Read, tag, die, block, page, mask: slot_mask });
+        Ok(())
+    }
+    fn page_program(&mut self, die: u32, block: u32, page: u32, tag: OpTag, oob: &[u32], data: Option<&[u8]>) -> Result<(), NandError> {
+        self.array.page_program(die, block, page, tag, oob, data)?;
+        self.ops.push(MediaOp { kind: OpKind::Program, tag, die, block, page, mask: 0 });
+        Ok(())
+    }
+    fn block_erase(&mut self, die: u32, block: u32, tag: OpTag) -> Result<(), NandError> {
+        self.array.block_erase(die, block, tag)?;
+        if tag != OpTag::Format {
+            self.ops.push(MediaOp { kind: OpKind::Erase, tag, die, block, page: 0, mask: 0 });
+        }
+        Ok(())
+    }
+    fn counters(&self) -> &MediaCounters {
+        self.array.counters()
+    }
+    fn holds_data(&self) -> bool {
+        self.array.holds_data()
+    }
+    fn block_next_page(&self, die: u32, block: u32) -> u32 {
+        self.array.block_next_page(die, block)
+    }
+    fn mpage_peek(&self, die: u32, block: u32, page: u32) -> Option<&[u8]> {
+        self.array.mpage_peek(die, block, page)
+    }
+}

@@ -1,0 +1,231 @@
+//! The `flashlab` command: argument parsing and printing only.
+
+mod bench;
+
+use anyhow::{bail, Context, Result};
+use clap::{Parser, Subcommand};
+use lab::{Progress, RunResult, RunSpec};
+use std::io::Write;
+use std::time::Instant;
+
+#[derive(Parser)]
+#[command(name = "flashlab", version, about = "Simulated enterprise PCIe flash accelerators and the reviewers' test lab", long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// List the built-in device catalog.
+    Devices,
+    /// Run one workload on a simulated device, in virtual time.
+    Run(RunArgs),
+    /// Measure the simulator's own speed and memory (a benchmark, not a test).
+    Bench(bench::BenchArgs),
+}
+
+#[derive(clap::Args)]
+struct RunArgs {
+    /// A catalog device id (see `flashlab devices`) or a profile file (.toml).
+    device: String,
+    /// 4k-read, 4k-write, 8k-7030, fileserver, webserver, webserver-write, or
+    /// a mix such as 'read=70;bs=4k/60:64k/40' (shares must sum to 100).
+    #[arg(long, short)]
+    workload: String,
+    /// Format (usable capacity) of the device: stock, hp... (default: the
+    /// device's default format).
+    #[arg(long)]
+    format: Option<String>,
+    /// Host threads.
+    #[arg(long, default_value_t = 16)]
+    threads: u32,
+    /// Outstanding I/Os per thread.
+    #[arg(long, default_value_t = 16)]
+    qd: u32,
+    /// Secure erase, then precondition at 16T/16Q with the workload's
+    /// preconditioning workload until steady state (SNIA criteria on IOPS
+    /// over 5 rounds, after at least 2 drive writes; gives up at 8).
+    #[arg(long)]
+    precondition: bool,
+    /// Virtual seconds of the measured phase (default: 5 rounds).
+    #[arg(long, conflicts_with = "ios")]
+    duration: Option<f64>,
+    /// I/Os in the measured phase, instead of a duration.
+    #[arg(long)]
+    ios: Option<u64>,
+    /// Divide the blocks of every plane by N (dies, channels and timings
+    /// kept): a smaller device that runs N times sooner. 1 is full size.
+    #[arg(long, default_value_t = 1)]
+    scale: u32,
+    /// Seed of the run's one PRNG.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Round (interval) length in virtual seconds (default: 60 / scale).
+    #[arg(long)]
+    interval: Option<f64>,
+    /// Write everything measured, per-interval series included, as JSON.
+    #[arg(long)]
+    json: Option<std::path::PathBuf>,
+    /// No progress lines on standard error.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+fn main() {
+    let cli = Cli::parse();
+    let r = match cli.command {
+        Command::Devices => devices(),
+        Command::Run(a) => run(a),
+        Command::Bench(a) => bench::bench(a),
+    };
+    if let Err(e) = r {
+        eprintln!("flashlab: error: {e:#}");
+        std::process::exit(2);
+    }
+}
+
+fn devices() -> Result<()> {
+    let catalog = accel::catalog().context("built-in catalog")?;
+    println!("{:<14} {:<36} {:>8} {:>8} {:>6}  {:<10} formats (usable GB)", "id", "name", "raw GB", "dies", "mgmt", "parity");
+    for p in catalog {
+        let formats: Vec<String> = p.formats.iter().map(|(n, b)| format!("{n} {:.0}", *b as f64 / 1e9)).collect();
+        let parity = if p.ftl.stripe_width > 1 { format!("{}+1", p.ftl.stripe_width - 1) } else { "none".into() };
+        println!(
+            "{:<14} {:<36} {:>8.0} {:>8} {:>6}  {:<10} {}",
+            p.id,
+            p.name,
+            p.raw_bytes() as f64 / 1e9,
+            p.nand.geometry().dies() * p.members,
+            format!("{:?}", p.management).to_lowercase(),
+            parity,
+            formats.join(", ")
+        );
+    }
+    Ok(())
+}
+
+fn run(a: RunArgs) -> Result<()> {
+    let profile = accel::profile_load(&a.device).map_err(anyhow::Error::msg)?;
+    let format = a.format.clone().unwrap_or_else(|| profile.default_format.clone());
+    let mut spec = RunSpec::new(&profile.id, &format, &a.workload, a.scale, a.seed);
+    spec.threads = a.threads;
+    spec.queue_depth = a.qd;
+    spec.precondition = a.precondition;
+    spec.duration_s = a.duration;
+    spec.ios = a.ios;
+    if let Some(i) = a.interval {
+        spec.interval_s = i;
+    }
+    if a.scale == 0 {
+        bail!("--scale 0: must be at least 1");
+    }
+    if !a.quiet {
+        eprintln!(
+            "flashlab run {} --format {} --workload {} --threads {} --qd {} --scale {} --seed {}{}",
+            profile.id,
+            format,
+            a.workload,
+            a.threads,
+            a.qd,
+            a.scale,
+            a.seed,
+            if a.precondition { " --precondition" } else { "" }
+        );
+    }
+    let started = Instant::now();
+    let mut last_print = Instant::now();
+    let quiet = a.quiet;
+    let mut progress = |p: &Progress| {
+        if quiet || last_print.elapsed().as_secs_f64() < 1.0 {
+            return;
+        }
+        last_print = Instant::now();
+        let eta = p.fraction.filter(|&f| f > 0.0).map(|f| format!(", ETA {:.0} s", started.elapsed().as_secs_f64() * (1.0 - f) / f)).unwrap_or_default();
+        eprintln!(
+            "  {:<12} virtual {:>9.1} s  {:>6.2} drive writes  {:>9.0} IOPS  {:>7.3} ms avg  wall {:.1} s{}",
+            p.phase,
+            p.virtual_s,
+            p.drive_writes,
+            p.last.iops,
+            p.last.latency_avg_ms,
+            started.elapsed().as_secs_f64(),
+            eta
+        );
+    };
+    let result = lab::run(&profile, &spec, &mut progress)?;
+    let wall = started.elapsed().as_secs_f64();
+    print_result(&result, wall);
+    if let Some(path) = &a.json {
+        let mut f = std::fs::File::create(path).with_context(|| format!("cannot write --json {}", path.display()))?;
+        serde_json::to_writer_pretty(&mut f, &result)?;
+        f.write_all(b"\n")?;
+        if !a.quiet {
+            eprintln!("results written to {}", path.display());
+        }
+    }
+    Ok(())
+}
+
+fn print_result(r: &RunResult, wall_s: f64) {
+    let d = &r.device;
+    println!(
+        "{} ({}), format {}, scale {}: {:.1} GB usable of {:.1} GB raw, {} dies, effective OP {:.1}%  [simulated]",
+        d.name,
+        d.id,
+        d.format,
+        d.scale,
+        d.capacity_bytes as f64 / 1e9,
+        d.raw_bytes as f64 / 1e9,
+        d.dies,
+        d.effective_op * 100.0
+    );
+    for p in &r.phases {
+        println!(
+            "\n{} — {} at {}T/{}Q: {:.1} virtual s, {:.2} drive writes, WA {:.2} (with parity {:.2}), die utilisation {:.1}%",
+            p.name,
+            p.workload.name,
+            p.threads,
+            p.queue_depth,
+            p.virtual_seconds,
+            p.drive_writes,
+            p.wa,
+            p.wa_with_parity,
+            p.die_utilisation * 100.0
+        );
+        if let Some(s) = &p.steady_state {
+            match (&s.window, s.reached) {
+                (Some(w), true) => println!(
+                    "  steady state reached after {} rounds: mean {:.0} IOPS, range {:.1}% (<= 20%), slope excursion {:.1}% (<= 10%)",
+                    s.rounds,
+                    w.mean,
+                    w.range / w.mean * 100.0,
+                    w.slope_excursion / w.mean * 100.0
+                ),
+                _ => println!("  STEADY STATE NOT REACHED after {} rounds ({:.2} drive writes): the cap was hit", s.rounds, s.drive_writes),
+            }
+        }
+        println!("  {:<6} {:>12} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "", "IOPS", "MB/s", "avg ms", "max ms", "std ms", "p50", "p99", "p99.9", "p99.99");
+        for (name, s) in [("read", &p.summary.read), ("write", &p.summary.write), ("all", &p.summary.all)] {
+            if s.ios == 0 {
+                continue;
+            }
+            println!(
+                "  {:<6} {:>12.0} {:>10.1} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3}",
+                name, s.iops, s.mb_per_s, s.latency_avg_ms, s.latency_max_ms, s.latency_std_ms, s.latency_p50_ms, s.latency_p99_ms, s.latency_p999_ms, s.latency_p9999_ms
+            );
+        }
+        let c = &p.counters;
+        println!(
+            "  device: {} host slots written, {} GC moves, {} erases, {} free superblocks, erase counts {}..{}",
+            c.host_slots_written, c.gc_slots_moved, c.block_erases, c.free_superblocks, c.erase_count_min, c.erase_count_max
+        );
+    }
+    if !r.comparison.is_empty() {
+        println!("\npublished vs simulated ({}):", r.published.as_ref().map(|p| p.source.as_str()).unwrap_or(""));
+        for c in &r.comparison {
+            println!("  {:<40} published {:>10.3}  simulated {:>10.3}  error {:+.1}%", c.metric, c.published, c.simulated, c.error_percent);
+        }
+    }
+    println!("\nwall time {wall_s:.1} s");
+}

@@ -1,0 +1,211 @@
+//! Measurement: every completion goes into HDR histograms (whole run, reads
+//! and writes apart) and into per-interval accumulators.
+
+use hdrhistogram::Histogram;
+use serde::Serialize;
+use sim::Io;
+use units::{Ns, NS_PER_SEC};
+
+/// Sums for one direction over an interval or a run.
+#[derive(Debug, Clone, Default)]
+pub struct Acc {
+    pub ios: u64,
+    pub bytes: u64,
+    pub lat_sum_ns: u128,
+    pub lat_sumsq_ns2: u128,
+    pub lat_max_ns: Ns,
+}
+
+impl Acc {
+    #[inline]
+    fn add(&mut self, lat: Ns, bytes: u64) {
+        self.ios += 1;
+        self.bytes += bytes;
+        self.lat_sum_ns += lat as u128;
+        self.lat_sumsq_ns2 += lat as u128 * lat as u128;
+        self.lat_max_ns = self.lat_max_ns.max(lat);
+    }
+    fn merge(&self, o: &Acc) -> Acc {
+        Acc {
+            ios: self.ios + o.ios,
+            bytes: self.bytes + o.bytes,
+            lat_sum_ns: self.lat_sum_ns + o.lat_sum_ns,
+            lat_sumsq_ns2: self.lat_sumsq_ns2 + o.lat_sumsq_ns2,
+            lat_max_ns: self.lat_max_ns.max(o.lat_max_ns),
+        }
+    }
+    pub fn avg_ms(&self) -> f64 {
+        if self.ios == 0 {
+            0.0
+        } else {
+            self.lat_sum_ns as f64 / self.ios as f64 / 1e6
+        }
+    }
+    pub fn std_ms(&self) -> f64 {
+        if self.ios < 2 {
+            return 0.0;
+        }
+        let n = self.ios as f64;
+        let mean = self.lat_sum_ns as f64 / n;
+        let var = (self.lat_sumsq_ns2 as f64 / n - mean * mean).max(0.0);
+        var.sqrt() / 1e6
+    }
+}
+
+/// The four attributes a reviewer charts, per interval, and more.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Interval {
+    /// Start, in virtual seconds since the phase began.
+    pub start_s: f64,
+    pub length_s: f64,
+    pub iops: f64,
+    pub read_iops: f64,
+    pub write_iops: f64,
+    pub mb_per_s: f64,
+    /// Average latency of all I/Os (reads and writes together).
+    pub latency_avg_ms: f64,
+    /// Peak read or write latency in the interval.
+    pub latency_max_ms: f64,
+    /// Standard deviation of read latency and of write latency, averaged
+    /// (weighted by I/O count), as the reviewers chart it.
+    pub latency_std_ms: f64,
+    pub read_latency_avg_ms: f64,
+    pub write_latency_avg_ms: f64,
+    /// Write amplification over the interval (data only), 0 without writes.
+    pub wa: f64,
+    pub free_superblocks: u64,
+}
+
+/// Whole-run figures for one direction (or both together).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct DirStats {
+    pub ios: u64,
+    pub iops: f64,
+    pub mb_per_s: f64,
+    pub latency_avg_ms: f64,
+    pub latency_max_ms: f64,
+    pub latency_std_ms: f64,
+    pub latency_p50_ms: f64,
+    pub latency_p99_ms: f64,
+    pub latency_p999_ms: f64,
+    pub latency_p9999_ms: f64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Summary {
+    pub read: DirStats,
+    pub write: DirStats,
+    pub all: DirStats,
+}
+
+fn hist() -> Histogram<u64> {
+    // 1 ns to ~1,100 s at 3 significant digits.
+    Histogram::new_with_bounds(1, 1 << 40, 3).expect("valid histogram bounds")
+}
+
+pub struct Meter {
+    pub start: Ns,
+    pub interval_ns: Ns,
+    next_boundary: Ns,
+    cur_read: Acc,
+    cur_write: Acc,
+    pub read: Acc,
+    pub write: Acc,
+    hist_read: Histogram<u64>,
+    hist_write: Histogram<u64>,
+    pub last: Ns,
+}
+
+/// What the meter hands back at an interval boundary, so the caller can
+/// sample the device and decide to stop.
+pub struct Closed {
+    pub read: Acc,
+    pub write: Acc,
+    pub start: Ns,
+    pub length: Ns,
+}
+
+impl Meter {
+    pub fn new(start: Ns, interval_ns: Ns) -> Meter {
+        Meter {
+            start,
+            interval_ns,
+            next_boundary: start + interval_ns,
+            cur_read: Acc::default(),
+            cur_write: Acc::default(),
+            read: Acc::default(),
+            write: Acc::default(),
+            hist_read: hist(),
+            hist_write: hist(),
+            last: start,
+        }
+    }
+
+    /// Records a completion. Returns the intervals it closes (completions
+    /// arrive in time order, so an interval closes when one lands past it).
+    #[inline]
+    pub fn record(&mut self, issued: Ns, completed: Ns, io: &Io, closed: &mut Vec<Closed>) {
+        while completed >= self.next_boundary {
+            closed.push(Closed {
+                read: std::mem::take(&mut self.cur_read),
+                write: std::mem::take(&mut self.cur_write),
+                start: self.next_boundary - self.interval_ns,
+                length: self.interval_ns,
+            });
+            self.next_boundary += self.interval_ns;
+        }
+        let lat = completed - issued;
+        let bytes = io.len_bytes as u64;
+        if io.write {
+            self.cur_write.add(lat, bytes);
+            self.write.add(lat, bytes);
+            self.hist_write.saturating_record(lat.max(1));
+        } else {
+            self.cur_read.add(lat, bytes);
+            self.read.add(lat, bytes);
+            self.hist_read.saturating_record(lat.max(1));
+        }
+        self.last = completed;
+    }
+
+    pub fn summary(&self, elapsed: Ns) -> Summary {
+        let secs = elapsed.max(1) as f64 / NS_PER_SEC as f64;
+        let dir = |a: &Acc, h: &Histogram<u64>| DirStats {
+            ios: a.ios,
+            iops: a.ios as f64 / secs,
+            mb_per_s: a.bytes as f64 / secs / 1e6,
+            latency_avg_ms: a.avg_ms(),
+            latency_max_ms: a.lat_max_ns as f64 / 1e6,
+            latency_std_ms: a.std_ms(),
+            latency_p50_ms: if a.ios > 0 { h.value_at_quantile(0.5) as f64 / 1e6 } else { 0.0 },
+            latency_p99_ms: if a.ios > 0 { h.value_at_quantile(0.99) as f64 / 1e6 } else { 0.0 },
+            latency_p999_ms: if a.ios > 0 { h.value_at_quantile(0.999) as f64 / 1e6 } else { 0.0 },
+            latency_p9999_ms: if a.ios > 0 { h.value_at_quantile(0.9999) as f64 / 1e6 } else { 0.0 },
+        };
+        let mut both = self.hist_read.clone();
+        both.add(&self.hist_write).expect("same bounds");
+        Summary { read: dir(&self.read, &self.hist_read), write: dir(&self.write, &self.hist_write), all: dir(&self.read.merge(&self.write), &both) }
+    }
+}
+
+/// The reviewer's four attributes (and the split) of a closed interval.
+pub fn interval_of(c: &Closed, phase_start: Ns, wa: f64, free_superblocks: u64) -> Interval {
+    let secs = c.length as f64 / NS_PER_SEC as f64;
+    let all = c.read.merge(&c.write);
+    let std = if all.ios == 0 { 0.0 } else { (c.read.std_ms() * c.read.ios as f64 + c.write.std_ms() * c.write.ios as f64) / all.ios as f64 };
+    Interval {
+        start_s: (c.start - phase_start) as f64 / NS_PER_SEC as f64,
+        length_s: secs,
+        iops: all.ios as f64 / secs,
+        read_iops: c.read.ios as f64 / secs,
+        write_iops: c.write.ios as f64 / secs,
+        mb_per_s: all.bytes as f64 / secs / 1e6,
+        latency_avg_ms: all.avg_ms(),
+        latency_max_ms: all.lat_max_ns as f64 / 1e6,
+        latency_std_ms: std,
+        read_latency_avg_ms: c.read.avg_ms(),
+        write_latency_avg_ms: c.write.avg_ms(),
+        wa,
+        free_superblocks,
+    }
+}

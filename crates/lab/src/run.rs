@@ -1,0 +1,342 @@
+//! One run: format (secure erase), optional preconditioning to steady
+//! state, then the measured phase, with every figure kept for the results.
+
+use crate::metrics::{interval_of, Closed, Interval, Meter, Summary};
+use crate::steady::{self, SteadyWindow};
+use crate::workload::{Mix, MixGen};
+use accel::{Device, DeviceCounters, Profile, Published};
+use serde::Serialize;
+use sim::{Engine, Io, Observer};
+use units::{Ns, NS_PER_SEC, SLOT_BYTES};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSpec {
+    pub device: String,
+    pub format: String,
+    pub workload: String,
+    pub threads: u32,
+    pub queue_depth: u32,
+    pub precondition: bool,
+    /// Virtual seconds of the measured phase.
+    pub duration_s: Option<f64>,
+    /// I/Os of the measured phase (instead of a duration).
+    pub ios: Option<u64>,
+    pub scale: u32,
+    pub seed: u64,
+    /// Length of one interval (round), virtual seconds.
+    pub interval_s: f64,
+    /// Preconditioning gives up after this many drive writes.
+    pub precondition_cap_drive_writes: f64,
+    /// Preconditioning never stops before this many drive writes.
+    pub precondition_min_drive_writes: f64,
+}
+
+impl RunSpec {
+    /// The reviewers' defaults for a device at a scale: 16 threads x 16
+    /// queue depth, rounds of 60 s of the full-size device (a scaled device
+    /// fills `scale` times sooner, so its rounds are that much shorter).
+    pub fn new(device: &str, format: &str, workload: &str, scale: u32, seed: u64) -> RunSpec {
+        RunSpec {
+            device: device.to_string(),
+            format: format.to_string(),
+            workload: workload.to_string(),
+            threads: 16,
+            queue_depth: 16,
+            precondition: false,
+            duration_s: None,
+            ios: None,
+            scale,
+            seed,
+            interval_s: 60.0 / scale as f64,
+            precondition_cap_drive_writes: 8.0,
+            precondition_min_drive_writes: 2.0,
+        }
+    }
+}
+
+#[derive(Debug, Clone, thiserror::Error)]
+pub enum RunError {
+    #[error("{0}")]
+    Input(String),
+    #[error("{0}")]
+    Device(#[from] accel::DeviceError),
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct SteadyReport {
+    pub reached: bool,
+    pub rounds: usize,
+    pub drive_writes: f64,
+    /// The window that was judged last (the steady one when reached).
+    pub window: Option<SteadyWindow>,
+    pub tracked: String,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Phase {
+    pub name: String,
+    pub workload: Mix,
+    pub threads: u32,
+    pub queue_depth: u32,
+    pub virtual_seconds: f64,
+    pub summary: Summary,
+    pub intervals: Vec<Interval>,
+    /// Data write amplification over the phase: (host + GC) / host.
+    pub wa: f64,
+    /// NAND slots programmed (parity included) per host slot written.
+    pub wa_with_parity: f64,
+    pub drive_writes: f64,
+    pub die_utilisation: f64,
+    pub counters: DeviceCounters,
+    pub steady_state: Option<SteadyReport>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct DeviceInfo {
+    pub id: String,
+    pub name: String,
+    pub format: String,
+    pub scale: u32,
+    pub capacity_bytes: u64,
+    pub raw_bytes: u64,
+    pub dies: u32,
+    pub effective_op: f64,
+}
+
+/// A published figure beside the simulated one.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Comparison {
+    pub metric: String,
+    pub published: f64,
+    pub simulated: f64,
+    pub error_percent: f64,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct RunResult {
+    pub flashlab_version: String,
+    pub note: String,
+    pub seed: u64,
+    pub settings: serde_json::Value,
+    pub device: DeviceInfo,
+    pub phases: Vec<Phase>,
+    pub published: Option<Published>,
+    pub comparison: Vec<Comparison>,
+}
+
+/// Progress of a phase, for a progress display.
+#[derive(Debug, Clone)]
+pub struct Progress<'a> {
+    pub phase: &'a str,
+    pub virtual_s: f64,
+    pub drive_writes: f64,
+    pub last: &'a Interval,
+    /// Fraction done, when known (a fixed duration or I/O count).
+    pub fraction: Option<f64>,
+}
+
+enum Stop {
+    Duration(Ns),
+    Ios(u64),
+    Steady { min_slots: u64, cap_slots: u64 },
+}
+
+struct PhaseRun<'p> {
+    meter: Meter,
+    closed: Vec<Closed>,
+    intervals: Vec<Interval>,
+    stop: Stop,
+    ios: u64,
+    base: DeviceCounters,
+    prev: DeviceCounters,
+    steady: Option<SteadyReport>,
+    capacity_slots: u64,
+    name: String,
+    progress: &'p mut dyn FnMut(&Progress),
+    error: Option<String>,
+}
+
+impl Observer<Device> for PhaseRun<'_> {
+    fn complete(&mut self, dev: &mut Device, issued: Ns, completed: Ns, io: &Io) -> bool {
+        self.meter.record(issued, completed, io, &mut self.closed);
+        self.ios += 1;
+        let mut go = true;
+        if !self.closed.is_empty() {
+            let c = dev.counters();
+            for cl in self.closed.drain(..) {
+                let iv = interval_of(&cl, self.meter.start, c.wa_since(&self.prev), c.free_superblocks);
+                self.intervals.push(iv);
+            }
+            self.prev = c.clone();
+            let written = c.host_slots_written - self.base.host_slots_written;
+            let drive_writes = written as f64 / self.capacity_slots as f64;
+            let virtual_s = (completed - self.meter.start) as f64 / NS_PER_SEC as f64;
+            let fraction = match self.stop {
+                Stop::Duration(d) => Some(((completed - self.meter.start) as f64 / d as f64).min(1.0)),
+                Stop::Ios(n) => Some((self.ios as f64 / n as f64).min(1.0)),
+                Stop::Steady { .. } => None,
+            };
+            (self.progress)(&Progress { phase: &self.name, virtual_s, drive_writes, last: self.intervals.last().unwrap(), fraction });
+            if let Stop::Steady { min_slots, cap_slots } = self.stop {
+                let y: Vec<f64> = self.intervals.iter().map(|i| i.iops).collect();
+                let window = steady::latest(&y);
+                let reached = written >= min_slots && window.as_ref().is_some_and(|w| w.steady);
+                if reached || written >= cap_slots {
+                    self.steady = Some(SteadyReport { reached, rounds: self.intervals.len(), drive_writes, window, tracked: "IOPS".into() });
+                    go = false;
+                }
+            }
+        }
+        match self.stop {
+            Stop::Duration(d) => go && completed - self.meter.start < d,
+            Stop::Ios(n) => go && self.ios < n,
+            Stop::Steady { .. } => go,
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn phase(
+    engine: &mut Engine,
+    dev: &mut Device,
+    name: &str,
+    mix: &Mix,
+    threads: u32,
+    qd: u32,
+    stop: Stop,
+    interval_ns: Ns,
+    progress: &mut dyn FnMut(&Progress),
+) -> Result<Phase, RunError> {
+    let base = dev.counters();
+    let busy0 = dev.die_busy_ns();
+    let mut run = PhaseRun {
+        meter: Meter::new(engine.now, interval_ns),
+        closed: Vec::new(),
+        intervals: Vec::new(),
+        stop,
+        ios: 0,
+        prev: base.clone(),
+        base: base.clone(),
+        steady: None,
+        capacity_slots: dev.capacity_bytes() / SLOT_BYTES,
+        name: name.to_string(),
+        progress,
+        error: None,
+    };
+    let mut gen = MixGen::new(mix, dev.capacity_bytes());
+    let start = engine.now;
+    engine.run(dev, &mut gen, threads, qd, &mut run)?;
+    if let Some(e) = run.error {
+        return Err(RunError::Input(e));
+    }
+    let elapsed = engine.now - start;
+    let end = dev.counters();
+    let host = end.host_slots_written - base.host_slots_written;
+    Ok(Phase {
+        name: name.to_string(),
+        workload: mix.clone(),
+        threads,
+        queue_depth: qd,
+        virtual_seconds: elapsed as f64 / NS_PER_SEC as f64,
+        summary: run.meter.summary(elapsed),
+        intervals: run.intervals,
+        wa: end.wa_since(&base),
+        wa_with_parity: end.wa_nand_since(&base),
+        drive_writes: host as f64 / run.capacity_slots as f64,
+        die_utilisation: if elapsed == 0 { 0.0 } else { (dev.die_busy_ns() - busy0) as f64 / (elapsed as f64 * dev.dies() as f64) },
+        counters: end,
+        steady_state: run.steady,
+    })
+}
+
+/// Checks a spec's numbers, naming the field and its range.
+pub fn spec_check(spec: &RunSpec) -> Result<(), RunError> {
+    let bad = |m: String| Err(RunError::Input(m));
+    if !(1..=1024).contains(&spec.threads) {
+        return bad(format!("--threads {}: must be in 1..=1024", spec.threads));
+    }
+    if !(1..=1024).contains(&spec.queue_depth) {
+        return bad(format!("--qd {}: must be in 1..=1024", spec.queue_depth));
+    }
+    if let Some(d) = spec.duration_s {
+        if !(d.is_finite() && d > 0.0 && d <= 1e7) {
+            return bad(format!("--duration {d}: must be in (0, 10000000] virtual seconds"));
+        }
+    }
+    if spec.ios == Some(0) {
+        return bad("--ios 0: must be at least 1".into());
+    }
+    if !(spec.interval_s.is_finite() && spec.interval_s >= 1e-4 && spec.interval_s <= 1e5) {
+        return bad(format!("--interval {}: must be in 0.0001..=100000 virtual seconds", spec.interval_s));
+    }
+    Ok(())
+}
+
+/// Runs a spec end to end. `progress` sees each interval as it closes.
+pub fn run(profile: &Profile, spec: &RunSpec, progress: &mut dyn FnMut(&Progress)) -> Result<RunResult, RunError> {
+    spec_check(spec)?;
+    let mix = Mix::parse(&spec.workload).map_err(|e| RunError::Input(e.to_string()))?;
+    let mut dev = Device::new(profile, &spec.format, spec.scale)?;
+    let mut engine = Engine::new(spec.seed);
+    let interval_ns = (spec.interval_s * NS_PER_SEC as f64).round() as Ns;
+    let mut phases = Vec::new();
+    if spec.precondition {
+        let pre = mix.preconditioner();
+        let cap = dev.capacity_bytes() / SLOT_BYTES;
+        let stop = Stop::Steady { min_slots: (cap as f64 * spec.precondition_min_drive_writes) as u64, cap_slots: (cap as f64 * spec.precondition_cap_drive_writes) as u64 };
+        phases.push(phase(&mut engine, &mut dev, "precondition", &pre, 16, 16, stop, interval_ns, progress)?);
+    }
+    let stop = match (spec.ios, spec.duration_s) {
+        (Some(n), _) => Stop::Ios(n),
+        (None, Some(d)) => Stop::Duration((d * NS_PER_SEC as f64).round() as Ns),
+        (None, None) => Stop::Duration(5 * interval_ns),
+    };
+    phases.push(phase(&mut engine, &mut dev, "main", &mix, spec.threads, spec.queue_depth, stop, interval_ns, progress)?);
+
+    let published = profile.published.get(&spec.format).cloned();
+    let comparison = compare(published.as_ref(), &mix, spec, phases.last().unwrap());
+    let raw = profile.raw_bytes() / spec.scale as u64;
+    Ok(RunResult {
+        flashlab_version: env!("CARGO_PKG_VERSION").to_string(),
+        note: "simulated: every figure comes from flashlab's model of the device, in virtual time".into(),
+        seed: spec.seed,
+        settings: serde_json::to_value(spec).expect("a spec serialises"),
+        device: DeviceInfo {
+            id: profile.id.clone(),
+            name: profile.name.clone(),
+            format: spec.format.clone(),
+            scale: spec.scale,
+            capacity_bytes: dev.capacity_bytes(),
+            raw_bytes: raw,
+            dies: dev.dies(),
+            effective_op: dev.effective_op(),
+        },
+        phases,
+        published,
+        comparison,
+    })
+}
+
+/// Published against simulated, for the figures the published set names and
+/// the run measured (4K random read or write at 16T/16Q).
+fn compare(p: Option<&Published>, mix: &Mix, spec: &RunSpec, main: &Phase) -> Vec<Comparison> {
+    let Some(p) = p else { return Vec::new() };
+    if spec.threads != 16 || spec.queue_depth != 16 {
+        return Vec::new();
+    }
+    let row = |metric: &str, published: Option<f64>, simulated: f64| {
+        published.map(|published| Comparison { metric: metric.into(), published, simulated, error_percent: (simulated - published) / published * 100.0 })
+    };
+    let s = &main.summary;
+    match mix.name.as_str() {
+        "4k-write" => [row("4K random write IOPS", p.write_iops_4k, s.write.iops), row("4K random write average latency (ms)", p.write_latency_avg_ms, s.write.latency_avg_ms)]
+            .into_iter()
+            .flatten()
+            .collect(),
+        "4k-read" => [row("4K random read IOPS", p.read_iops_4k, s.read.iops), row("4K random read average latency (ms)", p.read_latency_avg_ms, s.read.latency_avg_ms)]
+            .into_iter()
+            .flatten()
+            .collect(),
+        _ => Vec::new(),
+    }
+}

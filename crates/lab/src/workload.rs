@@ -1,0 +1,217 @@
+//! Workload profiles: a read share and a transfer-size mix, random offsets
+//! over the whole device (methodology.md), and user-defined mixes.
+
+use serde::Serialize;
+use sim::{Io, Rng, Workload};
+
+/// A read/write share and a transfer-size mix.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Mix {
+    pub name: String,
+    /// Reads in parts per million of I/Os.
+    pub read_ppm: u32,
+    /// (transfer bytes, share in parts per million), shares summing to 1e6.
+    pub sizes: Vec<(u32, u32)>,
+}
+
+/// The named profiles of the reviewers' procedure (methodology.md).
+pub const NAMED: &[(&str, &str, &str)] = &[
+    ("4k-read", "read=100;bs=4k/100", "4K random read"),
+    ("4k-write", "read=0;bs=4k/100", "4K random write"),
+    ("8k-7030", "read=70;bs=8k/100", "8K random, 70% read"),
+    ("fileserver", "read=80;bs=512/10:1k/5:2k/5:4k/60:8k/2:16k/4:32k/4:64k/10", "File Server (iometer's mix), 80% read"),
+    ("webserver", "read=100;bs=512/22:1k/15:2k/8:4k/23:8k/15:16k/2:32k/6:64k/7:128k/1:512k/1", "Web Server, 100% read"),
+    ("webserver-write", "read=0;bs=512/22:1k/15:2k/8:4k/23:8k/15:16k/2:32k/6:64k/7:128k/1:512k/1", "Web Server sizes at 100% write (its preconditioning)"),
+];
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum WorkloadError {
+    #[error("unknown workload '{0}': expected one of 4k-read, 4k-write, 8k-7030, fileserver, webserver, webserver-write, or a mix such as 'read=70;bs=4k/60:64k/40'")]
+    Unknown(String),
+    #[error("workload '{spec}': {msg}")]
+    Bad { spec: String, msg: String },
+}
+
+fn size_parse(s: &str) -> Option<u32> {
+    let s = s.trim().to_ascii_lowercase();
+    let (num, mult) = if let Some(n) = s.strip_suffix('k') {
+        (n, 1024)
+    } else if let Some(n) = s.strip_suffix('m') {
+        (n, 1024 * 1024)
+    } else {
+        (s.as_str(), 1)
+    };
+    num.parse::<u32>().ok()?.checked_mul(mult)
+}
+
+/// A percentage with up to four decimals, in parts per million.
+fn pct_parse(s: &str) -> Option<u32> {
+    let v: f64 = s.trim().parse().ok()?;
+    (v.is_finite() && (0.0..=100.0).contains(&v)).then(|| (v * 10_000.0).round() as u32)
+}
+
+impl Mix {
+    /// A named profile, or a mix `read=PCT;bs=SIZE/PCT:SIZE/PCT...` with
+    /// sizes in bytes or with k/m suffixes, whole 512-byte sectors, and
+    /// shares that sum to 100.
+    pub fn parse(spec: &str) -> Result<Mix, WorkloadError> {
+        if let Some((name, text, _)) = NAMED.iter().find(|(n, _, _)| *n == spec) {
+            let mut m = Mix::parse_spec(text).expect("built-in mixes parse");
+            m.name = name.to_string();
+            return Ok(m);
+        }
+        if !spec.contains('=') {
+            return Err(WorkloadError::Unknown(spec.to_string()));
+        }
+        Mix::parse_spec(spec)
+    }
+
+    fn parse_spec(spec: &str) -> Result<Mix, WorkloadError> {
+        let bad = |msg: String| WorkloadError::Bad { spec: spec.to_string(), msg };
+        let mut read_ppm = None;
+        let mut sizes = Vec::new();
+        for part in spec.split(';').filter(|p| !p.trim().is_empty()) {
+            let (k, v) = part.split_once('=').ok_or_else(|| bad(format!("'{part}' is not key=value")))?;
+            match k.trim() {
+                "read" => read_ppm = Some(pct_parse(v).ok_or_else(|| bad(format!("read = '{v}': must be a percentage in 0..=100")))?),
+                "bs" => {
+                    for item in v.split(':') {
+                        let (sz, pct) = item.split_once('/').ok_or_else(|| bad(format!("bs entry '{item}' is not SIZE/PERCENT")))?;
+                        let bytes = size_parse(sz).ok_or_else(|| bad(format!("transfer size '{sz}' is not a size")))?;
+                        if bytes == 0 || bytes % 512 != 0 || bytes > 16 << 20 {
+                            return Err(bad(format!("transfer size {bytes} B: must be a whole number of 512-byte sectors, at most 16 MiB")));
+                        }
+                        let p = pct_parse(pct).ok_or_else(|| bad(format!("share '{pct}' of {sz}: must be a percentage in 0..=100")))?;
+                        sizes.push((bytes, p));
+                    }
+                }
+                other => return Err(bad(format!("unknown key '{other}': expected read or bs"))),
+            }
+        }
+        let read_ppm = read_ppm.ok_or_else(|| bad("missing read=PERCENT".into()))?;
+        if sizes.is_empty() {
+            return Err(bad("missing bs=SIZE/PERCENT:...".into()));
+        }
+        let total: u64 = sizes.iter().map(|&(_, p)| p as u64).sum();
+        if total != 1_000_000 {
+            return Err(bad(format!("transfer-size shares sum to {}%, not 100%", total as f64 / 10_000.0)));
+        }
+        Ok(Mix { name: spec.to_string(), read_ppm, sizes })
+    }
+
+    /// The workload the reviewers precondition with before this one.
+    pub fn preconditioner(&self) -> Mix {
+        match self.name.as_str() {
+            "4k-read" | "4k-write" => Mix::parse("4k-write").unwrap(),
+            "webserver" => Mix::parse("webserver-write").unwrap(),
+            _ if self.read_ppm == 1_000_000 => Mix { name: format!("{} at 100% write", self.name), read_ppm: 0, sizes: self.sizes.clone() },
+            _ => self.clone(),
+        }
+    }
+
+    pub fn min_bytes(&self) -> u32 {
+        self.sizes.iter().map(|&(b, _)| b).min().unwrap_or(4096)
+    }
+    pub fn max_bytes(&self) -> u32 {
+        self.sizes.iter().map(|&(b, _)| b).max().unwrap_or(4096)
+    }
+}
+
+/// Random I/O over a device of `capacity` bytes. Offsets are aligned to the
+/// mix's smallest transfer size, as fio aligns random offsets to its minimum
+/// block size: in the File Server mix most 4 KiB writes are not 4 KiB
+/// aligned, and a 4 KiB-mapped FTL pays a read-modify-write for them.
+pub struct MixGen {
+    read_ppm: u32,
+    /// (bytes, cumulative ppm).
+    cumulative: Vec<(u32, u32)>,
+    align: u64,
+    capacity: u64,
+}
+
+impl MixGen {
+    pub fn new(mix: &Mix, capacity_bytes: u64) -> MixGen {
+        let mut acc = 0;
+        let cumulative = mix
+            .sizes
+            .iter()
+            .filter(|&&(_, p)| p > 0)
+            .map(|&(b, p)| {
+                acc += p;
+                (b, acc)
+            })
+            .collect();
+        MixGen { read_ppm: mix.read_ppm, cumulative, align: mix.min_bytes() as u64, capacity: capacity_bytes }
+    }
+}
+
+impl Workload for MixGen {
+    #[inline]
+    fn next_io(&mut self, rng: &mut Rng) -> Io {
+        let write = if self.read_ppm == 1_000_000 {
+            false
+        } else if self.read_ppm == 0 {
+            true
+        } else {
+            rng.ppm() >= self.read_ppm
+        };
+        let len = if self.cumulative.len() == 1 {
+            self.cumulative[0].0
+        } else {
+            let x = rng.ppm();
+            self.cumulative.iter().find(|&&(_, c)| x < c).map(|&(b, _)| b).unwrap_or(self.cumulative[0].0)
+        };
+        let len64 = (len as u64).min(self.capacity);
+        let positions = (self.capacity - len64) / self.align + 1;
+        let offset_bytes = rng.below(positions) * self.align;
+        Io { offset_bytes, len_bytes: len64 as u32, write }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn named_profiles_match_the_methodology() {
+        let fs = Mix::parse("fileserver").unwrap();
+        assert_eq!(fs.read_ppm, 800_000);
+        assert_eq!(fs.sizes.len(), 8);
+        assert_eq!(fs.min_bytes(), 512);
+        let ws = Mix::parse("webserver").unwrap();
+        assert_eq!(ws.preconditioner().name, "webserver-write");
+        assert_eq!(ws.max_bytes(), 512 * 1024);
+        assert_eq!(Mix::parse("4k-read").unwrap().preconditioner().name, "4k-write");
+        assert_eq!(Mix::parse("8k-7030").unwrap().preconditioner().name, "8k-7030");
+    }
+
+    #[test]
+    fn bad_mixes_are_refused_naming_the_problem() {
+        let e = Mix::parse("read=70;bs=4k/60:8k/30").unwrap_err().to_string();
+        assert!(e.contains("sum to 90%"), "{e}");
+        let e = Mix::parse("read=170;bs=4k/100").unwrap_err().to_string();
+        assert!(e.contains("read = '170'"), "{e}");
+        let e = Mix::parse("read=70;bs=1000/100").unwrap_err().to_string();
+        assert!(e.contains("512-byte sectors"), "{e}");
+        assert!(matches!(Mix::parse("nope"), Err(WorkloadError::Unknown(_))));
+        assert!(Mix::parse("read=70;bs=4k/60:64k/40").is_ok());
+    }
+
+    #[test]
+    fn generator_keeps_shares_and_bounds() {
+        let mix = Mix::parse("fileserver").unwrap();
+        let cap = 1 << 30;
+        let mut g = MixGen::new(&mix, cap);
+        let mut rng = Rng::new(3);
+        let (mut reads, mut small) = (0, 0);
+        let n = 200_000;
+        for _ in 0..n {
+            let io = g.next_io(&mut rng);
+            assert!(io.offset_bytes % 512 == 0 && io.offset_bytes + io.len_bytes as u64 <= cap);
+            reads += (!io.write) as u32;
+            small += (io.len_bytes == 512) as u32;
+        }
+        assert!((reads as f64 / n as f64 - 0.8).abs() < 0.01);
+        assert!((small as f64 / n as f64 - 0.1).abs() < 0.01);
+    }
+}

@@ -1,0 +1,301 @@
+//! The virtual-time engine. Knows nothing of flash.
+//!
+//! A run is a closed loop: `threads x queue_depth` host slots, each keeping
+//! one I/O outstanding. Completions are events ordered by (time, sequence
+//! number), so ties break the same way on every run. The target computes an
+//! I/O's completion time when it is issued, by reserving the resources it
+//! passes through ([`Timeline`], [`Pool`]) in issue order: a FCFS queue at
+//! each resource. Only completions are events, which keeps the engine at a
+//! heap of `threads x queue_depth` entries whatever the device's size.
+
+use rand::{Rng as _, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use units::Ns;
+
+/// The one seeded PRNG of a run (xoshiro256++: fast, and its output is fixed
+/// by its definition, so a seed means the same stream on every machine).
+pub struct Rng(Xoshiro256PlusPlus);
+
+impl Rng {
+    pub fn new(seed: u64) -> Rng {
+        Rng(Xoshiro256PlusPlus::seed_from_u64(seed))
+    }
+    /// Uniform in `0..n` (`n > 0`).
+    #[inline]
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.0.gen_range(0..n)
+    }
+    /// Uniform in `0..1_000_000`, for shares given in parts per million.
+    #[inline]
+    pub fn ppm(&mut self) -> u32 {
+        self.0.gen_range(0..1_000_000)
+    }
+}
+
+/// Idle gaps a [`Timeline`] remembers.
+const GAPS: usize = 4;
+
+/// One resource that serves one operation at a time (a die, a channel bus,
+/// a data path).
+///
+/// Operations are reserved when they are issued, and some are issued with a
+/// ready time well ahead of others (a GC program waits for its data to be
+/// read; a host read's transfer waits for its die). A plain "free at" would
+/// queue every later operation behind such a reservation and leave the time
+/// before it idle, which no real scheduler does. So the timeline remembers
+/// the last few idle gaps that future reservations left, and an operation
+/// that fits in one runs there: what a controller that dispatches to a free
+/// die or bus does.
+#[derive(Debug, Clone, Default)]
+pub struct Timeline {
+    pub free_at: Ns,
+    pub busy_ns: Ns,
+    gaps: [(Ns, Ns); GAPS],
+    gap_count: u8,
+}
+
+impl Timeline {
+    /// Reserves the resource for `service` from no earlier than `ready`;
+    /// returns when the service ends.
+    #[inline]
+    pub fn reserve(&mut self, ready: Ns, service: Ns) -> Ns {
+        self.busy_ns += service;
+        if ready < self.free_at && self.gap_count > 0 {
+            for i in 0..self.gap_count as usize {
+                let (g0, g1) = self.gaps[i];
+                let start = ready.max(g0);
+                if start + service <= g1 {
+                    let end = start + service;
+                    // Keep the larger remainder of the gap: the part after
+                    // the operation (the part before is usually in the past).
+                    if g1 - end >= start - g0 {
+                        self.gaps[i] = (end, g1);
+                    } else {
+                        self.gaps[i] = (g0, start);
+                    }
+                    if self.gaps[i].1 <= self.gaps[i].0 {
+                        self.gap_remove(i);
+                    }
+                    return end;
+                }
+            }
+        }
+        if ready > self.free_at {
+            self.gap_add(self.free_at, ready);
+            self.free_at = ready;
+        }
+        self.free_at += service;
+        self.free_at
+    }
+
+    fn gap_remove(&mut self, i: usize) {
+        let n = self.gap_count as usize;
+        self.gaps.copy_within(i + 1..n, i);
+        self.gap_count -= 1;
+    }
+
+    fn gap_add(&mut self, from: Ns, to: Ns) {
+        if self.gap_count as usize == GAPS {
+            // Forget the earliest gap: the likeliest to be in the past.
+            self.gap_remove(0);
+        }
+        self.gaps[self.gap_count as usize] = (from, to);
+        self.gap_count += 1;
+    }
+}
+
+/// `k` identical servers (host CPU cores): an operation takes the one that
+/// frees first.
+#[derive(Debug, Clone)]
+pub struct Pool {
+    free_at: Vec<Ns>,
+}
+
+impl Pool {
+    pub fn new(servers: u32) -> Pool {
+        Pool { free_at: vec![0; servers.max(1) as usize] }
+    }
+    #[inline]
+    pub fn reserve(&mut self, ready: Ns, service: Ns) -> Ns {
+        if service == 0 {
+            return ready;
+        }
+        let (i, &t) = self.free_at.iter().enumerate().min_by_key(|(i, &t)| (t, *i)).expect("a pool has a server");
+        let end = ready.max(t) + service;
+        self.free_at[i] = end;
+        end
+    }
+}
+
+/// One host I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Io {
+    pub offset_bytes: u64,
+    pub len_bytes: u32,
+    pub write: bool,
+}
+
+/// What a closed loop drives: a device that accepts an I/O at `now` and says
+/// when it completes (never before `now`).
+pub trait Target {
+    type Error;
+    fn submit(&mut self, now: Ns, io: &Io) -> Result<Ns, Self::Error>;
+    /// A hint that `io` will be submitted soon: `stage` 0 when it is made
+    /// (about [`LOOKAHEAD`] I/Os ahead), 1 when it is halfway to its turn.
+    /// A target may prefetch what it will touch; it must not change state.
+    #[inline]
+    fn prefetch(&self, _io: &Io, _stage: u8) {}
+}
+
+/// I/Os the engine makes ahead of their submission, so that a target can
+/// prefetch their mapping entries. The workload's stream does not depend on
+/// the device, so making I/Os early changes no result.
+pub const LOOKAHEAD: usize = 32;
+
+/// Makes the next I/O of a host thread.
+pub trait Workload {
+    fn next_io(&mut self, rng: &mut Rng) -> Io;
+}
+
+/// Sees every completion, with the target (to sample its state); says
+/// whether the run goes on.
+pub trait Observer<T> {
+    fn complete(&mut self, target: &mut T, issued: Ns, completed: Ns, io: &Io) -> bool;
+}
+
+/// The state of a closed loop between runs: the clock and the PRNG carry
+/// over from preconditioning to the main test, as on a real device.
+pub struct Engine {
+    pub now: Ns,
+    pub rng: Rng,
+    seq: u64,
+}
+
+impl Engine {
+    pub fn new(seed: u64) -> Engine {
+        Engine { now: 0, rng: Rng::new(seed), seq: 0 }
+    }
+
+    /// Runs `threads x queue_depth` closed-loop slots until the observer
+    /// says stop. Outstanding I/Os at the stop are abandoned (their effect on
+    /// the device stays; their latency is not recorded), and the clock is
+    /// left at the last completion seen.
+    pub fn run<T: Target, W: Workload, O: Observer<T>>(
+        &mut self,
+        target: &mut T,
+        workload: &mut W,
+        threads: u32,
+        queue_depth: u32,
+        observer: &mut O,
+    ) -> Result<(), T::Error> {
+        let slots = (threads * queue_depth) as usize;
+        let mut ahead = std::collections::VecDeque::with_capacity(LOOKAHEAD + 1);
+        let mut next = |rng: &mut Rng, target: &T| {
+            while ahead.len() < LOOKAHEAD {
+                let io = workload.next_io(rng);
+                target.prefetch(&io, 0);
+                ahead.push_back(io);
+            }
+            target.prefetch(&ahead[LOOKAHEAD / 2], 1);
+            ahead.pop_front().expect("lookahead is full")
+        };
+        let mut ios = Vec::with_capacity(slots);
+        let mut heap: BinaryHeap<Reverse<(Ns, u64, u32)>> = BinaryHeap::with_capacity(slots);
+        let start = self.now;
+        for slot in 0..slots {
+            let io = next(&mut self.rng, target);
+            let done = target.submit(start, &io)?;
+            debug_assert!(done >= start);
+            ios.push((start, io));
+            heap.push(Reverse((done, self.seq, slot as u32)));
+            self.seq += 1;
+        }
+        while let Some(Reverse((done, _, slot))) = heap.pop() {
+            self.now = done;
+            let (issued, io) = ios[slot as usize];
+            if !observer.complete(target, issued, done, &io) {
+                break;
+            }
+            let io = next(&mut self.rng, target);
+            let t = target.submit(done, &io)?;
+            debug_assert!(t >= done);
+            ios[slot as usize] = (done, io);
+            heap.push(Reverse((t, self.seq, slot)));
+            self.seq += 1;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A target with one server of fixed service time: the closed loop must
+    /// reach exactly its throughput, and latency must follow Little's law.
+    struct OneServer(Timeline);
+    impl Target for OneServer {
+        type Error = ();
+        fn submit(&mut self, now: Ns, _: &Io) -> Result<Ns, ()> {
+            Ok(self.0.reserve(now, 1_000))
+        }
+    }
+    struct Fixed;
+    impl Workload for Fixed {
+        fn next_io(&mut self, _: &mut Rng) -> Io {
+            Io { offset_bytes: 0, len_bytes: 4096, write: false }
+        }
+    }
+    struct Count { n: u64, lat_sum: u64, last: Ns }
+    impl Observer<OneServer> for Count {
+        fn complete(&mut self, _: &mut OneServer, issued: Ns, completed: Ns, _: &Io) -> bool {
+            self.n += 1;
+            self.lat_sum += completed - issued;
+            self.last = completed;
+            self.n < 100_000
+        }
+    }
+
+    #[test]
+    fn closed_loop_obeys_littles_law() {
+        let mut e = Engine::new(1);
+        let mut c = Count { n: 0, lat_sum: 0, last: 0 };
+        e.run(&mut OneServer(Timeline::default()), &mut Fixed, 4, 8, &mut c).unwrap();
+        // One I/O a microsecond, 32 outstanding: 32 us each.
+        assert_eq!(c.last, 100_000 * 1_000);
+        let avg = c.lat_sum / c.n;
+        assert!((31_000..=32_000).contains(&avg), "{avg}");
+    }
+
+    #[test]
+    fn timeline_fills_the_gaps_future_reservations_leave() {
+        let mut t = Timeline::default();
+        assert_eq!(t.reserve(0, 10), 10);
+        // Ready only at 100: the gap 10..100 is kept.
+        assert_eq!(t.reserve(100, 10), 110);
+        // Ready at 5, fits in the gap: runs at 10, not after 110.
+        assert_eq!(t.reserve(5, 20), 30);
+        assert_eq!(t.reserve(0, 70), 100);
+        // The gap is used up: the next one goes to the tail.
+        assert_eq!(t.reserve(0, 5), 115);
+        assert_eq!(t.busy_ns, 115);
+    }
+
+    #[test]
+    fn pool_takes_the_first_free_server() {
+        let mut p = Pool::new(2);
+        assert_eq!(p.reserve(0, 10), 10);
+        assert_eq!(p.reserve(0, 10), 10);
+        assert_eq!(p.reserve(0, 10), 20);
+        assert_eq!(p.reserve(100, 0), 100);
+    }
+
+    #[test]
+    fn rng_stream_is_fixed_by_the_seed() {
+        let a: Vec<u64> = (0..5).map({ let mut r = Rng::new(7); move |_| r.below(1000) }).collect();
+        let b: Vec<u64> = (0..5).map({ let mut r = Rng::new(7); move |_| r.below(1000) }).collect();
+        assert_eq!(a, b);
+    }
+}
