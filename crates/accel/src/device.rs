@@ -33,7 +33,7 @@ pub enum DeviceError {
     Scale { device: String, scale: u32, max: u32, blocks: u32, min_superblocks: u32 },
     #[error("I/O at byte {offset} of {len} bytes is out of range: the device holds {capacity} bytes, and I/O must be whole 512-byte sectors")]
     OutOfRange { offset: u64, len: u64, capacity: u64 },
-    #[error("{0}")]
+    #[error(transparent)]
     Ftl(#[from] FtlError),
 }
 
@@ -88,7 +88,10 @@ struct Costs {
     slot_transfer_ns: Ns,
     mpage_transfer_ns: Ns,
     program_path_mpage_ns: Ns,
-    command_ns: Ns,
+    read_command_ns: Ns,
+    write_command_ns: Ns,
+    /// Whether GC data passes the program path (host-managed cards).
+    gc_through_program_path: bool,
     link_bytes_per_sec: u64,
     overhead_ns: Ns,
     cpu_ns: Ns,
@@ -180,7 +183,12 @@ impl Device {
         let held = reserve as f64 + HELD_BEYOND_RESERVE;
         let t_eff = |sbs: u32| (sbs as f64 - held) * layout.data_slots_per_superblock as f64;
         let full_slots = usable / members_n / SLOT_BYTES;
-        let user_slots = if scale == 1 { full_slots } else { (full_slots as f64 * t_eff(g.blocks_per_plane) / t_eff(full.blocks_per_plane)) as u64 };
+        let mut user_slots = if scale == 1 { full_slots } else { (full_slots as f64 * t_eff(g.blocks_per_plane) / t_eff(full.blocks_per_plane)) as u64 };
+        if members_n > 1 {
+            // RAID 0 needs every member to end on a whole chunk.
+            let chunk_slots = profile.member_stripe_kib as u64 * 1024 / SLOT_BYTES;
+            user_slots -= user_slots % chunk_slots.max(1);
+        }
         let cfg = FtlConfig {
             stripe_width: profile.ftl.stripe_width,
             user_slots,
@@ -215,7 +223,9 @@ impl Device {
             slot_transfer_ns: transfer_ns(SLOT_BYTES, t.channel_bytes_per_sec),
             mpage_transfer_ns: transfer_ns(g.mpage_bytes(), t.channel_bytes_per_sec),
             program_path_mpage_ns: transfer_ns(g.mpage_bytes(), c.program_path_bytes_per_sec),
-            command_ns: per_op_ns(c.commands_per_sec),
+            read_command_ns: per_op_ns(c.read_commands_per_sec),
+            write_command_ns: per_op_ns(c.write_commands_per_sec),
+            gc_through_program_path: profile.management == crate::profile::Management::Host,
             link_bytes_per_sec: c.link_bytes_per_sec,
             overhead_ns: c.io_overhead_ns,
             cpu_ns: profile.host.cpu_ns_per_io,
@@ -307,25 +317,17 @@ impl Device {
         let member = &mut self.members[m];
         let first = (offset / SLOT_BYTES) as u32;
         let last = ((offset + len - 1) / SLOT_BYTES) as u32;
-        let ctl = if write {
-            first % c.controllers
-        } else {
-            match member.ftl.lookup(first) {
-                Some(a) => a.die % c.channels / c.channels_per_controller,
-                None => first % c.controllers,
-            }
-        };
-        let t = member.command[ctl as usize].reserve(now, c.command_ns);
         if !write {
-            let mut done = t;
+            // The controller that owns the first slot's die takes the command.
             for lba in first..=last {
-                let from = member.ftl.read(lba, None)?;
-                if from == ReadFrom::Media {
-                    done = done.max(member.ops_time(c, t));
-                }
+                member.ftl.read(lba, None)?;
             }
+            let ctl = member.ftl.media().ops.first().map(|op| op.die % c.channels / c.channels_per_controller).unwrap_or(first % c.controllers);
+            let t = member.command[ctl as usize].reserve(now, c.read_command_ns);
+            let done = member.ops_time(c, t);
             return Ok(member.link_out.reserve(done, transfer_ns(len, c.link_bytes_per_sec)));
         }
+        let t = member.command[(first % c.controllers) as usize].reserve(now, c.write_command_ns);
         let mut t = member.link_in.reserve(t, transfer_ns(len, c.link_bytes_per_sec));
         // A partial first or last slot is read, merged and written whole.
         let head_partial = offset % SLOT_BYTES != 0 || (first == last && len < SLOT_BYTES);
@@ -373,10 +375,15 @@ impl Member {
                 OpKind::Program => {
                     // GC data must first have been read out of the victim,
                     // and a GC thread must have handled the page's slots.
-                    let r = if tag == OpTag::Gc { self.gc_cpu.reserve(ready.max(self.gc_ready), c.gc_mpage_cpu_ns) } else { ready };
+                    let gc = matches!(tag, OpTag::Gc | OpTag::GcParity);
+                    let r = match tag {
+                        OpTag::Gc => self.gc_cpu.reserve(ready.max(self.gc_ready), c.gc_mpage_cpu_ns),
+                        OpTag::GcParity => ready.max(self.gc_ready),
+                        _ => ready,
+                    };
                     let r = r.max(self.erased_at[block as usize]);
                     let ctl = ch / c.channels_per_controller as usize;
-                    let staged = self.program_path[ctl].reserve(r, c.program_path_mpage_ns);
+                    let staged = if gc && !c.gc_through_program_path { r } else { self.program_path[ctl].reserve(r, c.program_path_mpage_ns) };
                     let loaded = self.channels[ch].reserve(staged, c.mpage_transfer_ns);
                     let end = self.dies[d].reserve(loaded, c.program_ns);
                     if tag == OpTag::User {
@@ -410,7 +417,10 @@ impl Target for Device {
             let stripe = io.offset_bytes / self.stripe_bytes;
             ((stripe % n) as usize, (stripe / n) * self.stripe_bytes + io.offset_bytes % self.stripe_bytes)
         };
-        self.members[member].ftl.prefetch((off / SLOT_BYTES) as u32, stage);
+        // Reads touch only the L2P; writes also the P2L of the old place.
+        if stage == 0 || io.write {
+            self.members[member].ftl.prefetch((off / SLOT_BYTES) as u32, stage);
+        }
     }
 
     fn submit(&mut self, now: Ns, io: &Io) -> Result<Ns, DeviceError> {

@@ -81,11 +81,15 @@ impl NandProfile {
 pub struct ControllerProfile {
     /// Controllers in one member; each owns an equal share of the channels.
     pub count: u32,
-    /// Host commands one controller processes per second.
-    pub commands_per_sec: u64,
+    /// Host read commands one controller processes per second.
+    pub read_commands_per_sec: u64,
+    /// Host write commands one controller processes per second (a write
+    /// lands in the buffer and costs the controller less than a read).
+    pub write_commands_per_sec: u64,
     /// Bytes per second one controller's program data path (ECC encode,
-    /// parity, NAND write DMA) moves to the channels: user, GC and parity
-    /// pages all pass through it.
+    /// parity, NAND write DMA) moves to the channels. Host data and its
+    /// parity pass through it; GC data too when the host runs the FTL (the
+    /// relocated data comes back from the host), not when the card does.
     pub program_path_bytes_per_sec: u64,
     /// Host link bandwidth of one member, each direction, bytes per second.
     pub link_bytes_per_sec: u64,
@@ -171,8 +175,11 @@ impl Profile {
         if c.count == 0 || g.channels % c.count != 0 {
             return Err(self.field("controller.count", c.count, &format!("at least 1 and divide nand.channels ({})", g.channels)));
         }
-        if !(1_000..=100_000_000).contains(&c.commands_per_sec) {
-            return Err(self.field("controller.commands_per_sec", c.commands_per_sec, "in 1000..=100000000"));
+        if !(1_000..=100_000_000).contains(&c.read_commands_per_sec) {
+            return Err(self.field("controller.read_commands_per_sec", c.read_commands_per_sec, "in 1000..=100000000"));
+        }
+        if !(1_000..=100_000_000).contains(&c.write_commands_per_sec) {
+            return Err(self.field("controller.write_commands_per_sec", c.write_commands_per_sec, "in 1000..=100000000"));
         }
         if !(1_000_000..=1_000_000_000_000).contains(&c.program_path_bytes_per_sec) {
             return Err(self.field("controller.program_path_bytes_per_sec", c.program_path_bytes_per_sec, "in 1 MB/s..=1 TB/s"));

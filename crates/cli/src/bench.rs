@@ -1,8 +1,9 @@
 //! `flashlab bench`: the simulator's speed in simulated I/Os per wall second,
-//! and its memory, measured on this machine. Not a test: figures are printed
-//! with the baseline measured in the same run.
+//! and its memory, measured on this machine. Not a test. Each phase is timed
+//! on its own; the machine is shared, so compare figures from one run.
 
 use anyhow::Result;
+use lab::{Length, Mix, Session};
 use std::time::Instant;
 
 #[derive(clap::Args)]
@@ -18,7 +19,7 @@ pub struct BenchArgs {
     ios: u64,
 }
 
-fn rss_bytes() -> Option<u64> {
+fn rss_peak_bytes() -> Option<u64> {
     let s = std::fs::read_to_string("/proc/self/status").ok()?;
     let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
     line.split_whitespace().nth(1)?.parse::<u64>().ok().map(|k| k * 1024)
@@ -26,60 +27,49 @@ fn rss_bytes() -> Option<u64> {
 
 pub fn bench(a: BenchArgs) -> Result<()> {
     let profile = accel::profile_load(&a.device).map_err(anyhow::Error::msg)?;
-    let rss0 = rss_bytes().unwrap_or(0);
-    let mut spec = lab::RunSpec::new(&profile.id, &profile.default_format, "4k-write", a.scale, 1);
-    spec.precondition = true;
-    spec.ios = Some(a.ios);
+    let rss0 = rss_peak_bytes().unwrap_or(0);
     println!("flashlab bench --device {} --scale {} --ios {}", profile.id, a.scale, a.ios);
     let t = Instant::now();
-    let r = lab::run(&profile, &spec, &mut |_| {})?;
-    let total = t.elapsed().as_secs_f64();
-    let pre = &r.phases[0];
-    let main = &r.phases[1];
-    let pre_ios = pre.summary.all.ios;
-    // The main phase's wall time is what remains after preconditioning,
-    // measured separately below by re-running it alone would double the
-    // cost; instead time both phases apart with a second, timed run.
-    let _ = total;
-    let mut spec_w = spec.clone();
-    spec_w.precondition = true;
-    spec_w.ios = Some(1);
-    let t0 = Instant::now();
-    let _ = lab::run(&profile, &spec_w, &mut |_| {})?;
-    let pre_wall = t0.elapsed().as_secs_f64();
-    let main_wall = (total - pre_wall).max(1e-9);
+    let mut s = Session::new(&profile, &profile.default_format, a.scale, 1, 60.0 / a.scale as f64)?;
+    let format_s = t.elapsed().as_secs_f64();
+    let write = Mix::parse("4k-write")?;
+    let read = Mix::parse("4k-read")?;
+    let t = Instant::now();
+    let pre = s.precondition(&write, 3.0, 8.0, &mut |_| {})?;
+    let pre_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let w = s.measure("write", &write, 16, 16, Length::Ios(a.ios), &mut |_| {})?;
+    let w_s = t.elapsed().as_secs_f64();
+    let t = Instant::now();
+    let r = s.measure("read", &read, 16, 16, Length::Ios(a.ios), &mut |_| {})?;
+    let r_s = t.elapsed().as_secs_f64();
+    let rss = rss_peak_bytes().unwrap_or(0);
+    let d = &s.device;
+    let raw = profile.raw_bytes() / a.scale as u64;
     println!(
-        "device {} ({} dies), {:.1} GB raw, {:.1} GB usable, WA in steady state {:.2}",
-        r.device.id,
-        r.device.dies,
-        r.device.raw_bytes as f64 / 1e9,
-        r.device.capacity_bytes as f64 / 1e9,
-        main.wa
+        "device {} ({} dies), {:.1} GB raw, {:.1} GB usable; format (secure erase) {:.2} s wall",
+        profile.id,
+        d.dies(),
+        raw as f64 / 1e9,
+        d.capacity_bytes() as f64 / 1e9,
+        format_s
     );
-    println!("preconditioning (secure erase to steady state): {} I/Os in {:.2} s wall: {:.0} simulated I/Os per wall second", pre_ios, pre_wall, pre_ios as f64 / pre_wall);
+    let rate = |n: u64, s: f64| n as f64 / s.max(1e-9);
     println!(
-        "4K random write, steady state, 16T/16Q: {} I/Os in {:.2} s wall: {:.0} simulated I/Os per wall second",
-        main.summary.all.ios,
-        main_wall,
-        main.summary.all.ios as f64 / main_wall
+        "preconditioning, secure erase to steady state: {} I/Os ({:.2} drive writes) in {:.2} s wall: {:.0} simulated I/Os per wall second",
+        pre.summary.all.ios,
+        pre.drive_writes,
+        pre_s,
+        rate(pre.summary.all.ios, pre_s)
     );
-    // Reads after preconditioning.
-    let mut spec_r = spec.clone();
-    spec_r.workload = "4k-read".into();
-    let t1 = Instant::now();
-    let rr = lab::run(&profile, &spec_r, &mut |_| {})?;
-    let read_total = t1.elapsed().as_secs_f64();
-    let read_wall = (read_total - pre_wall).max(1e-9);
-    let reads = rr.phases[1].summary.all.ios;
-    println!("4K random read after preconditioning, 16T/16Q: {} I/Os in {:.2} s wall: {:.0} simulated I/Os per wall second", reads, read_wall, reads as f64 / read_wall);
-    let rss = rss_bytes().unwrap_or(0);
-    let raw4k = r.device.raw_bytes / 4096;
+    println!("4K random write, steady state (WA {:.2}), 16T/16Q: {} I/Os in {:.2} s wall: {:.0} simulated I/Os per wall second", w.wa, w.summary.all.ios, w_s, rate(w.summary.all.ios, w_s));
+    println!("4K random read after preconditioning, 16T/16Q: {} I/Os in {:.2} s wall: {:.0} simulated I/Os per wall second", r.summary.all.ios, r_s, rate(r.summary.all.ios, r_s));
     println!(
-        "peak resident memory {:.1} MB ({:.1} MB before the device): {:.2} bytes per 4 KiB of raw flash",
+        "peak resident memory {:.1} MB ({:.1} MB before the device): {:.2} bytes per 4 KiB of raw flash (limit 10)",
         rss as f64 / 1e6,
         rss0 as f64 / 1e6,
-        (rss.saturating_sub(rss0)) as f64 / raw4k as f64
+        rss.saturating_sub(rss0) as f64 / (raw / 4096) as f64
     );
-    println!("reference (shared/reference/models-and-peers.md, this class of machine): MQSim ~49,000 I/Os/s steady-state write, ~163,000 read");
+    println!("baseline (shared/reference/models-and-peers.md, this class of machine): MQSim ~49,000 simulated I/Os per wall second in steady-state write, ~163,000 in read");
     Ok(())
 }

@@ -23,6 +23,9 @@ enum Command {
     Run(RunArgs),
     /// Measure the simulator's own speed and memory (a benchmark, not a test).
     Bench(bench::BenchArgs),
+    /// Reproduce the reviewers' steady-state 4K figures for catalog devices
+    /// and compare them with the published ones.
+    Calibrate(CalibrateArgs),
 }
 
 #[derive(clap::Args)]
@@ -45,7 +48,7 @@ struct RunArgs {
     qd: u32,
     /// Secure erase, then precondition at 16T/16Q with the workload's
     /// preconditioning workload until steady state (SNIA criteria on IOPS
-    /// over 5 rounds, after at least 2 drive writes; gives up at 8).
+    /// over 5 rounds, after at least 5 drive writes; gives up at 10).
     #[arg(long)]
     precondition: bool,
     /// Virtual seconds of the measured phase (default: 5 rounds).
@@ -78,11 +81,73 @@ fn main() {
         Command::Devices => devices(),
         Command::Run(a) => run(a),
         Command::Bench(a) => bench::bench(a),
+        Command::Calibrate(a) => calibrate(a),
     };
     if let Err(e) = r {
         eprintln!("flashlab: error: {e:#}");
         std::process::exit(2);
     }
+}
+
+#[derive(clap::Args)]
+struct CalibrateArgs {
+    /// Catalog devices or profile files (default: the whole catalog).
+    devices: Vec<String>,
+    /// Format (default: each device's default format).
+    #[arg(long)]
+    format: Option<String>,
+    #[arg(long, default_value_t = 16)]
+    scale: u32,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Rounds measured for each main test.
+    #[arg(long, default_value_t = 5)]
+    rounds: u32,
+    /// Write the calibrations as JSON.
+    #[arg(long)]
+    json: Option<std::path::PathBuf>,
+}
+
+fn calibrate(a: CalibrateArgs) -> Result<()> {
+    let ids: Vec<String> = if a.devices.is_empty() { accel::CATALOG.iter().map(|(id, _)| id.to_string()).collect() } else { a.devices.clone() };
+    let mut all = Vec::new();
+    for id in ids {
+        let profile = accel::profile_load(&id).map_err(anyhow::Error::msg)?;
+        let format = a.format.clone().unwrap_or_else(|| profile.default_format.clone());
+        let t = Instant::now();
+        let c = lab::calibrate::calibrate(&profile, &format, a.scale, a.seed, a.rounds)?;
+        let pre = &c.precondition;
+        let ss = pre.steady_state.as_ref().map(|s| if s.reached { format!("steady after {:.2} drive writes", s.drive_writes) } else { format!("STEADY STATE NOT REACHED ({:.2} drive writes)", s.drive_writes) }).unwrap_or_default();
+        println!(
+            "{} --format {} --scale {} --seed {}: {}, WA {:.2}; wall {:.1} s [simulated]",
+            c.device,
+            c.format,
+            c.scale,
+            c.seed,
+            ss,
+            c.write.wa,
+            t.elapsed().as_secs_f64()
+        );
+        for f in &c.figures {
+            match (f.published, f.error_percent) {
+                (Some(p), Some(e)) => println!(
+                    "  {:<42} published {:>10.3}  simulated {:>10.3}  error {:>+6.1}% (tolerance {:.0}%){}",
+                    f.metric,
+                    p,
+                    f.simulated,
+                    e,
+                    f.tolerance_percent,
+                    if f.within() { "" } else { "  OUTSIDE" }
+                ),
+                _ => println!("  {:<42} published {:>10}  simulated {:>10.3}", f.metric, "-", f.simulated),
+            }
+        }
+        all.push(c);
+    }
+    if let Some(path) = &a.json {
+        std::fs::write(path, serde_json::to_string_pretty(&all)? + "\n").with_context(|| format!("cannot write --json {}", path.display()))?;
+    }
+    Ok(())
 }
 
 fn devices() -> Result<()> {

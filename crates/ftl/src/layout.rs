@@ -15,6 +15,32 @@
 use nand::Geometry;
 use units::Ppa;
 
+/// Division of a `u32` by a divisor fixed at construction, by one multiply:
+/// with `m = ceil(2^64 / d)`, `n / d == (m * n) >> 64` exactly for every
+/// 32-bit `n` (Lemire, Kaser and Kurz, "Faster remainder by direct
+/// computation", 2019). Address decoding runs for every slot moved or read.
+#[derive(Debug, Clone, Copy)]
+pub struct FastDiv {
+    d: u32,
+    m: u64,
+}
+
+impl FastDiv {
+    pub fn new(d: u32) -> FastDiv {
+        assert!(d > 0, "division by zero");
+        let m = if d == 1 { 0 } else { (u64::MAX / d as u64).wrapping_add(1) };
+        FastDiv { d, m }
+    }
+    #[inline(always)]
+    pub fn div(&self, n: u32) -> u32 {
+        if self.d == 1 {
+            n
+        } else {
+            ((self.m as u128 * n as u128) >> 64) as u32
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct SlotAddr {
     pub superblock: u32,
@@ -35,6 +61,9 @@ pub struct Layout {
     pub slots_per_superblock: u32,
     /// Slots of a superblock that can hold user data (parity excluded).
     pub data_slots_per_superblock: u32,
+    div_superblock: FastDiv,
+    div_row: FastDiv,
+    div_mpage: FastDiv,
 }
 
 impl Layout {
@@ -54,6 +83,9 @@ impl Layout {
             slots_per_row,
             slots_per_superblock,
             data_slots_per_superblock,
+            div_superblock: FastDiv::new(slots_per_superblock),
+            div_row: FastDiv::new(slots_per_row),
+            div_mpage: FastDiv::new(spm),
         }
     }
 
@@ -63,16 +95,16 @@ impl Layout {
 
     #[inline]
     pub fn superblock_of(&self, ppa: Ppa) -> u32 {
-        ppa / self.slots_per_superblock
+        self.div_superblock.div(ppa)
     }
 
     #[inline]
     pub fn addr(&self, ppa: Ppa) -> SlotAddr {
-        let superblock = ppa / self.slots_per_superblock;
+        let superblock = self.div_superblock.div(ppa);
         let pos = ppa - superblock * self.slots_per_superblock;
-        let page = pos / self.slots_per_row;
+        let page = self.div_row.div(pos);
         let rem = pos - page * self.slots_per_row;
-        let die = rem / self.slots_per_mpage;
+        let die = self.div_mpage.div(rem);
         SlotAddr { superblock, page, die, slot: rem - die * self.slots_per_mpage }
     }
 
@@ -135,6 +167,16 @@ mod tests {
             pages_per_block: 16,
             page_size_bytes: 8192,
             oob_bytes: 448,
+        }
+    }
+
+    #[test]
+    fn fast_division_is_exact() {
+        for d in [1u32, 2, 3, 7, 8, 25, 96, 1536, 393_216, 1_000_003, u32::MAX] {
+            let f = FastDiv::new(d);
+            for n in [0u32, 1, d - 1, d, d.wrapping_add(1), 12_345_678, u32::MAX - 1, u32::MAX] {
+                assert_eq!(f.div(n), n / d, "{n} / {d}");
+            }
         }
     }
 

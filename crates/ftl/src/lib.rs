@@ -129,6 +129,9 @@ impl Writer {
 struct Victim {
     sb: u32,
     cursor: u32,
+    /// Next victim position whose L2P entry is to be prefetched; runs
+    /// `GC_PREFETCH_AHEAD` positions ahead of `cursor`.
+    prefetch: u32,
     /// Row and die of the page last read, so that one read serves every
     /// valid slot of a multi-plane page.
     read_key: u64,
@@ -179,6 +182,9 @@ pub struct Ftl<M: Media> {
 }
 
 const ONE: u64 = 1 << 16;
+
+/// How far ahead of the GC cursor L2P entries are prefetched, in slots.
+const GC_PREFETCH_AHEAD: u32 = 48;
 
 /// A vector of `n` copies of `value` whose memory the kernel is asked to
 /// back with huge pages: the maps are read at random, and with 4 KiB pages
@@ -507,7 +513,8 @@ impl<M: Media> Ftl<M> {
             if w.die == layout.stripe_last_data_die(w.page, w.die) {
                 let pd = layout.parity_die(w.page, w.die);
                 let oob = [LBA_UNMAPPED; 32];
-                self.media.page_program(pd, w.sb, w.page, OpTag::Parity, &oob[..layout.slots_per_mpage as usize], data.then_some(&w.parity[..]))?;
+                let tag = if w.tag == OpTag::Gc { OpTag::GcParity } else { OpTag::Parity };
+                self.media.page_program(pd, w.sb, w.page, tag, &oob[..layout.slots_per_mpage as usize], data.then_some(&w.parity[..]))?;
                 if data {
                     w.parity.fill(0);
                 }
@@ -659,7 +666,7 @@ impl<M: Media> Ftl<M> {
         if wear {
             self.counters.wear_level_victims += 1;
         }
-        self.victim = Some(Victim { sb, cursor: 0, read_key: u64::MAX });
+        self.victim = Some(Victim { sb, cursor: 0, prefetch: 0, read_key: u64::MAX });
         true
     }
 
@@ -691,12 +698,15 @@ impl<M: Media> Ftl<M> {
         }
         let ppa = base + v.cursor;
         v.cursor += 1;
-        // The L2P entries of slots a little ahead in the victim: each move
-        // updates one, at a random place in the map.
-        if let Some(&ahead) = self.p2l.get(ppa as usize + 16) {
-            if let Some(e) = self.l2p.get(ahead as usize) {
+        // Each move updates the L2P entry of its slot, at a random place in
+        // the map: prefetch those of the valid slots a little ahead.
+        let horizon = (v.cursor + GC_PREFETCH_AHEAD).min(sps);
+        while v.prefetch < horizon {
+            let lba = self.p2l[(base + v.prefetch) as usize];
+            if let Some(e) = self.l2p.get(lba as usize) {
                 prefetch_read(e);
             }
+            v.prefetch += 1;
         }
         let a = self.layout.addr(ppa);
         let key = (a.page as u64) << 32 | a.die as u64;

@@ -1,10 +1,11 @@
 //! The test lab: workloads, the metering of runs, steady-state detection
 //! and the results of a run. The only crate that turns runs into results.
 
+pub mod calibrate;
 pub mod metrics;
 pub mod run;
 pub mod steady;
 pub mod workload;
 
-pub use run::{run, Phase, Progress, RunError, RunResult, RunSpec};
+pub use run::{run, Length, Phase, Progress, RunError, RunResult, RunSpec, Session};
 pub use workload::{Mix, MixGen};

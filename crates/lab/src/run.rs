@@ -48,8 +48,8 @@ impl RunSpec {
             scale,
             seed,
             interval_s: 60.0 / scale as f64,
-            precondition_cap_drive_writes: 8.0,
-            precondition_min_drive_writes: 2.0,
+            precondition_cap_drive_writes: 10.0,
+            precondition_min_drive_writes: 5.0,
         }
     }
 }
@@ -58,7 +58,7 @@ impl RunSpec {
 pub enum RunError {
     #[error("{0}")]
     Input(String),
-    #[error("{0}")]
+    #[error(transparent)]
     Device(#[from] accel::DeviceError),
 }
 
@@ -272,31 +272,77 @@ pub fn spec_check(spec: &RunSpec) -> Result<(), RunError> {
     Ok(())
 }
 
+/// A device in the lab: its state and clock carry from one step to the
+/// next (secure erase, preconditioning, main tests), as on a real card.
+pub struct Session {
+    pub device: Device,
+    pub engine: Engine,
+    pub interval_ns: Ns,
+}
+
+/// How a measured step ends.
+#[derive(Debug, Clone, Copy)]
+pub enum Length {
+    Duration(Ns),
+    Ios(u64),
+}
+
+impl Session {
+    pub fn new(profile: &Profile, format: &str, scale: u32, seed: u64, interval_s: f64) -> Result<Session, RunError> {
+        if !(interval_s.is_finite() && (1e-4..=1e5).contains(&interval_s)) {
+            return Err(RunError::Input(format!("--interval {interval_s}: must be in 0.0001..=100000 virtual seconds")));
+        }
+        Ok(Session { device: Device::new(profile, format, scale)?, engine: Engine::new(seed), interval_ns: (interval_s * NS_PER_SEC as f64).round() as Ns })
+    }
+
+    pub fn secure_erase(&mut self) -> Result<(), RunError> {
+        Ok(self.device.secure_erase()?)
+    }
+
+    /// Preconditions with `mix` at 16T/16Q until the SNIA steady-state
+    /// criteria hold on IOPS over the last 5 rounds, after at least
+    /// `min_drive_writes`; gives up at `cap_drive_writes` (the phase's
+    /// steady-state report then says "not reached").
+    pub fn precondition(&mut self, mix: &Mix, min_drive_writes: f64, cap_drive_writes: f64, progress: &mut dyn FnMut(&Progress)) -> Result<Phase, RunError> {
+        let cap = self.device.capacity_bytes() / SLOT_BYTES;
+        let stop = Stop::Steady { min_slots: (cap as f64 * min_drive_writes) as u64, cap_slots: (cap as f64 * cap_drive_writes) as u64 };
+        phase(&mut self.engine, &mut self.device, "precondition", mix, 16, 16, stop, self.interval_ns, progress)
+    }
+
+    /// Measures `mix` at `threads` x `queue_depth` for `length`.
+    pub fn measure(&mut self, name: &str, mix: &Mix, threads: u32, queue_depth: u32, length: Length, progress: &mut dyn FnMut(&Progress)) -> Result<Phase, RunError> {
+        let stop = match length {
+            Length::Duration(d) => Stop::Duration(d),
+            Length::Ios(n) => Stop::Ios(n),
+        };
+        phase(&mut self.engine, &mut self.device, name, mix, threads, queue_depth, stop, self.interval_ns, progress)
+    }
+}
+
 /// Runs a spec end to end. `progress` sees each interval as it closes.
 pub fn run(profile: &Profile, spec: &RunSpec, progress: &mut dyn FnMut(&Progress)) -> Result<RunResult, RunError> {
     spec_check(spec)?;
     let mix = Mix::parse(&spec.workload).map_err(|e| RunError::Input(e.to_string()))?;
-    let mut dev = Device::new(profile, &spec.format, spec.scale)?;
-    let mut engine = Engine::new(spec.seed);
-    let interval_ns = (spec.interval_s * NS_PER_SEC as f64).round() as Ns;
+    let mut session = Session::new(profile, &spec.format, spec.scale, spec.seed, spec.interval_s)?;
     let mut phases = Vec::new();
     if spec.precondition {
-        let pre = mix.preconditioner();
-        let cap = dev.capacity_bytes() / SLOT_BYTES;
-        let stop = Stop::Steady { min_slots: (cap as f64 * spec.precondition_min_drive_writes) as u64, cap_slots: (cap as f64 * spec.precondition_cap_drive_writes) as u64 };
-        phases.push(phase(&mut engine, &mut dev, "precondition", &pre, 16, 16, stop, interval_ns, progress)?);
+        phases.push(session.precondition(&mix.preconditioner(), spec.precondition_min_drive_writes, spec.precondition_cap_drive_writes, progress)?);
     }
-    let stop = match (spec.ios, spec.duration_s) {
-        (Some(n), _) => Stop::Ios(n),
-        (None, Some(d)) => Stop::Duration((d * NS_PER_SEC as f64).round() as Ns),
-        (None, None) => Stop::Duration(5 * interval_ns),
+    let length = match (spec.ios, spec.duration_s) {
+        (Some(n), _) => Length::Ios(n),
+        (None, Some(d)) => Length::Duration((d * NS_PER_SEC as f64).round() as Ns),
+        (None, None) => Length::Duration(5 * session.interval_ns),
     };
-    phases.push(phase(&mut engine, &mut dev, "main", &mix, spec.threads, spec.queue_depth, stop, interval_ns, progress)?);
+    phases.push(session.measure("main", &mix, spec.threads, spec.queue_depth, length, progress)?);
+    Ok(result_of(profile, spec, &session, phases, &mix))
+}
 
+/// The results file's content for phases run on a session.
+pub fn result_of(profile: &Profile, spec: &RunSpec, session: &Session, phases: Vec<Phase>, mix: &Mix) -> RunResult {
     let published = profile.published.get(&spec.format).cloned();
-    let comparison = compare(published.as_ref(), &mix, spec, phases.last().unwrap());
-    let raw = profile.raw_bytes() / spec.scale as u64;
-    Ok(RunResult {
+    let comparison = compare(published.as_ref(), mix, spec, phases.last().expect("a run has a main phase"));
+    let dev = &session.device;
+    RunResult {
         flashlab_version: env!("CARGO_PKG_VERSION").to_string(),
         note: "simulated: every figure comes from flashlab's model of the device, in virtual time".into(),
         seed: spec.seed,
@@ -307,14 +353,14 @@ pub fn run(profile: &Profile, spec: &RunSpec, progress: &mut dyn FnMut(&Progress
             format: spec.format.clone(),
             scale: spec.scale,
             capacity_bytes: dev.capacity_bytes(),
-            raw_bytes: raw,
+            raw_bytes: profile.raw_bytes() / spec.scale as u64,
             dies: dev.dies(),
             effective_op: dev.effective_op(),
         },
         phases,
         published,
         comparison,
-    })
+    }
 }
 
 /// Published against simulated, for the figures the published set names and

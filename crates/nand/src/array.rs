@@ -9,8 +9,10 @@ pub enum OpTag {
     User,
     /// Garbage collection and wear-leveling relocation.
     Gc,
-    /// Parity pages of a stripe.
+    /// Parity pages of a stripe of user data.
     Parity,
+    /// Parity pages of a stripe of GC-relocated data.
+    GcParity,
     /// Formatting and secure erase.
     Format,
 }
@@ -57,7 +59,7 @@ pub struct MediaCounters {
 impl MediaCounters {
     fn count_read(&mut self, tag: OpTag) {
         match tag {
-            OpTag::Gc => self.page_reads_gc += 1,
+            OpTag::Gc | OpTag::GcParity => self.page_reads_gc += 1,
             _ => self.page_reads_user += 1,
         }
     }
@@ -65,7 +67,7 @@ impl MediaCounters {
         match tag {
             OpTag::User | OpTag::Format => self.mpage_programs_user += 1,
             OpTag::Gc => self.mpage_programs_gc += 1,
-            OpTag::Parity => self.mpage_programs_parity += 1,
+            OpTag::Parity | OpTag::GcParity => self.mpage_programs_parity += 1,
         }
     }
 }

@@ -12,6 +12,7 @@ use rand::{Rng as _, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
+
 use units::Ns;
 
 /// The one seeded PRNG of a run (xoshiro256++: fast, and its output is fixed
@@ -212,7 +213,10 @@ impl Engine {
             heap.push(Reverse((done, self.seq, slot as u32)));
             self.seq += 1;
         }
-        while let Some(Reverse((done, _, slot))) = heap.pop() {
+        // Every completion is followed by its slot's next I/O: replace the
+        // heap's top in place (one sift down) rather than pop and push.
+        while let Some(mut top) = heap.peek_mut() {
+            let Reverse((done, _, slot)) = *top;
             self.now = done;
             let (issued, io) = ios[slot as usize];
             if !observer.complete(target, issued, done, &io) {
@@ -222,7 +226,7 @@ impl Engine {
             let t = target.submit(done, &io)?;
             debug_assert!(t >= done);
             ios[slot as usize] = (done, io);
-            heap.push(Reverse((t, self.seq, slot)));
+            *top = Reverse((t, self.seq, slot));
             self.seq += 1;
         }
         Ok(())
