@@ -29,7 +29,7 @@ use units::{per_op_ns, transfer_ns, Ns, SECTOR_BYTES, SLOT_BYTES};
 pub enum DeviceError {
     #[error("unknown format '{format}' for {device}: expected one of {expected}")]
     UnknownFormat { device: String, format: String, expected: String },
-    #[error("--scale {scale}: must be in 1..={max} for {device} ({blocks} blocks per plane; at least {min_superblocks} superblocks are needed after scaling)")]
+    #[error("--scale {scale}: must be in 1..={max} for {device} ({blocks} blocks per plane; a scaled device keeps at least {min_superblocks} superblocks and room for its format)")]
     Scale { device: String, scale: u32, max: u32, blocks: u32, min_superblocks: u32 },
     #[error("I/O at byte {offset} of {len} bytes is out of range: the device holds {capacity} bytes, and I/O must be whole 512-byte sectors")]
     OutOfRange { offset: u64, len: u64, capacity: u64 },
@@ -112,7 +112,9 @@ pub struct DeviceCounters {
     pub gc_victims: u64,
     pub nand_slots_programmed: u64,
     pub nand_parity_slots_programmed: u64,
-    pub nand_page_reads: u64,
+    /// NAND page reads for the host (reads and read-modify-writes).
+    pub nand_page_reads_host: u64,
+    pub nand_page_reads_gc: u64,
     pub block_erases: u64,
     pub free_superblocks: u64,
     pub erase_count_max: u32,
@@ -172,23 +174,35 @@ impl Device {
         let full = profile.nand.geometry();
         let reserve = profile.ftl.reserve_superblocks;
         let min_sb = MIN_SUPERBLOCKS.max(reserve + 8);
-        let max_scale = (full.blocks_per_plane / min_sb).max(1);
-        if scale == 0 || scale > max_scale {
-            return Err(DeviceError::Scale { device: profile.id.clone(), scale, max: max_scale, blocks: full.blocks_per_plane, min_superblocks: min_sb });
-        }
+        let members_n = profile.members as u64;
+        let full_slots = usable / members_n / SLOT_BYTES;
+        // The usable slots of one member at a scale, if the format fits it.
+        let scaled_slots = |scale: u32| -> Option<u64> {
+            let mut g = full.clone();
+            g.blocks_per_plane = full.blocks_per_plane / scale;
+            if g.blocks_per_plane < min_sb {
+                return None;
+            }
+            let layout = ftl::Layout::new(&g, profile.ftl.stripe_width);
+            let held = reserve as f64 + HELD_BEYOND_RESERVE;
+            let t_eff = |sbs: u32| (sbs as f64 - held) * layout.data_slots_per_superblock as f64;
+            let mut slots = if scale == 1 { full_slots } else { (full_slots as f64 * t_eff(g.blocks_per_plane) / t_eff(full.blocks_per_plane)) as u64 };
+            if members_n > 1 {
+                // RAID 0 needs every member to end on a whole chunk.
+                let chunk_slots = (profile.member_stripe_kib as u64 * 1024 / SLOT_BYTES).max(1);
+                slots -= slots % chunk_slots;
+            }
+            (slots >= 1 && slots <= Ftl::<Recorder>::user_slots_max(&layout, reserve)).then_some(slots)
+        };
+        let user_slots = match (scale > 0).then(|| scaled_slots(scale)).flatten() {
+            Some(s) => s,
+            None => {
+                let max = (1..=full.blocks_per_plane).rev().find(|&s| scaled_slots(s).is_some()).unwrap_or(1);
+                return Err(DeviceError::Scale { device: profile.id.clone(), scale, max, blocks: full.blocks_per_plane, min_superblocks: min_sb });
+            }
+        };
         let mut g = full.clone();
         g.blocks_per_plane = full.blocks_per_plane / scale;
-        let members_n = profile.members as u64;
-        let layout = ftl::Layout::new(&g, profile.ftl.stripe_width);
-        let held = reserve as f64 + HELD_BEYOND_RESERVE;
-        let t_eff = |sbs: u32| (sbs as f64 - held) * layout.data_slots_per_superblock as f64;
-        let full_slots = usable / members_n / SLOT_BYTES;
-        let mut user_slots = if scale == 1 { full_slots } else { (full_slots as f64 * t_eff(g.blocks_per_plane) / t_eff(full.blocks_per_plane)) as u64 };
-        if members_n > 1 {
-            // RAID 0 needs every member to end on a whole chunk.
-            let chunk_slots = profile.member_stripe_kib as u64 * 1024 / SLOT_BYTES;
-            user_slots -= user_slots % chunk_slots.max(1);
-        }
         let cfg = FtlConfig {
             stripe_width: profile.ftl.stripe_width,
             user_slots,
@@ -274,7 +288,8 @@ impl Device {
             d.gc_victims += f.gc_victims;
             d.nand_slots_programmed += (mc.mpage_programs_user + mc.mpage_programs_gc) * spm;
             d.nand_parity_slots_programmed += mc.mpage_programs_parity * spm;
-            d.nand_page_reads += mc.page_reads_user + mc.page_reads_gc;
+            d.nand_page_reads_host += mc.page_reads_user;
+            d.nand_page_reads_gc += mc.page_reads_gc;
             d.block_erases += mc.block_erases;
             d.free_superblocks += m.ftl.free_superblocks() as u64;
             d.erase_count_max = d.erase_count_max.max(m.ftl.media().array.erase_count_max());
@@ -330,8 +345,8 @@ impl Device {
         let t = member.command[(first % c.controllers) as usize].reserve(now, c.write_command_ns);
         let mut t = member.link_in.reserve(t, transfer_ns(len, c.link_bytes_per_sec));
         // A partial first or last slot is read, merged and written whole.
-        let head_partial = offset % SLOT_BYTES != 0 || (first == last && len < SLOT_BYTES);
-        let tail_partial = (offset + len) % SLOT_BYTES != 0;
+        let head_partial = !offset.is_multiple_of(SLOT_BYTES) || (first == last && len < SLOT_BYTES);
+        let tail_partial = !(offset + len).is_multiple_of(SLOT_BYTES);
         for (lba, partial) in [(first, head_partial), (last, tail_partial && last != first)] {
             if partial && member.ftl.read(lba, None)? == ReadFrom::Media {
                 t = t.max(member.ops_time(c, t));

@@ -164,7 +164,10 @@ impl Profile {
         let id = self.id.clone();
         let g = &self.nand.geometry();
         g.validate().map_err(|e| ProfileError::Inconsistent { id: id.clone(), msg: format!("nand.{}", e.to_string().trim_start_matches("geometry.")) })?;
-        self.nand.timings().validate().map_err(|e| ProfileError::Inconsistent { id: id.clone(), msg: format!("nand.{}", e.to_string().trim_start_matches("timings.")) })?;
+        self.nand
+            .timings()
+            .validate()
+            .map_err(|e| ProfileError::Inconsistent { id: id.clone(), msg: format!("nand.{}", e.to_string().trim_start_matches("timings.")) })?;
         if !(1..=16).contains(&self.members) {
             return Err(self.field("members", self.members, "in 1..=16"));
         }
@@ -172,7 +175,7 @@ impl Profile {
             return Err(self.field("member_stripe_kib", self.member_stripe_kib, "in 4..=65536 when members > 1"));
         }
         let c = &self.controller;
-        if c.count == 0 || g.channels % c.count != 0 {
+        if c.count == 0 || !g.channels.is_multiple_of(c.count) {
             return Err(self.field("controller.count", c.count, &format!("at least 1 and divide nand.channels ({})", g.channels)));
         }
         if !(1_000..=100_000_000).contains(&c.read_commands_per_sec) {
@@ -197,7 +200,7 @@ impl Profile {
             return Err(self.field("host.cpu_ns_per_io", self.host.cpu_ns_per_io, "at most 10 ms"));
         }
         let f = &self.ftl;
-        if f.stripe_width == 0 || g.dies() % f.stripe_width != 0 {
+        if f.stripe_width == 0 || !g.dies().is_multiple_of(f.stripe_width) {
             return Err(self.field("ftl.stripe_width", f.stripe_width, &format!("at least 1 and divide the {} dies of a member", g.dies())));
         }
         if f.reserve_superblocks == 0 || f.reserve_superblocks > g.blocks_per_plane / 4 {
@@ -206,7 +209,11 @@ impl Profile {
         let mpage = g.mpage_bytes();
         let buffer_min = 2 * mpage * f.stripe_width as u64;
         if f.write_buffer_bytes < buffer_min || f.write_buffer_bytes > 64 << 30 {
-            return Err(self.field("ftl.write_buffer_bytes", f.write_buffer_bytes, &format!("in {buffer_min}..={} (two stripes of pages at least)", 64u64 << 30)));
+            return Err(self.field(
+                "ftl.write_buffer_bytes",
+                f.write_buffer_bytes,
+                &format!("in {buffer_min}..={} (two stripes of pages at least)", 64u64 << 30),
+            ));
         }
         if !(1..=64).contains(&f.gc_threads) {
             return Err(self.field("ftl.gc_threads", f.gc_threads, "in 1..=64"));
@@ -236,7 +243,12 @@ impl Profile {
             if !self.formats.contains_key(name) {
                 return Err(self.field(&format!("published.{name}"), name, "the name of a format"));
             }
-            for (k, v) in [("write_iops_4k", p.write_iops_4k), ("read_iops_4k", p.read_iops_4k), ("write_latency_avg_ms", p.write_latency_avg_ms), ("read_latency_avg_ms", p.read_latency_avg_ms)] {
+            for (k, v) in [
+                ("write_iops_4k", p.write_iops_4k),
+                ("read_iops_4k", p.read_iops_4k),
+                ("write_latency_avg_ms", p.write_latency_avg_ms),
+                ("read_latency_avg_ms", p.read_latency_avg_ms),
+            ] {
                 if let Some(v) = v {
                     if !(v.is_finite() && v > 0.0) {
                         return Err(self.field(&format!("published.{name}.{k}"), v, "a positive number"));

@@ -62,8 +62,19 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         pre_s,
         rate(pre.summary.all.ios, pre_s)
     );
-    println!("4K random write, steady state (WA {:.2}), 16T/16Q: {} I/Os in {:.2} s wall: {:.0} simulated I/Os per wall second", w.wa, w.summary.all.ios, w_s, rate(w.summary.all.ios, w_s));
-    println!("4K random read after preconditioning, 16T/16Q: {} I/Os in {:.2} s wall: {:.0} simulated I/Os per wall second", r.summary.all.ios, r_s, rate(r.summary.all.ios, r_s));
+    println!(
+        "4K random write, steady state (WA {:.2}), 16T/16Q: {} I/Os in {:.2} s wall: {:.0} simulated I/Os per wall second",
+        w.wa,
+        w.summary.all.ios,
+        w_s,
+        rate(w.summary.all.ios, w_s)
+    );
+    println!(
+        "4K random read after preconditioning, 16T/16Q: {} I/Os in {:.2} s wall: {:.0} simulated I/Os per wall second",
+        r.summary.all.ios,
+        r_s,
+        rate(r.summary.all.ios, r_s)
+    );
     println!(
         "peak resident memory {:.1} MB ({:.1} MB before the device): {:.2} bytes per 4 KiB of raw flash (limit 10)",
         rss as f64 / 1e6,

@@ -117,7 +117,17 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
         let t = Instant::now();
         let c = lab::calibrate::calibrate(&profile, &format, a.scale, a.seed, a.rounds)?;
         let pre = &c.precondition;
-        let ss = pre.steady_state.as_ref().map(|s| if s.reached { format!("steady after {:.2} drive writes", s.drive_writes) } else { format!("STEADY STATE NOT REACHED ({:.2} drive writes)", s.drive_writes) }).unwrap_or_default();
+        let ss = pre
+            .steady_state
+            .as_ref()
+            .map(|s| {
+                if s.reached {
+                    format!("steady after {:.2} drive writes", s.drive_writes)
+                } else {
+                    format!("STEADY STATE NOT REACHED ({:.2} drive writes)", s.drive_writes)
+                }
+            })
+            .unwrap_or_default();
         println!(
             "{} --format {} --scale {} --seed {}: {}, WA {:.2}; wall {:.1} s [simulated]",
             c.device,
@@ -270,14 +280,26 @@ fn print_result(r: &RunResult, wall_s: f64) {
                 _ => println!("  STEADY STATE NOT REACHED after {} rounds ({:.2} drive writes): the cap was hit", s.rounds, s.drive_writes),
             }
         }
-        println!("  {:<6} {:>12} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}", "", "IOPS", "MB/s", "avg ms", "max ms", "std ms", "p50", "p99", "p99.9", "p99.99");
+        println!(
+            "  {:<6} {:>12} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+            "", "IOPS", "MB/s", "avg ms", "max ms", "std ms", "p50", "p99", "p99.9", "p99.99"
+        );
         for (name, s) in [("read", &p.summary.read), ("write", &p.summary.write), ("all", &p.summary.all)] {
             if s.ios == 0 {
                 continue;
             }
             println!(
                 "  {:<6} {:>12.0} {:>10.1} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3}",
-                name, s.iops, s.mb_per_s, s.latency_avg_ms, s.latency_max_ms, s.latency_std_ms, s.latency_p50_ms, s.latency_p99_ms, s.latency_p999_ms, s.latency_p9999_ms
+                name,
+                s.iops,
+                s.mb_per_s,
+                s.latency_avg_ms,
+                s.latency_max_ms,
+                s.latency_std_ms,
+                s.latency_p50_ms,
+                s.latency_p99_ms,
+                s.latency_p999_ms,
+                s.latency_p9999_ms
             );
         }
         let c = &p.counters;

@@ -72,7 +72,10 @@ impl<M: Media> Ftl<M> {
                         let programmed = if l.is_parity(w.page, die) { stripe_done(w.page) } else { die < w.die };
                         let expect = if programmed { w.page + 1 } else { w.page };
                         if next != expect {
-                            return Err(format!("open superblock {sb} die {die}: next page {next}, expected {expect} (writer at row {} die {})", w.page, w.die));
+                            return Err(format!(
+                                "open superblock {sb} die {die}: next page {next}, expected {expect} (writer at row {} die {})",
+                                w.page, w.die
+                            ));
                         }
                     }
                     self.parity_check(sb, w.page)?;

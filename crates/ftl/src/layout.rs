@@ -159,15 +159,7 @@ mod tests {
     use super::*;
 
     fn g(dies: u32) -> Geometry {
-        Geometry {
-            channels: dies,
-            dies_per_channel: 1,
-            planes_per_die: 2,
-            blocks_per_plane: 8,
-            pages_per_block: 16,
-            page_size_bytes: 8192,
-            oob_bytes: 448,
-        }
+        Geometry { channels: dies, dies_per_channel: 1, planes_per_die: 2, blocks_per_plane: 8, pages_per_block: 16, page_size_bytes: 8192, oob_bytes: 448 }
     }
 
     #[test]

@@ -237,12 +237,8 @@ impl<M: Media> Ftl<M> {
     pub fn format(media: M, cfg: FtlConfig) -> Result<Ftl<M>, FtlError> {
         let g = media.geometry().clone();
         g.validate().map_err(|e| FtlError::Config(e.to_string()))?;
-        if cfg.stripe_width == 0 || g.dies() % cfg.stripe_width != 0 {
-            return Err(FtlError::Config(format!(
-                "stripe_width = {}: must be at least 1 and divide the {} dies",
-                cfg.stripe_width,
-                g.dies()
-            )));
+        if cfg.stripe_width == 0 || !g.dies().is_multiple_of(cfg.stripe_width) {
+            return Err(FtlError::Config(format!("stripe_width = {}: must be at least 1 and divide the {} dies", cfg.stripe_width, g.dies())));
         }
         if cfg.reserve_superblocks == 0 {
             return Err(FtlError::Config("reserve_superblocks = 0: GC needs at least 1 free superblock in reserve".into()));
@@ -352,7 +348,9 @@ impl<M: Media> Ftl<M> {
         let mut s = self.free.len() as u64 * l.data_slots_per_superblock as u64;
         for w in [&self.user, &self.gc] {
             if w.sb != SB_NONE {
-                let written = (w.page as u64 * l.slots_per_row as u64 + w.die as u64 * l.slots_per_mpage as u64 + w.slot as u64) * (l.stripe_width as u64 - 1).max(1) / l.stripe_width.max(1) as u64;
+                let written = (w.page as u64 * l.slots_per_row as u64 + w.die as u64 * l.slots_per_mpage as u64 + w.slot as u64)
+                    * (l.stripe_width as u64 - 1).max(1)
+                    / l.stripe_width.max(1) as u64;
                 s += l.data_slots_per_superblock as u64 - written.min(l.data_slots_per_superblock as u64);
             }
         }

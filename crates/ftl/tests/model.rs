@@ -132,7 +132,8 @@ fn full_device_sustains_overwrites() {
 #[test]
 fn bad_input_is_refused_with_the_field_named() {
     let g = geometry(2, 2, 2, 8, 4);
-    let cfg = |w, slots, reserve| FtlConfig { stripe_width: w, user_slots: slots, reserve_superblocks: reserve, gc_policy: GcPolicy::Greedy, wear_spread_max: 0 };
+    let cfg =
+        |w, slots, reserve| FtlConfig { stripe_width: w, user_slots: slots, reserve_superblocks: reserve, gc_policy: GcPolicy::Greedy, wear_spread_max: 0 };
     let e = Ftl::format(Array::new(g.clone(), false), cfg(3, 10, 1)).err().unwrap().to_string();
     assert!(e.contains("stripe_width = 3"), "{e}");
     let e = Ftl::format(Array::new(g.clone(), false), cfg(4, 10_000_000, 1)).err().unwrap().to_string();

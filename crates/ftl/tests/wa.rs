@@ -63,7 +63,10 @@ fn greedy_wa_matches_the_reference_table() {
         let (wa, rho_eff) = wa_at(rho, 42);
         let formula = ftl::wa_greedy_large_block(rho_eff);
         let err = (wa - table) / table;
-        println!("rho {rho}: effective rho measured {rho_eff:.4}; WA {wa:.3} vs table {table} ({:+.2}%); formula at the effective rho {formula:.3}", err * 100.0);
+        println!(
+            "rho {rho}: effective rho measured {rho_eff:.4}; WA {wa:.3} vs table {table} ({:+.2}%); formula at the effective rho {formula:.3}",
+            err * 100.0
+        );
         assert!(err.abs() <= 0.03, "rho {rho}: WA {wa:.3} vs table {table}");
         assert!((rho_eff - rho).abs() < 0.01, "effective rho {rho_eff} strayed from {rho}");
     }

@@ -310,7 +310,15 @@ impl Session {
     }
 
     /// Measures `mix` at `threads` x `queue_depth` for `length`.
-    pub fn measure(&mut self, name: &str, mix: &Mix, threads: u32, queue_depth: u32, length: Length, progress: &mut dyn FnMut(&Progress)) -> Result<Phase, RunError> {
+    pub fn measure(
+        &mut self,
+        name: &str,
+        mix: &Mix,
+        threads: u32,
+        queue_depth: u32,
+        length: Length,
+        progress: &mut dyn FnMut(&Progress),
+    ) -> Result<Phase, RunError> {
         let stop = match length {
             Length::Duration(d) => Stop::Duration(d),
             Length::Ios(n) => Stop::Ios(n),
@@ -375,14 +383,19 @@ fn compare(p: Option<&Published>, mix: &Mix, spec: &RunSpec, main: &Phase) -> Ve
     };
     let s = &main.summary;
     match mix.name.as_str() {
-        "4k-write" => [row("4K random write IOPS", p.write_iops_4k, s.write.iops), row("4K random write average latency (ms)", p.write_latency_avg_ms, s.write.latency_avg_ms)]
-            .into_iter()
-            .flatten()
-            .collect(),
-        "4k-read" => [row("4K random read IOPS", p.read_iops_4k, s.read.iops), row("4K random read average latency (ms)", p.read_latency_avg_ms, s.read.latency_avg_ms)]
-            .into_iter()
-            .flatten()
-            .collect(),
+        "4k-write" => [
+            row("4K random write IOPS", p.write_iops_4k, s.write.iops),
+            row("4K random write average latency (ms)", p.write_latency_avg_ms, s.write.latency_avg_ms),
+        ]
+        .into_iter()
+        .flatten()
+        .collect(),
+        "4k-read" => {
+            [row("4K random read IOPS", p.read_iops_4k, s.read.iops), row("4K random read average latency (ms)", p.read_latency_avg_ms, s.read.latency_avg_ms)]
+                .into_iter()
+                .flatten()
+                .collect()
+        }
         _ => Vec::new(),
     }
 }

@@ -207,7 +207,7 @@ mod tests {
         let n = 200_000;
         for _ in 0..n {
             let io = g.next_io(&mut rng);
-            assert!(io.offset_bytes % 512 == 0 && io.offset_bytes + io.len_bytes as u64 <= cap);
+            assert!(io.offset_bytes.is_multiple_of(512) && io.offset_bytes + io.len_bytes as u64 <= cap);
             reads += (!io.write) as u32;
             small += (io.len_bytes == 512) as u32;
         }

@@ -108,14 +108,7 @@ impl Array {
     fn block_index(&self, die: u32, block: u32, page: u32) -> Result<usize, NandError> {
         let g = &self.geometry;
         if die >= g.dies() || block >= g.blocks_per_plane || page >= g.pages_per_block {
-            return Err(NandError::OutOfRange {
-                die,
-                block,
-                page,
-                dies: g.dies(),
-                blocks: g.blocks_per_plane,
-                pages: g.pages_per_block,
-            });
+            return Err(NandError::OutOfRange { die, block, page, dies: g.dies(), blocks: g.blocks_per_plane, pages: g.pages_per_block });
         }
         if self.die_failed[die as usize] {
             return Err(NandError::DieFailed { die });
@@ -255,15 +248,7 @@ mod tests {
     use super::*;
 
     fn geo() -> Geometry {
-        Geometry {
-            channels: 2,
-            dies_per_channel: 1,
-            planes_per_die: 2,
-            blocks_per_plane: 4,
-            pages_per_block: 4,
-            page_size_bytes: 8192,
-            oob_bytes: 448,
-        }
+        Geometry { channels: 2, dies_per_channel: 1, planes_per_die: 2, blocks_per_plane: 4, pages_per_block: 4, page_size_bytes: 8192, oob_bytes: 448 }
     }
 
     #[test]

@@ -86,7 +86,7 @@ impl Geometry {
         f("geometry.pages_per_block", self.pages_per_block, 1, 65535, "1..=65535")?;
         f("geometry.page_size_bytes", self.page_size_bytes, 512, 1 << 20, "512..=1048576")?;
         f("geometry.oob_bytes", self.oob_bytes, 0, 1 << 16, "0..=65536")?;
-        if self.mpage_bytes() % SLOT_BYTES != 0 {
+        if !self.mpage_bytes().is_multiple_of(SLOT_BYTES) {
             return Err(GeometryError::Inconsistent(format!(
                 "a multi-plane page ({} planes x {} B) must hold a whole number of 4 KiB slots",
                 self.planes_per_die, self.page_size_bytes

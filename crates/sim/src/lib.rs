@@ -252,7 +252,11 @@ mod tests {
             Io { offset_bytes: 0, len_bytes: 4096, write: false }
         }
     }
-    struct Count { n: u64, lat_sum: u64, last: Ns }
+    struct Count {
+        n: u64,
+        lat_sum: u64,
+        last: Ns,
+    }
     impl Observer<OneServer> for Count {
         fn complete(&mut self, _: &mut OneServer, issued: Ns, completed: Ns, _: &Io) -> bool {
             self.n += 1;
@@ -296,10 +300,25 @@ mod tests {
         assert_eq!(p.reserve(100, 0), 100);
     }
 
+    const GOLDEN_SEED_7: [u64; 5] = [55, 172, 717, 427, 963];
+
     #[test]
     fn rng_stream_is_fixed_by_the_seed() {
-        let a: Vec<u64> = (0..5).map({ let mut r = Rng::new(7); move |_| r.below(1000) }).collect();
-        let b: Vec<u64> = (0..5).map({ let mut r = Rng::new(7); move |_| r.below(1000) }).collect();
+        let a: Vec<u64> = (0..5)
+            .map({
+                let mut r = Rng::new(7);
+                move |_| r.below(1000)
+            })
+            .collect();
+        let b: Vec<u64> = (0..5)
+            .map({
+                let mut r = Rng::new(7);
+                move |_| r.below(1000)
+            })
+            .collect();
         assert_eq!(a, b);
+        // Pinned: a changed PRNG or range reduction would silently change
+        // every seeded result.
+        assert_eq!(a, GOLDEN_SEED_7);
     }
 }
