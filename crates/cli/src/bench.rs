@@ -35,7 +35,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     let write = Mix::parse("4k-write")?;
     let read = Mix::parse("4k-read")?;
     let t = Instant::now();
-    let pre = s.precondition(&write, 3.0, 8.0, &mut |_| {})?;
+    let pre = s.precondition(&write, lab::calibrate::PRECONDITION_MIN_DRIVE_WRITES, lab::calibrate::PRECONDITION_CAP_DRIVE_WRITES, &mut |_| {})?;
     let pre_s = t.elapsed().as_secs_f64();
     let t = Instant::now();
     let w = s.measure("write", &write, 16, 16, Length::Ios(a.ios), &mut |_| {})?;

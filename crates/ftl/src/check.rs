@@ -2,7 +2,7 @@
 
 use crate::{Ftl, SbState, SB_NONE};
 use nand::Media;
-use units::{LBA_UNMAPPED, PPA_INVALID};
+use units::PPA_INVALID;
 
 impl<M: Media> Ftl<M> {
     /// Checks every structural invariant and returns the first violation:
@@ -18,19 +18,20 @@ impl<M: Media> Ftl<M> {
     pub fn check(&self) -> Result<(), String> {
         let l = &self.layout;
         for (lba, &ppa) in self.l2p.iter().enumerate() {
-            if ppa != PPA_INVALID && self.p2l[ppa as usize] != lba as u32 {
-                return Err(format!("L2P[{lba}] = {ppa} but P2L[{ppa}] = {}", self.p2l[ppa as usize]));
+            if ppa != PPA_INVALID && (self.p2l[ppa as usize] != lba as u32 || !self.is_valid(ppa)) {
+                return Err(format!("L2P[{lba}] = {ppa} but P2L[{ppa}] = {} (valid: {})", self.p2l[ppa as usize], self.is_valid(ppa)));
             }
         }
         let mut valid = vec![0u32; l.superblocks as usize];
-        for (ppa, &lba) in self.p2l.iter().enumerate() {
-            if lba == LBA_UNMAPPED {
+        for ppa in 0..l.total_slots() as u32 {
+            if !self.is_valid(ppa) {
                 continue;
             }
-            if lba as u64 >= self.cfg.user_slots || self.l2p[lba as usize] != ppa as u32 {
-                return Err(format!("P2L[{ppa}] = {lba} is not mapped back"));
+            let lba = self.p2l[ppa as usize];
+            if lba as u64 >= self.cfg.user_slots || self.l2p[lba as usize] != ppa {
+                return Err(format!("valid slot {ppa} holds LBA {lba}, which is not mapped back"));
             }
-            let a = l.addr(ppa as u32);
+            let a = l.addr(ppa);
             if l.is_parity(a.page, a.die) {
                 return Err(format!("user slot {lba} stored in a parity page (ppa {ppa})"));
             }

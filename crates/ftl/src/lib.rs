@@ -162,7 +162,13 @@ pub struct Ftl<M: Media> {
     layout: Layout,
     cfg: FtlConfig,
     l2p: Vec<Ppa>,
+    /// The LBA last written at each physical slot (its OOB), written in
+    /// write order and read in GC's scan order: never touched at random.
     p2l: Vec<SlotLba>,
+    /// One bit a physical slot: whether it holds the live copy of its LBA.
+    /// Kept apart from the P2L so that invalidating an old copy touches
+    /// 1/32 of the memory: the maps' random footprint then fits the TLB.
+    valid: Vec<u64>,
     sbs: Vec<SbMeta>,
     free: BinaryHeap<Reverse<(u32, u32)>>,
     user: Writer,
@@ -184,7 +190,7 @@ pub struct Ftl<M: Media> {
 const ONE: u64 = 1 << 16;
 
 /// How far ahead of the GC cursor L2P entries are prefetched, in slots.
-const GC_PREFETCH_AHEAD: u32 = 48;
+const GC_PREFETCH_AHEAD: u32 = 64;
 
 /// A vector of `n` copies of `value` whose memory the kernel is asked to
 /// back with huge pages: the maps are read at random, and with 4 KiB pages
@@ -262,6 +268,7 @@ impl<M: Media> Ftl<M> {
         let mut ftl = Ftl {
             l2p: vec_huge(cfg.user_slots as usize, PPA_INVALID),
             p2l: vec_huge(layout.total_slots() as usize, LBA_UNMAPPED),
+            valid: vec_huge((layout.total_slots() as usize).div_ceil(64), 0u64),
             sbs: vec![SbMeta { state: SbState::Free, valid: 0, close_seq: 0, erase_count: 0 }; layout.superblocks as usize],
             free: BinaryHeap::with_capacity(layout.superblocks as usize),
             user: Writer::new(OpTag::User, spm, mpage_bytes, data),
@@ -295,6 +302,7 @@ impl<M: Media> Ftl<M> {
         }
         self.l2p.fill(PPA_INVALID);
         self.p2l.fill(LBA_UNMAPPED);
+        self.valid.fill(0);
         self.free.clear();
         for (i, m) in self.sbs.iter().enumerate() {
             self.free.push(Reverse((m.erase_count, i as u32)));
@@ -389,8 +397,8 @@ impl<M: Media> Ftl<M> {
         if stage == 0 {
             prefetch_read(e);
         } else if *e != PPA_INVALID {
-            if let Some(p) = self.p2l.get(*e as usize) {
-                prefetch_read(p);
+            if let Some(w) = self.valid.get(*e as usize / 64) {
+                prefetch_read(w);
             }
         }
     }
@@ -457,12 +465,19 @@ impl<M: Media> Ftl<M> {
         Ok(())
     }
 
+    /// Whether a physical slot holds the live copy of its LBA.
+    #[inline]
+    pub fn is_valid(&self, ppa: Ppa) -> bool {
+        self.valid[ppa as usize / 64] >> (ppa % 64) & 1 != 0
+    }
+
     #[inline]
     fn unmap(&mut self, lba: SlotLba) {
         let old = self.l2p[lba as usize];
         if old != PPA_INVALID {
             debug_assert_eq!(self.p2l[old as usize], lba);
-            self.p2l[old as usize] = LBA_UNMAPPED;
+            debug_assert!(self.is_valid(old));
+            self.valid[old as usize / 64] &= !(1u64 << (old % 64));
             let sb = self.layout.superblock_of(old) as usize;
             self.sbs[sb].valid -= 1;
             self.l2p[lba as usize] = PPA_INVALID;
@@ -475,8 +490,9 @@ impl<M: Media> Ftl<M> {
     fn append(&mut self, user: bool, lba: SlotLba, data: Option<&[u8]>) -> Result<(), FtlError> {
         let w = if user { &mut self.user } else { &mut self.gc };
         let ppa = self.layout.ppa(SlotAddr { superblock: w.sb, page: w.page, die: w.die, slot: w.slot });
-        debug_assert_eq!(self.p2l[ppa as usize], LBA_UNMAPPED);
+        debug_assert!(self.valid[ppa as usize / 64] >> (ppa % 64) & 1 == 0);
         self.p2l[ppa as usize] = lba;
+        self.valid[ppa as usize / 64] |= 1u64 << (ppa % 64);
         self.l2p[lba as usize] = ppa;
         self.sbs[w.sb as usize].valid += 1;
         w.oob[w.slot as usize] = lba;
@@ -677,9 +693,16 @@ impl<M: Media> Ftl<M> {
         if self.sbs[v.sb as usize].valid == 0 {
             v.cursor = sps;
         }
-        while v.cursor < sps && self.p2l[(base + v.cursor) as usize] == LBA_UNMAPPED {
-            v.cursor += 1;
+        // Skip invalid slots a bitmap word at a time.
+        while v.cursor < sps {
+            let p = base + v.cursor;
+            let word = self.valid[p as usize / 64] >> (p % 64);
+            if word & 1 != 0 {
+                break;
+            }
+            v.cursor += if word == 0 { 64 - p % 64 } else { word.trailing_zeros() };
         }
+        v.cursor = v.cursor.min(sps);
         if v.cursor == sps {
             let sb = v.sb;
             self.victim = None;
@@ -697,14 +720,17 @@ impl<M: Media> Ftl<M> {
         let ppa = base + v.cursor;
         v.cursor += 1;
         // Each move updates the L2P entry of its slot, at a random place in
-        // the map: prefetch those of the valid slots a little ahead.
-        let horizon = (v.cursor + GC_PREFETCH_AHEAD).min(sps);
-        while v.prefetch < horizon {
-            let lba = self.p2l[(base + v.prefetch) as usize];
-            if let Some(e) = self.l2p.get(lba as usize) {
-                prefetch_read(e);
+        // the map: prefetch those of the valid slots ahead, in bursts so that
+        // their page walks overlap.
+        if v.prefetch < v.cursor + GC_PREFETCH_AHEAD / 2 {
+            let horizon = (v.cursor + GC_PREFETCH_AHEAD).min(sps);
+            while v.prefetch < horizon {
+                let p = base + v.prefetch;
+                if self.valid[p as usize / 64] >> (p % 64) & 1 != 0 {
+                    prefetch_read(&self.l2p[self.p2l[p as usize] as usize]);
+                }
+                v.prefetch += 1;
             }
-            v.prefetch += 1;
         }
         let a = self.layout.addr(ppa);
         let key = (a.page as u64) << 32 | a.die as u64;
@@ -715,7 +741,7 @@ impl<M: Media> Ftl<M> {
             let first = ppa - a.slot;
             let mut mask = 0u32;
             for s in a.slot..spm {
-                if self.p2l[(first + s) as usize] != LBA_UNMAPPED {
+                if self.is_valid(first + s) {
                     mask |= 1 << s;
                 }
             }

@@ -144,7 +144,7 @@ pub trait Target {
     type Error;
     fn submit(&mut self, now: Ns, io: &Io) -> Result<Ns, Self::Error>;
     /// A hint that `io` will be submitted soon: `stage` 0 when it is made
-    /// (about [`LOOKAHEAD`] I/Os ahead), 1 when it is halfway to its turn.
+    /// (up to [`LOOKAHEAD`] I/Os ahead), 1 about half a lookahead later.
     /// A target may prefetch what it will touch; it must not change state.
     #[inline]
     fn prefetch(&self, _io: &Io, _stage: u8) {}
@@ -192,14 +192,24 @@ impl Engine {
         observer: &mut O,
     ) -> Result<(), T::Error> {
         let slots = (threads * queue_depth) as usize;
+        // I/Os are made in batches of LOOKAHEAD / 2, and their prefetches
+        // issued back to back: a prefetch that misses the TLB holds up the
+        // pipeline until its page walk ends, and walks issued together
+        // overlap. Stage 1 goes to the previous batch, half a lookahead
+        // before its I/Os are submitted.
+        const BATCH: usize = LOOKAHEAD / 2;
         let mut ahead = std::collections::VecDeque::with_capacity(LOOKAHEAD + 1);
         let mut next = |rng: &mut Rng, target: &T| {
-            while ahead.len() < LOOKAHEAD {
-                let io = workload.next_io(rng);
-                target.prefetch(&io, 0);
-                ahead.push_back(io);
+            if ahead.len() <= BATCH {
+                for io in ahead.iter() {
+                    target.prefetch(io, 1);
+                }
+                while ahead.len() < LOOKAHEAD {
+                    let io = workload.next_io(rng);
+                    target.prefetch(&io, 0);
+                    ahead.push_back(io);
+                }
             }
-            target.prefetch(&ahead[LOOKAHEAD / 2], 1);
             ahead.pop_front().expect("lookahead is full")
         };
         let mut ios = Vec::with_capacity(slots);
