@@ -20,9 +20,7 @@ use crate::recorder::{MediaOp, OpKind, Recorder};
 use ftl::{Ftl, FtlConfig, FtlError, ReadFrom};
 use nand::{Array, Media, OpTag};
 use serde::Serialize;
-use sim::{Io, Pool, Target, Timeline};
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use sim::{Io, MinHeap, Pool, Target, Timeline};
 use units::{per_op_ns, transfer_ns, Ns, SECTOR_BYTES, SLOT_BYTES};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -37,10 +35,13 @@ pub enum DeviceError {
     Ftl(#[from] FtlError),
 }
 
-/// Slots of the write buffer, and when programmed pages free theirs.
+/// Slots of the write buffer, and when programmed pages free theirs. Every
+/// page frees the same number of slots (one multi-plane page's), so only the
+/// times are kept.
 struct WriteBuffer {
     free: u32,
-    pending: BinaryHeap<Reverse<(Ns, u32)>>,
+    slots_per_page: u32,
+    pending: MinHeap<Ns>,
 }
 
 impl WriteBuffer {
@@ -51,13 +52,14 @@ impl WriteBuffer {
             self.free -= 1;
             return ready;
         }
-        let Reverse((t, n)) = self.pending.pop().expect("write buffer: slots are either free or pending a program");
-        self.free = n - 1;
+        let t = self.pending.pop().expect("write buffer: slots are either free or pending a program");
+        self.free = self.slots_per_page - 1;
         ready.max(t)
     }
+    /// The slots of a page programmed by `at` free then.
     #[inline]
-    fn release(&mut self, at: Ns, slots: u32) {
-        self.pending.push(Reverse((at, slots)));
+    fn release(&mut self, at: Ns) {
+        self.pending.push(at);
     }
 }
 
@@ -224,7 +226,11 @@ impl Device {
                 program_path: vec![Timeline::default(); c.count as usize],
                 link_in: Timeline::default(),
                 link_out: Timeline::default(),
-                buffer: WriteBuffer { free: buffer_slots, pending: BinaryHeap::new() },
+                buffer: WriteBuffer {
+                    free: buffer_slots,
+                    slots_per_page: g.slots_per_mpage(),
+                    pending: MinHeap::with_capacity((buffer_slots / g.slots_per_mpage()) as usize + 1),
+                },
                 gc_ready: 0,
                 gc_cpu: Pool::new(profile.ftl.gc_threads),
                 erased_at: vec![0; g.blocks_per_plane as usize],
@@ -402,7 +408,7 @@ impl Member {
                     let loaded = self.channels[ch].reserve(staged, c.mpage_transfer_ns);
                     let end = self.dies[d].reserve(loaded, c.program_ns);
                     if tag == OpTag::User {
-                        self.buffer.release(end, c.spm);
+                        self.buffer.release(end);
                     }
                 }
                 OpKind::Erase => {

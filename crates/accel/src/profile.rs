@@ -41,38 +41,21 @@ pub enum Management {
     Card,
 }
 
-/// One member device's NAND: geometry, cell and timings.
+/// One member device's NAND: cell type, geometry and timings.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NandProfile {
     pub cell: CellType,
-    pub channels: u32,
-    pub dies_per_channel: u32,
-    pub planes_per_die: u32,
-    pub blocks_per_plane: u32,
-    pub pages_per_block: u32,
-    pub page_size_bytes: u32,
-    pub oob_bytes: u32,
-    pub read_ns: u64,
-    pub program_ns: u64,
-    pub erase_ns: u64,
-    pub channel_bytes_per_sec: u64,
+    pub geometry: Geometry,
+    pub timings: Timings,
 }
 
 impl NandProfile {
     pub fn geometry(&self) -> Geometry {
-        Geometry {
-            channels: self.channels,
-            dies_per_channel: self.dies_per_channel,
-            planes_per_die: self.planes_per_die,
-            blocks_per_plane: self.blocks_per_plane,
-            pages_per_block: self.pages_per_block,
-            page_size_bytes: self.page_size_bytes,
-            oob_bytes: self.oob_bytes,
-        }
+        self.geometry.clone()
     }
     pub fn timings(&self) -> Timings {
-        Timings { read_ns: self.read_ns, program_ns: self.program_ns, erase_ns: self.erase_ns, channel_bytes_per_sec: self.channel_bytes_per_sec }
+        self.timings.clone()
     }
 }
 
@@ -163,7 +146,7 @@ impl Profile {
     pub fn validate(&self) -> Result<(), ProfileError> {
         let id = self.id.clone();
         let g = &self.nand.geometry();
-        g.validate().map_err(|e| ProfileError::Inconsistent { id: id.clone(), msg: format!("nand.{}", e.to_string().trim_start_matches("geometry.")) })?;
+        g.validate().map_err(|e| ProfileError::Inconsistent { id: id.clone(), msg: format!("nand.{e}") })?;
         self.nand
             .timings()
             .validate()

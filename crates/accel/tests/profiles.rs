@@ -33,7 +33,7 @@ fn refused(from: &str, to: &str) -> String {
 #[test]
 fn malformed_profiles_are_refused_naming_the_field() {
     let e = refused("channels = 32", "channels = 0");
-    assert!(e.contains("nand.channels = 0") && e.contains("1..=1024"), "{e}");
+    assert!(e.contains("nand.geometry.channels = 0") && e.contains("1..=1024"), "{e}");
     let e = refused("dies_per_channel = 12", "dies_per_channel = 0");
     assert!(e.contains("dies_per_channel = 0"), "{e}");
     // Usable capacity above raw.
@@ -47,7 +47,7 @@ fn malformed_profiles_are_refused_naming_the_field() {
     let e = refused("reserve_superblocks = 2", "reserve_superblocks = 0");
     assert!(e.contains("ftl.reserve_superblocks = 0"), "{e}");
     let e = refused("read_ns = 60_000", "read_ns = 5");
-    assert!(e.contains("nand.read_ns = 5"), "{e}");
+    assert!(e.contains("nand.timings.read_ns = 5"), "{e}");
     let e = refused("default_format = \"stock\"", "default_format = \"fast\"");
     assert!(e.contains("default_format = fast"), "{e}");
     let e = refused("gc_threads = 1", "gc_threads = 0");

@@ -106,6 +106,9 @@ struct CalibrateArgs {
     /// Write the calibrations as JSON.
     #[arg(long)]
     json: Option<std::path::PathBuf>,
+    /// No progress lines on standard error.
+    #[arg(long, short)]
+    quiet: bool,
 }
 
 fn calibrate(a: CalibrateArgs) -> Result<()> {
@@ -115,7 +118,32 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
         let profile = accel::profile_load(&id).map_err(anyhow::Error::msg)?;
         let format = a.format.clone().unwrap_or_else(|| profile.default_format.clone());
         let t = Instant::now();
-        let c = lab::calibrate::calibrate(&profile, &format, a.scale, a.seed, a.rounds)?;
+        // Wall time of each phase, taken when the next one reports first.
+        let mut phase = String::new();
+        let mut phase_walls: Vec<(String, f64)> = Vec::new();
+        let mut last_print = Instant::now();
+        let quiet = a.quiet;
+        let mut progress = |p: &Progress| {
+            if p.phase != phase {
+                phase_walls.push((p.phase.to_string(), t.elapsed().as_secs_f64()));
+                phase = p.phase.to_string();
+            }
+            if !quiet && last_print.elapsed().as_secs_f64() >= 10.0 {
+                last_print = Instant::now();
+                eprintln!(
+                    "  {:<12} virtual {:>9.1} s  {:>6.2} drive writes  {:>9.0} IOPS  wall {:.0} s",
+                    p.phase,
+                    p.virtual_s,
+                    p.drive_writes,
+                    p.last.iops,
+                    t.elapsed().as_secs_f64()
+                );
+            }
+        };
+        let c = lab::calibrate::calibrate(&profile, &format, a.scale, a.seed, a.rounds, &mut progress)?;
+        let total = t.elapsed().as_secs_f64();
+        phase_walls.push(("end".into(), total));
+        let walls: Vec<String> = phase_walls.windows(2).map(|w| format!("{} {:.1} s", w[0].0, w[1].1 - w[0].1)).collect();
         let pre = &c.precondition;
         let ss = pre
             .steady_state
@@ -129,14 +157,15 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
             })
             .unwrap_or_default();
         println!(
-            "{} --format {} --scale {} --seed {}: {}, WA {:.2}; wall {:.1} s [simulated]",
+            "{} --format {} --scale {} --seed {}: {}, WA {:.2}; wall {:.1} s (from the first interval: {}) [simulated]",
             c.device,
             c.format,
             c.scale,
             c.seed,
             ss,
             c.write.wa,
-            t.elapsed().as_secs_f64()
+            total,
+            walls.join(", ")
         );
         for f in &c.figures {
             match (f.published, f.error_percent) {

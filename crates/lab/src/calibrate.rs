@@ -42,15 +42,22 @@ pub struct Calibration {
 pub const PRECONDITION_MIN_DRIVE_WRITES: f64 = 5.0;
 pub const PRECONDITION_CAP_DRIVE_WRITES: f64 = 10.0;
 
-pub fn calibrate(profile: &Profile, format: &str, scale: u32, seed: u64, rounds: u32) -> Result<Calibration, RunError> {
+pub fn calibrate(
+    profile: &Profile,
+    format: &str,
+    scale: u32,
+    seed: u64,
+    rounds: u32,
+    progress: &mut dyn FnMut(&crate::Progress),
+) -> Result<Calibration, RunError> {
     let interval_s = 60.0 / scale as f64;
     let mut s = Session::new(profile, format, scale, seed, interval_s)?;
     let write = Mix::parse("4k-write").expect("built in");
     let read = Mix::parse("4k-read").expect("built in");
-    let pre = s.precondition(&write, PRECONDITION_MIN_DRIVE_WRITES, PRECONDITION_CAP_DRIVE_WRITES, &mut |_| {})?;
+    let pre = s.precondition(&write, PRECONDITION_MIN_DRIVE_WRITES, PRECONDITION_CAP_DRIVE_WRITES, progress)?;
     let length = Length::Duration(rounds as u64 * s.interval_ns);
-    let w = s.measure("4k-write", &write, 16, 16, length, &mut |_| {})?;
-    let r = s.measure("4k-read", &read, 16, 16, length, &mut |_| {})?;
+    let w = s.measure("4k-write", &write, 16, 16, length, progress)?;
+    let r = s.measure("4k-read", &read, 16, 16, length, progress)?;
     let p = profile.published.get(format);
     let fig = |metric: &str, published: Option<f64>, simulated: f64, tol: f64| Figure {
         metric: metric.to_string(),

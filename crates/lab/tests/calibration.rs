@@ -10,7 +10,7 @@ use lab::calibrate::calibrate;
 
 fn check(id: &str) {
     let profile = accel::profile_load(id).unwrap();
-    let c = calibrate(&profile, &profile.default_format, 16, 1, 5).unwrap();
+    let c = calibrate(&profile, &profile.default_format, 16, 1, 5, &mut |_| {}).unwrap();
     let ss = c.precondition.steady_state.as_ref().unwrap();
     assert!(ss.reached, "{id}: steady state not reached after {} drive writes", ss.drive_writes);
     let mut compared = 0;

@@ -78,8 +78,9 @@ impl MediaCounters {
 /// emulated devices).
 pub struct Array {
     geometry: Geometry,
-    /// Next programmable page of each die block (die-major); `pages_per_block`
-    /// once full. Erased means 0.
+    /// Next programmable page of each die block, block-major (the dies of
+    /// one superblock are neighbours); `pages_per_block` once full. Erased
+    /// means 0.
     next_page: Vec<u16>,
     erase_count: Vec<u32>,
     die_failed: Vec<bool>,
@@ -113,7 +114,15 @@ impl Array {
         if self.die_failed[die as usize] {
             return Err(NandError::DieFailed { die });
         }
-        Ok(die as usize * g.blocks_per_plane as usize + block as usize)
+        Ok(self.state_index(die, block))
+    }
+
+    /// Index of a die block's state: block-major, so that the blocks of a
+    /// superblock (the same block of every die), which the FTL programs in
+    /// turn, share cache lines.
+    #[inline]
+    fn state_index(&self, die: u32, block: u32) -> usize {
+        block as usize * self.geometry.dies() as usize + die as usize
     }
 
     /// Byte offset of a multi-plane page in the data store. Slots of an
@@ -126,11 +135,11 @@ impl Array {
     }
 
     pub fn erase_count(&self, die: u32, block: u32) -> u32 {
-        self.erase_count[die as usize * self.geometry.blocks_per_plane as usize + block as usize]
+        self.erase_count[self.state_index(die, block)]
     }
     /// Next programmable page of a die block (`pages_per_block` when full).
     pub fn next_page(&self, die: u32, block: u32) -> u32 {
-        self.next_page[die as usize * self.geometry.blocks_per_plane as usize + block as usize] as u32
+        self.next_page[self.state_index(die, block)] as u32
     }
     /// The LBA recorded in a slot's out-of-band area (data-holding arrays only).
     pub fn oob_lba(&self, die: u32, block: u32, page: u32, slot: u32) -> Option<u32> {
