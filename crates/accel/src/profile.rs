@@ -147,10 +147,7 @@ impl Profile {
         let id = self.id.clone();
         let g = &self.nand.geometry();
         g.validate().map_err(|e| ProfileError::Inconsistent { id: id.clone(), msg: format!("nand.{e}") })?;
-        self.nand
-            .timings()
-            .validate()
-            .map_err(|e| ProfileError::Inconsistent { id: id.clone(), msg: format!("nand.{}", e.to_string().trim_start_matches("timings.")) })?;
+        self.nand.timings().validate().map_err(|e| ProfileError::Inconsistent { id: id.clone(), msg: format!("nand.{e}") })?;
         if !(1..=16).contains(&self.members) {
             return Err(self.field("members", self.members, "in 1..=16"));
         }
