@@ -185,24 +185,29 @@ impl Timeline {
 }
 
 /// `k` identical servers (host CPU cores): an operation takes the one that
-/// frees first.
+/// frees first. The servers are identical, so only their free times are
+/// kept, in a heap.
 #[derive(Debug, Clone)]
 pub struct Pool {
-    free_at: Vec<Ns>,
+    free_at: MinHeap<Ns>,
 }
 
 impl Pool {
     pub fn new(servers: u32) -> Pool {
-        Pool { free_at: vec![0; servers.max(1) as usize] }
+        let mut free_at = MinHeap::with_capacity(servers.max(1) as usize);
+        for _ in 0..servers.max(1) {
+            free_at.push(0);
+        }
+        Pool { free_at }
     }
     #[inline]
     pub fn reserve(&mut self, ready: Ns, service: Ns) -> Ns {
         if service == 0 {
             return ready;
         }
-        let (i, &t) = self.free_at.iter().enumerate().min_by_key(|(i, &t)| (t, *i)).expect("a pool has a server");
+        let t = self.free_at.peek().expect("a pool has a server");
         let end = ready.max(t) + service;
-        self.free_at[i] = end;
+        self.free_at.replace_top(end);
         end
     }
 }
