@@ -98,8 +98,10 @@ struct Costs {
     overhead_ns: Ns,
     cpu_ns: Ns,
     gc_mpage_cpu_ns: Ns,
-    channels: u32,
-    channels_per_controller: u32,
+    /// The channel and the controller of each die (fixed; tables save a
+    /// division per operation).
+    die_channel: Vec<u32>,
+    die_controller: Vec<u32>,
     controllers: u32,
     spm: u32,
 }
@@ -250,8 +252,8 @@ impl Device {
             overhead_ns: c.io_overhead_ns,
             cpu_ns: profile.host.cpu_ns_per_io,
             gc_mpage_cpu_ns: profile.ftl.gc_ns_per_slot * g.slots_per_mpage() as u64,
-            channels: g.channels,
-            channels_per_controller: g.channels / c.count,
+            die_channel: (0..g.dies()).map(|d| g.channel_of(d)).collect(),
+            die_controller: (0..g.dies()).map(|d| g.channel_of(d) / (g.channels / c.count)).collect(),
             controllers: c.count,
             spm: g.slots_per_mpage(),
         };
@@ -343,12 +345,17 @@ impl Device {
             for lba in first..=last {
                 member.ftl.read(lba, None)?;
             }
-            let ctl = member.ftl.media().ops.first().map(|op| op.die % c.channels / c.channels_per_controller).unwrap_or(first % c.controllers);
+            let ctl = match member.ftl.media().ops.first() {
+                Some(op) => c.die_controller[op.die as usize],
+                None if c.controllers == 1 => 0,
+                None => first % c.controllers,
+            };
             let t = member.command[ctl as usize].reserve(now, c.read_command_ns);
             let done = member.ops_time(c, t);
             return Ok(member.link_out.reserve(done, transfer_ns(len, c.link_bytes_per_sec)));
         }
-        let t = member.command[(first % c.controllers) as usize].reserve(now, c.write_command_ns);
+        let ctl = if c.controllers == 1 { 0 } else { first % c.controllers };
+        let t = member.command[ctl as usize].reserve(now, c.write_command_ns);
         let mut t = member.link_in.reserve(t, transfer_ns(len, c.link_bytes_per_sec));
         // A partial first or last slot is read, merged and written whole.
         let head_partial = !offset.is_multiple_of(SLOT_BYTES) || (first == last && len < SLOT_BYTES);
@@ -379,7 +386,7 @@ impl Member {
         for op in &ops {
             let MediaOp { kind, tag, die, block, mask, .. } = *op;
             let d = die as usize;
-            let ch = (die % c.channels) as usize;
+            let ch = c.die_channel[d] as usize;
             match kind {
                 OpKind::Read => {
                     // Sense (tR), then the named slots cross the channel; the
@@ -403,7 +410,7 @@ impl Member {
                         _ => ready,
                     };
                     let r = r.max(self.erased_at[block as usize]);
-                    let ctl = ch / c.channels_per_controller as usize;
+                    let ctl = c.die_controller[d] as usize;
                     let staged = if gc && !c.gc_through_program_path { r } else { self.program_path[ctl].reserve(r, c.program_path_mpage_ns) };
                     let loaded = self.channels[ch].reserve(staged, c.mpage_transfer_ns);
                     let end = self.dies[d].reserve(loaded, c.program_ns);

@@ -123,25 +123,26 @@ impl Mix {
 /// aligned, and a 4 KiB-mapped FTL pays a read-modify-write for them.
 pub struct MixGen {
     read_ppm: u32,
-    /// (bytes, cumulative ppm).
-    cumulative: Vec<(u32, u32)>,
+    /// (bytes, cumulative ppm, aligned offsets it can start at).
+    cumulative: Vec<(u32, u32, u64)>,
     align: u64,
-    capacity: u64,
 }
 
 impl MixGen {
     pub fn new(mix: &Mix, capacity_bytes: u64) -> MixGen {
         let mut acc = 0;
+        let align = mix.min_bytes() as u64;
         let cumulative = mix
             .sizes
             .iter()
             .filter(|&&(_, p)| p > 0)
             .map(|&(b, p)| {
                 acc += p;
-                (b, acc)
+                let len = (b as u64).min(capacity_bytes);
+                (len as u32, acc, (capacity_bytes - len) / align + 1)
             })
             .collect();
-        MixGen { read_ppm: mix.read_ppm, cumulative, align: mix.min_bytes() as u64, capacity: capacity_bytes }
+        MixGen { read_ppm: mix.read_ppm, cumulative, align }
     }
 }
 
@@ -155,16 +156,14 @@ impl Workload for MixGen {
         } else {
             rng.ppm() >= self.read_ppm
         };
-        let len = if self.cumulative.len() == 1 {
-            self.cumulative[0].0
+        let (len, _, positions) = if self.cumulative.len() == 1 {
+            self.cumulative[0]
         } else {
             let x = rng.ppm();
-            self.cumulative.iter().find(|&&(_, c)| x < c).map(|&(b, _)| b).unwrap_or(self.cumulative[0].0)
+            self.cumulative.iter().find(|&&(_, c, _)| x < c).copied().unwrap_or(self.cumulative[0])
         };
-        let len64 = (len as u64).min(self.capacity);
-        let positions = (self.capacity - len64) / self.align + 1;
         let offset_bytes = rng.below(positions) * self.align;
-        Io { offset_bytes, len_bytes: len64 as u32, write }
+        Io { offset_bytes, len_bytes: len, write }
     }
 }
 
