@@ -25,8 +25,10 @@ use units::{per_op_ns, transfer_ns, Ns, SECTOR_BYTES, SLOT_BYTES};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum DeviceError {
-    #[error("unknown format '{format}' for {device}: expected one of {expected}")]
+    #[error("unknown format '{format}' for {device}: expected one of {expected}, or a usable capacity such as 1500GB")]
     UnknownFormat { device: String, format: String, expected: String },
+    #[error("format of {bytes} bytes for {device}: the usable capacity must be in 1 GiB..={max} bytes (raw flash less parity, the GC reserve and the open superblocks)")]
+    Capacity { device: String, bytes: u64, max: u64 },
     #[error("--scale {scale}: must be in 1..={max} for {device} ({blocks} blocks per plane; a scaled device keeps at least {min_superblocks} superblocks and room for its format)")]
     Scale { device: String, scale: u32, max: u32, blocks: u32, min_superblocks: u32 },
     #[error("I/O at byte {offset} of {len} bytes is out of range: the device holds {capacity} bytes, and I/O must be whole 512-byte sectors")]
@@ -156,6 +158,21 @@ pub struct Device {
     member_bytes: u64,
 }
 
+/// A usable capacity written as bytes or with a decimal suffix (GB, TB), as
+/// vendors state capacities: `1500GB`, `1.5TB`, `1500000000000`.
+pub fn capacity_parse(s: &str) -> Option<u64> {
+    let t = s.trim().to_ascii_uppercase();
+    let (num, mult) = if let Some(n) = t.strip_suffix("TB") {
+        (n, 1e12)
+    } else if let Some(n) = t.strip_suffix("GB") {
+        (n, 1e9)
+    } else {
+        (t.as_str(), 1.0)
+    };
+    let v: f64 = num.trim().parse().ok()?;
+    (v.is_finite() && v > 0.0 && v * mult < 1e18).then(|| (v * mult) as u64)
+}
+
 /// Superblocks' worth of spare that GC holds on average beyond its reserve:
 /// the free pool hovers one above the reserve, and the two open writers are
 /// part full (measured: 1.9 with the FTL alone, `ftl/tests/wa.rs`).
@@ -172,8 +189,17 @@ impl Device {
     /// (the spare after the GC reserve and the open superblocks, which do not
     /// shrink) is the full-size device's.
     pub fn new(profile: &Profile, format: &str, scale: u32) -> Result<Device, DeviceError> {
-        let Some(&usable) = profile.formats.get(format) else {
-            return Err(DeviceError::UnknownFormat { device: profile.id.clone(), format: format.into(), expected: profile.format_names().join(", ") });
+        let usable = match profile.formats.get(format) {
+            Some(&u) => u,
+            None => match capacity_parse(format) {
+                Some(u) if u >= 1 << 30 && u <= profile.usable_bytes_max() => u,
+                Some(u) => {
+                    return Err(DeviceError::Capacity { device: profile.id.clone(), bytes: u, max: profile.usable_bytes_max() });
+                }
+                None => {
+                    return Err(DeviceError::UnknownFormat { device: profile.id.clone(), format: format.into(), expected: profile.format_names().join(", ") })
+                }
+            },
         };
         let full = profile.nand.geometry();
         let reserve = profile.ftl.reserve_superblocks;

@@ -5,7 +5,7 @@ mod device;
 mod profile;
 mod recorder;
 
-pub use device::{Device, DeviceCounters, DeviceError};
+pub use device::{capacity_parse, Device, DeviceCounters, DeviceError};
 pub use profile::{ControllerProfile, FtlProfile, HostProfile, Management, NandProfile, Profile, ProfileError, Published};
 
 /// The built-in catalog, embedded from `devices/`.

@@ -36,8 +36,9 @@ struct RunArgs {
     /// a mix such as 'read=70;bs=4k/60:64k/40' (shares must sum to 100).
     #[arg(long, short)]
     workload: String,
-    /// Format (usable capacity) of the device: stock, hp... (default: the
-    /// device's default format).
+    /// Format of the device: a named one (stock, hp...; default: the
+    /// device's default format) or an explicit usable capacity such as
+    /// 1500GB, 1.6TB or a byte count.
     #[arg(long)]
     format: Option<String>,
     /// Host threads.

@@ -86,3 +86,26 @@ fn bad_specs_are_refused_naming_the_field() {
     assert!(err(&|s| s.duration_s = Some(-1.0)).contains("--duration"));
     assert!(err(&|s| s.interval_s = 0.0).contains("--interval"));
 }
+
+/// A card formatted close to the largest capacity its FTL allows keeps
+/// taking random writes for drive write after drive write: GC always frees
+/// space, nothing is refused, nothing hangs, and the invariants hold.
+#[test]
+fn a_card_formatted_nearly_full_sustains_random_writes() {
+    let profile = accel::profile_load("p420m").unwrap();
+    let gb = profile.usable_bytes_max() as f64 * 0.90 / 1e9;
+    let mut session = Session::new(&profile, &format!("{gb:.3}GB"), 64, 9, 0.25).unwrap();
+    let op = session.device.effective_op();
+    assert!(op < 0.12, "effective OP {op}");
+    let cap = session.device.capacity_bytes();
+    let w = Mix::parse("4k-write").unwrap();
+    session.measure("fill", &w, 16, 16, Length::Ios(3 * cap / 4096), &mut |_| {}).unwrap();
+    let p = session.measure("overwrite", &w, 16, 16, Length::Ios(cap / 4096), &mut |_| {}).unwrap();
+    assert_eq!(p.summary.write.ios, cap / 4096);
+    assert!(p.wa > 4.0, "little spare means a high write amplification: {}", p.wa);
+    session.device.check().unwrap();
+    let e = Session::new(&profile, "99TB", 64, 9, 0.25).err().unwrap().to_string();
+    assert!(e.contains("usable capacity must be in 1 GiB..="), "{e}");
+    let e = Session::new(&profile, "lots", 64, 9, 0.25).err().unwrap().to_string();
+    assert!(e.contains("unknown format 'lots'") && e.contains("1500GB"), "{e}");
+}
