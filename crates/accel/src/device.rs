@@ -170,7 +170,7 @@ pub fn capacity_parse(s: &str) -> Option<u64> {
         (t.as_str(), 1.0)
     };
     let v: f64 = num.trim().parse().ok()?;
-    (v.is_finite() && v > 0.0 && v * mult < 1e18).then(|| (v * mult) as u64)
+    (v.is_finite() && v > 0.0 && v * mult < 1e18).then_some((v * mult) as u64)
 }
 
 /// Superblocks' worth of spare that GC holds on average beyond its reserve:
