@@ -113,7 +113,6 @@ pub struct Meter {
     pub write: Acc,
     hist_read: Histogram<u64>,
     hist_write: Histogram<u64>,
-    pub last: Ns,
 }
 
 /// What the meter hands back at an interval boundary, so the caller can
@@ -137,7 +136,6 @@ impl Meter {
             write: Acc::default(),
             hist_read: hist(),
             hist_write: hist(),
-            last: start,
         }
     }
 
@@ -165,7 +163,6 @@ impl Meter {
             self.read.add(lat, bytes);
             self.hist_read.saturating_record(lat.max(1));
         }
-        self.last = completed;
     }
 
     pub fn summary(&self, elapsed: Ns) -> Summary {

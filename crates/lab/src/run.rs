@@ -153,7 +153,6 @@ struct PhaseRun<'p> {
     capacity_slots: u64,
     name: String,
     progress: &'p mut dyn FnMut(&Progress),
-    error: Option<String>,
 }
 
 impl Observer<Device> for PhaseRun<'_> {
@@ -221,14 +220,10 @@ fn phase(
         capacity_slots: dev.capacity_bytes() / SLOT_BYTES,
         name: name.to_string(),
         progress,
-        error: None,
     };
     let mut gen = MixGen::new(mix, dev.capacity_bytes());
     let start = engine.now;
     engine.run(dev, &mut gen, threads, qd, &mut run)?;
-    if let Some(e) = run.error {
-        return Err(RunError::Input(e));
-    }
     let elapsed = engine.now - start;
     let end = dev.counters();
     let host = end.host_slots_written - base.host_slots_written;
