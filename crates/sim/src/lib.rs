@@ -89,26 +89,39 @@ impl<K: Ord + Copy> MinHeap<K> {
     #[inline]
     fn sift_down(&mut self, k: K) {
         let n = self.v.len();
+        let v = &mut self.v[..];
         let mut i = 0;
         loop {
             let first = 4 * i + 1;
-            if first >= n {
-                break;
-            }
-            let end = (first + 4).min(n);
-            let mut m = first;
-            for c in first + 1..end {
-                if self.v[c] < self.v[m] {
-                    m = c;
+            let m = if first + 4 <= n {
+                // A full node: the least of four children by a tournament
+                // the compiler turns into conditional moves (keys here are
+                // random, so branches would mostly mispredict).
+                let a = if v[first + 1] < v[first] { first + 1 } else { first };
+                let b = if v[first + 3] < v[first + 2] { first + 3 } else { first + 2 };
+                if v[b] < v[a] {
+                    b
+                } else {
+                    a
                 }
-            }
-            if k <= self.v[m] {
+            } else if first < n {
+                let mut m = first;
+                for c in first + 1..n {
+                    if v[c] < v[m] {
+                        m = c;
+                    }
+                }
+                m
+            } else {
+                break;
+            };
+            if k <= v[m] {
                 break;
             }
-            self.v[i] = self.v[m];
+            v[i] = v[m];
             i = m;
         }
-        self.v[i] = k;
+        v[i] = k;
     }
 }
 
