@@ -191,6 +191,9 @@ const ONE: u64 = 1 << 16;
 
 /// How far ahead of the GC cursor L2P entries are prefetched, in slots.
 const GC_PREFETCH_AHEAD: u32 = 64;
+/// Positions prefetched per burst: small enough that the burst fits the
+/// core's outstanding-miss slots, large enough that page walks overlap.
+const GC_PREFETCH_BURST: u32 = 8;
 
 /// A vector of `n` copies of `value` whose memory the kernel is asked to
 /// back with huge pages: the maps are read at random, and with 4 KiB pages
@@ -722,7 +725,7 @@ impl<M: Media> Ftl<M> {
         // Each move updates the L2P entry of its slot, at a random place in
         // the map: prefetch those of the valid slots ahead, in bursts so that
         // their page walks overlap.
-        if v.prefetch < v.cursor + GC_PREFETCH_AHEAD / 2 {
+        if v.prefetch < v.cursor + GC_PREFETCH_AHEAD - GC_PREFETCH_BURST {
             let horizon = (v.cursor + GC_PREFETCH_AHEAD).min(sps);
             while v.prefetch < horizon {
                 let p = base + v.prefetch;
