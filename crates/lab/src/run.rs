@@ -48,8 +48,8 @@ impl RunSpec {
             scale,
             seed,
             interval_s: 60.0 / scale as f64,
-            precondition_cap_drive_writes: 10.0,
-            precondition_min_drive_writes: 5.0,
+            precondition_cap_drive_writes: crate::calibrate::PRECONDITION_CAP_DRIVE_WRITES,
+            precondition_min_drive_writes: crate::calibrate::PRECONDITION_MIN_DRIVE_WRITES,
         }
     }
 }
