@@ -1,8 +1,8 @@
 //! The virtual-time engine. Knows nothing of flash.
 //!
 //! A run is a closed loop: `threads x queue_depth` host slots, each keeping
-//! one I/O outstanding. Completions are events ordered by (time, sequence
-//! number), so ties break the same way on every run. The target computes an
+//! one I/O outstanding. Completions are events ordered by (time, host slot),
+//! so ties break the same way on every run. The target computes an
 //! I/O's completion time when it is issued, by reserving the resources it
 //! passes through ([`Timeline`], [`Pool`]) in issue order: a FCFS queue at
 //! each resource. Only completions are events, which keeps the engine at a
@@ -79,6 +79,12 @@ impl<K: Ord + Copy> MinHeap<K> {
             self.sift_down(last);
         }
         Some(top)
+    }
+    /// Applies `f` to every key; `f` must keep their order.
+    pub fn map_keys(&mut self, f: impl Fn(K) -> K) {
+        for k in &mut self.v {
+            *k = f(*k);
+        }
     }
     /// Replaces the smallest key with `k` (one sift down, no pop and push).
     #[inline]
@@ -266,12 +272,11 @@ pub trait Observer<T> {
 pub struct Engine {
     pub now: Ns,
     pub rng: Rng,
-    seq: u64,
 }
 
 impl Engine {
     pub fn new(seed: u64) -> Engine {
-        Engine { now: 0, rng: Rng::new(seed), seq: 0 }
+        Engine { now: 0, rng: Rng::new(seed) }
     }
 
     /// Runs `threads x queue_depth` closed-loop slots until the observer
@@ -312,26 +317,35 @@ impl Engine {
             ahead.pop_front().expect("lookahead is full")
         };
         let mut ios = Vec::with_capacity(slots);
-        // An event's key: completion time, then sequence number, then slot,
-        // in one u128 (the slot needs 20 bits, the sequence number the 44
-        // above them: 17 trillion events).
-        assert!(slots <= 1 << 20, "at most 2^20 host slots");
-        let key = |t: Ns, seq: u64, slot: usize| (t as u128) << 64 | ((seq & ((1 << 44) - 1)) << 20 | slot as u64) as u128;
-        let mut heap: MinHeap<u128> = MinHeap::with_capacity(slots);
+        // An event's key: completion time since `epoch`, then slot, in one
+        // u64 (keys compare in one instruction). The slot needs 20 bits; the
+        // 44 above them hold 4.9 virtual hours, and the epoch moves up every
+        // 73 virtual minutes (every key is rebased, order unchanged), so a
+        // completion may lie up to 3.6 virtual hours ahead of the clock.
+        const SLOT_BITS: u32 = 20;
+        const TIME_LIMIT: Ns = 1 << (64 - SLOT_BITS);
+        const REBASE_AFTER: Ns = TIME_LIMIT / 4;
+        assert!(slots <= 1 << SLOT_BITS, "at most 2^20 host slots");
+        let mut epoch = self.now;
+        let key = |epoch: Ns, t: Ns, slot: usize| {
+            let rel = t - epoch;
+            assert!(rel < TIME_LIMIT, "an I/O completes {rel} ns ahead of the event epoch: beyond the engine's range");
+            rel << SLOT_BITS | slot as u64
+        };
+        let mut heap: MinHeap<u64> = MinHeap::with_capacity(slots);
         let start = self.now;
         for slot in 0..slots {
             let io = next(&mut self.rng, target);
             let done = target.submit(start, &io)?;
             debug_assert!(done >= start);
             ios.push((start, io));
-            heap.push(key(done, self.seq, slot));
-            self.seq += 1;
+            heap.push(key(epoch, done, slot));
         }
         // Every completion is followed by its slot's next I/O: replace the
         // heap's top in place (one sift down) rather than pop and push.
         while let Some(top) = heap.peek() {
-            let done = (top >> 64) as Ns;
-            let slot = (top as u64 & ((1 << 20) - 1)) as usize;
+            let done = epoch + (top >> SLOT_BITS);
+            let slot = (top & ((1 << SLOT_BITS) - 1)) as usize;
             self.now = done;
             let (issued, io) = ios[slot];
             if !observer.complete(target, issued, done, &io) {
@@ -341,8 +355,12 @@ impl Engine {
             let t = target.submit(done, &io)?;
             debug_assert!(t >= done);
             ios[slot] = (done, io);
-            heap.replace_top(key(t, self.seq, slot));
-            self.seq += 1;
+            if done - epoch >= REBASE_AFTER {
+                let shift = (done - epoch) << SLOT_BITS;
+                heap.map_keys(|k| k - shift);
+                epoch = done;
+            }
+            heap.replace_top(key(epoch, t, slot));
         }
         Ok(())
     }
