@@ -205,28 +205,40 @@ impl Timeline {
 
 /// `k` identical servers (host CPU cores): an operation takes the one that
 /// frees first. The servers are identical, so only their free times are
-/// kept, in a heap.
+/// kept, sorted, in a ring: the first frees first. Taking it and putting
+/// back its new free time is one step when times arrive in order (the host
+/// CPU: ready times never go back and the service time is fixed), a short
+/// insertion otherwise.
 #[derive(Debug, Clone)]
 pub struct Pool {
-    free_at: MinHeap<Ns>,
+    free_at: Vec<Ns>,
+    head: usize,
 }
 
 impl Pool {
     pub fn new(servers: u32) -> Pool {
-        let mut free_at = MinHeap::with_capacity(servers.max(1) as usize);
-        for _ in 0..servers.max(1) {
-            free_at.push(0);
-        }
-        Pool { free_at }
+        Pool { free_at: vec![0; servers.max(1) as usize], head: 0 }
     }
     #[inline]
     pub fn reserve(&mut self, ready: Ns, service: Ns) -> Ns {
         if service == 0 {
             return ready;
         }
-        let t = self.free_at.peek().expect("a pool has a server");
-        let end = ready.max(t) + service;
-        self.free_at.replace_top(end);
+        let k = self.free_at.len();
+        let end = ready.max(self.free_at[self.head]) + service;
+        // The first server's place becomes the last; sink the new time
+        // towards the front until the order holds.
+        let mut i = self.head;
+        self.head = if self.head + 1 == k { 0 } else { self.head + 1 };
+        for _ in 1..k {
+            let prev = if i == 0 { k - 1 } else { i - 1 };
+            if self.free_at[prev] <= end {
+                break;
+            }
+            self.free_at[i] = self.free_at[prev];
+            i = prev;
+        }
+        self.free_at[i] = end;
         end
     }
 }
@@ -448,6 +460,34 @@ mod tests {
         assert_eq!(p.reserve(0, 10), 10);
         assert_eq!(p.reserve(0, 10), 20);
         assert_eq!(p.reserve(100, 0), 100);
+        // Out of order: a short job ready early takes the server freeing
+        // first, whatever the order of the reservations.
+        let mut p = Pool::new(3);
+        assert_eq!(p.reserve(50, 100), 150);
+        assert_eq!(p.reserve(0, 10), 10);
+        assert_eq!(p.reserve(0, 10), 10);
+        assert_eq!(p.reserve(0, 10), 20);
+        assert_eq!(p.reserve(0, 10), 20);
+        assert_eq!(p.reserve(140, 5), 145);
+        assert_eq!(p.reserve(0, 1), 21);
+        assert_eq!(p.reserve(0, 1), 146);
+    }
+
+    #[test]
+    fn pool_equals_a_heap_of_free_times() {
+        let mut r = Rng::new(3);
+        for k in [1u32, 2, 3, 12] {
+            let mut p = Pool::new(k);
+            let mut h: MinHeap<Ns> = MinHeap::with_capacity(k as usize);
+            (0..k).for_each(|_| h.push(0));
+            for _ in 0..10_000 {
+                let (ready, service) = (r.below(100_000), 1 + r.below(5_000));
+                let t = h.pop().unwrap();
+                let want = ready.max(t) + service;
+                h.push(want);
+                assert_eq!(p.reserve(ready, service), want);
+            }
+        }
     }
 
     const GOLDEN_SEED_7: [u64; 5] = [55, 172, 717, 427, 963];
