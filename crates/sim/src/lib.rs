@@ -470,7 +470,7 @@ mod tests {
         assert_eq!(p.reserve(0, 10), 20);
         assert_eq!(p.reserve(140, 5), 145);
         assert_eq!(p.reserve(0, 1), 21);
-        assert_eq!(p.reserve(0, 1), 146);
+        assert_eq!(p.reserve(0, 1), 22);
     }
 
     #[test]
