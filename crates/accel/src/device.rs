@@ -109,7 +109,7 @@ struct Costs {
 }
 
 /// What the device has done, summed over its members.
-#[derive(Debug, Clone, Default, Serialize, PartialEq)]
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, PartialEq)]
 pub struct DeviceCounters {
     pub host_slots_written: u64,
     pub host_slots_read: u64,

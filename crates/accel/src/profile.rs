@@ -239,8 +239,11 @@ impl Profile {
         Ok(())
     }
 
+    /// The named formats, the default first.
     pub fn format_names(&self) -> Vec<String> {
-        self.formats.keys().cloned().collect()
+        let mut names: Vec<String> = self.formats.keys().cloned().collect();
+        names.sort_by_key(|n| (*n != self.default_format, n.clone()));
+        names
     }
 
     /// The largest usable capacity of the card, in bytes.

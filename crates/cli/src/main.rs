@@ -1,6 +1,7 @@
 //! The `flashlab` command: argument parsing and printing only.
 
 mod bench;
+mod review;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
@@ -21,6 +22,13 @@ enum Command {
     Devices,
     /// Run one workload on a simulated device, in virtual time.
     Run(RunArgs),
+    /// The reviewers' whole procedure on simulated devices: secure erase,
+    /// precondition to steady state, main tests, for each device, format
+    /// and profile; writes results.json, CSV tables, SVG charts and an HTML
+    /// report.
+    Review(review::ReviewArgs),
+    /// Build the review report from earlier results files, side by side.
+    Compare(review::CompareArgs),
     /// Measure the simulator's own speed and memory (a benchmark, not a test).
     Bench(bench::BenchArgs),
     /// Reproduce the reviewers' steady-state 4K figures for catalog devices
@@ -81,6 +89,8 @@ fn main() {
     let r = match cli.command {
         Command::Devices => devices(),
         Command::Run(a) => run(a),
+        Command::Review(a) => review::review(a),
+        Command::Compare(a) => review::compare(a),
         Command::Bench(a) => bench::bench(a),
         Command::Calibrate(a) => calibrate(a),
     };

@@ -2,7 +2,11 @@
 //! and the results of a run. The only crate that turns runs into results.
 
 pub mod calibrate;
+pub mod chart;
+pub mod fio;
 pub mod metrics;
+pub mod report;
+pub mod review;
 pub mod run;
 pub mod steady;
 pub mod workload;

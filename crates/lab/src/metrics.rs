@@ -2,7 +2,7 @@
 //! and writes apart) and into per-interval accumulators.
 
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sim::Io;
 use units::{Ns, NS_PER_SEC};
 
@@ -53,7 +53,7 @@ impl Acc {
 }
 
 /// The four attributes a reviewer charts, per interval, and more.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Interval {
     /// Start, in virtual seconds since the phase began.
     pub start_s: f64,
@@ -77,7 +77,7 @@ pub struct Interval {
 }
 
 /// Whole-run figures for one direction (or both together).
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct DirStats {
     pub ios: u64,
     pub iops: f64,
@@ -91,7 +91,7 @@ pub struct DirStats {
     pub latency_p9999_ms: f64,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Summary {
     pub read: DirStats,
     pub write: DirStats,

@@ -5,7 +5,7 @@ use crate::metrics::{interval_of, Closed, Interval, Meter, Summary};
 use crate::steady::{self, SteadyWindow};
 use crate::workload::{Mix, MixGen};
 use accel::{Device, DeviceCounters, Profile, Published};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sim::{Engine, Io, Observer};
 use units::{Ns, NS_PER_SEC, SLOT_BYTES};
 
@@ -62,7 +62,7 @@ pub enum RunError {
     Device(#[from] accel::DeviceError),
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct SteadyReport {
     pub reached: bool,
     pub rounds: usize,
@@ -72,7 +72,7 @@ pub struct SteadyReport {
     pub tracked: String,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Phase {
     pub name: String,
     pub workload: Mix,
@@ -91,7 +91,7 @@ pub struct Phase {
     pub steady_state: Option<SteadyReport>,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct DeviceInfo {
     pub id: String,
     pub name: String,
@@ -104,7 +104,7 @@ pub struct DeviceInfo {
 }
 
 /// A published figure beside the simulated one.
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Comparison {
     pub metric: String,
     pub published: f64,
@@ -112,7 +112,7 @@ pub struct Comparison {
     pub error_percent: f64,
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RunResult {
     pub flashlab_version: String,
     pub note: String,
@@ -343,54 +343,63 @@ pub fn run(profile: &Profile, spec: &RunSpec, progress: &mut dyn FnMut(&Progress
 /// The results file's content for phases run on a session.
 pub fn result_of(profile: &Profile, spec: &RunSpec, session: &Session, phases: Vec<Phase>, mix: &Mix) -> RunResult {
     let published = profile.published.get(&spec.format).cloned();
-    let comparison = compare(published.as_ref(), mix, spec, phases.last().expect("a run has a main phase"));
-    let dev = &session.device;
+    let main = phases.last().expect("a run has a main phase");
+    let comparison = if spec.threads != 16 || spec.queue_depth != 16 {
+        Vec::new()
+    } else {
+        match mix.name.as_str() {
+            "4k-write" => comparisons(published.as_ref(), None, Some(main), None),
+            "4k-read" => comparisons(published.as_ref(), None, None, Some(main)),
+            _ => Vec::new(),
+        }
+    };
     RunResult {
         flashlab_version: env!("CARGO_PKG_VERSION").to_string(),
         note: "simulated: every figure comes from flashlab's model of the device, in virtual time".into(),
         seed: spec.seed,
         settings: serde_json::to_value(spec).expect("a spec serialises"),
-        device: DeviceInfo {
-            id: profile.id.clone(),
-            name: profile.name.clone(),
-            format: spec.format.clone(),
-            scale: spec.scale,
-            capacity_bytes: dev.capacity_bytes(),
-            raw_bytes: profile.raw_bytes() / spec.scale as u64,
-            dies: dev.dies(),
-            effective_op: dev.effective_op(),
-        },
+        device: device_info(profile, &spec.format, spec.scale, &session.device),
         phases,
         published,
         comparison,
     }
 }
 
-/// Published against simulated, for the figures the published set names and
-/// the run measured (4K random read or write at 16T/16Q).
-fn compare(p: Option<&Published>, mix: &Mix, spec: &RunSpec, main: &Phase) -> Vec<Comparison> {
+/// What the results say of the device under test.
+pub fn device_info(profile: &Profile, format: &str, scale: u32, dev: &Device) -> DeviceInfo {
+    DeviceInfo {
+        id: profile.id.clone(),
+        name: profile.name.clone(),
+        format: format.to_string(),
+        scale,
+        capacity_bytes: dev.capacity_bytes(),
+        raw_bytes: profile.raw_bytes() / scale as u64,
+        dies: dev.dies(),
+        effective_op: dev.effective_op(),
+    }
+}
+
+/// Published against simulated, for the figures the published set names:
+/// 4K random write (IOPS, average latency) from a steady-state 16T/16Q
+/// write phase, 4K random read from a read phase, and the fresh-out-of-box
+/// burst from the first round of a 4K write preconditioning.
+pub fn comparisons(p: Option<&Published>, pre: Option<&Phase>, write: Option<&Phase>, read: Option<&Phase>) -> Vec<Comparison> {
     let Some(p) = p else { return Vec::new() };
-    if spec.threads != 16 || spec.queue_depth != 16 {
-        return Vec::new();
-    }
-    let row = |metric: &str, published: Option<f64>, simulated: f64| {
-        published.map(|published| Comparison { metric: metric.into(), published, simulated, error_percent: (simulated - published) / published * 100.0 })
-    };
-    let s = &main.summary;
-    match mix.name.as_str() {
-        "4k-write" => [
-            row("4K random write IOPS", p.write_iops_4k, s.write.iops),
-            row("4K random write average latency (ms)", p.write_latency_avg_ms, s.write.latency_avg_ms),
-        ]
-        .into_iter()
-        .flatten()
-        .collect(),
-        "4k-read" => {
-            [row("4K random read IOPS", p.read_iops_4k, s.read.iops), row("4K random read average latency (ms)", p.read_latency_avg_ms, s.read.latency_avg_ms)]
-                .into_iter()
-                .flatten()
-                .collect()
+    let row = |metric: &str, published: Option<f64>, simulated: Option<f64>| match (published, simulated) {
+        (Some(published), Some(simulated)) => {
+            Some(Comparison { metric: metric.into(), published, simulated, error_percent: (simulated - published) / published * 100.0 })
         }
-        _ => Vec::new(),
-    }
+        _ => None,
+    };
+    let burst = pre.filter(|ph| ph.workload.name == "4k-write").and_then(|ph| ph.intervals.first()).map(|i| i.iops);
+    [
+        row("4K random write IOPS", p.write_iops_4k, write.map(|w| w.summary.write.iops)),
+        row("4K random write average latency (ms)", p.write_latency_avg_ms, write.map(|w| w.summary.write.latency_avg_ms)),
+        row("4K random read IOPS", p.read_iops_4k, read.map(|r| r.summary.read.iops)),
+        row("4K random read average latency (ms)", p.read_latency_avg_ms, read.map(|r| r.summary.read.latency_avg_ms)),
+        row("4K random write burst IOPS (first round)", p.write_burst_iops_4k, burst),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
 }

@@ -6,13 +6,13 @@
 //! - slope excursion: the least-squares line's rise across the window,
 //!   |slope| * (rounds - 1), <= 10% of mean(y).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 pub const WINDOW: usize = 5;
 pub const RANGE_MAX: f64 = 0.20;
 pub const SLOPE_EXCURSION_MAX: f64 = 0.10;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SteadyWindow {
     /// Index of the window's first round.
     pub first_round: usize,

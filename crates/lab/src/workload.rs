@@ -1,11 +1,11 @@
 //! Workload profiles: a read share and a transfer-size mix, random offsets
 //! over the whole device (methodology.md), and user-defined mixes.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use sim::{Io, Rng, Workload};
 
 /// A read/write share and a transfer-size mix.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Mix {
     pub name: String,
     /// Reads in parts per million of I/Os.

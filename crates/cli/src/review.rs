@@ -1,0 +1,251 @@
+//! `flashlab review` and `flashlab compare`: argument parsing, progress
+//! bars and printing; the procedure is `lab::review`, the files
+//! `lab::report`.
+
+use anyhow::{Context, Result};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
+use lab::review::{self, ReviewEvent, ReviewResults, ReviewSpec};
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::Instant;
+
+#[derive(clap::Args)]
+pub struct ReviewArgs {
+    /// Catalog devices (see `flashlab devices`) or profile files (.toml).
+    pub devices: Vec<String>,
+    /// Formats, comma-separated: named ones (stock, hp) or usable
+    /// capacities (1500GB). Default: every named format of each device; a
+    /// device without a named format skips it.
+    #[arg(long, value_delimiter = ',')]
+    pub format: Option<Vec<String>>,
+    /// Profiles, comma-separated: 4k, 8k7030, fileserver, webserver.
+    #[arg(long, value_delimiter = ',', default_value = "4k,8k7030,fileserver,webserver")]
+    pub profiles: Vec<String>,
+    /// Divide the blocks of every plane by N (dies, channels and timings
+    /// kept). 1 is full size.
+    #[arg(long, default_value_t = 1)]
+    pub scale: u32,
+    /// Output directory: results.json, CSV tables, charts/, report.html.
+    #[arg(long, default_value = "flashlab-review")]
+    pub out: PathBuf,
+    /// Seed of every job's PRNG.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Jobs run at once (default: one per core).
+    #[arg(long)]
+    pub jobs: Option<usize>,
+    /// Round (interval) length, virtual seconds (default: 60 / scale, at
+    /// least 60 / 16; see ARCHITECTURE.md, "Rounds on scaled devices").
+    #[arg(long)]
+    pub interval: Option<f64>,
+    /// Rounds of each 4K main test.
+    #[arg(long, default_value_t = 5)]
+    pub rounds_4k: u32,
+    /// Rounds of each thread/queue point.
+    #[arg(long, default_value_t = 1)]
+    pub rounds_matrix: u32,
+    /// Preconditioning runs at least this many drive writes...
+    #[arg(long, default_value_t = lab::calibrate::PRECONDITION_MIN_DRIVE_WRITES)]
+    pub precondition_min: f64,
+    /// ...and gives up (loudly: "steady state not reached") at this many.
+    #[arg(long, default_value_t = lab::calibrate::PRECONDITION_CAP_DRIVE_WRITES)]
+    pub precondition_max: f64,
+    /// Also write fio job files equivalent to each step into this
+    /// directory, to run the same procedure on real hardware.
+    #[arg(long)]
+    pub export_fio: Option<PathBuf>,
+    /// The device the exported fio jobs write to (destroying its data).
+    #[arg(long, default_value = "/dev/CHANGE_ME", requires = "export_fio")]
+    pub fio_filename: String,
+    /// No progress on standard error.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+#[derive(clap::Args)]
+pub struct CompareArgs {
+    /// results.json files of earlier reviews.
+    #[arg(required = true)]
+    pub results: Vec<PathBuf>,
+    /// Output directory for the combined report.
+    #[arg(long, default_value = "flashlab-compare")]
+    pub out: PathBuf,
+}
+
+/// Progress: a bar per running job's step on a terminal, a line per step
+/// otherwise, nothing when quiet.
+struct Display {
+    quiet: bool,
+    multi: MultiProgress,
+    bars: Mutex<HashMap<usize, ProgressBar>>,
+    jobs: usize,
+    started: Instant,
+}
+
+impl Display {
+    fn new(quiet: bool, jobs: usize) -> Display {
+        let multi = if quiet { MultiProgress::with_draw_target(ProgressDrawTarget::hidden()) } else { MultiProgress::new() };
+        Display { quiet, multi, bars: Mutex::new(HashMap::new()), jobs, started: Instant::now() }
+    }
+
+    fn line(&self, s: String) {
+        if self.quiet {
+            return;
+        }
+        if self.multi.is_hidden() {
+            eprintln!("{s}");
+        } else {
+            let _ = self.multi.println(s);
+        }
+    }
+
+    fn event(&self, e: &ReviewEvent) {
+        if self.quiet {
+            return;
+        }
+        let mut bars = self.bars.lock().expect("progress lock");
+        match e {
+            ReviewEvent::Step { job, label, step } => {
+                let bar = self.multi.add(ProgressBar::new(1000));
+                bar.set_style(
+                    ProgressStyle::with_template("{prefix:.bold} [{bar:24.cyan/blue}] {percent:>3}% {msg} [wall {elapsed}, ETA {eta}]")
+                        .expect("valid template")
+                        .progress_chars("=> "),
+                );
+                bar.set_prefix(format!("[{}/{}] {label} {step}", job + 1, self.jobs));
+                if let Some(old) = bars.insert(*job, bar) {
+                    old.finish_and_clear();
+                }
+                if self.multi.is_hidden() {
+                    eprintln!("[{}/{}] {label}: {step} ...", job + 1, self.jobs);
+                }
+            }
+            ReviewEvent::Round { job, progress, fraction, detail } => {
+                if let Some(b) = bars.get(job) {
+                    b.set_position((fraction * 1000.0) as u64);
+                    b.set_message(format!("virtual {:.1} s, {detail}", progress.virtual_s));
+                }
+            }
+            ReviewEvent::StepDone { job, label, step, summary } => {
+                if let Some(b) = bars.remove(job) {
+                    b.finish_and_clear();
+                    self.multi.remove(&b);
+                }
+                drop(bars);
+                self.line(format!("[{}/{}] {label}: {step} done, {summary} (wall {:.0} s)", job + 1, self.jobs, self.started.elapsed().as_secs_f64()));
+            }
+        }
+    }
+}
+
+fn summary_print(r: &ReviewResults) {
+    println!("{:<34} {:<10} {:>14} {:>7}  main tests (simulated)", "device / format", "profile", "steady state", "DW");
+    for j in &r.jobs {
+        let s = j.precondition.steady_state.as_ref();
+        let steady = match s {
+            Some(s) if s.reached => format!("{} rounds", s.rounds),
+            _ => "NOT REACHED".into(),
+        };
+        let main = match j.tests_kind {
+            review::Tests::FourK => {
+                let w = j.test("4K write").map_or(0.0, |t| t.summary.write.iops);
+                let rd = j.test("4K read").map_or(0.0, |t| t.summary.read.iops);
+                format!("4K write {w:.0} IOPS, 4K read {rd:.0} IOPS")
+            }
+            review::Tests::Matrix => {
+                let t = j.test("16T/16Q");
+                format!(
+                    "16T/16Q {:.0} IOPS, {:.3} ms avg; 2T/2Q {:.0} IOPS",
+                    t.map_or(0.0, |t| t.summary.all.iops),
+                    t.map_or(0.0, |t| t.summary.all.latency_avg_ms),
+                    j.test("2T/2Q").map_or(0.0, |t| t.summary.all.iops)
+                )
+            }
+        };
+        println!("{:<34} {:<10} {:>14} {:>7.2}  {main}", j.label(), j.profile, steady, j.precondition.drive_writes);
+    }
+    for j in &r.jobs {
+        for c in &j.comparison {
+            println!("  {} {:<42} published {:>10.3}  simulated {:>10.3}  error {:+.1}%", j.label(), c.metric, c.published, c.simulated, c.error_percent);
+        }
+    }
+}
+
+pub fn review(a: ReviewArgs) -> Result<()> {
+    let mut profiles = Vec::new();
+    for d in &a.devices {
+        profiles.push(accel::profile_load(d).map_err(anyhow::Error::msg)?);
+    }
+    let mut spec = ReviewSpec::new(profiles.iter().map(|p| p.id.clone()).collect(), a.scale, a.seed);
+    spec.formats = a.format.clone();
+    spec.profiles = a.profiles.clone();
+    if let Some(i) = a.interval {
+        if !(i.is_finite() && (1e-3..=3600.0).contains(&i)) {
+            anyhow::bail!("--interval {i}: must be in 0.001..=3600 virtual seconds");
+        }
+        spec.interval_s = i;
+    }
+    spec.rounds_4k = a.rounds_4k;
+    spec.rounds_matrix = a.rounds_matrix;
+    spec.precondition_min_drive_writes = a.precondition_min;
+    spec.precondition_cap_drive_writes = a.precondition_max;
+    let (jobs, skipped) = review::jobs_of(&spec, &profiles)?;
+    // Every device must build at this scale and format before hours go in.
+    for j in &jobs {
+        accel::Device::new(&j.profile, &j.format, spec.scale).map_err(|e| anyhow::anyhow!("{}: {e}", j.label()))?;
+    }
+    lab::report::out_dir_prepare(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
+    if let Some(dir) = &a.export_fio {
+        let ps: Vec<&review::ReviewProfile> = spec.profiles.iter().map(|p| review::profile_find(p)).collect::<Result<_, _>>()?;
+        let o = lab::fio::FioOptions {
+            filename: a.fio_filename.clone(),
+            precondition_s: 6 * 3600,
+            round_s: 60,
+            rounds_4k: spec.rounds_4k,
+            rounds_matrix: spec.rounds_matrix,
+        };
+        let files = lab::fio::export(dir, &ps, &o).with_context(|| format!("cannot write --export-fio {}", dir.display()))?;
+        if !a.quiet {
+            eprintln!("fio job files written: {} files under {}", files.len(), dir.display());
+        }
+    }
+    let threads = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    if threads == 0 {
+        anyhow::bail!("--jobs 0: must be at least 1");
+    }
+    let display = Display::new(a.quiet, jobs.len());
+    for s in &skipped {
+        display.line(format!("skipped: {s}"));
+    }
+    display.line(format!(
+        "flashlab review: {} jobs ({} device(s) x formats x {} profile(s)) at scale {}, seed {}, {} at once  [simulated, virtual time]",
+        jobs.len(),
+        profiles.len(),
+        spec.profiles.len(),
+        spec.scale,
+        spec.seed,
+        threads.min(jobs.len())
+    ));
+    let started = Instant::now();
+    let results = review::review(&spec, &jobs, threads, &|e| display.event(e))?;
+    let wall = started.elapsed().as_secs_f64();
+    summary_print(&results);
+    let paths = lab::report::write_all(&results, &a.out, true)?;
+    println!("\nwrote {} files to {}: report {}", paths.len(), a.out.display(), a.out.join("report.html").display());
+    println!("wall time {wall:.1} s");
+    Ok(())
+}
+
+pub fn compare(a: CompareArgs) -> Result<()> {
+    let mut all = Vec::new();
+    for p in &a.results {
+        let text = std::fs::read_to_string(p).with_context(|| format!("cannot read results file {}", p.display()))?;
+        all.push(review::results_parse(&text, &p.display().to_string())?);
+    }
+    let merged = review::results_merge(all).expect("at least one results file");
+    summary_print(&merged);
+    let paths = lab::report::write_all(&merged, &a.out, true)?;
+    println!("\nwrote {} files to {}: report {}", paths.len(), a.out.display(), a.out.join("report.html").display());
+    Ok(())
+}

@@ -1,0 +1,216 @@
+//! `flashlab review` and `flashlab compare` end to end: the files a review
+//! leaves, its report rendered in headless Chromium, its fio export parsed
+//! by fio, determinism across thread counts, and bad input refused.
+//!
+//! Chromium and fio come from Debian's packages (`.ci/run` installs them);
+//! without them these tests fail, naming the package, rather than pass.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn flashlab(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_flashlab")).args(args).output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
+}
+
+fn refused(args: &[&str], needle: &str) {
+    let (code, _, err) = flashlab(args);
+    assert_eq!(code, 2, "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: expected '{needle}' in: {err}");
+    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("flashlab-review-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn tool(name: &str, package: &str) -> String {
+    let ok = Command::new("sh").args(["-c", &format!("command -v {name}")]).output().map(|o| o.status.success()).unwrap_or(false);
+    assert!(ok, "{name} is needed by this test: install Debian's package '{package}' (.ci/run does)");
+    name.to_string()
+}
+
+/// Headless Chromium as the environment notes start it (no background
+/// networking: this machine's network is closed).
+fn chromium(args: &[&str], profile: &Path) -> std::process::Output {
+    let bin = tool("chromium", "chromium");
+    Command::new(bin)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--enable-logging=stderr",
+            "--v=0",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(args)
+        .output()
+        .expect("chromium runs")
+}
+
+#[test]
+fn review_of_both_formats_writes_results_and_a_report_chromium_renders() {
+    let out = tmp("full");
+    let fio_dir = tmp("fio");
+    let (code, stdout, err) =
+        flashlab(&["review", "flashmax2", "--scale", "128", "--out", out.to_str().unwrap(), "--export-fio", fio_dir.to_str().unwrap(), "-q"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.contains("stock") && stdout.contains("hp") && stdout.contains("report.html"), "{stdout}");
+    for f in ["results.json", "precondition.csv", "tests.csv", "steady_state.csv", "published.csv", "report.html"] {
+        assert!(out.join(f).is_file(), "{f} missing");
+    }
+    // Results: 2 formats x 4 profiles, each with its preconditioning series
+    // and its main tests (2 for 4K, 16 matrix points otherwise).
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    assert_eq!(r["kind"], "flashlab-review");
+    let jobs = r["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 8);
+    for j in jobs {
+        let tests = j["tests"].as_array().unwrap().len();
+        assert_eq!(tests, if j["profile"] == "4k" { 2 } else { 16 }, "{}", j["profile"]);
+        assert!(j["precondition"]["intervals"].as_array().unwrap().len() >= 5);
+        assert!(j["precondition"]["steady_state"]["rounds"].as_u64().unwrap() >= 5);
+    }
+    let tests_csv = std::fs::read_to_string(out.join("tests.csv")).unwrap();
+    assert_eq!(tests_csv.lines().count(), 1 + 2 * (2 + 3 * 16), "header + every main test");
+    assert!(tests_csv.lines().any(|l| l.contains(",16T/16Q,16,16,")), "{tests_csv}");
+
+    // Every local link of the report resolves.
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    for href in html.split("href=\"").skip(1).map(|s| &s[..s.find('"').unwrap()]) {
+        assert!(out.join(href).is_file(), "broken link {href}");
+    }
+
+    // Chromium: the page loads without console errors and every chart is
+    // in the DOM with its data drawn.
+    let prof = tmp("chromium");
+    let page = format!("file://{}", out.join("report.html").display());
+    let o = chromium(&["--dump-dom", &page], &prof);
+    let dom = String::from_utf8_lossy(&o.stdout);
+    let log = String::from_utf8_lossy(&o.stderr);
+    assert!(o.status.success(), "chromium failed: {log}");
+    let charts = dom.matches("class=\"chart\"").count();
+    // Per profile: 4 preconditioning charts, 2 steady-state plots (one per
+    // format), 4 main-test charts.
+    assert_eq!(charts, 4 * (4 + 2 + 4), "charts in the rendered DOM");
+    assert!(dom.matches("<polyline").count() >= 4 * 4 * 2 + 3 * 4 * 2, "line series drawn");
+    assert!(dom.matches("class=\"bar\"").count() >= 4 * 2 * 2, "4K bars drawn");
+    assert!(dom.contains("steady-state window") && dom.contains("Published and simulated"));
+    for bad in ["Uncaught", "CONSOLE", "Failed to load resource", "parsererror"] {
+        assert!(!log.contains(bad) && !dom.contains(bad), "'{bad}' rendering the report: {log}");
+    }
+    // The SVG files alone are well-formed XML: Chromium shows a parser
+    // error page for one that is not.
+    let mut xhtml = String::from("<html xmlns=\"http://www.w3.org/1999/xhtml\"><body>");
+    let mut files = 0;
+    for e in std::fs::read_dir(out.join("charts")).unwrap() {
+        let text = std::fs::read_to_string(e.unwrap().path()).unwrap();
+        xhtml += text.split_once("?>").map_or(text.as_str(), |(_, b)| b);
+        files += 1;
+    }
+    assert_eq!(files, charts, "one SVG file per chart");
+    xhtml += "</body></html>";
+    let check = out.join("check.xhtml");
+    std::fs::write(&check, xhtml).unwrap();
+    let o = chromium(&["--dump-dom", &format!("file://{}", check.display())], &prof);
+    let dom = String::from_utf8_lossy(&o.stdout);
+    assert!(!dom.contains("parsererror") && dom.matches("<svg").count() == files, "SVG files are not well-formed XML");
+    // A screenshot: the renderer lays the whole page out.
+    let shot = out.join("report.png");
+    let o = chromium(&["--window-size=1500,2000", &format!("--screenshot={}", shot.display()), &page], &prof);
+    assert!(o.status.success() && std::fs::metadata(&shot).map(|m| m.len() > 50_000).unwrap_or(false), "screenshot");
+
+    // The fio jobs parse with fio.
+    let fio = tool("fio", "fio");
+    let mut parsed = 0;
+    for p in ["4k", "8k7030", "fileserver", "webserver"] {
+        for f in ["1-precondition.fio", "2-main.fio"] {
+            let path = fio_dir.join(p).join(f);
+            let o = Command::new(&fio).arg("--parse-only").arg(&path).output().unwrap();
+            assert!(o.status.success(), "{}: {}", path.display(), String::from_utf8_lossy(&o.stderr));
+            parsed += 1;
+        }
+    }
+    assert_eq!(parsed, 8);
+    let matrix = std::fs::read_to_string(fio_dir.join("8k7030/2-main.fio")).unwrap();
+    assert_eq!(matrix.matches("stonewall").count(), 16);
+
+    // compare: the same report from the results file, and from two.
+    let cmp = tmp("compare");
+    let res = out.join("results.json");
+    let (code, _, err) = flashlab(&["compare", res.to_str().unwrap(), res.to_str().unwrap(), "--out", cmp.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let again: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(cmp.join("results.json")).unwrap()).unwrap();
+    assert_eq!(again["jobs"].as_array().unwrap().len(), 16);
+    assert!(cmp.join("report.html").is_file());
+}
+
+#[test]
+fn a_seed_gives_the_same_results_file_on_one_thread_or_two() {
+    let run = |jobs: &str, name: &str| {
+        let out = tmp(name);
+        let (code, _, err) = flashlab(&[
+            "review",
+            "flashmax2",
+            "p420m",
+            "--format",
+            "stock",
+            "--profiles",
+            "4k,8k7030",
+            "--scale",
+            "128",
+            "--precondition-min",
+            "1",
+            "--jobs",
+            jobs,
+            "--out",
+            out.to_str().unwrap(),
+            "-q",
+        ]);
+        assert_eq!(code, 0, "{err}");
+        std::fs::read(out.join("results.json")).unwrap()
+    };
+    let a = run("1", "det1");
+    let b = run("2", "det2");
+    assert!(a == b, "results differ between --jobs 1 and --jobs 2");
+    let r: serde_json::Value = serde_json::from_slice(&a).unwrap();
+    let order: Vec<String> =
+        r["jobs"].as_array().unwrap().iter().map(|j| format!("{} {}", j["device"]["id"].as_str().unwrap(), j["profile"].as_str().unwrap())).collect();
+    assert_eq!(order, ["flashmax2 4k", "flashmax2 8k7030", "p420m 4k", "p420m 8k7030"]);
+}
+
+#[test]
+fn bad_review_input_is_refused_naming_the_problem() {
+    refused(&["review", "--scale", "64"], "no device");
+    refused(&["review", "flashmax2", "--profiles", "4k,oltp"], "unknown profile 'oltp'");
+    refused(&["review", "nosuch"], "unknown device 'nosuch'");
+    refused(&["review", "p420m", "--format", "hp"], "p420m has no format 'hp'");
+    refused(&["review", "flashmax2", "--scale", "100000"], "--scale 100000");
+    refused(&["review", "flashmax2", "--scale", "128", "--precondition-min", "20", "--precondition-max", "10"], "preconditioning 20..10");
+    // An output directory that cannot be made (its parent is a file) is
+    // refused before any simulation runs.
+    let f = tmp("file");
+    std::fs::write(&f, b"x").unwrap();
+    refused(&["review", "flashmax2", "--out", f.join("sub").to_str().unwrap()], "--out");
+    // Results files: not JSON, truncated, not a review, another version.
+    let d = tmp("bad-results");
+    std::fs::create_dir_all(&d).unwrap();
+    let write = |name: &str, text: &str| {
+        let p = d.join(name);
+        std::fs::write(&p, text).unwrap();
+        p.to_str().unwrap().to_string()
+    };
+    refused(&["compare", &write("garbage.json", "not json at all")], "not valid JSON");
+    refused(&["compare", &write("trunc.json", "{\"kind\": \"flashlab-review\", \"schema_")], "not valid JSON");
+    refused(&["compare", &write("other.json", "{\"kind\": \"something-else\"}")], "not a flashlab review results file");
+    refused(&["compare", &write("v99.json", "{\"kind\": \"flashlab-review\", \"schema_version\": 99, \"flashlab_version\": \"9.0.0\"}")], "schema version 99");
+    refused(&["compare", &write("v1.json", "{\"kind\": \"flashlab-review\", \"schema_version\": 1}")], "does not match schema version 1");
+    refused(&["compare", d.join("missing.json").to_str().unwrap()], "cannot read results file");
+}

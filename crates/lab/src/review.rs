@@ -1,0 +1,368 @@
+//! The reviewers' whole procedure (methodology.md) on simulated devices:
+//! for each device, format and profile, secure erase, precondition at
+//! 16T/16Q to steady state with the profile's preconditioning workload,
+//! then the main tests (4K: 100% write and 100% read at 16T/16Q; mixed
+//! profiles: the 16-point thread/queue matrix).
+//!
+//! Jobs (device x format x profile) are independent and run on as many
+//! threads as asked; results come back in job order whatever the threads
+//! did, so a seed gives the same results file on any machine.
+
+use crate::run::{comparisons, device_info, Comparison, DeviceInfo, Length, Phase, Progress, RunError, Session};
+use crate::workload::Mix;
+use accel::{Profile, Published};
+use serde::{Deserialize, Serialize};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// What the results file says it is, and the layout version this build
+/// reads and writes.
+pub const RESULTS_KIND: &str = "flashlab-review";
+pub const RESULTS_SCHEMA_VERSION: u32 = 1;
+
+/// The main tests a profile gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Tests {
+    /// 100% write then 100% read, 4 KiB, at 16T/16Q.
+    FourK,
+    /// The profile's mix at threads {2, 4, 8, 16} x queue depth {2, 4, 8, 16}.
+    Matrix,
+}
+
+/// A profile of the procedure.
+#[derive(Debug, Clone, Copy)]
+pub struct ReviewProfile {
+    pub name: &'static str,
+    pub title: &'static str,
+    /// The workload of the main tests (a name of `workload::NAMED`).
+    pub workload: &'static str,
+    pub tests: Tests,
+}
+
+pub const PROFILES: &[ReviewProfile] = &[
+    ReviewProfile { name: "4k", title: "4K random", workload: "4k-write", tests: Tests::FourK },
+    ReviewProfile { name: "8k7030", title: "8K 70/30", workload: "8k-7030", tests: Tests::Matrix },
+    ReviewProfile { name: "fileserver", title: "File Server", workload: "fileserver", tests: Tests::Matrix },
+    ReviewProfile { name: "webserver", title: "Web Server", workload: "webserver", tests: Tests::Matrix },
+];
+
+pub const MATRIX_THREADS: [u32; 4] = [2, 4, 8, 16];
+pub const MATRIX_QUEUE_DEPTHS: [u32; 4] = [2, 4, 8, 16];
+
+pub fn profile_find(name: &str) -> Result<&'static ReviewProfile, RunError> {
+    PROFILES
+        .iter()
+        .find(|p| p.name == name)
+        .ok_or_else(|| RunError::Input(format!("unknown profile '{name}': expected one of {}", PROFILES.iter().map(|p| p.name).collect::<Vec<_>>().join(", "))))
+}
+
+/// Rounds shrink with the scale (a scaled device fills sooner) only down to
+/// the round of this scale: a round must span enough of the GC cycle, whose
+/// length in data written is a superblock's whatever the scale. Measured on
+/// the FlashMAX II stock: with 1.875 s rounds at scale 32 the per-round IOPS
+/// alternated by +-40% and SNIA steady state was never reached in 10 drive
+/// writes; with 3.75 s rounds at scale 64 it was reached after 6.6.
+pub const ROUND_SCALE_MAX: u32 = 16;
+
+/// Every setting of a review; stored whole in the results file.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ReviewSpec {
+    pub devices: Vec<String>,
+    /// Formats to review; `None`: every named format of each device.
+    pub formats: Option<Vec<String>>,
+    pub profiles: Vec<String>,
+    pub scale: u32,
+    pub seed: u64,
+    /// Length of one round (interval), virtual seconds.
+    pub interval_s: f64,
+    /// Rounds of each 4K main test.
+    pub rounds_4k: u32,
+    /// Rounds of each thread/queue point.
+    pub rounds_matrix: u32,
+    pub precondition_min_drive_writes: f64,
+    pub precondition_cap_drive_writes: f64,
+}
+
+impl ReviewSpec {
+    /// The procedure's defaults: every profile, rounds of 60 s of the
+    /// full-size device (shorter in proportion on a scaled one, down to
+    /// [`ROUND_SCALE_MAX`]), 5 rounds
+    /// of each 4K test and 1 of each matrix point (the reviewers' fio runs
+    /// took 60 s each).
+    pub fn new(devices: Vec<String>, scale: u32, seed: u64) -> ReviewSpec {
+        ReviewSpec {
+            devices,
+            formats: None,
+            profiles: PROFILES.iter().map(|p| p.name.to_string()).collect(),
+            scale,
+            seed,
+            interval_s: 60.0 / scale.clamp(1, ROUND_SCALE_MAX) as f64,
+            rounds_4k: 5,
+            rounds_matrix: 1,
+            precondition_min_drive_writes: crate::calibrate::PRECONDITION_MIN_DRIVE_WRITES,
+            precondition_cap_drive_writes: crate::calibrate::PRECONDITION_CAP_DRIVE_WRITES,
+        }
+    }
+}
+
+/// One device, format and profile.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct JobResult {
+    pub device: DeviceInfo,
+    pub profile: String,
+    pub profile_title: String,
+    pub tests_kind: Tests,
+    pub workload: Mix,
+    pub preconditioner: Mix,
+    pub precondition: Phase,
+    /// The main tests in the order run: "4K write", "4K read", or the matrix
+    /// points "2T/2Q" ... "16T/16Q".
+    pub tests: Vec<Phase>,
+    pub published: Option<Published>,
+    pub comparison: Vec<Comparison>,
+}
+
+impl JobResult {
+    /// "FlashMAX II stock": how charts name this device and format.
+    pub fn label(&self) -> String {
+        format!("{} {}", self.device.name, self.device.format)
+    }
+    pub fn test(&self, name: &str) -> Option<&Phase> {
+        self.tests.iter().find(|t| t.name == name)
+    }
+}
+
+/// The results file of a review.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ReviewResults {
+    pub kind: String,
+    pub schema_version: u32,
+    pub flashlab_version: String,
+    pub note: String,
+    pub seed: u64,
+    pub settings: ReviewSpec,
+    pub jobs: Vec<JobResult>,
+}
+
+/// A job to run.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub profile: Profile,
+    pub format: String,
+    pub review: &'static ReviewProfile,
+}
+
+impl Job {
+    pub fn label(&self) -> String {
+        format!("{} {} {}", self.profile.id, self.format, self.review.name)
+    }
+}
+
+/// Where a job is, for a progress display.
+#[derive(Debug, Clone)]
+pub enum ReviewEvent<'a> {
+    /// A job starts a step: "precondition", "4K tests" or "matrix".
+    Step { job: usize, label: &'a str, step: &'a str },
+    /// A round closed. `fraction` is of the step, when known (the
+    /// preconditioning's end is known only when steady state is reached;
+    /// its fraction is then of the minimum length).
+    Round { job: usize, progress: &'a Progress<'a>, fraction: f64, detail: &'a str },
+    /// A step ended.
+    StepDone { job: usize, label: &'a str, step: &'a str, summary: &'a str },
+}
+
+/// The jobs of a spec, in order (device, format, profile), with the
+/// formats each device lacks listed apart (reviewing several devices, a
+/// format one of them lacks is skipped for it).
+pub fn jobs_of(spec: &ReviewSpec, profiles: &[Profile]) -> Result<(Vec<Job>, Vec<String>), RunError> {
+    if spec.devices.is_empty() {
+        return Err(RunError::Input(format!(
+            "no device: name at least one of {} (or a profile file)",
+            accel::CATALOG.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+        )));
+    }
+    if spec.profiles.is_empty() {
+        return Err(RunError::Input("--profiles is empty: name at least one profile".into()));
+    }
+    let review: Vec<&'static ReviewProfile> = spec.profiles.iter().map(|p| profile_find(p)).collect::<Result<_, _>>()?;
+    if !(1..=1000).contains(&spec.rounds_4k) || !(1..=1000).contains(&spec.rounds_matrix) {
+        return Err(RunError::Input(format!("rounds {} / {}: must be in 1..=1000", spec.rounds_4k, spec.rounds_matrix)));
+    }
+    let (lo, hi) = (spec.precondition_min_drive_writes, spec.precondition_cap_drive_writes);
+    if !(lo.is_finite() && hi.is_finite() && lo >= 0.0 && hi > 0.0 && lo <= hi && hi <= 1000.0) {
+        return Err(RunError::Input(format!("preconditioning {lo}..{hi} drive writes: the minimum must be in 0..=cap and the cap in (0, 1000]")));
+    }
+    let mut jobs = Vec::new();
+    let mut skipped = Vec::new();
+    for p in profiles {
+        let formats: Vec<String> = match &spec.formats {
+            None => p.format_names(),
+            Some(list) => {
+                let mut f = Vec::new();
+                for name in list {
+                    if p.formats.contains_key(name) || accel::capacity_parse(name).is_some() {
+                        f.push(name.clone());
+                    } else {
+                        skipped.push(format!("{} has no format '{}' (it has {})", p.id, name, p.format_names().join(", ")));
+                    }
+                }
+                f
+            }
+        };
+        for format in formats {
+            for &r in &review {
+                jobs.push(Job { profile: p.clone(), format: format.clone(), review: r });
+            }
+        }
+    }
+    if jobs.is_empty() {
+        return Err(RunError::Input(format!("nothing to review: {}", skipped.join("; "))));
+    }
+    Ok((jobs, skipped))
+}
+
+/// Runs one job from secure erase to its last main test.
+pub fn job_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&ReviewEvent) + Sync)) -> Result<JobResult, RunError> {
+    let label = job.label();
+    let mut s = Session::new(&job.profile, &job.format, spec.scale, spec.seed, spec.interval_s)?;
+    s.secure_erase()?;
+    let workload = Mix::parse(job.review.workload).expect("built-in workload");
+    let pre_mix = workload.preconditioner();
+    events(&ReviewEvent::Step { job: index, label: &label, step: "precondition" });
+    let min = spec.precondition_min_drive_writes.max(1e-9);
+    let pre = s.precondition(&pre_mix, spec.precondition_min_drive_writes, spec.precondition_cap_drive_writes, &mut |p: &Progress| {
+        let detail = format!("{:.2} drive writes, {:.0} IOPS", p.drive_writes, p.last.iops);
+        events(&ReviewEvent::Round { job: index, progress: p, fraction: (p.drive_writes / min).min(0.99), detail: &detail });
+    })?;
+    let steady = pre.steady_state.as_ref().map(|r| r.reached).unwrap_or(false);
+    let summary = format!(
+        "{} after {:.2} drive writes, {:.0} virtual s",
+        if steady { "steady state reached" } else { "STEADY STATE NOT REACHED (cap hit)" },
+        pre.drive_writes,
+        pre.virtual_seconds
+    );
+    events(&ReviewEvent::StepDone { job: index, label: &label, step: "precondition", summary: &summary });
+    let mut tests = Vec::new();
+    match job.review.tests {
+        Tests::FourK => {
+            events(&ReviewEvent::Step { job: index, label: &label, step: "4K tests" });
+            let length = Length::Duration(spec.rounds_4k as u64 * s.interval_ns);
+            for (i, (name, w)) in [("4K write", "4k-write"), ("4K read", "4k-read")].into_iter().enumerate() {
+                let mix = Mix::parse(w).expect("built-in workload");
+                let t = s.measure(name, &mix, 16, 16, length, &mut |p: &Progress| {
+                    let detail = format!("{name}: {:.0} IOPS", p.last.iops);
+                    let f = (i as f64 + p.fraction.unwrap_or(0.0)) / 2.0;
+                    events(&ReviewEvent::Round { job: index, progress: p, fraction: f, detail: &detail });
+                })?;
+                tests.push(t);
+            }
+            let summary = format!("write {:.0} IOPS, read {:.0} IOPS", tests[0].summary.write.iops, tests[1].summary.read.iops);
+            events(&ReviewEvent::StepDone { job: index, label: &label, step: "4K tests", summary: &summary });
+        }
+        Tests::Matrix => {
+            events(&ReviewEvent::Step { job: index, label: &label, step: "matrix" });
+            let length = Length::Duration(spec.rounds_matrix as u64 * s.interval_ns);
+            let points = MATRIX_THREADS.len() * MATRIX_QUEUE_DEPTHS.len();
+            for (i, (t, q)) in MATRIX_THREADS.iter().flat_map(|&t| MATRIX_QUEUE_DEPTHS.iter().map(move |&q| (t, q))).enumerate() {
+                let name = format!("{t}T/{q}Q");
+                let ph = s.measure(&name, &workload, t, q, length, &mut |p: &Progress| {
+                    let detail = format!("{name}: {:.0} IOPS", p.last.iops);
+                    let f = (i as f64 + p.fraction.unwrap_or(0.0)) / points as f64;
+                    events(&ReviewEvent::Round { job: index, progress: p, fraction: f, detail: &detail });
+                })?;
+                tests.push(ph);
+            }
+            let last = tests.last().expect("16 points");
+            let summary = format!("16T/16Q {:.0} IOPS, {:.3} ms average", last.summary.all.iops, last.summary.all.latency_avg_ms);
+            events(&ReviewEvent::StepDone { job: index, label: &label, step: "matrix", summary: &summary });
+        }
+    }
+    let published = job.profile.published.get(&job.format).cloned();
+    let comparison = match job.review.tests {
+        Tests::FourK => comparisons(published.as_ref(), Some(&pre), tests.first(), tests.get(1)),
+        Tests::Matrix => Vec::new(),
+    };
+    Ok(JobResult {
+        device: device_info(&job.profile, &job.format, spec.scale, &s.device),
+        profile: job.review.name.to_string(),
+        profile_title: job.review.title.to_string(),
+        tests_kind: job.review.tests,
+        workload,
+        preconditioner: pre_mix,
+        precondition: pre,
+        tests,
+        published,
+        comparison,
+    })
+}
+
+/// Runs every job on up to `threads` threads. The first error (in job
+/// order) stops the jobs not yet started and is returned.
+pub fn review(spec: &ReviewSpec, jobs: &[Job], threads: usize, events: &(dyn Fn(&ReviewEvent) + Sync)) -> Result<ReviewResults, RunError> {
+    let next = AtomicUsize::new(0);
+    let failed = AtomicBool::new(false);
+    let out: Mutex<Vec<Option<Result<JobResult, RunError>>>> = Mutex::new(vec![None; jobs.len()]);
+    std::thread::scope(|scope| {
+        for _ in 0..threads.clamp(1, jobs.len().max(1)) {
+            scope.spawn(|| loop {
+                if failed.load(Ordering::Relaxed) {
+                    break;
+                }
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(job) = jobs.get(i) else { break };
+                let r = job_run(spec, job, i, events);
+                if r.is_err() {
+                    failed.store(true, Ordering::Relaxed);
+                }
+                out.lock().expect("no job panics holding the lock")[i] = Some(r);
+            });
+        }
+    });
+    let mut results = Vec::new();
+    for r in out.into_inner().expect("threads are joined").into_iter().flatten() {
+        results.push(r?);
+    }
+    Ok(ReviewResults {
+        kind: RESULTS_KIND.to_string(),
+        schema_version: RESULTS_SCHEMA_VERSION,
+        flashlab_version: env!("CARGO_PKG_VERSION").to_string(),
+        note: "simulated: every figure comes from flashlab's model of the device, in virtual time".into(),
+        seed: spec.seed,
+        settings: spec.clone(),
+        jobs: results,
+    })
+}
+
+/// Reads a results file back, refusing what is not one or is of another
+/// layout version.
+pub fn results_parse(text: &str, source: &str) -> Result<ReviewResults, RunError> {
+    let v: serde_json::Value =
+        serde_json::from_str(text).map_err(|e| RunError::Input(format!("results file {source}: not valid JSON ({e}); is it corrupted or truncated?")))?;
+    let kind = v.get("kind").and_then(|k| k.as_str());
+    if kind != Some(RESULTS_KIND) {
+        return Err(RunError::Input(format!("results file {source}: not a flashlab review results file (kind {kind:?}, expected \"{RESULTS_KIND}\")")));
+    }
+    let version = v.get("schema_version").and_then(|k| k.as_u64());
+    if version != Some(RESULTS_SCHEMA_VERSION as u64) {
+        let writer = v.get("flashlab_version").and_then(|k| k.as_str()).unwrap_or("unknown");
+        return Err(RunError::Input(format!(
+            "results file {source}: schema version {} (written by flashlab {writer}); this flashlab ({}) reads version {RESULTS_SCHEMA_VERSION}",
+            version.map_or("missing".to_string(), |v| v.to_string()),
+            env!("CARGO_PKG_VERSION")
+        )));
+    }
+    serde_json::from_value(v)
+        .map_err(|e| RunError::Input(format!("results file {source}: does not match schema version {RESULTS_SCHEMA_VERSION} ({e}); is it corrupted?")))
+}
+
+/// Several results files as one review (for `flashlab compare`): their jobs
+/// in file order.
+pub fn results_merge(all: Vec<ReviewResults>) -> Option<ReviewResults> {
+    let mut it = all.into_iter();
+    let mut first = it.next()?;
+    for r in it {
+        first.jobs.extend(r.jobs);
+    }
+    Some(first)
+}
