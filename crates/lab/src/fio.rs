@@ -37,17 +37,20 @@ fn size(bytes: u32) -> String {
 }
 
 /// The mix as fio options: rwmixread and bs or bssplit. fio takes whole
-/// percentages; a mix with fractions is rounded, the largest share taking
-/// the remainder so that they still sum to 100.
+/// percentages; a mix with fractions is rounded by largest remainder, so
+/// that the shares still sum to 100.
 pub fn mix_options(m: &Mix) -> String {
     let mut o = format!("rw=randrw\nrwmixread={}\n", (m.read_ppm as f64 / 10_000.0).round() as u32);
     if m.sizes.len() == 1 {
         let _ = writeln!(o, "bs={}", size(m.sizes[0].0));
     } else {
-        let mut pct: Vec<(u32, u32)> = m.sizes.iter().map(|&(b, p)| (b, (p as f64 / 10_000.0).round() as u32)).collect();
-        let sum: i64 = pct.iter().map(|p| p.1 as i64).sum();
-        if let Some(big) = pct.iter_mut().max_by_key(|p| p.1) {
-            big.1 = (big.1 as i64 + 100 - sum).max(0) as u32;
+        // Largest remainders: whole percentages that still sum to 100.
+        let mut pct: Vec<(u32, u32)> = m.sizes.iter().map(|&(b, p)| (b, p / 10_000)).collect();
+        let mut order: Vec<usize> = (0..m.sizes.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(m.sizes[i].1 % 10_000));
+        let missing = 100u32.saturating_sub(pct.iter().map(|p| p.1).sum());
+        for &i in order.iter().take(missing as usize) {
+            pct[i].1 += 1;
         }
         let parts: Vec<String> = pct.iter().filter(|p| p.1 > 0).map(|&(b, p)| format!("{}/{}", size(b), p)).collect();
         let _ = writeln!(o, "bssplit={}", parts.join(":"));
