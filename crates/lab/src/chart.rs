@@ -145,7 +145,7 @@ fn legend(out: &mut String, names: &[(String, &'static str, bool)]) {
     let mut x = LEFT;
     let mut y = 40.0;
     for (name, color, dashed) in names {
-        let w = 26.0 + 6.6 * name.chars().count() as f64;
+        let w = 30.0 + 7.0 * name.chars().count() as f64;
         if x + w > W - RIGHT && x > LEFT {
             x = LEFT;
             y += 14.0;
