@@ -752,7 +752,11 @@ impl<M: Media> Ftl<M> {
             self.media.page_read(a.die, a.superblock, a.page, mask, OpTag::Gc, scratch)?;
         }
         let lba = self.p2l[ppa as usize];
-        self.unmap(lba);
+        // The slot is valid, so the map points here: invalidate it without
+        // loading the map entry (a random access the append only stores to).
+        debug_assert_eq!(self.l2p[lba as usize], ppa);
+        self.valid[ppa as usize / 64] &= !(1u64 << (ppa % 64));
+        self.sbs[(ppa / sps) as usize].valid -= 1;
         if self.gc.sb == SB_NONE {
             self.writer_open(false)?;
         }
