@@ -97,6 +97,8 @@ struct Costs {
     /// Whether GC data passes the program path (host-managed cards).
     gc_through_program_path: bool,
     link_bytes_per_sec: u64,
+    /// A 4 KiB transfer on the host link.
+    link_slot_ns: Ns,
     overhead_ns: Ns,
     cpu_ns: Ns,
     gc_mpage_cpu_ns: Ns,
@@ -106,6 +108,17 @@ struct Costs {
     die_controller: Vec<u32>,
     controllers: u32,
     spm: u32,
+}
+
+impl Costs {
+    #[inline]
+    fn link_ns(&self, len: u64) -> Ns {
+        if len == SLOT_BYTES {
+            self.link_slot_ns
+        } else {
+            transfer_ns(len, self.link_bytes_per_sec)
+        }
+    }
 }
 
 /// What the device has done, summed over its members.
@@ -275,6 +288,7 @@ impl Device {
             write_command_ns: per_op_ns(c.write_commands_per_sec),
             gc_through_program_path: profile.management == crate::profile::Management::Host,
             link_bytes_per_sec: c.link_bytes_per_sec,
+            link_slot_ns: transfer_ns(SLOT_BYTES, c.link_bytes_per_sec),
             overhead_ns: c.io_overhead_ns,
             cpu_ns: profile.host.cpu_ns_per_io,
             gc_mpage_cpu_ns: profile.ftl.gc_ns_per_slot * g.slots_per_mpage() as u64,
@@ -378,11 +392,11 @@ impl Device {
             };
             let t = member.command[ctl as usize].reserve(now, c.read_command_ns);
             let done = member.ops_time(c, t);
-            return Ok(member.link_out.reserve(done, transfer_ns(len, c.link_bytes_per_sec)));
+            return Ok(member.link_out.reserve(done, c.link_ns(len)));
         }
         let ctl = if c.controllers == 1 { 0 } else { first % c.controllers };
         let t = member.command[ctl as usize].reserve(now, c.write_command_ns);
-        let mut t = member.link_in.reserve(t, transfer_ns(len, c.link_bytes_per_sec));
+        let mut t = member.link_in.reserve(t, c.link_ns(len));
         // A partial first or last slot is read, merged and written whole.
         let head_partial = !offset.is_multiple_of(SLOT_BYTES) || (first == last && len < SLOT_BYTES);
         let tail_partial = !(offset + len).is_multiple_of(SLOT_BYTES);

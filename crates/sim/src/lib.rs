@@ -92,6 +92,12 @@ impl<K: Ord + Copy> MinHeap<K> {
         debug_assert!(!self.v.is_empty());
         self.sift_down(k);
     }
+    /// Puts `k` in place of the root. Bottom-up (Wegener): the hole goes
+    /// down to a leaf along the least children without comparing with `k`,
+    /// then `k` rises from there. The keys put here (a completion time
+    /// after the current one, the heap's last key) mostly belong near the
+    /// bottom, so the rise is short, and the way down has no branch that
+    /// depends on the keys.
     #[inline]
     fn sift_down(&mut self, k: K) {
         let n = self.v.len();
@@ -101,8 +107,7 @@ impl<K: Ord + Copy> MinHeap<K> {
             let first = 4 * i + 1;
             let m = if first + 4 <= n {
                 // A full node: the least of four children by a tournament
-                // the compiler turns into conditional moves (keys here are
-                // random, so branches would mostly mispredict).
+                // the compiler turns into conditional moves.
                 let a = if v[first + 1] < v[first] { first + 1 } else { first };
                 let b = if v[first + 3] < v[first + 2] { first + 3 } else { first + 2 };
                 if v[b] < v[a] {
@@ -121,11 +126,16 @@ impl<K: Ord + Copy> MinHeap<K> {
             } else {
                 break;
             };
-            if k <= v[m] {
-                break;
-            }
             v[i] = v[m];
             i = m;
+        }
+        while i > 0 {
+            let parent = (i - 1) / 4;
+            if v[parent] <= k {
+                break;
+            }
+            v[i] = v[parent];
+            i = parent;
         }
         v[i] = k;
     }

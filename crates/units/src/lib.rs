@@ -39,7 +39,11 @@ pub fn transfer_ns(bytes: u64, bytes_per_sec: u64) -> Ns {
     if bytes_per_sec == 0 {
         return 0;
     }
-    ((bytes as u128 * NS_PER_SEC as u128).div_ceil(bytes_per_sec as u128)) as Ns
+    match bytes.checked_mul(NS_PER_SEC) {
+        // The common case in 64 bits (a 128-bit division is a library call).
+        Some(n) => n.div_ceil(bytes_per_sec),
+        None => ((bytes as u128 * NS_PER_SEC as u128).div_ceil(bytes_per_sec as u128)) as Ns,
+    }
 }
 
 /// Service time of one operation at `ops_per_sec` (0 means unlimited).
