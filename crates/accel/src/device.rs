@@ -111,6 +111,17 @@ struct Costs {
 }
 
 impl Costs {
+    /// The controller a command goes to by its first slot (commands are
+    /// spread over the controllers by address): a mask when, as on every
+    /// catalog card, the count is a power of two.
+    #[inline]
+    fn controller_of_slot(&self, slot: u32) -> u32 {
+        if self.controllers.is_power_of_two() {
+            slot & (self.controllers - 1)
+        } else {
+            slot % self.controllers
+        }
+    }
     #[inline]
     fn link_ns(&self, len: u64) -> Ns {
         if len == SLOT_BYTES {
@@ -388,13 +399,13 @@ impl Device {
             let ctl = match member.ftl.media().ops.first() {
                 Some(op) => c.die_controller[op.die as usize],
                 None if c.controllers == 1 => 0,
-                None => first % c.controllers,
+                None => c.controller_of_slot(first),
             };
             let t = member.command[ctl as usize].reserve(now, c.read_command_ns);
             let done = member.ops_time(c, t);
             return Ok(member.link_out.reserve(done, c.link_ns(len)));
         }
-        let ctl = if c.controllers == 1 { 0 } else { first % c.controllers };
+        let ctl = c.controller_of_slot(first);
         let t = member.command[ctl as usize].reserve(now, c.write_command_ns);
         let mut t = member.link_in.reserve(t, c.link_ns(len));
         // A partial first or last slot is read, merged and written whole.

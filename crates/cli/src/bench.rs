@@ -17,6 +17,17 @@ pub struct BenchArgs {
     /// Simulated I/Os in each measured phase.
     #[arg(long, default_value_t = 20_000_000)]
     ios: u64,
+    /// Times each measured phase (and the baseline) runs; the median and
+    /// the best are printed (this machine's speed varies from second to
+    /// second).
+    #[arg(long, default_value_t = 3)]
+    repeat: u32,
+}
+
+/// (median, best) of rates.
+fn median_best(mut v: Vec<f64>) -> (f64, f64) {
+    v.sort_by(|a, b| a.total_cmp(b));
+    (v[v.len() / 2], *v.last().expect("at least one run"))
 }
 
 fn rss_peak_bytes() -> Option<u64> {
@@ -54,15 +65,26 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     let t = Instant::now();
     let pre = s.precondition(&write, lab::calibrate::PRECONDITION_MIN_DRIVE_WRITES, lab::calibrate::PRECONDITION_CAP_DRIVE_WRITES, &mut |_| {})?;
     let pre_s = t.elapsed().as_secs_f64();
-    let t = Instant::now();
-    let w = s.measure("write", &write, 16, 16, Length::Ios(a.ios), &mut |_| {})?;
-    let w_s = t.elapsed().as_secs_f64();
-    let t = Instant::now();
-    let r = s.measure("read", &read, 16, 16, Length::Ios(a.ios), &mut |_| {})?;
-    let r_s = t.elapsed().as_secs_f64();
-    let rss = rss_peak_bytes().unwrap_or(0);
+    let rate = |n: u64, s: f64| n as f64 / s.max(1e-9);
+    let entries = (s.device.capacity_bytes() / 4096) as usize;
+    let (mut wr, mut rr, mut br) = (Vec::new(), Vec::new(), Vec::new());
+    let mut wa = 0.0;
+    let mut rss = 0;
+    for _ in 0..a.repeat.max(1) {
+        let t = Instant::now();
+        let w = s.measure("write", &write, 16, 16, Length::Ios(a.ios), &mut |_| {})?;
+        wr.push(rate(w.summary.all.ios, t.elapsed().as_secs_f64()));
+        wa = w.wa;
+        let t = Instant::now();
+        let r = s.measure("read", &read, 16, 16, Length::Ios(a.ios), &mut |_| {})?;
+        rr.push(rate(r.summary.all.ios, t.elapsed().as_secs_f64()));
+        if rss == 0 {
+            // Before the baseline allocates its own map.
+            rss = rss_peak_bytes().unwrap_or(0);
+        }
+        br.push(baseline_ios_per_sec(entries, a.ios));
+    }
     let d = &s.device;
-    let base = baseline_ios_per_sec((d.capacity_bytes() / 4096) as usize, a.ios);
     let raw = profile.raw_bytes() / a.scale as u64;
     println!(
         "device {} ({} dies), {:.1} GB raw, {:.1} GB usable; format (secure erase) {:.2} s wall",
@@ -72,7 +94,6 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         d.capacity_bytes() as f64 / 1e9,
         format_s
     );
-    let rate = |n: u64, s: f64| n as f64 / s.max(1e-9);
     println!(
         "preconditioning, secure erase to steady state: {} I/Os ({:.2} drive writes) in {:.2} s wall: {:.0} simulated I/Os per wall second",
         pre.summary.all.ios,
@@ -80,25 +101,16 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         pre_s,
         rate(pre.summary.all.ios, pre_s)
     );
+    let (bm, bb) = median_best(br);
+    let (wm, wb) = median_best(wr);
+    let (rm, rb) = median_best(rr);
+    let n = a.repeat.max(1);
+    println!("4K random write, steady state (WA {wa:.2}), 16T/16Q, {n} x {} I/Os: median {wm:.0}, best {wb:.0} simulated I/Os per wall second", a.ios);
+    println!("4K random read, 16T/16Q, {n} x {} I/Os: median {rm:.0}, best {rb:.0} simulated I/Os per wall second", a.ios);
     println!(
-        "4K random write, steady state (WA {:.2}), 16T/16Q: {} I/Os in {:.2} s wall: {:.0} simulated I/Os per wall second",
-        w.wa,
-        w.summary.all.ios,
-        w_s,
-        rate(w.summary.all.ios, w_s)
-    );
-    println!(
-        "4K random read after preconditioning, 16T/16Q: {} I/Os in {:.2} s wall: {:.0} simulated I/Os per wall second",
-        r.summary.all.ios,
-        r_s,
-        rate(r.summary.all.ios, r_s)
-    );
-    println!(
-        "baseline, same run (one PRNG draw and one random 4-byte update in a map of {} entries): {:.0} per wall second; write {:.3}x, read {:.3}x of it",
-        d.capacity_bytes() / 4096,
-        base,
-        rate(w.summary.all.ios, w_s) / base,
-        rate(r.summary.all.ios, r_s) / base
+        "baseline, same run (one PRNG draw and one random 4-byte update in a map of {entries} entries), {n} runs: median {bm:.0}, best {bb:.0} per wall second; median ratios: write {:.3}x, read {:.3}x",
+        wm / bm,
+        rm / bm
     );
     println!(
         "peak resident memory {:.1} MB ({:.1} MB before the device): {:.2} bytes per 4 KiB of raw flash (limit 10)",

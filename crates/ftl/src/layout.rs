@@ -64,6 +64,7 @@ pub struct Layout {
     div_superblock: FastDiv,
     div_row: FastDiv,
     div_mpage: FastDiv,
+    div_width: FastDiv,
 }
 
 impl Layout {
@@ -86,6 +87,7 @@ impl Layout {
             div_superblock: FastDiv::new(slots_per_superblock),
             div_row: FastDiv::new(slots_per_row),
             div_mpage: FastDiv::new(spm),
+            div_width: FastDiv::new(stripe_width.max(1)),
         }
     }
 
@@ -113,23 +115,28 @@ impl Layout {
         a.superblock * self.slots_per_superblock + a.page * self.slots_per_row + a.die * self.slots_per_mpage + a.slot
     }
 
+    /// `(n / stripe_width, n % stripe_width)` without a hardware division.
+    #[inline]
+    fn div_rem_width(&self, n: u32) -> (u32, u32) {
+        let q = self.div_width.div(n);
+        (q, n - q * self.stripe_width)
+    }
+
     /// Whether die `die`'s page in row `page` holds parity.
     #[inline]
     pub fn is_parity(&self, page: u32, die: u32) -> bool {
-        let w = self.stripe_width;
-        if w <= 1 {
+        if self.stripe_width <= 1 {
             return false;
         }
-        let group = die / w;
-        die % w == (page + group) % w
+        let (group, pos) = self.div_rem_width(die);
+        pos == self.div_rem_width(page + group).1
     }
 
     /// The parity die of the stripe (row `page`, group of `die`).
     #[inline]
     pub fn parity_die(&self, page: u32, die: u32) -> u32 {
-        let w = self.stripe_width;
-        let group = die / w;
-        group * w + (page + group) % w
+        let (group, _) = self.div_rem_width(die);
+        group * self.stripe_width + self.div_rem_width(page + group).1
     }
 
     /// The last data die of the stripe holding `die` in row `page`: after its
@@ -137,7 +144,7 @@ impl Layout {
     #[inline]
     pub fn stripe_last_data_die(&self, page: u32, die: u32) -> u32 {
         let w = self.stripe_width;
-        let group = die / w;
+        let (group, _) = self.div_rem_width(die);
         let last = group * w + w - 1;
         if self.is_parity(page, last) {
             last - 1
