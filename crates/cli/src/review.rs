@@ -39,7 +39,8 @@ pub struct ReviewArgs {
     /// least 60 / 16; see ARCHITECTURE.md, "Rounds on scaled devices").
     #[arg(long)]
     pub interval: Option<f64>,
-    /// Rounds of each 4K main test.
+    /// Rounds of each 4K main test (with --pts: of each throughput and
+    /// latency test).
     #[arg(long, default_value_t = 5)]
     pub rounds_4k: u32,
     /// Rounds of each thread/queue point.
@@ -51,6 +52,12 @@ pub struct ReviewArgs {
     /// ...and gives up (loudly: "steady state not reached") at this many.
     #[arg(long, default_value_t = lab::calibrate::PRECONDITION_CAP_DRIVE_WRITES)]
     pub precondition_max: f64,
+    /// The SNIA PTS sequence instead, per device and format: purge,
+    /// workload-independent preconditioning (2x capacity, SEQ 128KiB), the
+    /// IOPS matrix (7 mixes x 8 block sizes) in rounds to steady state, the
+    /// throughput and the latency tests. --profiles does not apply.
+    #[arg(long)]
+    pub pts: bool,
     /// Also write fio job files equivalent to each step into this
     /// directory, to run the same procedure on real hardware.
     #[arg(long)]
@@ -140,7 +147,9 @@ impl Display {
 }
 
 fn summary_print(r: &ReviewResults) {
-    println!("{:<34} {:<10} {:>14} {:>7}  main tests (simulated)", "device / format", "profile", "steady state", "DW");
+    if !r.jobs.is_empty() {
+        println!("{:<34} {:<10} {:>14} {:>7}  main tests (simulated)", "device / format", "profile", "steady state", "DW");
+    }
     for j in &r.jobs {
         let s = j.precondition.steady_state.as_ref();
         let steady = match s {
@@ -165,6 +174,21 @@ fn summary_print(r: &ReviewResults) {
         };
         println!("{:<34} {:<10} {:>14} {:>7.2}  {main}", j.label(), j.profile, steady, j.precondition.drive_writes);
     }
+    for p in &r.pts {
+        let s = &p.steady_state;
+        let cell = |rd: u32, bs: u32| p.iops_matrix.iter().find(|c| c.read_pct == rd && c.block_bytes == bs).map_or(0.0, |c| c.iops);
+        println!(
+            "{} {} SNIA PTS: {} ({} rounds); RND 4KiB write {:.0} IOPS, read {:.0} IOPS; SEQ 1024KiB write {:.0} MB/s, read {:.0} MB/s",
+            p.device.name,
+            p.device.format,
+            if s.reached { "steady state reached" } else { "STEADY STATE NOT REACHED" },
+            s.rounds,
+            cell(0, 4096),
+            cell(100, 4096),
+            p.throughput.iter().find(|c| c.block_bytes == 1024 * 1024 && c.read_pct == 0).map_or(0.0, |c| c.mb_per_s),
+            p.throughput.iter().find(|c| c.block_bytes == 1024 * 1024 && c.read_pct == 100).map_or(0.0, |c| c.mb_per_s)
+        );
+    }
     for j in &r.jobs {
         for c in &j.comparison {
             println!("  {} {:<42} published {:>10.3}  simulated {:>10.3}  error {:+.1}%", j.label(), c.metric, c.published, c.simulated, c.error_percent);
@@ -186,6 +210,7 @@ pub fn review(a: ReviewArgs) -> Result<()> {
         }
         spec.interval_s = i;
     }
+    spec.pts = a.pts;
     spec.rounds_4k = a.rounds_4k;
     spec.rounds_matrix = a.rounds_matrix;
     spec.precondition_min_drive_writes = a.precondition_min;
@@ -219,10 +244,11 @@ pub fn review(a: ReviewArgs) -> Result<()> {
         display.line(format!("skipped: {s}"));
     }
     display.line(format!(
-        "flashlab review: {} jobs ({} device(s) x formats x {} profile(s)) at scale {}, seed {}, {} at once  [simulated, virtual time]",
+        "flashlab review{}: {} jobs ({} device(s) x formats{}) at scale {}, seed {}, {} at once  [simulated, virtual time]",
+        if spec.pts { " --pts" } else { "" },
         jobs.len(),
         profiles.len(),
-        spec.profiles.len(),
+        if spec.pts { String::new() } else { format!(" x {} profile(s)", spec.profiles.len()) },
         spec.scale,
         spec.seed,
         threads.min(jobs.len())

@@ -187,6 +187,35 @@ fn a_seed_gives_the_same_results_file_on_one_thread_or_two() {
 }
 
 #[test]
+fn pts_runs_the_snia_sequence_and_reports_its_tables() {
+    let out = tmp("pts");
+    let (code, stdout, err) =
+        flashlab(&["review", "mx6300", "--pts", "--scale", "64", "--precondition-min", "0", "--rounds-4k", "1", "--out", out.to_str().unwrap(), "-q"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.contains("SNIA PTS"), "{stdout}");
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let p = &r["pts"][0];
+    // Twice the capacity written sequentially before the IOPS rounds.
+    assert!((p["wipc"]["drive_writes"].as_f64().unwrap() - 2.0).abs() < 0.01, "{}", p["wipc"]["drive_writes"]);
+    let rounds = p["rounds"].as_array().unwrap();
+    assert!((5..=25).contains(&rounds.len()), "{}", rounds.len());
+    assert!(rounds.iter().all(|r| r.as_array().unwrap().len() == 56));
+    assert_eq!(p["tracked"].as_array().unwrap().len(), rounds.len());
+    assert_eq!(p["iops_matrix"].as_array().unwrap().len(), 56);
+    assert_eq!(p["throughput"].as_array().unwrap().len(), 4);
+    assert_eq!(p["latency"].as_array().unwrap().len(), 9);
+    // Small blocks give more IOPS than large ones; reads more than writes.
+    let iops = |rd: u64, bs: u64| {
+        p["iops_matrix"].as_array().unwrap().iter().find(|c| c["read_pct"] == rd && c["block_bytes"] == bs).unwrap()["iops"].as_f64().unwrap()
+    };
+    assert!(iops(100, 4096) > iops(100, 1 << 20) && iops(100, 4096) > iops(0, 4096));
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("SNIA PTS") && html.contains("Throughput (sequential, MB/s)") && html.contains("Latency (1 thread"));
+    let csv = std::fs::read_to_string(out.join("pts.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 56 * rounds.len() + 56 + 4 + 9);
+}
+
+#[test]
 fn bad_review_input_is_refused_naming_the_problem() {
     refused(&["review", "--scale", "64"], "no device");
     refused(&["review", "flashmax2", "--profiles", "4k,oltp"], "unknown profile 'oltp'");

@@ -40,7 +40,8 @@ fn size(bytes: u32) -> String {
 /// percentages; a mix with fractions is rounded by largest remainder, so
 /// that the shares still sum to 100.
 pub fn mix_options(m: &Mix) -> String {
-    let mut o = format!("rw=randrw\nrwmixread={}\n", (m.read_ppm as f64 / 10_000.0).round() as u32);
+    let rw = if m.sequential { "rw" } else { "randrw" };
+    let mut o = format!("rw={rw}\nrwmixread={}\n", (m.read_ppm as f64 / 10_000.0).round() as u32);
     if m.sizes.len() == 1 {
         let _ = writeln!(o, "bs={}", size(m.sizes[0].0));
     } else {

@@ -5,6 +5,7 @@ pub mod calibrate;
 pub mod chart;
 pub mod fio;
 pub mod metrics;
+pub mod pts;
 pub mod report;
 pub mod review;
 pub mod run;

@@ -4,6 +4,7 @@
 
 use crate::chart::{color, esc, num, Band, BarChart, LineChart, Series};
 use crate::metrics::Summary;
+use crate::pts::PtsResult;
 use crate::review::{JobResult, ReviewResults, Tests, MATRIX_QUEUE_DEPTHS, MATRIX_THREADS, PROFILES};
 use crate::run::Phase;
 use crate::steady;
@@ -223,7 +224,56 @@ pub fn csv_tables(r: &ReviewResults, dir: &Path) -> Result<Vec<PathBuf>, ReportE
             })
         }),
     )?;
-    Ok(vec![pre, tests, st, publ])
+    let mut paths = vec![pre, tests, st, publ];
+    if !r.pts.is_empty() {
+        let pts = dir.join("pts.csv");
+        let mut rows = Vec::new();
+        for p in &r.pts {
+            let row = |test: String, c: &crate::pts::Cell| PtsRow {
+                device: p.device.id.clone(),
+                format: p.device.format.clone(),
+                scale: p.device.scale,
+                test,
+                read_pct: c.read_pct,
+                block_bytes: c.block_bytes,
+                sequential: c.sequential,
+                threads: c.threads,
+                queue_depth: c.queue_depth,
+                iops: c.iops,
+                mb_per_s: c.mb_per_s,
+                latency_avg_ms: c.latency_avg_ms,
+                latency_max_ms: c.latency_max_ms,
+                latency_p9999_ms: c.latency_p9999_ms,
+            };
+            for (i, round) in p.rounds.iter().enumerate() {
+                rows.extend(round.iter().map(|c| row(format!("iops round {}", i + 1), c)));
+            }
+            rows.extend(p.iops_matrix.iter().map(|c| row("iops steady-state average".into(), c)));
+            rows.extend(p.throughput.iter().map(|c| row("throughput".into(), c)));
+            rows.extend(p.latency.iter().map(|c| row("latency".into(), c)));
+        }
+        csv_write(&pts, rows)?;
+        paths.push(pts);
+    }
+    Ok(paths)
+}
+
+#[derive(Serialize)]
+struct PtsRow {
+    device: String,
+    format: String,
+    scale: u32,
+    test: String,
+    read_pct: u32,
+    block_bytes: u32,
+    sequential: bool,
+    threads: u32,
+    queue_depth: u32,
+    iops: f64,
+    mb_per_s: f64,
+    latency_avg_ms: f64,
+    latency_max_ms: f64,
+    latency_p9999_ms: f64,
 }
 
 /// One chart, named for its file.
@@ -370,12 +420,19 @@ fn matrix_charts(profile: &str, title: &str, jobs: &[&JobResult]) -> Vec<Chart> 
 /// The SNIA convergence plot of one job: the tracked value per round, the
 /// window, its mean, the +-10% band and the fitted line.
 fn steady_chart(j: &JobResult) -> Chart {
-    let iv = &j.precondition.intervals;
+    let y: Vec<f64> = j.precondition.intervals.iter().map(|v| v.iops).collect();
     let window = j.precondition.steady_state.as_ref().and_then(|s| s.window.as_ref());
-    // The rounds that led to the judgement: up to 20 before the window.
+    let id = format!("{}-{}-{}-steady", j.profile, j.device.id, slug(&j.device.format));
+    let title = format!("{}: steady state, {} ({})", j.label(), j.profile_title, j.preconditioner.name);
+    Chart { file: format!("{id}.svg"), caption: format!("{}: SNIA steady-state determination", j.label()), svg: snia_chart(&id, &title, "IOPS", &y, window) }
+}
+
+/// The SNIA plot of a tracked series: up to 20 rounds before the window,
+/// the window shaded, its mean, the +-10% band and the least-squares line.
+fn snia_chart(id: &str, title: &str, y_label: &str, y: &[f64], window: Option<&steady::SteadyWindow>) -> String {
     let from = window.map_or(0, |w| w.first_round.saturating_sub(20));
-    let points = iv.iter().enumerate().skip(from).map(|(i, v)| ((i + 1) as f64, v.iops)).collect();
-    let mut series = vec![Series { name: "IOPS per round".into(), points, dashed: false, color: color(0) }];
+    let points = y.iter().enumerate().skip(from).map(|(i, v)| ((i + 1) as f64, *v)).collect();
+    let mut series = vec![Series { name: format!("{y_label} per round"), points, dashed: false, color: color(0) }];
     let mut bands = Vec::new();
     if let Some(w) = window {
         let (a, z) = ((w.first_round + 1) as f64, (w.first_round + steady::WINDOW) as f64);
@@ -392,19 +449,173 @@ fn steady_chart(j: &JobResult) -> Chart {
         let verdict = if w.steady { "measurement window (steady)" } else { "last window judged (not steady)" };
         bands.push(Band { x0: a - 0.5, x1: z + 0.5, label: verdict.into(), color: color(2) });
     }
-    let id = format!("{}-{}-{}-steady", j.profile, j.device.id, slug(&j.device.format));
-    let c = LineChart {
-        id: id.clone(),
-        title: format!("{}: steady state, {} ({})", j.label(), j.profile_title, j.preconditioner.name),
-        x_label: if from > 0 { format!("round (rounds {}-{} of {})", from + 1, iv.len(), iv.len()) } else { "round".into() },
+    LineChart {
+        id: id.to_string(),
+        title: title.to_string(),
+        x_label: if from > 0 { format!("round (rounds {}-{} of {})", from + 1, y.len(), y.len()) } else { "round".into() },
         x_from: (from + 1) as f64,
-        y_label: "IOPS".into(),
+        y_label: y_label.into(),
         series,
         bands,
-        markers: iv.len() <= 60,
+        markers: y.len() - from <= 60,
+        ..Default::default()
+    }
+    .svg()
+}
+
+fn size_name(b: u32) -> String {
+    if b >= 1024 {
+        format!("{}KiB", b / 1024)
+    } else {
+        format!("{:.1}KiB", b as f64 / 1024.0)
+    }
+}
+
+fn steady_row(label: String, s: &crate::run::SteadyReport) -> Vec<String> {
+    let w = s.window.as_ref();
+    vec![
+        esc(&label),
+        esc(&s.tracked),
+        if s.reached { "<span class=\"ok\">reached</span>".into() } else { "<span class=\"bad\">NOT REACHED (cap hit)</span>".into() },
+        s.rounds.to_string(),
+        w.map_or("-".into(), |w| format!("{}-{}", w.first_round + 1, w.first_round + steady::WINDOW)),
+        w.map_or("-".into(), |w| num(w.mean)),
+        w.map_or("-".into(), |w| format!("{} (max {})", num(w.range), num(w.range_allowed))),
+        w.map_or("-".into(), |w| format!("{} (max {})", num(w.slope_excursion), num(w.slope_excursion_allowed))),
+    ]
+}
+
+/// The PTS report of one device and format.
+fn pts_section(out: &mut String, files: &mut Vec<Chart>, p: &PtsResult) {
+    let label = format!("{} {}", p.device.name, p.device.format);
+    let key = format!("pts-{}-{}", p.device.id, slug(&p.device.format));
+    let _ = write!(out, "<h2 id=\"{key}\">SNIA PTS: {}</h2>", esc(&label));
+    let _ = write!(
+        out,
+        "<p>Purge; workload-independent preconditioning: {:.2} drive writes of SEQ 128KiB writes at 1 thread x {} ({} MB/s); IOPS test in rounds of 7 read/write mixes x 8 block sizes at {}T/{}Q until the tracked 4KiB 100% write IOPS is steady (at most {} rounds); then throughput (SEQ, 1T/{}Q) and latency (RND, 1T/1Q).</p>",
+        p.wipc.drive_writes,
+        crate::pts::SEQ_QUEUE_DEPTH,
+        num(p.wipc.summary.write.mb_per_s),
+        crate::pts::IOPS_THREADS,
+        crate::pts::IOPS_QUEUE_DEPTH,
+        crate::pts::ROUNDS_MAX,
+        crate::pts::SEQ_QUEUE_DEPTH
+    );
+    out.push_str("<h3>Steady-state determination</h3>");
+    table(
+        out,
+        &["device", "tracked", "steady state", "rounds", "window (rounds)", "mean", "range", "slope excursion"],
+        &[steady_row(label.clone(), &p.steady_state)],
+    );
+    // Convergence: 100% write IOPS of every block size per round.
+    let series = crate::pts::IOPS_BLOCK_BYTES
+        .iter()
+        .enumerate()
+        .map(|(i, &bs)| Series {
+            name: size_name(bs),
+            points: p
+                .rounds
+                .iter()
+                .enumerate()
+                .filter_map(|(r, row)| row.iter().find(|c| c.read_pct == 0 && c.block_bytes == bs).map(|c| ((r + 1) as f64, c.iops)))
+                .collect(),
+            dashed: false,
+            color: color(i),
+        })
+        .collect();
+    let conv = LineChart {
+        id: format!("{key}-convergence"),
+        title: format!("{label}: IOPS convergence, 100% write, by block size"),
+        x_label: "round".into(),
+        x_from: 1.0,
+        y_label: "IOPS".into(),
+        series,
+        markers: true,
         ..Default::default()
     };
-    Chart { file: format!("{id}.svg"), caption: format!("{}: SNIA steady-state determination", j.label()), svg: c.svg() }
+    let id = format!("{key}-steady");
+    let charts = vec![
+        Chart { file: format!("{key}-convergence.svg"), caption: "IOPS test: convergence of the 100% write IOPS, every block size".into(), svg: conv.svg() },
+        Chart {
+            file: format!("{id}.svg"),
+            caption: "IOPS test: the tracked variable and its steady-state window".into(),
+            svg: snia_chart(&id, &format!("{label}: steady state, RND 4KiB 100% write"), "IOPS", &p.tracked, p.steady_state.window.as_ref()),
+        },
+    ];
+    // The IOPS matrix as the PTS plots it: IOPS by block size, a line a mix.
+    let names: Vec<String> = crate::pts::IOPS_BLOCK_BYTES.iter().map(|&b| size_name(b)).collect();
+    let series = crate::pts::IOPS_READ_PCTS
+        .iter()
+        .enumerate()
+        .map(|(i, &rd)| Series {
+            name: format!("{rd}/{}", 100 - rd),
+            points: crate::pts::IOPS_BLOCK_BYTES
+                .iter()
+                .enumerate()
+                .filter_map(|(x, &bs)| p.iops_matrix.iter().find(|c| c.read_pct == rd && c.block_bytes == bs).map(|c| (x as f64, c.iops)))
+                .collect(),
+            dashed: false,
+            color: color(i),
+        })
+        .collect();
+    let mat = LineChart {
+        id: format!("{key}-iops"),
+        title: format!("{label}: IOPS by block size and read/write mix (steady-state average)"),
+        x_label: "block size".into(),
+        y_label: "IOPS".into(),
+        x_names: names.clone(),
+        series,
+        markers: true,
+        ..Default::default()
+    };
+    let mut charts = charts;
+    charts.push(Chart { file: format!("{key}-iops.svg"), caption: "IOPS test: the steady-state matrix, a line per read/write mix".into(), svg: mat.svg() });
+    figures(out, &charts);
+    files.extend(charts);
+    out.push_str("<h3>IOPS (steady-state window average)</h3>");
+    let mut head = vec!["read/write mix".to_string()];
+    head.extend(names.iter().cloned());
+    let rows: Vec<Vec<String>> = crate::pts::IOPS_READ_PCTS
+        .iter()
+        .map(|&rd| {
+            let mut r = vec![format!("{rd}/{}", 100 - rd)];
+            for &bs in &crate::pts::IOPS_BLOCK_BYTES {
+                r.push(p.iops_matrix.iter().find(|c| c.read_pct == rd && c.block_bytes == bs).map_or("-".into(), |c| num(c.iops)));
+            }
+            r
+        })
+        .collect();
+    let head_ref: Vec<&str> = head.iter().map(|s| s.as_str()).collect();
+    table(out, &head_ref, &rows);
+    out.push_str("<h3>Throughput (sequential, MB/s)</h3>");
+    let rows: Vec<Vec<String>> = crate::pts::THROUGHPUT_BLOCK_BYTES
+        .iter()
+        .map(|&bs| {
+            let f = |rd: u32| p.throughput.iter().find(|c| c.block_bytes == bs && c.read_pct == rd).map_or("-".into(), |c| num(c.mb_per_s));
+            vec![format!("SEQ {}", size_name(bs)), f(0), f(100)]
+        })
+        .collect();
+    table(out, &["transfer", "100% write", "100% read"], &rows);
+    out.push_str("<h3>Latency (1 thread, queue depth 1; average / max, ms)</h3>");
+    let mut head = vec!["read/write mix".to_string()];
+    head.extend(crate::pts::LATENCY_BLOCK_BYTES.iter().map(|&b| size_name(b)));
+    let rows: Vec<Vec<String>> = crate::pts::LATENCY_READ_PCTS
+        .iter()
+        .map(|&rd| {
+            let mut r = vec![format!("{rd}/{}", 100 - rd)];
+            for &bs in &crate::pts::LATENCY_BLOCK_BYTES {
+                r.push(
+                    p.latency
+                        .iter()
+                        .find(|c| c.read_pct == rd && c.block_bytes == bs)
+                        .map_or("-".into(), |c| format!("{} / {}", num(c.latency_avg_ms), num(c.latency_max_ms))),
+                );
+            }
+            r
+        })
+        .collect();
+    let head_ref: Vec<&str> = head.iter().map(|s| s.as_str()).collect();
+    table(out, &head_ref, &rows);
 }
 
 const CSS: &str = "body{font-family:Helvetica,Arial,sans-serif;margin:24px auto;max-width:1560px;color:#222;padding:0 16px}\
@@ -444,8 +655,9 @@ fn figures(out: &mut String, charts: &[Chart]) {
 pub fn html_report(r: &ReviewResults, dir: &Path) -> Result<PathBuf, ReportError> {
     let mut out = String::new();
     let _ = write!(out, "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>flashlab review</title><style>{CSS}</style></head><body>");
+    let infos: Vec<&crate::run::DeviceInfo> = r.jobs.iter().map(|j| &j.device).chain(r.pts.iter().map(|p| &p.device)).collect();
     let devices: Vec<String> = {
-        let mut d: Vec<String> = r.jobs.iter().map(|j| j.label()).collect();
+        let mut d: Vec<String> = infos.iter().map(|d| format!("{} {}", d.name, d.format)).collect();
         d.dedup();
         d
     };
@@ -454,24 +666,23 @@ pub fn html_report(r: &ReviewResults, dir: &Path) -> Result<PathBuf, ReportError
         out,
         "<p class=\"note\">Simulated: every figure here comes from flashlab {}'s model of the device, in virtual time, not from a real card. \
          Seed {}; results in <a href=\"results.json\">results.json</a>, tables in <a href=\"precondition.csv\">precondition.csv</a>, \
-         <a href=\"tests.csv\">tests.csv</a>, <a href=\"steady_state.csv\">steady_state.csv</a> and <a href=\"published.csv\">published.csv</a>.</p>",
+         <a href=\"tests.csv\">tests.csv</a>, <a href=\"steady_state.csv\">steady_state.csv</a>, <a href=\"published.csv\">published.csv</a>{}.</p>",
         esc(&r.flashlab_version),
-        r.seed
+        r.seed,
+        if r.pts.is_empty() { "" } else { " and <a href=\"pts.csv\">pts.csv</a>" }
     );
     // Devices under test.
     out.push_str("<h2>Devices under test</h2>");
     let mut seen = Vec::new();
-    let rows: Vec<Vec<String>> = r
-        .jobs
+    let rows: Vec<Vec<String>> = infos
         .iter()
-        .filter(|j| {
-            let k = (j.device.id.clone(), j.device.format.clone(), j.device.scale);
+        .filter(|d| {
+            let k = (d.id.clone(), d.format.clone(), d.scale);
             let new = !seen.contains(&k);
             seen.push(k);
             new
         })
-        .map(|j| {
-            let d = &j.device;
+        .map(|d| {
             vec![
                 esc(&d.name),
                 esc(&d.format),
@@ -590,6 +801,9 @@ pub fn html_report(r: &ReviewResults, dir: &Path) -> Result<PathBuf, ReportError
                 table(&mut out, &["device", "T/Q", "IOPS", "MB/s", "avg ms", "max ms", "std dev ms"], &rows);
             }
         }
+    }
+    for p in &r.pts {
+        pts_section(&mut out, &mut files, p);
     }
     out.push_str("</body></html>\n");
     for c in &files {

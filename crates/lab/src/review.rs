@@ -82,6 +82,9 @@ pub struct ReviewSpec {
     pub rounds_matrix: u32,
     pub precondition_min_drive_writes: f64,
     pub precondition_cap_drive_writes: f64,
+    /// The SNIA PTS sequence instead of the reviewers' (`crate::pts`).
+    #[serde(default)]
+    pub pts: bool,
 }
 
 impl ReviewSpec {
@@ -102,6 +105,7 @@ impl ReviewSpec {
             rounds_matrix: 1,
             precondition_min_drive_writes: crate::calibrate::PRECONDITION_MIN_DRIVE_WRITES,
             precondition_cap_drive_writes: crate::calibrate::PRECONDITION_CAP_DRIVE_WRITES,
+            pts: false,
         }
     }
 }
@@ -143,6 +147,9 @@ pub struct ReviewResults {
     pub seed: u64,
     pub settings: ReviewSpec,
     pub jobs: Vec<JobResult>,
+    /// SNIA PTS results (`--pts`), one per device and format.
+    #[serde(default)]
+    pub pts: Vec<crate::pts::PtsResult>,
 }
 
 /// A job to run.
@@ -150,12 +157,13 @@ pub struct ReviewResults {
 pub struct Job {
     pub profile: Profile,
     pub format: String,
-    pub review: &'static ReviewProfile,
+    /// The profile of the reviewers' procedure; `None`: the SNIA PTS.
+    pub review: Option<&'static ReviewProfile>,
 }
 
 impl Job {
     pub fn label(&self) -> String {
-        format!("{} {} {}", self.profile.id, self.format, self.review.name)
+        format!("{} {} {}", self.profile.id, self.format, self.review.map_or("pts", |r| r.name))
     }
 }
 
@@ -211,8 +219,12 @@ pub fn jobs_of(spec: &ReviewSpec, profiles: &[Profile]) -> Result<(Vec<Job>, Vec
             }
         };
         for format in formats {
+            if spec.pts {
+                jobs.push(Job { profile: p.clone(), format: format.clone(), review: None });
+                continue;
+            }
             for &r in &review {
-                jobs.push(Job { profile: p.clone(), format: format.clone(), review: r });
+                jobs.push(Job { profile: p.clone(), format: format.clone(), review: Some(r) });
             }
         }
     }
@@ -225,9 +237,10 @@ pub fn jobs_of(spec: &ReviewSpec, profiles: &[Profile]) -> Result<(Vec<Job>, Vec
 /// Runs one job from secure erase to its last main test.
 pub fn job_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&ReviewEvent) + Sync)) -> Result<JobResult, RunError> {
     let label = job.label();
+    let Some(review) = job.review else { return Err(RunError::Input(format!("{label}: a PTS job, not a review profile"))) };
     let mut s = Session::new(&job.profile, &job.format, spec.scale, spec.seed, spec.interval_s)?;
     s.secure_erase()?;
-    let workload = Mix::parse(job.review.workload).expect("built-in workload");
+    let workload = Mix::parse(review.workload).expect("built-in workload");
     let pre_mix = workload.preconditioner();
     events(&ReviewEvent::Step { job: index, label: &label, step: "precondition" });
     let min = spec.precondition_min_drive_writes.max(1e-9);
@@ -244,7 +257,7 @@ pub fn job_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&Rev
     );
     events(&ReviewEvent::StepDone { job: index, label: &label, step: "precondition", summary: &summary });
     let mut tests = Vec::new();
-    match job.review.tests {
+    match review.tests {
         Tests::FourK => {
             events(&ReviewEvent::Step { job: index, label: &label, step: "4K tests" });
             let length = Length::Duration(spec.rounds_4k as u64 * s.interval_ns);
@@ -279,15 +292,15 @@ pub fn job_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&Rev
         }
     }
     let published = job.profile.published.get(&job.format).cloned();
-    let comparison = match job.review.tests {
+    let comparison = match review.tests {
         Tests::FourK => comparisons(published.as_ref(), Some(&pre), tests.first(), tests.get(1)),
         Tests::Matrix => Vec::new(),
     };
     Ok(JobResult {
         device: device_info(&job.profile, &job.format, spec.scale, &s.device),
-        profile: job.review.name.to_string(),
-        profile_title: job.review.title.to_string(),
-        tests_kind: job.review.tests,
+        profile: review.name.to_string(),
+        profile_title: review.title.to_string(),
+        tests_kind: review.tests,
         workload,
         preconditioner: pre_mix,
         precondition: pre,
@@ -300,9 +313,13 @@ pub fn job_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&Rev
 /// Runs every job on up to `threads` threads. The first error (in job
 /// order) stops the jobs not yet started and is returned.
 pub fn review(spec: &ReviewSpec, jobs: &[Job], threads: usize, events: &(dyn Fn(&ReviewEvent) + Sync)) -> Result<ReviewResults, RunError> {
+    enum Out {
+        Review(Box<JobResult>),
+        Pts(Box<crate::pts::PtsResult>),
+    }
     let next = AtomicUsize::new(0);
     let failed = AtomicBool::new(false);
-    let out: Mutex<Vec<Option<Result<JobResult, RunError>>>> = Mutex::new(vec![None; jobs.len()]);
+    let out: Mutex<Vec<Option<Result<Out, RunError>>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
     std::thread::scope(|scope| {
         for _ in 0..threads.clamp(1, jobs.len().max(1)) {
             scope.spawn(|| loop {
@@ -311,7 +328,10 @@ pub fn review(spec: &ReviewSpec, jobs: &[Job], threads: usize, events: &(dyn Fn(
                 }
                 let i = next.fetch_add(1, Ordering::Relaxed);
                 let Some(job) = jobs.get(i) else { break };
-                let r = job_run(spec, job, i, events);
+                let r = match job.review {
+                    Some(_) => job_run(spec, job, i, events).map(|r| Out::Review(Box::new(r))),
+                    None => crate::pts::pts_run(spec, job, i, events).map(|r| Out::Pts(Box::new(r))),
+                };
                 if r.is_err() {
                     failed.store(true, Ordering::Relaxed);
                 }
@@ -319,9 +339,12 @@ pub fn review(spec: &ReviewSpec, jobs: &[Job], threads: usize, events: &(dyn Fn(
             });
         }
     });
-    let mut results = Vec::new();
+    let (mut results, mut pts) = (Vec::new(), Vec::new());
     for r in out.into_inner().expect("threads are joined").into_iter().flatten() {
-        results.push(r?);
+        match r? {
+            Out::Review(j) => results.push(*j),
+            Out::Pts(p) => pts.push(*p),
+        }
     }
     Ok(ReviewResults {
         kind: RESULTS_KIND.to_string(),
@@ -331,6 +354,7 @@ pub fn review(spec: &ReviewSpec, jobs: &[Job], threads: usize, events: &(dyn Fn(
         seed: spec.seed,
         settings: spec.clone(),
         jobs: results,
+        pts,
     })
 }
 
@@ -363,6 +387,7 @@ pub fn results_merge(all: Vec<ReviewResults>) -> Option<ReviewResults> {
     let mut first = it.next()?;
     for r in it {
         first.jobs.extend(r.jobs);
+        first.pts.extend(r.pts);
     }
     Some(first)
 }

@@ -12,6 +12,10 @@ pub struct Mix {
     pub read_ppm: u32,
     /// (transfer bytes, share in parts per million), shares summing to 1e6.
     pub sizes: Vec<(u32, u32)>,
+    /// Sequential offsets (one stream over the device, wrapping at its end)
+    /// instead of random ones.
+    #[serde(default)]
+    pub sequential: bool,
 }
 
 /// The named profiles of the reviewers' procedure (methodology.md).
@@ -70,9 +74,17 @@ impl Mix {
         let bad = |msg: String| WorkloadError::Bad { spec: spec.to_string(), msg };
         let mut read_ppm = None;
         let mut sizes = Vec::new();
+        let mut sequential = false;
         for part in spec.split(';').filter(|p| !p.trim().is_empty()) {
             let (k, v) = part.split_once('=').ok_or_else(|| bad(format!("'{part}' is not key=value")))?;
             match k.trim() {
+                "pattern" => {
+                    sequential = match v.trim() {
+                        "seq" | "sequential" => true,
+                        "rand" | "random" => false,
+                        other => return Err(bad(format!("pattern = '{other}': must be seq or rand"))),
+                    }
+                }
                 "read" => read_ppm = Some(pct_parse(v).ok_or_else(|| bad(format!("read = '{v}': must be a percentage in 0..=100")))?),
                 "bs" => {
                     for item in v.split(':') {
@@ -85,7 +97,7 @@ impl Mix {
                         sizes.push((bytes, p));
                     }
                 }
-                other => return Err(bad(format!("unknown key '{other}': expected read or bs"))),
+                other => return Err(bad(format!("unknown key '{other}': expected read, bs or pattern"))),
             }
         }
         let read_ppm = read_ppm.ok_or_else(|| bad("missing read=PERCENT".into()))?;
@@ -96,7 +108,7 @@ impl Mix {
         if total != 1_000_000 {
             return Err(bad(format!("transfer-size shares sum to {}%, not 100%", total as f64 / 10_000.0)));
         }
-        Ok(Mix { name: spec.to_string(), read_ppm, sizes })
+        Ok(Mix { name: spec.to_string(), read_ppm, sizes, sequential })
     }
 
     /// The workload the reviewers precondition with before this one.
@@ -104,7 +116,9 @@ impl Mix {
         match self.name.as_str() {
             "4k-read" | "4k-write" => Mix::parse("4k-write").unwrap(),
             "webserver" => Mix::parse("webserver-write").unwrap(),
-            _ if self.read_ppm == 1_000_000 => Mix { name: format!("{} at 100% write", self.name), read_ppm: 0, sizes: self.sizes.clone() },
+            _ if self.read_ppm == 1_000_000 => {
+                Mix { name: format!("{} at 100% write", self.name), read_ppm: 0, sizes: self.sizes.clone(), sequential: self.sequential }
+            }
             _ => self.clone(),
         }
     }
@@ -126,6 +140,9 @@ pub struct MixGen {
     /// (bytes, cumulative ppm, aligned offsets it can start at).
     cumulative: Vec<(u32, u32, u64)>,
     align: u64,
+    /// The next offset of a sequential stream.
+    cursor: Option<u64>,
+    capacity: u64,
 }
 
 impl MixGen {
@@ -142,7 +159,7 @@ impl MixGen {
                 (len as u32, acc, (capacity_bytes - len) / align + 1)
             })
             .collect();
-        MixGen { read_ppm: mix.read_ppm, cumulative, align }
+        MixGen { read_ppm: mix.read_ppm, cumulative, align, cursor: mix.sequential.then_some(0), capacity: capacity_bytes }
     }
 }
 
@@ -162,7 +179,14 @@ impl Workload for MixGen {
             let x = rng.ppm();
             self.cumulative.iter().find(|&&(_, c, _)| x < c).copied().unwrap_or(self.cumulative[0])
         };
-        let offset_bytes = rng.below(positions) * self.align;
+        let offset_bytes = match self.cursor {
+            None => rng.below(positions) * self.align,
+            Some(c) => {
+                let at = if c + len as u64 > self.capacity { 0 } else { c };
+                self.cursor = Some(at + len as u64);
+                at
+            }
+        };
         Io { offset_bytes, len_bytes: len, write }
     }
 }
@@ -194,6 +218,18 @@ mod tests {
         assert!(e.contains("512-byte sectors"), "{e}");
         assert!(matches!(Mix::parse("nope"), Err(WorkloadError::Unknown(_))));
         assert!(Mix::parse("read=70;bs=4k/60:64k/40").is_ok());
+        let e = Mix::parse("read=0;bs=128k/100;pattern=zigzag").unwrap_err().to_string();
+        assert!(e.contains("pattern = 'zigzag'"), "{e}");
+    }
+
+    #[test]
+    fn sequential_streams_wrap_at_the_end() {
+        let mix = Mix::parse("read=0;bs=128k/100;pattern=seq").unwrap();
+        assert!(mix.sequential);
+        let mut g = MixGen::new(&mix, 300 * 1024);
+        let mut rng = Rng::new(1);
+        let offs: Vec<u64> = (0..4).map(|_| g.next_io(&mut rng).offset_bytes).collect();
+        assert_eq!(offs, [0, 128 * 1024, 0, 128 * 1024]);
     }
 
     #[test]
