@@ -213,6 +213,18 @@ impl Device {
     /// (the spare after the GC reserve and the open superblocks, which do not
     /// shrink) is the full-size device's.
     pub fn new(profile: &Profile, format: &str, scale: u32) -> Result<Device, DeviceError> {
+        let (g, cfg) = Device::plan(profile, format, scale)?;
+        Device::build(profile, format, scale, g, cfg)
+    }
+
+    /// Checks that a device can be built at a format and scale, without
+    /// building it (a full-size card's maps take gigabytes).
+    pub fn validate(profile: &Profile, format: &str, scale: u32) -> Result<(), DeviceError> {
+        Device::plan(profile, format, scale).map(|_| ())
+    }
+
+    /// The scaled geometry and the FTL configuration of a format.
+    fn plan(profile: &Profile, format: &str, scale: u32) -> Result<(nand::Geometry, FtlConfig), DeviceError> {
         let usable = match profile.formats.get(format) {
             Some(&u) => u,
             None => match capacity_parse(format) {
@@ -264,6 +276,12 @@ impl Device {
             gc_policy: profile.ftl.gc_policy,
             wear_spread_max: profile.ftl.wear_spread_max,
         };
+        Ok((g, cfg))
+    }
+
+    fn build(profile: &Profile, format: &str, scale: u32, g: nand::Geometry, cfg: FtlConfig) -> Result<Device, DeviceError> {
+        let members_n = profile.members as u64;
+        let user_slots = cfg.user_slots;
         let mut members = Vec::new();
         let c = &profile.controller;
         let t = profile.nand.timings();

@@ -218,7 +218,7 @@ pub fn review(a: ReviewArgs) -> Result<()> {
     let (jobs, skipped) = review::jobs_of(&spec, &profiles)?;
     // Every device must build at this scale and format before hours go in.
     for j in &jobs {
-        accel::Device::new(&j.profile, &j.format, spec.scale).map_err(|e| anyhow::anyhow!("{}: {e}", j.label()))?;
+        accel::Device::validate(&j.profile, &j.format, spec.scale).map_err(|e| anyhow::anyhow!("{}: {e}", j.label()))?;
     }
     lab::report::out_dir_prepare(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
     if let Some(dir) = &a.export_fio {

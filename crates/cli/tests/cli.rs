@@ -1,19 +1,8 @@
 //! The binary: the main commands work and bad input gets a clear error
 //! (exit status 2, the problem named), never a panic.
 
-use std::process::Command;
-
-fn flashlab(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_flashlab")).args(args).output().unwrap();
-    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
-}
-
-fn refused(args: &[&str], needle: &str) {
-    let (code, _, err) = flashlab(args);
-    assert_eq!(code, 2, "{args:?}: {err}");
-    assert!(err.contains(needle), "{args:?}: expected '{needle}' in: {err}");
-    assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
-}
+mod common;
+use common::{flashlab, refused};
 
 #[test]
 fn devices_lists_the_catalog() {
