@@ -230,7 +230,8 @@ pub fn review(a: ReviewArgs) -> Result<()> {
             rounds_4k: spec.rounds_4k,
             rounds_matrix: spec.rounds_matrix,
         };
-        let files = lab::fio::export(dir, &ps, &o).with_context(|| format!("cannot write --export-fio {}", dir.display()))?;
+        let files = if spec.pts { lab::fio::export_pts(dir, &o) } else { lab::fio::export(dir, &ps, &o) };
+        let files = files.with_context(|| format!("cannot write --export-fio {}", dir.display()))?;
         if !a.quiet {
             eprintln!("fio job files written: {} files under {}", files.len(), dir.display());
         }

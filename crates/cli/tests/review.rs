@@ -180,9 +180,30 @@ fn a_seed_gives_the_same_results_file_on_one_thread_or_two() {
 #[test]
 fn pts_runs_the_snia_sequence_and_reports_its_tables() {
     let out = tmp("pts");
-    let (code, stdout, err) =
-        flashlab(&["review", "mx6300", "--pts", "--scale", "64", "--precondition-min", "0", "--rounds-4k", "1", "--out", out.to_str().unwrap(), "-q"]);
+    let fio_dir = tmp("pts-fio");
+    let (code, stdout, err) = flashlab(&[
+        "review",
+        "mx6300",
+        "--pts",
+        "--scale",
+        "64",
+        "--rounds-4k",
+        "1",
+        "--out",
+        out.to_str().unwrap(),
+        "--export-fio",
+        fio_dir.to_str().unwrap(),
+        "-q",
+    ]);
     assert_eq!(code, 0, "{err}");
+    // The PTS steps as fio jobs, which fio parses.
+    let fio = tool("fio", "fio");
+    for f in ["1-wipc.fio", "2-iops-round.fio", "3-throughput.fio", "4-latency.fio"] {
+        let path = fio_dir.join("pts").join(f);
+        let o = Command::new(&fio).arg("--parse-only").arg(&path).output().unwrap();
+        assert!(o.status.success(), "{}: {}", path.display(), String::from_utf8_lossy(&o.stderr));
+    }
+    assert_eq!(std::fs::read_to_string(fio_dir.join("pts/2-iops-round.fio")).unwrap().matches("stonewall").count(), 56);
     assert!(stdout.contains("SNIA PTS"), "{stdout}");
     let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
     let p = &r["pts"][0];

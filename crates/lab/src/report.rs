@@ -364,13 +364,20 @@ fn four_k_charts(jobs: &[&JobResult]) -> Vec<Chart> {
     ATTRIBUTES
         .iter()
         .map(|&(key, what, y)| {
-            let series = jobs
-                .iter()
-                .map(|j| {
-                    let v = |name: &str| j.test(name).map(|t| phase_value(t, key));
-                    (j.label(), vec![v("4K read"), v("4K write")])
-                })
-                .collect();
+            let mut series = Vec::new();
+            for j in jobs {
+                let v = |name: &str| j.test(name).map(|t| phase_value(t, key));
+                series.push((format!("{} (simulated)", j.label()), vec![v("4K read"), v("4K write")]));
+                // The reviewers' figure beside it, where the profile has one.
+                let published = j.published.as_ref().map(|p| match key {
+                    "iops" => vec![p.read_iops_4k, p.write_iops_4k],
+                    "latency-avg" => vec![p.read_latency_avg_ms, p.write_latency_avg_ms],
+                    _ => vec![None, None],
+                });
+                if let Some(p) = published.filter(|p| p.iter().any(|v| v.is_some())) {
+                    series.push((format!("{} (published)", j.label()), p));
+                }
+            }
             let c = BarChart {
                 id: format!("4k-main-{key}"),
                 title: format!("4K random, 16T/16Q: {what}"),
