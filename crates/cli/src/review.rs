@@ -176,7 +176,7 @@ fn summary_print(r: &ReviewResults) {
     }
     for p in &r.pts {
         let s = &p.steady_state;
-        let cell = |rd: u32, bs: u32| p.iops_matrix.iter().find(|c| c.read_pct == rd && c.block_bytes == bs).map_or(0.0, |c| c.iops);
+        let cell = |rd: u32, bs: u32| lab::pts::cell(&p.iops_matrix, rd, bs).map_or(0.0, |c| c.iops);
         println!(
             "{} {} SNIA PTS: {} ({} rounds); RND 4KiB write {:.0} IOPS, read {:.0} IOPS; SEQ 1024KiB write {:.0} MB/s, read {:.0} MB/s",
             p.device.name,
@@ -185,8 +185,8 @@ fn summary_print(r: &ReviewResults) {
             s.rounds,
             cell(0, 4096),
             cell(100, 4096),
-            p.throughput.iter().find(|c| c.block_bytes == 1024 * 1024 && c.read_pct == 0).map_or(0.0, |c| c.mb_per_s),
-            p.throughput.iter().find(|c| c.block_bytes == 1024 * 1024 && c.read_pct == 100).map_or(0.0, |c| c.mb_per_s)
+            lab::pts::cell(&p.throughput, 0, 1 << 20).map_or(0.0, |c| c.mb_per_s),
+            lab::pts::cell(&p.throughput, 100, 1 << 20).map_or(0.0, |c| c.mb_per_s)
         );
     }
     for j in &r.jobs {

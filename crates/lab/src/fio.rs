@@ -65,11 +65,6 @@ fn section(name: &str, mix: &Mix, iodepth: u32, numjobs: u32, runtime_s: u64) ->
     format!("\n[{name}]\nstonewall\nnew_group\n{}iodepth={iodepth}\nnumjobs={numjobs}\nruntime={runtime_s}\n", mix_options(mix))
 }
 
-/// A mix of one block size.
-fn mix_one(read_pct: u32, block_bytes: u32, sequential: bool) -> Mix {
-    Mix { name: String::new(), read_ppm: read_pct * 10_000, sizes: vec![(block_bytes, 1_000_000)], sequential }
-}
-
 fn global(o: &FioOptions) -> String {
     format!("[global]\nfilename={}\nioengine=libaio\ndirect=1\nnorandommap\nrandrepeat=0\nrefill_buffers\ngroup_reporting\ntime_based\n", o.filename)
 }
@@ -142,42 +137,40 @@ pub fn export_pts(dir: &Path, o: &FioOptions) -> std::io::Result<Vec<PathBuf>> {
     let d = dir.join("pts");
     std::fs::create_dir_all(&d)?;
     let mut files = Vec::new();
+    let mut put = |name: &str, text: String| -> std::io::Result<()> {
+        let f = d.join(name);
+        std::fs::write(&f, text)?;
+        files.push(f);
+        Ok(())
+    };
     let head = |step: &str| format!("; flashlab, SNIA PTS, {step}.\n; This job overwrites {}: every byte on it is lost.\n", o.filename);
     let mut s = head("step 1: purge the device with its vendor's secure erase first; step 2: workload-independent preconditioning, twice the capacity in 128KiB sequential writes");
     let _ = write!(s, "[global]\nfilename={}\nioengine=libaio\ndirect=1\nrefill_buffers\ngroup_reporting\n\n[wipc]\nrw=write\nbs=128k\niodepth={SEQ_QUEUE_DEPTH}\nnumjobs=1\nloops=2\n", o.filename);
-    let f = d.join("1-wipc.fio");
-    std::fs::write(&f, s)?;
-    files.push(f);
+    put("1-wipc.fio", s)?;
     let mut s = head("step 3: one round of the IOPS test (7 read/write mixes x 8 block sizes); repeat rounds until the RND 4KiB 0/100 IOPS meets the SNIA criteria over 5 rounds, at most 25");
     s += &global(o);
     for rd in IOPS_READ_PCTS {
         for bs in IOPS_BLOCK_BYTES {
-            s += &section(&format!("rnd-{}-r{rd}", size(bs)), &mix_one(rd, bs, false), IOPS_QUEUE_DEPTH, IOPS_THREADS, o.round_s);
+            s += &section(&format!("rnd-{}-r{rd}", size(bs)), &crate::pts::mix_of(rd, bs, false), IOPS_QUEUE_DEPTH, IOPS_THREADS, o.round_s);
         }
     }
-    let f = d.join("2-iops-round.fio");
-    std::fs::write(&f, s)?;
-    files.push(f);
+    put("2-iops-round.fio", s)?;
     let mut s = head("step 4: throughput, sequential, 100% write then 100% read");
     s += &global(o);
     for bs in THROUGHPUT_BLOCK_BYTES {
         for rd in [0, 100] {
-            s += &section(&format!("seq-{}-r{rd}", size(bs)), &mix_one(rd, bs, true), SEQ_QUEUE_DEPTH, 1, o.round_s * o.rounds_4k as u64);
+            s += &section(&format!("seq-{}-r{rd}", size(bs)), &crate::pts::mix_of(rd, bs, true), SEQ_QUEUE_DEPTH, 1, o.round_s * o.rounds_4k as u64);
         }
     }
-    let f = d.join("3-throughput.fio");
-    std::fs::write(&f, s)?;
-    files.push(f);
+    put("3-throughput.fio", s)?;
     let mut s = head("step 5: latency, 1 thread at queue depth 1");
     s += &global(o);
     for rd in LATENCY_READ_PCTS {
         for bs in LATENCY_BLOCK_BYTES {
-            s += &section(&format!("lat-{}-r{rd}", size(bs)), &mix_one(rd, bs, false), 1, 1, o.round_s * o.rounds_4k as u64);
+            s += &section(&format!("lat-{}-r{rd}", size(bs)), &crate::pts::mix_of(rd, bs, false), 1, 1, o.round_s * o.rounds_4k as u64);
         }
     }
-    let f = d.join("4-latency.fio");
-    std::fs::write(&f, s)?;
-    files.push(f);
+    put("4-latency.fio", s)?;
     Ok(files)
 }
 

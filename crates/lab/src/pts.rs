@@ -71,6 +71,11 @@ impl Cell {
     }
 }
 
+/// The cell of a read share and block size among `cells`.
+pub fn cell(cells: &[Cell], read_pct: u32, block_bytes: u32) -> Option<&Cell> {
+    cells.iter().find(|c| c.read_pct == read_pct && c.block_bytes == block_bytes)
+}
+
 /// The PTS on one device and format.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct PtsResult {
@@ -89,7 +94,8 @@ pub struct PtsResult {
     pub latency: Vec<Cell>,
 }
 
-fn mix_of(read_pct: u32, block_bytes: u32, sequential: bool) -> Mix {
+/// A mix of one block size, named as the PTS names its points.
+pub fn mix_of(read_pct: u32, block_bytes: u32, sequential: bool) -> Mix {
     let kind = if sequential { "SEQ" } else { "RND" };
     let size = if block_bytes >= KIB as u32 { format!("{}KiB", block_bytes / KIB as u32) } else { format!("{block_bytes}B") };
     Mix { name: format!("{kind} {size} {read_pct}/{}", 100 - read_pct), read_ppm: read_pct * 10_000, sizes: vec![(block_bytes, 1_000_000)], sequential }
@@ -127,7 +133,7 @@ pub fn pts_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&Rev
             })?;
             row.push(Cell::of(&mix, &ph));
         }
-        tracked.push(row.iter().find(|c| c.read_pct == 0 && c.block_bytes == 4096).map_or(0.0, |c| c.iops));
+        tracked.push(cell(&row, 0, 4096).map_or(0.0, |c| c.iops));
         rounds.push(row);
         window = steady::latest(&tracked);
         if window.as_ref().is_some_and(|w| w.steady) {
@@ -184,7 +190,7 @@ pub fn pts_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&Rev
         "SEQ 1024KiB write {:.0} MB/s, read {:.0} MB/s; RND 4KiB read QD1 {:.3} ms",
         throughput[2].mb_per_s,
         throughput[3].mb_per_s,
-        latency.iter().find(|c| c.read_pct == 100 && c.block_bytes == 4096).map_or(0.0, |c| c.latency_avg_ms)
+        cell(&latency, 100, 4096).map_or(0.0, |c| c.latency_avg_ms)
     );
     events(&ReviewEvent::StepDone { job: index, label: &label, step: "throughput and latency", summary: &summary });
     Ok(PtsResult {

@@ -520,12 +520,7 @@ fn pts_section(out: &mut String, files: &mut Vec<Chart>, p: &PtsResult) {
         .enumerate()
         .map(|(i, &bs)| Series {
             name: size_name(bs),
-            points: p
-                .rounds
-                .iter()
-                .enumerate()
-                .filter_map(|(r, row)| row.iter().find(|c| c.read_pct == 0 && c.block_bytes == bs).map(|c| ((r + 1) as f64, c.iops)))
-                .collect(),
+            points: p.rounds.iter().enumerate().filter_map(|(r, row)| crate::pts::cell(row, 0, bs).map(|c| ((r + 1) as f64, c.iops))).collect(),
             dashed: false,
             color: color(i),
         })
@@ -559,7 +554,7 @@ fn pts_section(out: &mut String, files: &mut Vec<Chart>, p: &PtsResult) {
             points: crate::pts::IOPS_BLOCK_BYTES
                 .iter()
                 .enumerate()
-                .filter_map(|(x, &bs)| p.iops_matrix.iter().find(|c| c.read_pct == rd && c.block_bytes == bs).map(|c| (x as f64, c.iops)))
+                .filter_map(|(x, &bs)| crate::pts::cell(&p.iops_matrix, rd, bs).map(|c| (x as f64, c.iops)))
                 .collect(),
             dashed: false,
             color: color(i),
@@ -587,7 +582,7 @@ fn pts_section(out: &mut String, files: &mut Vec<Chart>, p: &PtsResult) {
         .map(|&rd| {
             let mut r = vec![format!("{rd}/{}", 100 - rd)];
             for &bs in &crate::pts::IOPS_BLOCK_BYTES {
-                r.push(p.iops_matrix.iter().find(|c| c.read_pct == rd && c.block_bytes == bs).map_or("-".into(), |c| num(c.iops)));
+                r.push(crate::pts::cell(&p.iops_matrix, rd, bs).map_or("-".into(), |c| num(c.iops)));
             }
             r
         })
@@ -598,7 +593,7 @@ fn pts_section(out: &mut String, files: &mut Vec<Chart>, p: &PtsResult) {
     let rows: Vec<Vec<String>> = crate::pts::THROUGHPUT_BLOCK_BYTES
         .iter()
         .map(|&bs| {
-            let f = |rd: u32| p.throughput.iter().find(|c| c.block_bytes == bs && c.read_pct == rd).map_or("-".into(), |c| num(c.mb_per_s));
+            let f = |rd: u32| crate::pts::cell(&p.throughput, rd, bs).map_or("-".into(), |c| num(c.mb_per_s));
             vec![format!("SEQ {}", size_name(bs)), f(0), f(100)]
         })
         .collect();
@@ -611,12 +606,7 @@ fn pts_section(out: &mut String, files: &mut Vec<Chart>, p: &PtsResult) {
         .map(|&rd| {
             let mut r = vec![format!("{rd}/{}", 100 - rd)];
             for &bs in &crate::pts::LATENCY_BLOCK_BYTES {
-                r.push(
-                    p.latency
-                        .iter()
-                        .find(|c| c.read_pct == rd && c.block_bytes == bs)
-                        .map_or("-".into(), |c| format!("{} / {}", num(c.latency_avg_ms), num(c.latency_max_ms))),
-                );
+                r.push(crate::pts::cell(&p.latency, rd, bs).map_or("-".into(), |c| format!("{} / {}", num(c.latency_avg_ms), num(c.latency_max_ms))));
             }
             r
         })
