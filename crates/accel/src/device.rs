@@ -451,8 +451,12 @@ impl Member {
     #[inline]
     fn ops_time(&mut self, c: &Costs, ready: Ns) -> Ns {
         let mut user_done = ready;
-        let ops = std::mem::take(&mut self.ftl.media_mut().ops);
-        for op in &ops {
+        if self.ftl.media().ops.is_empty() {
+            return user_done;
+        }
+        // The log is a field of the FTL's media, apart from the resources.
+        let ops = &self.ftl.media().ops;
+        for op in ops {
             let MediaOp { kind, tag, die, block, mask, .. } = *op;
             let d = die as usize;
             let ch = c.die_channel[d] as usize;
@@ -495,9 +499,7 @@ impl Member {
                 }
             }
         }
-        let mut ops = ops;
-        ops.clear();
-        self.ftl.media_mut().ops = ops;
+        self.ftl.media_mut().ops.clear();
         user_done
     }
 }

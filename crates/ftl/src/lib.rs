@@ -99,6 +99,8 @@ struct Writer {
     page: u32,
     die: u32,
     slot: u32,
+    /// The physical address of the open page's first slot.
+    page_ppa: Ppa,
     /// LBAs of the slots of the open multi-plane page (its OOB).
     oob: Vec<u32>,
     /// Data of the open multi-plane page (data-holding media only).
@@ -115,6 +117,7 @@ impl Writer {
             page: 0,
             die: 0,
             slot: 0,
+            page_ppa: 0,
             oob: vec![LBA_UNMAPPED; spm as usize],
             buf: if data { vec![0; mpage_bytes] } else { Vec::new() },
             parity: if data { vec![0; mpage_bytes] } else { Vec::new() },
@@ -128,13 +131,16 @@ impl Writer {
 
 struct Victim {
     sb: u32,
+    /// Next victim position to scan: the start of the page after the one
+    /// being moved.
     cursor: u32,
     /// Next victim position whose L2P entry is to be prefetched; runs
     /// `GC_PREFETCH_AHEAD` positions ahead of `cursor`.
     prefetch: u32,
-    /// Row and die of the page last read, so that one read serves every
-    /// valid slot of a multi-plane page.
-    read_key: u64,
+    /// The multi-plane page being moved: one read brought every slot of it
+    /// that was valid then; `mask` holds those not yet moved.
+    page_first: Ppa,
+    mask: u32,
 }
 
 /// What the FTL has done, in slots of 4 KiB.
@@ -489,10 +495,11 @@ impl<M: Media> Ftl<M> {
 
     /// Places `lba` at the writer's next slot and programs the page (and the
     /// stripe's parity) when it is full.
-    #[inline]
+    #[inline(always)]
     fn append(&mut self, user: bool, lba: SlotLba, data: Option<&[u8]>) -> Result<(), FtlError> {
         let w = if user { &mut self.user } else { &mut self.gc };
-        let ppa = self.layout.ppa(SlotAddr { superblock: w.sb, page: w.page, die: w.die, slot: w.slot });
+        let ppa = w.page_ppa + w.slot;
+        debug_assert_eq!(ppa, self.layout.ppa(SlotAddr { superblock: w.sb, page: w.page, die: w.die, slot: w.slot }));
         debug_assert!(self.valid[ppa as usize / 64] >> (ppa % 64) & 1 == 0);
         self.p2l[ppa as usize] = lba;
         self.valid[ppa as usize / 64] |= 1u64 << (ppa % 64);
@@ -516,6 +523,7 @@ impl<M: Media> Ftl<M> {
 
     /// Programs a writer's full page, then its stripe's parity if due, and
     /// moves the writer to its next data page (closing a full superblock).
+    #[inline(never)]
     fn writer_program(&mut self, user: bool) -> Result<(), FtlError> {
         let data = self.data;
         let layout = &self.layout;
@@ -555,6 +563,7 @@ impl<M: Media> Ftl<M> {
                 }
             }
             if !layout.is_parity(w.page, w.die) {
+                w.page_ppa = layout.ppa(SlotAddr { superblock: w.sb, page: w.page, die: w.die, slot: 0 });
                 return Ok(());
             }
         }
@@ -580,6 +589,7 @@ impl<M: Media> Ftl<M> {
         while layout.is_parity(0, w.die) {
             w.die += 1;
         }
+        w.page_ppa = layout.ppa(SlotAddr { superblock: sb, page: 0, die: w.die, slot: 0 });
         Ok(())
     }
 
@@ -683,7 +693,7 @@ impl<M: Media> Ftl<M> {
         if wear {
             self.counters.wear_level_victims += 1;
         }
-        self.victim = Some(Victim { sb, cursor: 0, prefetch: 0, read_key: u64::MAX });
+        self.victim = Some(Victim { sb, cursor: 0, prefetch: 0, page_first: 0, mask: 0 });
         true
     }
 
@@ -695,73 +705,104 @@ impl<M: Media> Ftl<M> {
         let base = v.sb * sps;
         if self.sbs[v.sb as usize].valid == 0 {
             v.cursor = sps;
+            v.mask = 0;
         }
-        // Skip invalid slots a bitmap word at a time.
-        while v.cursor < sps {
-            let p = base + v.cursor;
-            let word = self.valid[p as usize / 64] >> (p % 64);
-            if word & 1 != 0 {
+        // The next slot of the page in hand that is still valid (a host
+        // write may have replaced it since the page was read).
+        let mut ppa = PPA_INVALID;
+        while v.mask != 0 {
+            let s = v.mask.trailing_zeros();
+            v.mask &= v.mask - 1;
+            let p = v.page_first + s;
+            if self.valid[p as usize / 64] >> (p % 64) & 1 != 0 {
+                ppa = p;
                 break;
             }
-            v.cursor += if word == 0 { 64 - p % 64 } else { word.trailing_zeros() };
         }
-        v.cursor = v.cursor.min(sps);
-        if v.cursor == sps {
-            let sb = v.sb;
-            self.victim = None;
-            for die in 0..self.layout.dies {
-                self.media.block_erase(die, sb, OpTag::Gc)?;
-            }
-            let m = &mut self.sbs[sb as usize];
-            debug_assert_eq!(m.valid, 0);
-            m.state = SbState::Free;
-            m.erase_count += 1;
-            self.free.push(Reverse((m.erase_count, sb)));
-            self.counters.gc_victims += 1;
-            return Ok(true);
-        }
-        let ppa = base + v.cursor;
-        v.cursor += 1;
-        // Each move updates the L2P entry of its slot, at a random place in
-        // the map: prefetch those of the valid slots ahead, in bursts so that
-        // their page walks overlap.
-        if v.prefetch < v.cursor + GC_PREFETCH_AHEAD - GC_PREFETCH_BURST {
-            let horizon = (v.cursor + GC_PREFETCH_AHEAD).min(sps);
-            while v.prefetch < horizon {
-                let p = base + v.prefetch;
-                if self.valid[p as usize / 64] >> (p % 64) & 1 != 0 {
-                    prefetch_read(&self.l2p[self.p2l[p as usize] as usize]);
+        if ppa == PPA_INVALID {
+            // The next page holding a valid slot: skip invalid slots a
+            // bitmap word at a time.
+            while v.cursor < sps {
+                let p = base + v.cursor;
+                let word = self.valid[p as usize / 64] >> (p % 64);
+                if word & 1 != 0 {
+                    break;
                 }
-                v.prefetch += 1;
+                v.cursor += if word == 0 { 64 - p % 64 } else { word.trailing_zeros() };
             }
-        }
-        let a = self.layout.addr(ppa);
-        let key = (a.page as u64) << 32 | a.die as u64;
-        if key != v.read_key {
-            v.read_key = key;
-            // One read brings every still-valid slot of this page.
+            v.cursor = v.cursor.min(sps);
+            if v.cursor == sps {
+                let sb = v.sb;
+                self.victim = None;
+                for die in 0..self.layout.dies {
+                    self.media.block_erase(die, sb, OpTag::Gc)?;
+                }
+                let m = &mut self.sbs[sb as usize];
+                debug_assert_eq!(m.valid, 0);
+                m.state = SbState::Free;
+                m.erase_count += 1;
+                self.free.push(Reverse((m.erase_count, sb)));
+                self.counters.gc_victims += 1;
+                return Ok(true);
+            }
+            // One read brings every valid slot of the page (those before the
+            // cursor's are invalid: the scan passed them).
+            ppa = base + v.cursor;
+            let a = self.layout.addr(ppa);
             let spm = self.layout.slots_per_mpage;
             let first = ppa - a.slot;
-            let mut mask = 0u32;
-            for s in a.slot..spm {
-                if self.is_valid(first + s) {
-                    mask |= 1 << s;
+            // The page's bits lie in one bitmap word when its slot count
+            // divides 64 (pages start on a multiple of it).
+            let mask = if 64 % spm == 0 {
+                ((self.valid[first as usize / 64] >> (first % 64)) & ((1u64 << spm) - 1)) as u32
+            } else {
+                let mut mask = 0u32;
+                for s in a.slot..spm {
+                    let p = first + s;
+                    mask |= ((self.valid[p as usize / 64] >> (p % 64) & 1) as u32) << s;
                 }
-            }
+                mask
+            };
+            // (Slots before the cursor's are invalid: the scan passed them.)
+            debug_assert_eq!(mask & ((1 << a.slot) - 1), 0);
             let scratch = if self.data { Some(&mut self.gc_scratch[..]) } else { None };
             self.media.page_read(a.die, a.superblock, a.page, mask, OpTag::Gc, scratch)?;
+            v.page_first = first;
+            v.mask = mask & !(1 << a.slot);
+            v.cursor = first - base + spm;
+            // Each move updates the L2P entry of its slot, at a random place
+            // in the map: prefetch those of the valid slots ahead, in bursts
+            // so that their page walks overlap.
+            if v.prefetch < v.cursor + GC_PREFETCH_AHEAD - GC_PREFETCH_BURST {
+                let horizon = (v.cursor + GC_PREFETCH_AHEAD).min(sps);
+                v.prefetch = v.prefetch.max(v.cursor);
+                // A bitmap word at a time, valid slots only.
+                while v.prefetch < horizon {
+                    let p = base + v.prefetch;
+                    let n = (64 - p % 64).min(horizon - v.prefetch);
+                    let mut word = (self.valid[p as usize / 64] >> (p % 64)) & (u64::MAX >> (64 - n));
+                    while word != 0 {
+                        let q = p + word.trailing_zeros();
+                        word &= word - 1;
+                        prefetch_read(&self.l2p[self.p2l[q as usize] as usize]);
+                    }
+                    v.prefetch += n;
+                }
+            }
         }
+        let slot = ppa - v.page_first;
+        let sb = v.sb;
         let lba = self.p2l[ppa as usize];
         // The slot is valid, so the map points here: invalidate it without
         // loading the map entry (a random access the append only stores to).
         debug_assert_eq!(self.l2p[lba as usize], ppa);
         self.valid[ppa as usize / 64] &= !(1u64 << (ppa % 64));
-        self.sbs[(ppa / sps) as usize].valid -= 1;
+        self.sbs[sb as usize].valid -= 1;
         if self.gc.sb == SB_NONE {
             self.writer_open(false)?;
         }
         if self.data {
-            let s = a.slot as usize * SLOT_BYTES as usize;
+            let s = slot as usize * SLOT_BYTES as usize;
             let page = std::mem::take(&mut self.gc_scratch);
             let r = self.append(false, lba, Some(&page[s..s + SLOT_BYTES as usize]));
             self.gc_scratch = page;

@@ -109,8 +109,9 @@ pub struct Meter {
     next_boundary: Ns,
     cur_read: Acc,
     cur_write: Acc,
-    pub read: Acc,
-    pub write: Acc,
+    /// Sums of the intervals closed so far.
+    read: Acc,
+    write: Acc,
     hist_read: Histogram<u64>,
     hist_write: Histogram<u64>,
 }
@@ -144,6 +145,10 @@ impl Meter {
     #[inline]
     pub fn record(&mut self, issued: Ns, completed: Ns, io: &Io, closed: &mut Vec<Closed>) {
         while completed >= self.next_boundary {
+            // The run's totals take each interval's sums when it closes (the
+            // sums are integers: the same as adding every completion twice).
+            self.read = self.read.merge(&self.cur_read);
+            self.write = self.write.merge(&self.cur_write);
             closed.push(Closed {
                 read: std::mem::take(&mut self.cur_read),
                 write: std::mem::take(&mut self.cur_write),
@@ -156,11 +161,9 @@ impl Meter {
         let bytes = io.len_bytes as u64;
         if io.write {
             self.cur_write.add(lat, bytes);
-            self.write.add(lat, bytes);
             self.hist_write.saturating_record(lat.max(1));
         } else {
             self.cur_read.add(lat, bytes);
-            self.read.add(lat, bytes);
             self.hist_read.saturating_record(lat.max(1));
         }
     }
@@ -181,7 +184,8 @@ impl Meter {
         };
         let mut both = self.hist_read.clone();
         both.add(&self.hist_write).expect("same bounds");
-        Summary { read: dir(&self.read, &self.hist_read), write: dir(&self.write, &self.hist_write), all: dir(&self.read.merge(&self.write), &both) }
+        let (read, write) = (self.read.merge(&self.cur_read), self.write.merge(&self.cur_write));
+        Summary { read: dir(&read, &self.hist_read), write: dir(&write, &self.hist_write), all: dir(&read.merge(&write), &both) }
     }
 }
 

@@ -203,6 +203,9 @@ impl Media for Array {
         }
         self.next_page[b] += 1;
         self.counters.count_program(tag);
+        if self.data.is_none() && self.oob.is_none() {
+            return Ok(());
+        }
         let off = self.mpage_offset(die, block, page);
         let len = self.geometry.mpage_bytes() as usize;
         let spm = self.geometry.slots_per_mpage() as usize;

@@ -108,12 +108,17 @@ impl<K: Ord + Copy> MinHeap<K> {
             let m = if first + 4 <= n {
                 // A full node: the least of four children by a tournament
                 // the compiler turns into conditional moves.
-                let a = if v[first + 1] < v[first] { first + 1 } else { first };
-                let b = if v[first + 3] < v[first + 2] { first + 3 } else { first + 2 };
-                if v[b] < v[a] {
-                    b
-                } else {
-                    a
+                // SAFETY: `first + 3 < n = v.len()`, and `a`, `b` are among
+                // those four indices.
+                unsafe {
+                    let at = |j: usize| *v.get_unchecked(j);
+                    let a = if at(first + 1) < at(first) { first + 1 } else { first };
+                    let b = if at(first + 3) < at(first + 2) { first + 3 } else { first + 2 };
+                    if at(b) < at(a) {
+                        b
+                    } else {
+                        a
+                    }
                 }
             } else if first < n {
                 let mut m = first;
@@ -141,6 +146,59 @@ impl<K: Ord + Copy> MinHeap<K> {
     }
 }
 
+/// The engine's event queue: one key per host slot, in a tournament (winner)
+/// tree whose root is the least key. A closed loop replaces the key of the
+/// slot that just completed, which costs one climb from that slot's leaf to
+/// the root, a comparison per level (eight for the 256 slots of 16T/16Q)
+/// and no data-dependent branch: cheaper than a heap's sift, which must
+/// find its way down. Keys are unique (they carry their slot), so the order
+/// of events is exactly a heap's.
+#[derive(Debug, Clone)]
+pub struct SlotTree {
+    /// Node `i`'s children are `2i` and `2i + 1`; leaves from `leaves`.
+    t: Vec<u64>,
+    leaves: usize,
+}
+
+impl SlotTree {
+    /// `slots` leaves, every key `u64::MAX` (no event).
+    pub fn new(slots: usize) -> SlotTree {
+        let leaves = slots.max(1).next_power_of_two();
+        SlotTree { t: vec![u64::MAX; 2 * leaves], leaves }
+    }
+    /// The least key.
+    #[inline]
+    pub fn min(&self) -> u64 {
+        self.t[1]
+    }
+    /// Sets `slot`'s key.
+    #[inline]
+    pub fn set(&mut self, slot: usize, key: u64) {
+        let mut i = self.leaves + slot;
+        let t = &mut self.t[..];
+        t[i] = key;
+        let mut k = key;
+        while i > 1 {
+            // SAFETY: `i < 2 * leaves = t.len()` (checked by the store
+            // above), and `i ^ 1` and `i / 2` are below `i` or beside it.
+            unsafe {
+                k = k.min(*t.get_unchecked(i ^ 1));
+                i >>= 1;
+                *t.get_unchecked_mut(i) = k;
+            }
+        }
+    }
+    /// Applies `f` to every key but the empty ones; `f` must keep their
+    /// order.
+    pub fn map_keys(&mut self, f: impl Fn(u64) -> u64) {
+        for k in &mut self.t {
+            if *k != u64::MAX {
+                *k = f(*k);
+            }
+        }
+    }
+}
+
 /// Idle gaps a [`Timeline`] remembers.
 const GAPS: usize = 4;
 
@@ -159,36 +217,31 @@ const GAPS: usize = 4;
 pub struct Timeline {
     pub free_at: Ns,
     pub busy_ns: Ns,
+    /// A ring of up to `GAPS` gaps, oldest first from `gap_head`.
     gaps: [(Ns, Ns); GAPS],
+    gap_head: u8,
     gap_count: u8,
+    /// No remembered gap ends after this (an upper bound, exact after a
+    /// search that found no room): most searches end here.
+    gap_end_max: Ns,
 }
 
 impl Timeline {
     /// Reserves the resource for `service` from no earlier than `ready`;
     /// returns when the service ends.
-    #[inline]
+    #[inline(always)]
     pub fn reserve(&mut self, ready: Ns, service: Ns) -> Ns {
         self.busy_ns += service;
-        if ready < self.free_at && self.gap_count > 0 {
-            for i in 0..self.gap_count as usize {
-                let (g0, g1) = self.gaps[i];
-                let start = ready.max(g0);
-                if start + service <= g1 {
-                    let end = start + service;
-                    // Keep the larger remainder of the gap: the part after
-                    // the operation (the part before is usually in the past).
-                    if g1 - end >= start - g0 {
-                        self.gaps[i] = (end, g1);
-                    } else {
-                        self.gaps[i] = (g0, start);
-                    }
-                    if self.gaps[i].1 <= self.gaps[i].0 {
-                        self.gap_remove(i);
-                    }
-                    return end;
-                }
-            }
+        if ready >= self.free_at || ready + service > self.gap_end_max {
+            return self.append(ready, service);
         }
+        self.reserve_behind(ready, service)
+    }
+
+    /// At the tail: after everything reserved so far, or at `ready`, leaving
+    /// a gap.
+    #[inline(always)]
+    fn append(&mut self, ready: Ns, service: Ns) -> Ns {
         if ready > self.free_at {
             self.gap_add(self.free_at, ready);
             self.free_at = ready;
@@ -197,19 +250,53 @@ impl Timeline {
         self.free_at
     }
 
-    fn gap_remove(&mut self, i: usize) {
+    /// Ready before the tail: the first remembered gap (oldest first) that
+    /// the operation fits in, else the tail.
+    #[inline(never)]
+    fn reserve_behind(&mut self, ready: Ns, service: Ns) -> Ns {
+        for k in 0..self.gap_count as usize {
+            let i = (self.gap_head as usize + k) % GAPS;
+            let (g0, g1) = self.gaps[i];
+            let start = ready.max(g0);
+            if start + service <= g1 {
+                let end = start + service;
+                // Keep the larger remainder of the gap: the part after
+                // the operation (the part before is usually in the past).
+                if g1 - end >= start - g0 {
+                    self.gaps[i] = (end, g1);
+                } else {
+                    self.gaps[i] = (g0, start);
+                }
+                if self.gaps[i].1 <= self.gaps[i].0 {
+                    self.gap_remove(k);
+                }
+                return end;
+            }
+        }
+        self.gap_end_max = (0..self.gap_count as usize).map(|k| self.gaps[(self.gap_head as usize + k) % GAPS].1).max().unwrap_or(0);
+        self.append(ready, service)
+    }
+
+    /// Removes the `k`-th gap (oldest first), keeping the others' order.
+    fn gap_remove(&mut self, k: usize) {
         let n = self.gap_count as usize;
-        self.gaps.copy_within(i + 1..n, i);
+        for j in k..n - 1 {
+            self.gaps[(self.gap_head as usize + j) % GAPS] = self.gaps[(self.gap_head as usize + j + 1) % GAPS];
+        }
         self.gap_count -= 1;
     }
 
+    #[inline(always)]
     fn gap_add(&mut self, from: Ns, to: Ns) {
+        self.gap_end_max = self.gap_end_max.max(to);
         if self.gap_count as usize == GAPS {
             // Forget the earliest gap: the likeliest to be in the past.
-            self.gap_remove(0);
+            self.gaps[self.gap_head as usize] = (from, to);
+            self.gap_head = ((self.gap_head as usize + 1) % GAPS) as u8;
+        } else {
+            self.gaps[(self.gap_head as usize + self.gap_count as usize) % GAPS] = (from, to);
+            self.gap_count += 1;
         }
-        self.gaps[self.gap_count as usize] = (from, to);
-        self.gap_count += 1;
     }
 }
 
@@ -320,23 +407,29 @@ impl Engine {
         // overlap. Stage 1 goes to the previous batch, half a lookahead
         // before its I/Os are submitted.
         const BATCH: usize = LOOKAHEAD / 2;
-        let mut ahead = std::collections::VecDeque::with_capacity(LOOKAHEAD + 1);
+        // A ring of the I/Os made ahead: `len` of them from `head`.
+        let mut ahead = [Io { offset_bytes: 0, len_bytes: 0, write: false }; LOOKAHEAD];
+        let (mut head, mut len) = (0usize, 0usize);
         let mut next = |rng: &mut Rng, target: &T| {
-            if ahead.len() <= BATCH {
-                let old = ahead.len();
-                while ahead.len() < LOOKAHEAD {
-                    ahead.push_back(workload.next_io(rng));
+            if len <= BATCH {
+                let old = len;
+                while len < LOOKAHEAD {
+                    ahead[(head + len) % LOOKAHEAD] = workload.next_io(rng);
+                    len += 1;
                 }
                 // Tight loops of prefetches only, so that as many as fit in
                 // the reorder window are in flight at once.
-                for io in ahead.range(..old) {
-                    target.prefetch(io, 1);
+                for k in 0..old {
+                    target.prefetch(&ahead[(head + k) % LOOKAHEAD], 1);
                 }
-                for io in ahead.range(old..) {
-                    target.prefetch(io, 0);
+                for k in old..LOOKAHEAD {
+                    target.prefetch(&ahead[(head + k) % LOOKAHEAD], 0);
                 }
             }
-            ahead.pop_front().expect("lookahead is full")
+            let io = ahead[head];
+            head = (head + 1) % LOOKAHEAD;
+            len -= 1;
+            io
         };
         let mut ios = Vec::with_capacity(slots);
         // An event's key: completion time since `epoch`, then slot, in one
@@ -354,18 +447,19 @@ impl Engine {
             assert!(rel < TIME_LIMIT, "an I/O completes {rel} ns ahead of the event epoch: beyond the engine's range");
             rel << SLOT_BITS | slot as u64
         };
-        let mut heap: MinHeap<u64> = MinHeap::with_capacity(slots);
+        let mut events = SlotTree::new(slots);
         let start = self.now;
         for slot in 0..slots {
             let io = next(&mut self.rng, target);
             let done = target.submit(start, &io)?;
             debug_assert!(done >= start);
             ios.push((start, io));
-            heap.push(key(epoch, done, slot));
+            events.set(slot, key(epoch, done, slot));
         }
-        // Every completion is followed by its slot's next I/O: replace the
-        // heap's top in place (one sift down) rather than pop and push.
-        while let Some(top) = heap.peek() {
+        // Every completion is followed by its slot's next I/O: the slot's
+        // key is replaced in place.
+        loop {
+            let top = events.min();
             let done = epoch + (top >> SLOT_BITS);
             let slot = (top & ((1 << SLOT_BITS) - 1)) as usize;
             self.now = done;
@@ -379,10 +473,10 @@ impl Engine {
             ios[slot] = (done, io);
             if done - epoch >= REBASE_AFTER {
                 let shift = (done - epoch) << SLOT_BITS;
-                heap.map_keys(|k| k - shift);
+                events.map_keys(|k| k - shift);
                 epoch = done;
             }
-            heap.replace_top(key(epoch, t, slot));
+            events.set(slot, key(epoch, t, slot));
         }
         Ok(())
     }
@@ -461,6 +555,32 @@ mod tests {
         let out: Vec<u64> = std::iter::from_fn(|| h.pop()).collect();
         assert_eq!(out, all);
         assert!(h.is_empty() && h.peek().is_none());
+    }
+
+    #[test]
+    fn slot_tree_orders_events_as_a_heap_does() {
+        let mut r = Rng::new(9);
+        for slots in [1usize, 3, 256, 300] {
+            let mut tree = SlotTree::new(slots);
+            let mut heap = MinHeap::with_capacity(slots);
+            let key = |t: u64, slot: usize| t << 20 | slot as u64;
+            for slot in 0..slots {
+                let k = key(r.below(1000), slot);
+                tree.set(slot, k);
+                heap.push(k);
+            }
+            // A closed loop: the least event's slot gets a later one.
+            for _ in 0..20_000 {
+                let top = heap.peek().unwrap();
+                assert_eq!(tree.min(), top);
+                let slot = (top & 0xfffff) as usize;
+                let next = key((top >> 20) + 1 + r.below(5000), slot);
+                heap.replace_top(next);
+                tree.set(slot, next);
+            }
+            tree.map_keys(|k| k - (1 << 20));
+            assert_eq!(tree.min(), heap.peek().unwrap() - (1 << 20));
+        }
     }
 
     #[test]
