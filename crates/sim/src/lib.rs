@@ -376,6 +376,25 @@ pub trait Observer<T> {
     fn complete(&mut self, target: &mut T, issued: Ns, completed: Ns, io: &Io) -> bool;
 }
 
+/// Tops up the ring of I/Os made ahead (`len` of them from `head`) and
+/// prefetches for them: stage 1 for those already there, stage 0 for the new.
+#[inline(never)]
+fn lookahead_refill<T: Target, W: Workload>(ahead: &mut [Io; LOOKAHEAD], head: usize, len: &mut usize, rng: &mut Rng, workload: &mut W, target: &T) {
+    let old = *len;
+    while *len < LOOKAHEAD {
+        ahead[(head + *len) % LOOKAHEAD] = workload.next_io(rng);
+        *len += 1;
+    }
+    // Tight loops of prefetches only, so that as many as fit in the reorder
+    // window are in flight at once.
+    for k in 0..old {
+        target.prefetch(&ahead[(head + k) % LOOKAHEAD], 1);
+    }
+    for k in old..LOOKAHEAD {
+        target.prefetch(&ahead[(head + k) % LOOKAHEAD], 0);
+    }
+}
+
 /// The state of a closed loop between runs: the clock and the PRNG carry
 /// over from preconditioning to the main test, as on a real device.
 pub struct Engine {
@@ -412,19 +431,7 @@ impl Engine {
         let (mut head, mut len) = (0usize, 0usize);
         let mut next = |rng: &mut Rng, target: &T| {
             if len <= BATCH {
-                let old = len;
-                while len < LOOKAHEAD {
-                    ahead[(head + len) % LOOKAHEAD] = workload.next_io(rng);
-                    len += 1;
-                }
-                // Tight loops of prefetches only, so that as many as fit in
-                // the reorder window are in flight at once.
-                for k in 0..old {
-                    target.prefetch(&ahead[(head + k) % LOOKAHEAD], 1);
-                }
-                for k in old..LOOKAHEAD {
-                    target.prefetch(&ahead[(head + k) % LOOKAHEAD], 0);
-                }
+                lookahead_refill(&mut ahead, head, &mut len, rng, workload, target);
             }
             let io = ahead[head];
             head = (head + 1) % LOOKAHEAD;
