@@ -516,9 +516,22 @@ impl Target for Device {
             let stripe = io.offset_bytes / self.stripe_bytes;
             ((stripe % n) as usize, (stripe / n) * self.stripe_bytes + io.offset_bytes % self.stripe_bytes)
         };
-        // Reads touch only the L2P; writes also the P2L of the old place.
-        if stage == 0 || io.write {
-            self.members[member].ftl.prefetch((off / SLOT_BYTES) as u32, stage);
+        // Reads touch only the L2P; writes also the validity words of the
+        // old places. An I/O of several slots (within the member's chunk
+        // for a striped card) spans one or two L2P lines at stage 0; at
+        // stage 1 a write's slots, up to 16, each have their own old place.
+        let ftl = &self.members[member].ftl;
+        let first = (off / SLOT_BYTES) as u32;
+        let last = ((off + io.len_bytes.max(1) as u64 - 1) / SLOT_BYTES) as u32;
+        if stage == 0 {
+            ftl.prefetch(first, 0);
+            if last != first {
+                ftl.prefetch(last, 0);
+            }
+        } else if io.write {
+            for lba in first..=last.min(first + 15) {
+                ftl.prefetch(lba, 1);
+            }
         }
     }
 
