@@ -227,6 +227,12 @@ fn vec_huge<T: Copy>(n: usize, value: T) -> Vec<T> {
     v
 }
 
+/// Bit `ppa` of a validity bitmap.
+#[inline(always)]
+fn valid_bit(valid: &[u64], ppa: Ppa) -> bool {
+    valid[ppa as usize / 64] >> (ppa % 64) & 1 != 0
+}
+
 /// A hint to the CPU to bring `r`'s cache line in; no effect on state.
 #[inline(always)]
 fn prefetch_read<T>(r: &T) {
@@ -477,7 +483,7 @@ impl<M: Media> Ftl<M> {
     /// Whether a physical slot holds the live copy of its LBA.
     #[inline]
     pub fn is_valid(&self, ppa: Ppa) -> bool {
-        self.valid[ppa as usize / 64] >> (ppa % 64) & 1 != 0
+        valid_bit(&self.valid, ppa)
     }
 
     #[inline]
@@ -500,7 +506,7 @@ impl<M: Media> Ftl<M> {
         let w = if user { &mut self.user } else { &mut self.gc };
         let ppa = w.page_ppa + w.slot;
         debug_assert_eq!(ppa, self.layout.ppa(SlotAddr { superblock: w.sb, page: w.page, die: w.die, slot: w.slot }));
-        debug_assert!(self.valid[ppa as usize / 64] >> (ppa % 64) & 1 == 0);
+        debug_assert!(!valid_bit(&self.valid, ppa));
         self.p2l[ppa as usize] = lba;
         self.valid[ppa as usize / 64] |= 1u64 << (ppa % 64);
         self.l2p[lba as usize] = ppa;
@@ -714,7 +720,7 @@ impl<M: Media> Ftl<M> {
             let s = v.mask.trailing_zeros();
             v.mask &= v.mask - 1;
             let p = v.page_first + s;
-            if self.valid[p as usize / 64] >> (p % 64) & 1 != 0 {
+            if valid_bit(&self.valid, p) {
                 ppa = p;
                 break;
             }
@@ -745,8 +751,7 @@ impl<M: Media> Ftl<M> {
                 self.counters.gc_victims += 1;
                 return Ok(true);
             }
-            // One read brings every valid slot of the page (those before the
-            // cursor's are invalid: the scan passed them).
+            // One read brings every valid slot of the page.
             ppa = base + v.cursor;
             let a = self.layout.addr(ppa);
             let spm = self.layout.slots_per_mpage;
@@ -758,8 +763,7 @@ impl<M: Media> Ftl<M> {
             } else {
                 let mut mask = 0u32;
                 for s in a.slot..spm {
-                    let p = first + s;
-                    mask |= ((self.valid[p as usize / 64] >> (p % 64) & 1) as u32) << s;
+                    mask |= (valid_bit(&self.valid, first + s) as u32) << s;
                 }
                 mask
             };

@@ -35,7 +35,8 @@ impl Rng {
 
 /// A 4-ary min-heap of plain keys: shallower than a binary heap (four
 /// levels for the 256 slots of 16T/16Q) and with keys that compare in one
-/// instruction. The engine's event queue and the write buffer use it.
+/// instruction. The write buffer's pending pages use it; the engine's events
+/// are a [`SlotTree`], checked against this heap in the tests.
 #[derive(Debug, Clone, Default)]
 pub struct MinHeap<K: Ord + Copy> {
     v: Vec<K>,
@@ -80,12 +81,6 @@ impl<K: Ord + Copy> MinHeap<K> {
         }
         Some(top)
     }
-    /// Applies `f` to every key; `f` must keep their order.
-    pub fn map_keys(&mut self, f: impl Fn(K) -> K) {
-        for k in &mut self.v {
-            *k = f(*k);
-        }
-    }
     /// Replaces the smallest key with `k` (one sift down, no pop and push).
     #[inline]
     pub fn replace_top(&mut self, k: K) {
@@ -108,17 +103,12 @@ impl<K: Ord + Copy> MinHeap<K> {
             let m = if first + 4 <= n {
                 // A full node: the least of four children by a tournament
                 // the compiler turns into conditional moves.
-                // SAFETY: `first + 3 < n = v.len()`, and `a`, `b` are among
-                // those four indices.
-                unsafe {
-                    let at = |j: usize| *v.get_unchecked(j);
-                    let a = if at(first + 1) < at(first) { first + 1 } else { first };
-                    let b = if at(first + 3) < at(first + 2) { first + 3 } else { first + 2 };
-                    if at(b) < at(a) {
-                        b
-                    } else {
-                        a
-                    }
+                let a = if v[first + 1] < v[first] { first + 1 } else { first };
+                let b = if v[first + 3] < v[first + 2] { first + 3 } else { first + 2 };
+                if v[b] < v[a] {
+                    b
+                } else {
+                    a
                 }
             } else if first < n {
                 let mut m = first;
@@ -255,7 +245,7 @@ impl Timeline {
     #[inline(never)]
     fn reserve_behind(&mut self, ready: Ns, service: Ns) -> Ns {
         for k in 0..self.gap_count as usize {
-            let i = (self.gap_head as usize + k) % GAPS;
+            let i = self.gap_at(k);
             let (g0, g1) = self.gaps[i];
             let start = ready.max(g0);
             if start + service <= g1 {
@@ -273,15 +263,21 @@ impl Timeline {
                 return end;
             }
         }
-        self.gap_end_max = (0..self.gap_count as usize).map(|k| self.gaps[(self.gap_head as usize + k) % GAPS].1).max().unwrap_or(0);
+        self.gap_end_max = (0..self.gap_count as usize).map(|k| self.gaps[self.gap_at(k)].1).max().unwrap_or(0);
         self.append(ready, service)
+    }
+
+    /// Where the `k`-th gap (oldest first) sits in the ring.
+    #[inline(always)]
+    fn gap_at(&self, k: usize) -> usize {
+        (self.gap_head as usize + k) % GAPS
     }
 
     /// Removes the `k`-th gap (oldest first), keeping the others' order.
     fn gap_remove(&mut self, k: usize) {
         let n = self.gap_count as usize;
         for j in k..n - 1 {
-            self.gaps[(self.gap_head as usize + j) % GAPS] = self.gaps[(self.gap_head as usize + j + 1) % GAPS];
+            self.gaps[self.gap_at(j)] = self.gaps[self.gap_at(j + 1)];
         }
         self.gap_count -= 1;
     }
@@ -294,7 +290,8 @@ impl Timeline {
             self.gaps[self.gap_head as usize] = (from, to);
             self.gap_head = ((self.gap_head as usize + 1) % GAPS) as u8;
         } else {
-            self.gaps[(self.gap_head as usize + self.gap_count as usize) % GAPS] = (from, to);
+            let i = self.gap_at(self.gap_count as usize);
+            self.gaps[i] = (from, to);
             self.gap_count += 1;
         }
     }
