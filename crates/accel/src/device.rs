@@ -411,9 +411,7 @@ impl Device {
         let last = ((offset + len - 1) / SLOT_BYTES) as u32;
         if !write {
             // The controller that owns the first slot's die takes the command.
-            for lba in first..=last {
-                member.ftl.read(lba, None)?;
-            }
+            member.ftl.read_span(first, last)?;
             let ctl = match member.ftl.media().ops.first() {
                 Some(op) => c.die_controller[op.die as usize],
                 None if c.controllers == 1 => 0,

@@ -110,6 +110,13 @@ impl Layout {
         SlotAddr { superblock, page, die, slot: rem - die * self.slots_per_mpage }
     }
 
+    /// The first slot of `ppa`'s multi-plane page (pages start on
+    /// multiples of the slots a page).
+    #[inline]
+    pub fn mpage_first(&self, ppa: Ppa) -> Ppa {
+        self.div_mpage.div(ppa) * self.slots_per_mpage
+    }
+
     #[inline]
     pub fn ppa(&self, a: SlotAddr) -> Ppa {
         a.superblock * self.slots_per_superblock + a.page * self.slots_per_row + a.die * self.slots_per_mpage + a.slot

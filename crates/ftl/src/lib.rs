@@ -470,6 +470,48 @@ impl<M: Media> Ftl<M> {
         Ok(ReadFrom::Media)
     }
 
+    /// Reads logical slots `first..=last` on media that holds no data (the
+    /// simulator's path): the slots of one multi-plane page that follow one
+    /// another are one page read, as a controller issues it, and slots
+    /// that are unmapped or still in a writer's page need none.
+    pub fn read_span(&mut self, first: SlotLba, last: SlotLba) -> Result<(), FtlError> {
+        debug_assert!(!self.data && first <= last);
+        self.lba_check(last)?;
+        self.counters.host_slots_read += (last - first) as u64 + 1;
+        let open = |w: &Writer| if w.sb == SB_NONE { PPA_INVALID } else { w.page_ppa };
+        let (user_page, gc_page) = (open(&self.user), open(&self.gc));
+        let mut page = PPA_INVALID;
+        let mut mask = 0u32;
+        for lba in first..=last {
+            let ppa = self.l2p[lba as usize];
+            if ppa == PPA_INVALID {
+                continue;
+            }
+            let first_slot = self.layout.mpage_first(ppa);
+            let slot = ppa - first_slot;
+            if first_slot == user_page || first_slot == gc_page {
+                continue;
+            }
+            if first_slot != page {
+                if mask != 0 {
+                    self.page_read_user(page, mask)?;
+                }
+                page = first_slot;
+                mask = 0;
+            }
+            mask |= 1 << slot;
+        }
+        if mask != 0 {
+            self.page_read_user(page, mask)?;
+        }
+        Ok(())
+    }
+
+    fn page_read_user(&mut self, first_slot: Ppa, mask: u32) -> Result<(), FtlError> {
+        let a = self.layout.addr(first_slot);
+        Ok(self.media.page_read(a.die, a.superblock, a.page, mask, OpTag::User, None)?)
+    }
+
     /// Unmaps one logical slot (TRIM / discard).
     pub fn trim(&mut self, lba: SlotLba) -> Result<(), FtlError> {
         self.lba_check(lba)?;

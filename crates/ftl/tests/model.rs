@@ -144,3 +144,39 @@ fn bad_input_is_refused_with_the_field_named() {
     assert!(matches!(ftl.write(10, None), Err(FtlError::LbaOutOfRange { lba: 10, user_slots: 10 })));
     assert!(matches!(ftl.read(99, None), Err(FtlError::LbaOutOfRange { .. })));
 }
+
+/// `read_span` senses each multi-plane page once for the slots of it that
+/// follow one another, reads nothing for unmapped or still-buffered slots,
+/// and refuses a span past the end.
+#[test]
+fn read_span_reads_each_page_once() {
+    use nand::Media;
+    // 2 planes of 4 KiB pages: 2 slots a multi-plane page; 4 dies.
+    let g = geometry(2, 2, 2, 8, 4);
+    let cfg = FtlConfig { stripe_width: 1, user_slots: 64, reserve_superblocks: 1, gc_policy: GcPolicy::Greedy, wear_spread_max: 0 };
+    let mut ftl = Ftl::format(Array::new(g, false), cfg).unwrap();
+    // Slots 0..16 written in order fill 8 pages (2 rows of 4 dies); slot 16
+    // stays in the open writer's page.
+    for lba in 0..17 {
+        ftl.write(lba, None).unwrap();
+    }
+    let reads = |f: &Ftl<Array>| f.media().counters().page_reads_user;
+    let before = reads(&ftl);
+    ftl.read_span(0, 7).unwrap();
+    assert_eq!(reads(&ftl) - before, 4, "8 slots in 4 pages");
+    let before = reads(&ftl);
+    ftl.read_span(3, 4).unwrap();
+    assert_eq!(reads(&ftl) - before, 2, "slots 3 and 4 lie in two pages");
+    let before = reads(&ftl);
+    ftl.read_span(16, 20).unwrap();
+    assert_eq!(reads(&ftl) - before, 0, "buffered and unmapped slots need no page read");
+    // The same slots one at a time: one page read each.
+    let before = reads(&ftl);
+    for lba in 0..8 {
+        ftl.read(lba, None).unwrap();
+    }
+    assert_eq!(reads(&ftl) - before, 8);
+    assert_eq!(ftl.counters().host_slots_read, 8 + 2 + 5 + 8);
+    assert!(matches!(ftl.read_span(60, 64), Err(FtlError::LbaOutOfRange { lba: 64, .. })));
+    ftl.check().unwrap();
+}
