@@ -142,7 +142,8 @@ pub struct DeviceCounters {
     pub gc_victims: u64,
     pub nand_slots_programmed: u64,
     pub nand_parity_slots_programmed: u64,
-    /// NAND page reads for the host (reads and read-modify-writes).
+    /// NAND (multi-plane) page reads for the host (reads and
+    /// read-modify-writes): slots of one page read together count once.
     pub nand_page_reads_host: u64,
     pub nand_page_reads_gc: u64,
     pub block_erases: u64,
@@ -433,7 +434,7 @@ impl Device {
             }
         }
         let mut done = t;
-        for lba in first..=last {
+        for lba in first..last + 1 {
             let ack = member.buffer.acquire(t);
             member.ftl.write(lba, None)?;
             member.ops_time(c, ack);
@@ -527,7 +528,7 @@ impl Target for Device {
                 ftl.prefetch(last, 0);
             }
         } else if io.write {
-            for lba in first..=last.min(first + 15) {
+            for lba in first..last.min(first + 15) + 1 {
                 ftl.prefetch(lba, 1);
             }
         }

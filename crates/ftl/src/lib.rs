@@ -482,7 +482,7 @@ impl<M: Media> Ftl<M> {
         let (user_page, gc_page) = (open(&self.user), open(&self.gc));
         let mut page = PPA_INVALID;
         let mut mask = 0u32;
-        for lba in first..=last {
+        for lba in first..last + 1 {
             let ppa = self.l2p[lba as usize];
             if ppa == PPA_INVALID {
                 continue;

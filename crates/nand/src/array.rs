@@ -172,6 +172,7 @@ impl Media for Array {
         &self.geometry
     }
 
+    #[inline]
     fn page_read(&mut self, die: u32, block: u32, page: u32, slot_mask: u32, tag: OpTag, out: Option<&mut [u8]>) -> Result<(), NandError> {
         let b = self.block_index(die, block, page)?;
         if page >= self.next_page[b] as u32 {
@@ -192,6 +193,7 @@ impl Media for Array {
         Ok(())
     }
 
+    #[inline]
     fn page_program(&mut self, die: u32, block: u32, page: u32, tag: OpTag, oob: &[u32], data: Option<&[u8]>) -> Result<(), NandError> {
         let b = self.block_index(die, block, page)?;
         let next = self.next_page[b] as u32;
