@@ -36,6 +36,7 @@ impl Media for Recorder {
     fn geometry(&self) -> &Geometry {
         self.array.geometry()
     }
+    #[inline]
     fn page_read(&mut self, die: u32, block: u32, page: u32, slot_mask: u32, tag: OpTag, out: Option<&mut [u8]>) -> Result<(), NandError> {
         self.array.page_read(die, block, page, slot_mask, tag, out)?;
         // Slots of one page read back to back are one read.
@@ -48,6 +49,7 @@ impl Media for Recorder {
         self.ops.push(MediaOp { kind: OpKind::Read, tag, die, block, page, mask: slot_mask });
         Ok(())
     }
+    #[inline]
     fn page_program(&mut self, die: u32, block: u32, page: u32, tag: OpTag, oob: &[u32], data: Option<&[u8]>) -> Result<(), NandError> {
         self.array.page_program(die, block, page, tag, oob, data)?;
         self.ops.push(MediaOp { kind: OpKind::Program, tag, die, block, page, mask: 0 });
