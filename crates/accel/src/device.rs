@@ -528,7 +528,7 @@ impl Target for Device {
                 ftl.prefetch(last, 0);
             }
         } else if io.write {
-            for lba in first..last.min(first + 15) + 1 {
+            for lba in first..=last.min(first + 15) {
                 ftl.prefetch(lba, 1);
             }
         }

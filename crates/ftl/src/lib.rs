@@ -127,6 +127,16 @@ impl Writer {
     fn holds(&self, a: &SlotAddr) -> bool {
         self.sb == a.superblock && self.page == a.page && self.die == a.die
     }
+    /// The first slot of the open page (`PPA_INVALID` when none is open):
+    /// [`Writer::holds`] for an address known only by its page's first slot.
+    #[inline]
+    fn open_page_first(&self) -> Ppa {
+        if self.sb == SB_NONE {
+            PPA_INVALID
+        } else {
+            self.page_ppa
+        }
+    }
 }
 
 struct Victim {
@@ -478,8 +488,7 @@ impl<M: Media> Ftl<M> {
         debug_assert!(!self.data && first <= last);
         self.lba_check(last)?;
         self.counters.host_slots_read += (last - first) as u64 + 1;
-        let open = |w: &Writer| if w.sb == SB_NONE { PPA_INVALID } else { w.page_ppa };
-        let (user_page, gc_page) = (open(&self.user), open(&self.gc));
+        let (user_page, gc_page) = (self.user.open_page_first(), self.gc.open_page_first());
         let mut page = PPA_INVALID;
         let mut mask = 0u32;
         for lba in first..last + 1 {
