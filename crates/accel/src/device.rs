@@ -515,21 +515,21 @@ impl Target for Device {
             let stripe = io.offset_bytes / self.stripe_bytes;
             ((stripe % n) as usize, (stripe / n) * self.stripe_bytes + io.offset_bytes % self.stripe_bytes)
         };
-        // Reads touch only the L2P; writes also the validity words of the
-        // old places. An I/O of several slots (within the member's chunk
-        // for a striped card) spans one or two L2P lines at stage 0; at
-        // stage 1 a write's slots, up to 16, each have their own old place.
+        // Stage 0: an I/O of several slots (within the member's chunk for
+        // a striped card) spans one or two L2P lines. Stage 1: its slots,
+        // up to 16, each have their own old place: a write clears its
+        // validity bit, a read has its block's state checked.
         let ftl = &self.members[member].ftl;
         let first = (off / SLOT_BYTES) as u32;
         let last = ((off + io.len_bytes.max(1) as u64 - 1) / SLOT_BYTES) as u32;
         if stage == 0 {
-            ftl.prefetch(first, 0);
+            ftl.prefetch(first, 0, io.write);
             if last != first {
-                ftl.prefetch(last, 0);
+                ftl.prefetch(last, 0, io.write);
             }
-        } else if io.write {
+        } else {
             for lba in first..=last.min(first + 15) {
-                ftl.prefetch(lba, 1);
+                ftl.prefetch(lba, 1, io.write);
             }
         }
     }

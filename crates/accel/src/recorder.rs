@@ -37,6 +37,10 @@ impl Media for Recorder {
         self.array.geometry()
     }
     #[inline]
+    fn prefetch_block(&self, die: u32, block: u32) {
+        self.array.prefetch_block(die, block)
+    }
+    #[inline]
     fn page_read(&mut self, die: u32, block: u32, page: u32, slot_mask: u32, tag: OpTag, out: Option<&mut [u8]>) -> Result<(), NandError> {
         self.array.page_read(die, block, page, slot_mask, tag, out)?;
         // Slots of one page read back to back are one read.

@@ -22,7 +22,7 @@ use nand::{Media, NandError, OpTag};
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
-use units::{Ppa, SlotLba, LBA_UNMAPPED, PPA_INVALID, SLOT_BYTES};
+use units::{prefetch_read, Ppa, SlotLba, LBA_UNMAPPED, PPA_INVALID, SLOT_BYTES};
 
 /// How a victim superblock is chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -243,19 +243,6 @@ fn valid_bit(valid: &[u64], ppa: Ppa) -> bool {
     valid[ppa as usize / 64] >> (ppa % 64) & 1 != 0
 }
 
-/// A hint to the CPU to bring `r`'s cache line in; no effect on state.
-#[inline(always)]
-fn prefetch_read<T>(r: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching is a hint; it never faults, even on a bad address,
-    // and here the address is a valid reference.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch(r as *const T as *const i8, core::arch::x86_64::_MM_HINT_T0);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = r;
-}
-
 impl<M: Media> Ftl<M> {
     /// The largest usable capacity, in slots, that leaves GC room to work:
     /// every superblock but the reserve, the two open ones and two more.
@@ -413,17 +400,24 @@ impl<M: Media> Ftl<M> {
         self.user.holds(a) || self.gc.holds(a)
     }
 
-    /// Prefetches what a write or read of `lba` will touch: stage 0 the L2P
-    /// entry, stage 1 (later, when that entry is likely cached) the P2L
-    /// entry of its current location. Changes nothing.
+    /// Prefetches what a host write or read of `lba` will touch: stage 0
+    /// the L2P entry; stage 1 (later, when that entry is likely cached)
+    /// what its current place needs: for a write the validity word it
+    /// clears, for a read the media's state of the block it reads. Changes
+    /// nothing.
     #[inline]
-    pub fn prefetch(&self, lba: SlotLba, stage: u8) {
-        let Some(e) = self.l2p.get(lba as usize) else { return };
+    pub fn prefetch(&self, lba: SlotLba, stage: u8, write: bool) {
+        let Some(&e) = self.l2p.get(lba as usize) else { return };
         if stage == 0 {
-            prefetch_read(e);
-        } else if *e != PPA_INVALID {
-            if let Some(w) = self.valid.get(*e as usize / 64) {
-                prefetch_read(w);
+            prefetch_read(&self.l2p[lba as usize]);
+        } else if e != PPA_INVALID {
+            if write {
+                if let Some(w) = self.valid.get(e as usize / 64) {
+                    prefetch_read(w);
+                }
+            } else {
+                let a = self.layout.addr(e);
+                self.media.prefetch_block(a.die, a.superblock);
             }
         }
     }

@@ -43,6 +43,10 @@ pub trait Media {
     /// The bytes of one programmed multi-plane page, without counting a read,
     /// for invariant checkers; `None` when the media holds no data.
     fn mpage_peek(&self, die: u32, block: u32, page: u32) -> Option<&[u8]>;
+    /// A hint that a page of this die block is about to be read: the media
+    /// may bring what `page_read` checks into the cache. Changes nothing.
+    #[inline]
+    fn prefetch_block(&self, _die: u32, _block: u32) {}
 }
 
 /// Media operations by kind and purpose.
@@ -170,6 +174,15 @@ impl Array {
 impl Media for Array {
     fn geometry(&self) -> &Geometry {
         &self.geometry
+    }
+
+    #[inline]
+    fn prefetch_block(&self, die: u32, block: u32) {
+        // The read rule's check (`next_page`): at full size the table is
+        // larger than what stays cached beside the L2P's random traffic.
+        if let Some(n) = self.next_page.get(self.state_index(die, block)) {
+            units::prefetch_read(n);
+        }
     }
 
     #[inline]
