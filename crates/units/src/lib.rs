@@ -56,6 +56,19 @@ pub fn per_op_ns(ops_per_sec: u64) -> Ns {
     }
 }
 
+/// A hint to the CPU to bring `r`'s cache line in; no effect on state.
+#[inline(always)]
+pub fn prefetch_read<T>(r: &T) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetching is a hint; it never faults, even on a bad address,
+    // and here the address is a valid reference.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch(r as *const T as *const i8, core::arch::x86_64::_MM_HINT_T0);
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = r;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,17 +82,4 @@ mod tests {
         assert_eq!(per_op_ns(0), 0);
         assert_eq!(per_op_ns(350_000), 2858);
     }
-}
-
-/// A hint to the CPU to bring `r`'s cache line in; no effect on state.
-#[inline(always)]
-pub fn prefetch_read<T>(r: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching is a hint; it never faults, even on a bad address,
-    // and here the address is a valid reference.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch(r as *const T as *const i8, core::arch::x86_64::_MM_HINT_T0);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = r;
 }
