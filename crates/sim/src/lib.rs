@@ -544,6 +544,50 @@ mod tests {
         assert_eq!(t.busy_ns, 115);
     }
 
+    /// The timeline's rule written plainly: a list of at most `GAPS` gaps,
+    /// oldest first; an operation takes the first that fits, else the tail.
+    fn reserve_by_list(gaps: &mut Vec<(Ns, Ns)>, free_at: &mut Ns, ready: Ns, service: Ns) -> Ns {
+        if ready < *free_at {
+            if let Some(k) = gaps.iter().position(|&(g0, g1)| ready.max(g0) + service <= g1) {
+                let (g0, g1) = gaps[k];
+                let start = ready.max(g0);
+                let end = start + service;
+                gaps[k] = if g1 - end >= start - g0 { (end, g1) } else { (g0, start) };
+                if gaps[k].1 <= gaps[k].0 {
+                    gaps.remove(k);
+                }
+                return end;
+            }
+        }
+        if ready > *free_at {
+            if gaps.len() == GAPS {
+                gaps.remove(0);
+            }
+            gaps.push((*free_at, ready));
+            *free_at = ready;
+        }
+        *free_at += service;
+        *free_at
+    }
+
+    #[test]
+    fn timeline_equals_a_list_of_gaps() {
+        let mut r = Rng::new(11);
+        for spread in [50u64, 2_000, 100_000] {
+            let (mut t, mut gaps, mut free_at) = (Timeline::default(), Vec::new(), 0);
+            let mut now = 0;
+            for i in 0..50_000 {
+                now += r.below(40);
+                // Mostly ready now, some well ahead (a GC program, a
+                // transfer after a sense), as the device issues them.
+                let ready = if r.below(4) == 0 { now + r.below(spread) } else { now };
+                let service = 1 + r.below(60);
+                let want = reserve_by_list(&mut gaps, &mut free_at, ready, service);
+                assert_eq!(t.reserve(ready, service), want, "spread {spread}, operation {i}");
+            }
+        }
+    }
+
     #[test]
     fn min_heap_sorts() {
         let mut h = MinHeap::with_capacity(8);
