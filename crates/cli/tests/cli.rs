@@ -2,7 +2,7 @@
 //! (exit status 2, the problem named), never a panic.
 
 mod common;
-use common::{flashlab, refused};
+use common::{flashlab, refused, Scratch};
 
 #[test]
 fn devices_lists_the_catalog() {
@@ -15,7 +15,7 @@ fn devices_lists_the_catalog() {
 
 #[test]
 fn run_prints_a_summary_and_writes_json() {
-    let dir = std::env::temp_dir().join(format!("flashlab-cli-{}", std::process::id()));
+    let dir = Scratch::new("cli");
     std::fs::create_dir_all(&dir).unwrap();
     let json = dir.join("r.json");
     let (code, out, err) =
@@ -37,7 +37,7 @@ fn bad_input_is_refused_clearly() {
     refused(&["run", "flashmax2", "-w", "4k-read", "--scale", "0"], "--scale 0");
     refused(&["run", "flashmax2", "-w", "4k-read", "--format", "ludicrous", "--scale", "64"], "unknown format 'ludicrous'");
     refused(&["run", "/nonexistent/x.toml", "-w", "4k-read"], "cannot read profile");
-    let dir = std::env::temp_dir().join(format!("flashlab-bad-{}", std::process::id()));
+    let dir = Scratch::new("bad");
     std::fs::create_dir_all(&dir).unwrap();
     let bad = dir.join("zero-dies.toml");
     let text = accel::CATALOG[0].1.replace("dies_per_channel = 12", "dies_per_channel = 0");

@@ -5,16 +5,14 @@
 //! Chromium and fio come from Debian's packages (`.ci/run` installs them);
 //! without them these tests fail, naming the package, rather than pass.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 mod common;
-use common::{flashlab, refused};
+use common::{flashlab, refused, Scratch};
 
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("flashlab-review-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    d
+fn tmp(name: &str) -> Scratch {
+    Scratch::new(&format!("review-{name}"))
 }
 
 fn tool(name: &str, package: &str) -> String {

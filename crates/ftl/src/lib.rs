@@ -407,18 +407,23 @@ impl<M: Media> Ftl<M> {
     /// nothing.
     #[inline]
     pub fn prefetch(&self, lba: SlotLba, stage: u8, write: bool) {
-        let Some(&e) = self.l2p.get(lba as usize) else { return };
+        let Some(entry) = self.l2p.get(lba as usize) else { return };
         if stage == 0 {
-            prefetch_read(&self.l2p[lba as usize]);
-        } else if e != PPA_INVALID {
-            if write {
-                if let Some(w) = self.valid.get(e as usize / 64) {
-                    prefetch_read(w);
-                }
-            } else {
-                let a = self.layout.addr(e);
-                self.media.prefetch_block(a.die, a.superblock);
+            // Not a load: the entry is not there yet.
+            prefetch_read(entry);
+            return;
+        }
+        let e = *entry;
+        if e == PPA_INVALID {
+            return;
+        }
+        if write {
+            if let Some(w) = self.valid.get(e as usize / 64) {
+                prefetch_read(w);
             }
+        } else {
+            let a = self.layout.addr(e);
+            self.media.prefetch_block(a.die, a.superblock);
         }
     }
 

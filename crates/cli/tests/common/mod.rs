@@ -1,5 +1,6 @@
 //! Helpers the binary's integration tests share.
 
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// Runs `flashlab` with `args`: (exit status, standard output, standard error).
@@ -14,4 +15,42 @@ pub fn refused(args: &[&str], needle: &str) {
     assert_eq!(code, 2, "{args:?}: {err}");
     assert!(err.contains(needle), "{args:?}: expected '{needle}' in: {err}");
     assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
+}
+
+/// A scratch path under the temporary directory, unique to this test
+/// process. Dropped, it is removed (a directory or a file), unless the test
+/// is failing: a failure's files are left to be looked at.
+pub struct Scratch(PathBuf);
+
+impl Scratch {
+    pub fn new(name: &str) -> Scratch {
+        let p = std::env::temp_dir().join(format!("flashlab-test-{}-{name}", std::process::id()));
+        remove(&p);
+        Scratch(p)
+    }
+}
+
+fn remove(p: &Path) {
+    let _ = std::fs::remove_dir_all(p).or_else(|_| std::fs::remove_file(p));
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            remove(&self.0);
+        }
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
 }
