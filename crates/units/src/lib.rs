@@ -1,4 +1,5 @@
-//! Units shared by every flashlab crate. No dependencies.
+//! Units shared by every flashlab crate, and the one cache hint the FTL and
+//! the NAND array share. No dependencies.
 //!
 //! Virtual time is an integer count of nanoseconds (`Ns`), so that a seeded
 //! simulation is byte-identical on every machine: no floating point ever
