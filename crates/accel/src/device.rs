@@ -17,6 +17,7 @@
 
 use crate::profile::Profile;
 use crate::recorder::{MediaOp, OpKind, Recorder};
+use crate::scale::Scaling;
 use ftl::{Ftl, FtlConfig, FtlError, ReadFrom};
 use nand::{Array, Media, OpTag};
 use serde::Serialize;
@@ -29,7 +30,7 @@ pub enum DeviceError {
     UnknownFormat { device: String, format: String, expected: String },
     #[error("format of {bytes} bytes for {device}: the usable capacity must be in 1 GiB..={max} bytes (raw flash less parity, the GC reserve and the open superblocks)")]
     Capacity { device: String, bytes: u64, max: u64 },
-    #[error("--scale {scale}: must be in 1..={max} for {device} ({blocks} blocks per plane; a scaled device keeps at least {min_superblocks} superblocks and room for its format)")]
+    #[error("--scale {scale}: must be in 1..={max} for {device} (pages per block are divided first, then the {blocks} blocks per plane; a scaled device keeps at least {min_superblocks} superblocks and room for its format)")]
     Scale { device: String, scale: u32, max: u32, blocks: u32, min_superblocks: u32 },
     #[error("I/O at byte {offset} of {len} bytes is out of range: the device holds {capacity} bytes, and I/O must be whole 512-byte sectors")]
     OutOfRange { offset: u64, len: u64, capacity: u64 },
@@ -243,17 +244,19 @@ impl Device {
         let min_sb = MIN_SUPERBLOCKS.max(reserve + 8);
         let members_n = profile.members as u64;
         let full_slots = usable / members_n / SLOT_BYTES;
-        // The usable slots of one member at a scale, if the format fits it.
+        let held = reserve as f64 + HELD_BEYOND_RESERVE;
+        // Physical data slots less what GC holds on average.
+        let t_eff = |l: &ftl::Layout| (l.superblocks as f64 - held) * l.data_slots_per_superblock as f64;
+        let full_layout = ftl::Layout::new(&full, profile.ftl.stripe_width);
+        // The usable slots of one member at a scale, if the format fits it:
+        // the same effective over-provisioning as the full-size card.
         let scaled_slots = |scale: u32| -> Option<u64> {
-            let mut g = full.clone();
-            g.blocks_per_plane = full.blocks_per_plane / scale;
+            let g = Scaling::new(&full, scale).geometry(&full);
             if g.blocks_per_plane < min_sb {
                 return None;
             }
             let layout = ftl::Layout::new(&g, profile.ftl.stripe_width);
-            let held = reserve as f64 + HELD_BEYOND_RESERVE;
-            let t_eff = |sbs: u32| (sbs as f64 - held) * layout.data_slots_per_superblock as f64;
-            let mut slots = if scale == 1 { full_slots } else { (full_slots as f64 * t_eff(g.blocks_per_plane) / t_eff(full.blocks_per_plane)) as u64 };
+            let mut slots = if scale == 1 { full_slots } else { (full_slots as f64 * t_eff(&layout) / t_eff(&full_layout)) as u64 };
             if members_n > 1 {
                 // RAID 0 needs every member to end on a whole chunk.
                 let chunk_slots = (profile.member_stripe_kib as u64 * 1024 / SLOT_BYTES).max(1);
@@ -264,12 +267,13 @@ impl Device {
         let user_slots = match (scale > 0).then(|| scaled_slots(scale)).flatten() {
             Some(s) => s,
             None => {
-                let max = (1..=full.blocks_per_plane).rev().find(|&s| scaled_slots(s).is_some()).unwrap_or(1);
+                let most = full.pages_per_block * (full.blocks_per_plane / min_sb).max(1);
+                let max = (1..=most).rev().find(|&s| scaled_slots(s).is_some()).unwrap_or(1);
                 return Err(DeviceError::Scale { device: profile.id.clone(), scale, max, blocks: full.blocks_per_plane, min_superblocks: min_sb });
             }
         };
-        let mut g = full.clone();
-        g.blocks_per_plane = full.blocks_per_plane / scale;
+        let scaling = Scaling::new(&full, scale);
+        let g = scaling.geometry(&full);
         let cfg = FtlConfig {
             stripe_width: profile.ftl.stripe_width,
             user_slots,
@@ -310,7 +314,7 @@ impl Device {
         let costs = Costs {
             read_ns: t.read_ns,
             program_ns: t.program_ns,
-            erase_ns: t.erase_ns,
+            erase_ns: Scaling::new(&profile.nand.geometry(), scale).erase_ns(t.erase_ns),
             slot_transfer_ns: transfer_ns(SLOT_BYTES, t.channel_bytes_per_sec),
             mpage_transfer_ns: transfer_ns(g.mpage_bytes(), t.channel_bytes_per_sec),
             program_path_mpage_ns: transfer_ns(g.mpage_bytes(), c.program_path_bytes_per_sec),
@@ -337,6 +341,11 @@ impl Device {
             member_bytes: user_slots * SLOT_BYTES,
             members,
         })
+    }
+
+    /// One round of the reviewers' procedure at this device's scale.
+    pub fn round_ns(&self) -> Ns {
+        self.profile.scaling(self.scale).round_ns()
     }
 
     /// Usable capacity in bytes (after scaling).

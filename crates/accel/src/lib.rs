@@ -4,9 +4,11 @@
 mod device;
 mod profile;
 mod recorder;
+pub mod scale;
 
 pub use device::{capacity_parse, Device, DeviceCounters, DeviceError};
 pub use profile::{ControllerProfile, FtlProfile, HostProfile, Management, NandProfile, Profile, ProfileError, Published};
+pub use scale::{Scaling, ROUND_FULL_SIZE_S};
 
 /// The built-in catalog, embedded from `devices/`.
 pub const CATALOG: &[(&str, &str)] = &[

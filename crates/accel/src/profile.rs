@@ -252,6 +252,11 @@ impl Profile {
         ftl::Ftl::<nand::Array>::user_slots_max(&layout, self.ftl.reserve_superblocks) * units::SLOT_BYTES * self.members as u64
     }
 
+    /// How `scale` shrinks this card (see [`crate::scale`]).
+    pub fn scaling(&self, scale: u32) -> crate::Scaling {
+        crate::Scaling::new(&self.nand.geometry, scale.max(1))
+    }
+
     pub fn raw_bytes(&self) -> u64 {
         self.nand.geometry().raw_bytes() * self.members as u64
     }

@@ -58,7 +58,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     let rss0 = rss_peak_bytes().unwrap_or(0);
     println!("flashlab bench --device {} --scale {} --ios {}", profile.id, a.scale, a.ios);
     let t = Instant::now();
-    let mut s = Session::new(&profile, &profile.default_format, a.scale, 1, 60.0 / a.scale as f64)?;
+    let mut s = Session::new(&profile, &profile.default_format, a.scale, 1, None)?;
     let format_s = t.elapsed().as_secs_f64();
     let write = Mix::parse("4k-write")?;
     let read = Mix::parse("4k-read")?;

@@ -223,7 +223,7 @@ fn devices() -> Result<()> {
 fn run(a: RunArgs) -> Result<()> {
     let profile = accel::profile_load(&a.device).map_err(anyhow::Error::msg)?;
     let format = a.format.clone().unwrap_or_else(|| profile.default_format.clone());
-    let mut spec = RunSpec::new(&profile.id, &format, &a.workload, a.scale, a.seed);
+    let mut spec = RunSpec::new(&profile, &format, &a.workload, a.scale, a.seed);
     spec.threads = a.threads;
     spec.queue_depth = a.qd;
     spec.precondition = a.precondition;

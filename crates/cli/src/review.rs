@@ -208,7 +208,7 @@ pub fn review(a: ReviewArgs) -> Result<()> {
         if !(i.is_finite() && (1e-3..=3600.0).contains(&i)) {
             anyhow::bail!("--interval {i}: must be in 0.001..=3600 virtual seconds");
         }
-        spec.interval_s = i;
+        spec.interval_s = Some(i);
     }
     spec.pts = a.pts;
     spec.rounds_4k = a.rounds_4k;

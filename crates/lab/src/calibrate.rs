@@ -50,8 +50,7 @@ pub fn calibrate(
     rounds: u32,
     progress: &mut dyn FnMut(&crate::Progress),
 ) -> Result<Calibration, RunError> {
-    let interval_s = 60.0 / scale as f64;
-    let mut s = Session::new(profile, format, scale, seed, interval_s)?;
+    let mut s = Session::new(profile, format, scale, seed, None)?;
     let write = Mix::parse("4k-write").expect("built in");
     let read = Mix::parse("4k-read").expect("built in");
     let pre = s.precondition(&write, PRECONDITION_MIN_DRIVE_WRITES, PRECONDITION_CAP_DRIVE_WRITES, progress)?;

@@ -57,14 +57,6 @@ pub fn profile_find(name: &str) -> Result<&'static ReviewProfile, RunError> {
         .ok_or_else(|| RunError::Input(format!("unknown profile '{name}': expected one of {}", PROFILES.iter().map(|p| p.name).collect::<Vec<_>>().join(", "))))
 }
 
-/// Rounds shrink with the scale (a scaled device fills sooner) only down to
-/// the round of this scale: a round must span enough of the GC cycle, whose
-/// length in data written is a superblock's whatever the scale. Measured on
-/// the FlashMAX II stock: with 1.875 s rounds at scale 32 the per-round IOPS
-/// alternated by +-40% and SNIA steady state was never reached in 10 drive
-/// writes; with 3.75 s rounds at scale 64 it was reached after 6.6.
-pub const ROUND_SCALE_MAX: u32 = 16;
-
 /// Every setting of a review; stored whole in the results file.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ReviewSpec {
@@ -74,8 +66,10 @@ pub struct ReviewSpec {
     pub profiles: Vec<String>,
     pub scale: u32,
     pub seed: u64,
-    /// Length of one round (interval), virtual seconds.
-    pub interval_s: f64,
+    /// Length of one round (interval), virtual seconds; `None`: each
+    /// device's own round for the scale (`accel::Scaling::round_ns`).
+    #[serde(default)]
+    pub interval_s: Option<f64>,
     /// Rounds of each 4K main test.
     pub rounds_4k: u32,
     /// Rounds of each thread/queue point.
@@ -89,8 +83,7 @@ pub struct ReviewSpec {
 
 impl ReviewSpec {
     /// The procedure's defaults: every profile, rounds of 60 s of the
-    /// full-size device (shorter in proportion on a scaled one, down to
-    /// [`ROUND_SCALE_MAX`]), 5 rounds
+    /// full-size device (shorter in proportion on a scaled one), 5 rounds
     /// of each 4K test and 1 of each matrix point (the reviewers' fio runs
     /// took 60 s each).
     pub fn new(devices: Vec<String>, scale: u32, seed: u64) -> ReviewSpec {
@@ -100,7 +93,7 @@ impl ReviewSpec {
             profiles: PROFILES.iter().map(|p| p.name.to_string()).collect(),
             scale,
             seed,
-            interval_s: 60.0 / scale.clamp(1, ROUND_SCALE_MAX) as f64,
+            interval_s: None,
             rounds_4k: 5,
             rounds_matrix: 1,
             precondition_min_drive_writes: crate::calibrate::PRECONDITION_MIN_DRIVE_WRITES,

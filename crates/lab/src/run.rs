@@ -34,10 +34,11 @@ pub struct RunSpec {
 impl RunSpec {
     /// The reviewers' defaults for a device at a scale: 16 threads x 16
     /// queue depth, rounds of 60 s of the full-size device (a scaled device
-    /// fills `scale` times sooner, so its rounds are that much shorter).
-    pub fn new(device: &str, format: &str, workload: &str, scale: u32, seed: u64) -> RunSpec {
+    /// fills `scale` times sooner, so its rounds are that much shorter:
+    /// `accel::Scaling::round_ns`).
+    pub fn new(profile: &Profile, format: &str, workload: &str, scale: u32, seed: u64) -> RunSpec {
         RunSpec {
-            device: device.to_string(),
+            device: profile.id.clone(),
             format: format.to_string(),
             workload: workload.to_string(),
             threads: 16,
@@ -47,7 +48,7 @@ impl RunSpec {
             ios: None,
             scale,
             seed,
-            interval_s: 60.0 / scale as f64,
+            interval_s: profile.scaling(scale).round_s(),
             precondition_cap_drive_writes: crate::calibrate::PRECONDITION_CAP_DRIVE_WRITES,
             precondition_min_drive_writes: crate::calibrate::PRECONDITION_MIN_DRIVE_WRITES,
         }
@@ -280,14 +281,18 @@ pub enum Length {
 }
 
 impl Session {
-    pub fn new(profile: &Profile, format: &str, scale: u32, seed: u64, interval_s: f64) -> Result<Session, RunError> {
+    /// A formatted device and its clock. Rounds are `interval_s` long, or
+    /// the device's own round for its scale when `None`.
+    pub fn new(profile: &Profile, format: &str, scale: u32, seed: u64, interval_s: Option<f64>) -> Result<Session, RunError> {
         // The device first: a bad scale is the likelier mistake than the
         // interval derived from it.
         let device = Device::new(profile, format, scale)?;
-        if !(interval_s.is_finite() && (1e-4..=1e5).contains(&interval_s)) {
-            return Err(RunError::Input(format!("--interval {interval_s}: must be in 0.0001..=100000 virtual seconds")));
-        }
-        Ok(Session { device, engine: Engine::new(seed), interval_ns: (interval_s * NS_PER_SEC as f64).round() as Ns })
+        let interval_ns = match interval_s {
+            None => device.round_ns(),
+            Some(i) if i.is_finite() && (1e-4..=1e5).contains(&i) => (i * NS_PER_SEC as f64).round() as Ns,
+            Some(i) => return Err(RunError::Input(format!("--interval {i}: must be in 0.0001..=100000 virtual seconds"))),
+        };
+        Ok(Session { device, engine: Engine::new(seed), interval_ns })
     }
 
     pub fn secure_erase(&mut self) -> Result<(), RunError> {
@@ -326,7 +331,7 @@ impl Session {
 pub fn run(profile: &Profile, spec: &RunSpec, progress: &mut dyn FnMut(&Progress)) -> Result<RunResult, RunError> {
     spec_check(spec)?;
     let mix = Mix::parse(&spec.workload).map_err(|e| RunError::Input(e.to_string()))?;
-    let mut session = Session::new(profile, &spec.format, spec.scale, spec.seed, spec.interval_s)?;
+    let mut session = Session::new(profile, &spec.format, spec.scale, spec.seed, Some(spec.interval_s))?;
     let mut phases = Vec::new();
     if spec.precondition {
         phases.push(session.precondition(&mix.preconditioner(), spec.precondition_min_drive_writes, spec.precondition_cap_drive_writes, progress)?);

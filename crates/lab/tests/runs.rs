@@ -4,7 +4,7 @@
 use lab::{run, Length, Mix, RunSpec, Session};
 
 fn spec(workload: &str, seed: u64) -> RunSpec {
-    let mut s = RunSpec::new("flashmax2", "stock", workload, 128, seed);
+    let mut s = RunSpec::new(&accel::profile_load("flashmax2").unwrap(), "stock", workload, 128, seed);
     s.precondition = true;
     s.precondition_min_drive_writes = 1.0;
     s.precondition_cap_drive_writes = 1.5;
@@ -31,7 +31,7 @@ fn same_seed_gives_byte_identical_json() {
 fn invariants_hold_after_every_workload() {
     for id in ["flashmax2", "iodrive2-duo"] {
         let profile = accel::profile_load(id).unwrap();
-        let mut s = Session::new(&profile, &profile.default_format, 64, 3, 0.5).unwrap();
+        let mut s = Session::new(&profile, &profile.default_format, 64, 3, Some(0.5)).unwrap();
         for w in ["4k-write", "8k-7030", "fileserver", "webserver-write", "webserver", "read=50;bs=512/50:3584/50"] {
             let mix = Mix::parse(w).unwrap();
             let p = s.measure(w, &mix, 4, 8, Length::Ios(60_000), &mut |_| {}).unwrap();
@@ -53,7 +53,7 @@ fn invariants_hold_after_every_workload() {
 #[test]
 fn unaligned_writes_pay_read_modify_write() {
     let profile = accel::profile_load("p420m").unwrap();
-    let mut s = Session::new(&profile, "stock", 128, 5, 0.5).unwrap();
+    let mut s = Session::new(&profile, "stock", 128, 5, Some(0.5)).unwrap();
     let fill = Mix::parse("read=0;bs=64k/100").unwrap();
     let cap = s.device.capacity_bytes();
     // Random 64 KiB writes over three capacities map ~95% of the slots.
@@ -94,7 +94,7 @@ fn bad_specs_are_refused_naming_the_field() {
 fn a_card_formatted_nearly_full_sustains_random_writes() {
     let profile = accel::profile_load("p420m").unwrap();
     let gb = profile.usable_bytes_max() as f64 * 0.90 / 1e9;
-    let mut session = Session::new(&profile, &format!("{gb:.3}GB"), 64, 9, 0.25).unwrap();
+    let mut session = Session::new(&profile, &format!("{gb:.3}GB"), 64, 9, Some(0.25)).unwrap();
     let op = session.device.effective_op();
     assert!(op < 0.12, "effective OP {op}");
     let cap = session.device.capacity_bytes();
@@ -104,8 +104,8 @@ fn a_card_formatted_nearly_full_sustains_random_writes() {
     assert_eq!(p.summary.write.ios, cap / 4096);
     assert!(p.wa > 4.0, "little spare means a high write amplification: {}", p.wa);
     session.device.check().unwrap();
-    let e = Session::new(&profile, "99TB", 64, 9, 0.25).err().unwrap().to_string();
+    let e = Session::new(&profile, "99TB", 64, 9, Some(0.25)).err().unwrap().to_string();
     assert!(e.contains("usable capacity must be in 1 GiB..="), "{e}");
-    let e = Session::new(&profile, "lots", 64, 9, 0.25).err().unwrap().to_string();
+    let e = Session::new(&profile, "lots", 64, 9, Some(0.25)).err().unwrap().to_string();
     assert!(e.contains("unknown format 'lots'") && e.contains("1500GB"), "{e}");
 }

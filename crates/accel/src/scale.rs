@@ -1,0 +1,114 @@
+//! Scaling: a card `N` times smaller that settles where the full-size card
+//! does, and every rule that follows from the scale.
+//!
+//! A scaled card keeps its dies, channels, planes, page size and timings,
+//! and so its parallelism. What shrinks first is the pages of each block
+//! (`pages_div`, the largest common divisor of the scale and the pages per
+//! block): the card keeps its full count of superblocks, each `pages_div`
+//! times smaller, so greedy GC chooses among as many candidates as on the
+//! full-size card and its write amplification is the full-size one (with
+//! 32 superblocks instead of 2,048 it was ~13% higher). Only a scale beyond
+//! that also divides the blocks of each plane (`blocks_div`).
+//!
+//! A scaled block holds `pages_div` times fewer pages, so it is erased
+//! `pages_div` times as often per byte written; its erase takes tBERS /
+//! `pages_div`, which keeps the die time spent erasing per page written
+//! (and so throughput) as at full size. One erase's stall is shorter by the
+//! same factor, a difference in the latency tail that the docs state. Erase
+//! counts per block per drive write are the full-size ones (a block holds
+//! `pages_div` times less and a drive write is `pages_div` times smaller),
+//! so wear and its leveling need no scaling.
+
+use nand::Geometry;
+use units::{Ns, NS_PER_SEC};
+
+/// A round (interval) of the reviewers' procedure on the full-size card.
+pub const ROUND_FULL_SIZE_S: u64 = 60;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Scaling {
+    pub scale: u32,
+    /// Pages of each block divided by this.
+    pub pages_div: u32,
+    /// Blocks of each plane divided by this (`scale / pages_div`).
+    pub blocks_div: u32,
+}
+
+fn gcd(a: u32, b: u32) -> u32 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
+    }
+}
+
+impl Scaling {
+    /// How `scale` divides a geometry (`scale >= 1`).
+    pub fn new(full: &Geometry, scale: u32) -> Scaling {
+        assert!(scale >= 1, "a scale divides: it is at least 1");
+        let pages_div = gcd(scale, full.pages_per_block);
+        Scaling { scale, pages_div, blocks_div: scale / pages_div }
+    }
+
+    /// The scaled geometry.
+    pub fn geometry(&self, full: &Geometry) -> Geometry {
+        debug_assert_eq!(full.pages_per_block % self.pages_div, 0);
+        Geometry { pages_per_block: full.pages_per_block / self.pages_div, blocks_per_plane: full.blocks_per_plane / self.blocks_div, ..full.clone() }
+    }
+
+    /// A scaled block's erase time: the die time per page erased is kept.
+    pub fn erase_ns(&self, full_erase_ns: Ns) -> Ns {
+        (full_erase_ns / self.pages_div as u64).max(1)
+    }
+
+    /// One round: 60 s of the full-size card, shortened with the capacity,
+    /// so that a round is the same share of a drive write at every scale.
+    /// A superblock is the unit GC works in; scaling by pages shrinks it
+    /// with the capacity, so a round spans as many GC cycles as at full
+    /// size. Where blocks are divided too, superblocks are no smaller than
+    /// at `pages_div` and the round stays as long as there.
+    pub fn round_ns(&self) -> Ns {
+        ROUND_FULL_SIZE_S * NS_PER_SEC / self.pages_div as u64
+    }
+
+    /// The same, in virtual seconds.
+    pub fn round_s(&self) -> f64 {
+        self.round_ns() as f64 / NS_PER_SEC as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flashmax2() -> Geometry {
+        Geometry { channels: 32, dies_per_channel: 12, planes_per_die: 2, blocks_per_plane: 2048, pages_per_block: 256, page_size_bytes: 8192, oob_bytes: 744 }
+    }
+
+    #[test]
+    fn pages_shrink_first_and_blocks_only_beyond() {
+        let g = flashmax2();
+        let s = Scaling::new(&g, 64);
+        assert_eq!((s.pages_div, s.blocks_div), (64, 1));
+        let sg = s.geometry(&g);
+        assert_eq!((sg.pages_per_block, sg.blocks_per_plane), (4, 2048));
+        assert_eq!(sg.raw_bytes() * 64, g.raw_bytes());
+        let s = Scaling::new(&g, 1024);
+        assert_eq!((s.pages_div, s.blocks_div), (256, 4));
+        assert_eq!(s.geometry(&g).blocks_per_plane, 512);
+        // A scale that shares no factor with the pages divides blocks only.
+        let s = Scaling::new(&g, 3);
+        assert_eq!((s.pages_div, s.blocks_div), (1, 3));
+    }
+
+    #[test]
+    fn erase_time_per_page_and_rounds_follow_the_pages() {
+        let g = flashmax2();
+        let s = Scaling::new(&g, 16);
+        assert_eq!(s.erase_ns(3_000_000), 187_500);
+        assert_eq!(s.round_ns(), 3_750_000_000);
+        assert_eq!(Scaling::new(&g, 1).round_ns(), 60 * NS_PER_SEC);
+        // Blocks divided as well: the round follows the pages only.
+        assert_eq!(Scaling::new(&g, 512).round_ns(), 60 * NS_PER_SEC / 256);
+    }
+}
