@@ -72,6 +72,7 @@ struct Member {
     channels: Vec<Timeline>,
     command: Vec<Timeline>,
     program_path: Vec<Timeline>,
+    read_path: Vec<Timeline>,
     link_in: Timeline,
     link_out: Timeline,
     buffer: WriteBuffer,
@@ -93,6 +94,15 @@ struct Costs {
     slot_transfer_ns: Ns,
     mpage_transfer_ns: Ns,
     program_path_mpage_ns: Ns,
+    read_path_bytes_per_sec: u64,
+    read_path_slot_ns: Ns,
+    /// The longest operation a host read may find in progress on a die, a
+    /// channel and a read path (none is suspended).
+    die_op_max_ns: Ns,
+    read_path_mpage_ns: Ns,
+    /// One ECC codeword over the channel.
+    codeword_bytes: u64,
+    codeword_transfer_ns: Ns,
     read_command_ns: Ns,
     write_command_ns: Ns,
     /// Whether GC data passes the program path (host-managed cards).
@@ -101,8 +111,16 @@ struct Costs {
     /// A 4 KiB transfer on the host link.
     link_slot_ns: Ns,
     overhead_ns: Ns,
+    /// Host CPU of an I/O at submission: the OS's submission and
+    /// completion paths and the driver's per-I/O time (its per-slot time
+    /// is added per I/O).
     cpu_ns: Ns,
+    cpu_slot_ns: Ns,
+    /// Latency of the completion path after the device is done.
+    complete_ns: Ns,
     gc_mpage_cpu_ns: Ns,
+    /// Whether GC threads run on the host's cores (host-managed cards).
+    gc_on_host: bool,
     /// The channel and the controller of each die (fixed; tables save a
     /// division per operation).
     die_channel: Vec<u32>,
@@ -123,6 +141,19 @@ impl Costs {
             slot % self.controllers
         }
     }
+    /// Bytes a host read of `len` bytes moves from the die and through the
+    /// read path: the codewords it touches when under a slot (`offset`
+    /// within the slot), else whole slots.
+    #[inline]
+    fn sub_slot_read_bytes(&self, offset: u64, len: u64) -> Option<u64> {
+        if len >= SLOT_BYTES {
+            return None;
+        }
+        let cw = self.codeword_bytes;
+        let start = offset % SLOT_BYTES / cw;
+        let end = (offset % SLOT_BYTES + len).div_ceil(cw);
+        Some((end - start) * cw)
+    }
     #[inline]
     fn link_ns(&self, len: u64) -> Ns {
         if len == SLOT_BYTES {
@@ -131,6 +162,14 @@ impl Costs {
             transfer_ns(len, self.link_bytes_per_sec)
         }
     }
+}
+
+/// Service time reserved on one kind of resource (see [`Device::busy`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceBusy {
+    pub name: &'static str,
+    pub servers: u32,
+    pub busy_ns: Ns,
 }
 
 /// What the device has done, summed over its members.
@@ -291,6 +330,7 @@ impl Device {
         let c = &profile.controller;
         let t = profile.nand.timings();
         let buffer_slots = (profile.ftl.write_buffer_bytes / SLOT_BYTES) as u32;
+        let scaling = profile.scaling(scale);
         for _ in 0..members_n {
             let ftl = Ftl::format(Recorder::new(Array::new(g.clone(), false)), cfg.clone())?;
             members.push(Member {
@@ -299,6 +339,7 @@ impl Device {
                 channels: vec![Timeline::default(); g.channels as usize],
                 command: vec![Timeline::default(); c.count as usize],
                 program_path: vec![Timeline::default(); c.count as usize],
+                read_path: vec![Timeline::default(); c.count as usize],
                 link_in: Timeline::default(),
                 link_out: Timeline::default(),
                 buffer: WriteBuffer {
@@ -314,18 +355,27 @@ impl Device {
         let costs = Costs {
             read_ns: t.read_ns,
             program_ns: t.program_ns,
-            erase_ns: Scaling::new(&profile.nand.geometry(), scale).erase_ns(t.erase_ns),
+            erase_ns: scaling.erase_ns(t.erase_ns),
             slot_transfer_ns: transfer_ns(SLOT_BYTES, t.channel_bytes_per_sec),
             mpage_transfer_ns: transfer_ns(g.mpage_bytes(), t.channel_bytes_per_sec),
             program_path_mpage_ns: transfer_ns(g.mpage_bytes(), c.program_path_bytes_per_sec),
+            read_path_bytes_per_sec: c.read_path_bytes_per_sec,
+            read_path_slot_ns: transfer_ns(SLOT_BYTES, c.read_path_bytes_per_sec),
+            die_op_max_ns: t.program_ns.max(scaling.erase_ns(t.erase_ns)).max(t.read_ns + transfer_ns(g.mpage_bytes(), t.channel_bytes_per_sec)),
+            read_path_mpage_ns: transfer_ns(g.mpage_bytes(), c.read_path_bytes_per_sec),
+            codeword_bytes: profile.nand.codeword_bytes as u64,
+            codeword_transfer_ns: transfer_ns(profile.nand.codeword_bytes as u64, t.channel_bytes_per_sec),
             read_command_ns: per_op_ns(c.read_commands_per_sec),
             write_command_ns: per_op_ns(c.write_commands_per_sec),
             gc_through_program_path: profile.management == crate::profile::Management::Host,
             link_bytes_per_sec: c.link_bytes_per_sec,
             link_slot_ns: transfer_ns(SLOT_BYTES, c.link_bytes_per_sec),
             overhead_ns: c.io_overhead_ns,
-            cpu_ns: profile.host.cpu_ns_per_io,
+            cpu_ns: profile.host.os_submit_ns + profile.host.os_complete_ns + profile.host.cpu_ns_per_io,
+            cpu_slot_ns: profile.host.cpu_ns_per_slot,
+            complete_ns: profile.host.os_complete_ns,
             gc_mpage_cpu_ns: profile.ftl.gc_ns_per_slot * g.slots_per_mpage() as u64,
+            gc_on_host: profile.management == crate::profile::Management::Host,
             die_channel: (0..g.dies()).map(|d| g.channel_of(d)).collect(),
             die_controller: (0..g.dies()).map(|d| g.channel_of(d) / (g.channels / c.count)).collect(),
             controllers: c.count,
@@ -385,6 +435,27 @@ impl Device {
         d
     }
 
+    /// Service time reserved so far on each kind of resource, summed over
+    /// its servers and the members, with the number of servers: what a
+    /// run's utilisation table is computed from.
+    pub fn busy(&self) -> Vec<ResourceBusy> {
+        let ms = &self.members;
+        let tl = |f: &dyn Fn(&Member) -> &[Timeline]| -> (u32, Ns) { ms.iter().flat_map(|m| f(m).iter()).fold((0, 0), |(n, b), t| (n + 1, b + t.busy_ns)) };
+        let row = |name: &'static str, (servers, busy_ns): (u32, Ns)| ResourceBusy { name, servers, busy_ns };
+        let gc = ms.iter().fold((0, 0), |(n, b), m| (n + m.gc_cpu.servers(), b + m.gc_cpu.busy_ns));
+        vec![
+            row("host CPU", (self.cpu.servers(), self.cpu.busy_ns)),
+            row("GC threads", gc),
+            row("controller commands", tl(&|m| &m.command)),
+            row("controller program path", tl(&|m| &m.program_path)),
+            row("controller read path", tl(&|m| &m.read_path)),
+            row("host link in", tl(&|m| std::slice::from_ref(&m.link_in))),
+            row("host link out", tl(&|m| std::slice::from_ref(&m.link_out))),
+            row("channels", tl(&|m| &m.channels)),
+            row("dies", tl(&|m| &m.dies)),
+        ]
+    }
+
     /// Die time reserved so far, summed over every die.
     pub fn die_busy_ns(&self) -> u64 {
         self.members.iter().flat_map(|m| m.dies.iter()).map(|d| d.busy_ns).sum()
@@ -416,6 +487,7 @@ impl Device {
 
     fn member_io(&mut self, m: usize, now: Ns, offset: u64, len: u64, write: bool) -> Result<Ns, DeviceError> {
         let c = &self.costs;
+        let cpu = &mut self.cpu;
         let member = &mut self.members[m];
         let first = (offset / SLOT_BYTES) as u32;
         let last = ((offset + len - 1) / SLOT_BYTES) as u32;
@@ -428,25 +500,29 @@ impl Device {
                 None => c.controller_of_slot(first),
             };
             let t = member.command[ctl as usize].reserve(now, c.read_command_ns);
-            let done = member.ops_time(c, t);
+            let done = member.ops_time(c, cpu, t, c.sub_slot_read_bytes(offset, len));
             return Ok(member.link_out.reserve(done, c.link_ns(len)));
         }
         let ctl = c.controller_of_slot(first);
         let t = member.command[ctl as usize].reserve(now, c.write_command_ns);
-        let mut t = member.link_in.reserve(t, c.link_ns(len));
-        // A partial first or last slot is read, merged and written whole.
+        let t = member.link_in.reserve(t, c.link_ns(len));
+        // A partial first or last slot is merged in the buffer with the rest
+        // of the slot, read from the media: the read costs die, channel and
+        // read-path time, but the write is acknowledged from the buffer
+        // without waiting for it (what the vendors' 512 B write latencies,
+        // 13-18 us, show on every catalog card).
         let head_partial = !offset.is_multiple_of(SLOT_BYTES) || (first == last && len < SLOT_BYTES);
         let tail_partial = !(offset + len).is_multiple_of(SLOT_BYTES);
         for (lba, partial) in [(first, head_partial), (last, tail_partial && last != first)] {
             if partial && member.ftl.read(lba, None)? == ReadFrom::Media {
-                t = t.max(member.ops_time(c, t));
+                member.ops_time(c, cpu, t, None);
             }
         }
         let mut done = t;
         for lba in first..last + 1 {
             let ack = member.buffer.acquire(t);
             member.ftl.write(lba, None)?;
-            member.ops_time(c, ack);
+            member.ops_time(c, cpu, ack, None);
             done = done.max(ack);
         }
         Ok(done)
@@ -455,9 +531,12 @@ impl Device {
 
 impl Member {
     /// Times the media operations the FTL just issued, all ready at `ready`;
-    /// returns when the last host read among them has its data out.
+    /// returns when the last host read among them has its data out of the
+    /// read path. `sub_slot` is the bytes a host read of less than a slot
+    /// moves (its codewords). GC threads of a host-managed card also take a
+    /// core of `cpu`.
     #[inline]
-    fn ops_time(&mut self, c: &Costs, ready: Ns) -> Ns {
+    fn ops_time(&mut self, c: &Costs, cpu: &mut Pool, ready: Ns, sub_slot: Option<u64>) -> Ns {
         let mut user_done = ready;
         if self.ftl.media().ops.is_empty() {
             return user_done;
@@ -468,30 +547,52 @@ impl Member {
             let MediaOp { kind, tag, die, block, mask, .. } = *op;
             let d = die as usize;
             let ch = c.die_channel[d] as usize;
+            let ctl = c.die_controller[d] as usize;
             match kind {
                 OpKind::Read => {
-                    // Sense (tR), then the named slots cross the channel; the
-                    // die holds the data in its register until then.
-                    let xfer = mask.count_ones() as u64 * c.slot_transfer_ns;
-                    let sensed = self.dies[d].reserve(ready, c.read_ns + xfer);
-                    let out = self.channels[ch].reserve(sensed - xfer, xfer).max(sensed);
+                    // Sense (tR), then the named slots (or a short read's
+                    // codewords) cross the channel, the die holding the data
+                    // in its register until then; then ECC decode and DMA.
+                    let (xfer, path) = match sub_slot {
+                        Some(bytes) if tag == OpTag::User => (bytes / c.codeword_bytes * c.codeword_transfer_ns, transfer_ns(bytes, c.read_path_bytes_per_sec)),
+                        _ => {
+                            let n = mask.count_ones() as u64;
+                            (n * c.slot_transfer_ns, n * c.read_path_slot_ns)
+                        }
+                    };
                     if tag == OpTag::Gc {
-                        self.gc_ready = self.gc_ready.max(out);
+                        let sensed = self.dies[d].reserve(ready, c.read_ns + xfer);
+                        let out = self.channels[ch].reserve(sensed - xfer, xfer).max(sensed);
+                        self.gc_ready = self.gc_ready.max(self.read_path[ctl].reserve(out, path));
                     } else {
-                        user_done = user_done.max(out);
+                        // Host reads go ahead of queued programs and GC
+                        // work, behind at most the operation in progress.
+                        let sensed = self.dies[d].reserve_priority(ready, c.read_ns + xfer, c.die_op_max_ns);
+                        let out = self.channels[ch].reserve_priority(sensed - xfer, xfer, c.mpage_transfer_ns).max(sensed);
+                        user_done = user_done.max(self.read_path[ctl].reserve_priority(out, path, c.read_path_mpage_ns));
                     }
                 }
                 OpKind::Program => {
                     // GC data must first have been read out of the victim,
-                    // and a GC thread must have handled the page's slots.
+                    // and a GC thread must have handled the page's slots
+                    // (on a host core, for a host-managed card).
                     let gc = matches!(tag, OpTag::Gc | OpTag::GcParity);
                     let r = match tag {
-                        OpTag::Gc => self.gc_cpu.reserve(ready.max(self.gc_ready), c.gc_mpage_cpu_ns),
+                        OpTag::Gc => {
+                            // On a host-managed card the GC thread's time is
+                            // also a host core's: taken from the cores as the
+                            // host I/O that paces it is issued (in time order:
+                            // a pool has no gaps, and a reservation at the
+                            // GC's later start would idle a core until then).
+                            if c.gc_on_host {
+                                cpu.reserve(ready, c.gc_mpage_cpu_ns);
+                            }
+                            self.gc_cpu.reserve(ready.max(self.gc_ready), c.gc_mpage_cpu_ns)
+                        }
                         OpTag::GcParity => ready.max(self.gc_ready),
                         _ => ready,
                     };
                     let r = r.max(self.erased_at[block as usize]);
-                    let ctl = c.die_controller[d] as usize;
                     let staged = if gc && !c.gc_through_program_path { r } else { self.program_path[ctl].reserve(r, c.program_path_mpage_ns) };
                     let loaded = self.channels[ch].reserve(staged, c.mpage_transfer_ns);
                     let end = self.dies[d].reserve(loaded, c.program_ns);
@@ -549,7 +650,12 @@ impl Target for Device {
         if len == 0 || offset % SECTOR_BYTES != 0 || len % SECTOR_BYTES != 0 || offset + len > capacity {
             return Err(DeviceError::OutOfRange { offset, len, capacity });
         }
-        let t = self.cpu.reserve(now, self.costs.cpu_ns);
+        // The host's CPU time for the I/O, its completion path's included,
+        // is taken at submission (the cores are rarely the limit, and one
+        // reservation in time order keeps the pool's ring in order); the
+        // completion path's latency is added at the end.
+        let slots = (offset + len).div_ceil(SLOT_BYTES) - offset / SLOT_BYTES;
+        let t = self.cpu.reserve(now, self.costs.cpu_ns + slots * self.costs.cpu_slot_ns);
         let done = if self.members.len() == 1 {
             self.member_io(0, t, offset, len, io.write)?
         } else {
@@ -568,6 +674,6 @@ impl Target for Device {
             }
             done
         };
-        Ok(done + self.costs.overhead_ns)
+        Ok(done + self.costs.overhead_ns + self.costs.complete_ns)
     }
 }

@@ -6,7 +6,7 @@ mod profile;
 mod recorder;
 pub mod scale;
 
-pub use device::{capacity_parse, Device, DeviceCounters, DeviceError};
+pub use device::{capacity_parse, Device, DeviceCounters, DeviceError, ResourceBusy};
 pub use profile::{ControllerProfile, FtlProfile, HostProfile, Management, NandProfile, Profile, ProfileError, Published};
 pub use scale::{Scaling, ROUND_FULL_SIZE_S};
 

@@ -46,6 +46,10 @@ pub enum Management {
 #[serde(deny_unknown_fields)]
 pub struct NandProfile {
     pub cell: CellType,
+    /// User bytes of one ECC codeword: the least a read senses, moves over
+    /// the channel and decodes. A read of less than a 4 KiB slot moves the
+    /// codewords it touches; a slot or more moves whole slots.
+    pub codeword_bytes: u32,
     pub geometry: Geometry,
     pub timings: Timings,
 }
@@ -74,6 +78,9 @@ pub struct ControllerProfile {
     /// parity pass through it; GC data too when the host runs the FTL (the
     /// relocated data comes back from the host), not when the card does.
     pub program_path_bytes_per_sec: u64,
+    /// Bytes per second one controller's read data path (ECC decode, DMA
+    /// to the host) moves from the channels: host reads and GC reads.
+    pub read_path_bytes_per_sec: u64,
     /// Host link bandwidth of one member, each direction, bytes per second.
     pub link_bytes_per_sec: u64,
     /// Fixed time an I/O spends outside any queue (doorbell, completion,
@@ -89,6 +96,15 @@ pub struct HostProfile {
     /// Host CPU time of one I/O in the driver (flash management on the host
     /// costs host CPU; a card-managed device costs only the block layer).
     pub cpu_ns_per_io: u64,
+    /// Host CPU time in the driver for each 4 KiB slot of an I/O (map
+    /// lookups or updates, DMA descriptors).
+    pub cpu_ns_per_slot: u64,
+    /// The host's I/O stack outside the driver, for any card: submission
+    /// (system call, block layer) and completion (interrupt, reaping the
+    /// event, waking the thread). Host CPU time, and latency every I/O
+    /// pays at any load.
+    pub os_submit_ns: u64,
+    pub os_complete_ns: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -167,6 +183,9 @@ impl Profile {
         if !(1_000_000..=1_000_000_000_000).contains(&c.program_path_bytes_per_sec) {
             return Err(self.field("controller.program_path_bytes_per_sec", c.program_path_bytes_per_sec, "in 1 MB/s..=1 TB/s"));
         }
+        if !(1_000_000..=1_000_000_000_000).contains(&c.read_path_bytes_per_sec) {
+            return Err(self.field("controller.read_path_bytes_per_sec", c.read_path_bytes_per_sec, "in 1 MB/s..=1 TB/s"));
+        }
         if !(1_000_000..=1_000_000_000_000).contains(&c.link_bytes_per_sec) {
             return Err(self.field("controller.link_bytes_per_sec", c.link_bytes_per_sec, "in 1 MB/s..=1 TB/s"));
         }
@@ -176,8 +195,19 @@ impl Profile {
         if !(1..=1024).contains(&self.host.cpu_cores) {
             return Err(self.field("host.cpu_cores", self.host.cpu_cores, "in 1..=1024"));
         }
-        if self.host.cpu_ns_per_io > 10_000_000 {
-            return Err(self.field("host.cpu_ns_per_io", self.host.cpu_ns_per_io, "at most 10 ms"));
+        for (k, v) in [
+            ("host.cpu_ns_per_io", self.host.cpu_ns_per_io),
+            ("host.cpu_ns_per_slot", self.host.cpu_ns_per_slot),
+            ("host.os_submit_ns", self.host.os_submit_ns),
+            ("host.os_complete_ns", self.host.os_complete_ns),
+        ] {
+            if v > 10_000_000 {
+                return Err(self.field(k, v, "at most 10 ms"));
+            }
+        }
+        let cw = self.nand.codeword_bytes;
+        if !(512..=4096).contains(&cw) || !cw.is_power_of_two() {
+            return Err(self.field("nand.codeword_bytes", cw, "a power of two in 512..=4096"));
         }
         let f = &self.ftl;
         if f.stripe_width == 0 || !g.dies().is_multiple_of(f.stripe_width) {

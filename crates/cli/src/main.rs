@@ -342,6 +342,11 @@ fn print_result(r: &RunResult, wall_s: f64) {
                 s.latency_p9999_ms
             );
         }
+        if !p.utilisation.is_empty() {
+            let cells: Vec<String> = p.utilisation.iter().map(|u| format!("{} {:.0}%", u.resource, u.percent)).collect();
+            println!("  utilisation: {}", cells.join(", "));
+            println!("  bottleneck: {}", p.bottleneck);
+        }
         let c = &p.counters;
         println!(
             "  device: {} host slots written, {} GC moves, {} erases, {} free superblocks, erase counts {}..{}",

@@ -88,8 +88,49 @@ pub struct Phase {
     pub wa_with_parity: f64,
     pub drive_writes: f64,
     pub die_utilisation: f64,
+    /// Each kind of resource's busy share over the phase, and the busiest.
+    #[serde(default)]
+    pub utilisation: Vec<Utilisation>,
+    #[serde(default)]
+    pub bottleneck: String,
     pub counters: DeviceCounters,
     pub steady_state: Option<SteadyReport>,
+}
+
+/// One kind of resource's share of time busy over a phase, in percent of
+/// its servers' time (never above 100: work reserved past the phase's end
+/// is not counted beyond it).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Utilisation {
+    pub resource: String,
+    pub servers: u32,
+    pub percent: f64,
+}
+
+/// Below this, no resource is named the bottleneck: the load (threads x
+/// queue depth) or a wait that holds no resource sets the rate.
+pub const BOTTLENECK_PERCENT_MIN: f64 = 80.0;
+
+/// The utilisation table of a phase from the device's busy times at its
+/// start and end, and the bottleneck it names.
+pub fn utilisation_of(before: &[accel::ResourceBusy], after: &[accel::ResourceBusy], elapsed: Ns) -> (Vec<Utilisation>, String) {
+    let rows: Vec<Utilisation> = before
+        .iter()
+        .zip(after)
+        .map(|(b, a)| {
+            debug_assert_eq!(b.name, a.name);
+            let capacity = elapsed as f64 * a.servers.max(1) as f64;
+            let share = if elapsed == 0 { 0.0 } else { (a.busy_ns - b.busy_ns) as f64 / capacity };
+            Utilisation { resource: a.name.to_string(), servers: a.servers, percent: (share * 100.0).min(100.0) }
+        })
+        .collect();
+    let top = rows.iter().max_by(|x, y| x.percent.total_cmp(&y.percent));
+    let bottleneck = match top {
+        Some(u) if u.percent >= BOTTLENECK_PERCENT_MIN => format!("{} ({:.0}%)", u.resource, u.percent),
+        Some(u) => format!("none: the busiest resource, {}, is at {:.0}% (the load or a wait sets the rate)", u.resource, u.percent),
+        None => String::new(),
+    };
+    (rows, bottleneck)
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -209,6 +250,7 @@ fn phase(
 ) -> Result<Phase, RunError> {
     let base = dev.counters();
     let busy0 = dev.die_busy_ns();
+    let used0 = dev.busy();
     let mut run = PhaseRun {
         meter: Meter::new(engine.now, interval_ns),
         closed: Vec::new(),
@@ -228,6 +270,7 @@ fn phase(
     let elapsed = engine.now - start;
     let end = dev.counters();
     let host = end.host_slots_written - base.host_slots_written;
+    let (utilisation, bottleneck) = utilisation_of(&used0, &dev.busy(), elapsed);
     Ok(Phase {
         name: name.to_string(),
         workload: mix.clone(),
@@ -239,7 +282,9 @@ fn phase(
         wa: end.wa_since(&base),
         wa_with_parity: end.wa_nand_since(&base),
         drive_writes: host as f64 / run.capacity_slots as f64,
-        die_utilisation: if elapsed == 0 { 0.0 } else { (dev.die_busy_ns() - busy0) as f64 / (elapsed as f64 * dev.dies() as f64) },
+        die_utilisation: if elapsed == 0 { 0.0 } else { ((dev.die_busy_ns() - busy0) as f64 / (elapsed as f64 * dev.dies() as f64)).min(1.0) },
+        utilisation,
+        bottleneck,
         counters: end,
         steady_state: run.steady,
     })

@@ -109,3 +109,23 @@ fn a_card_formatted_nearly_full_sustains_random_writes() {
     let e = Session::new(&profile, "lots", 64, 9, Some(0.25)).err().unwrap().to_string();
     assert!(e.contains("unknown format 'lots'") && e.contains("1500GB"), "{e}");
 }
+
+/// Every run reports each resource's utilisation, never above 100%, and
+/// names its busiest resource as the bottleneck: on the FlashMAX II, 4K
+/// random reads are bound by the two FPGAs' command engines (the
+/// single-FPGA card is rated at half the IOPS).
+#[test]
+fn utilisation_is_a_share_and_names_the_bottleneck() {
+    let profile = accel::profile_load("flashmax2").unwrap();
+    let r = run(&profile, &spec("4k-read", 2), &mut |_| {}).unwrap();
+    for p in &r.phases {
+        assert_eq!(p.utilisation.len(), 9, "{}", p.name);
+        for u in &p.utilisation {
+            assert!((0.0..=100.0).contains(&u.percent), "{} {}: {}%", p.name, u.resource, u.percent);
+        }
+        let top = p.utilisation.iter().max_by(|a, b| a.percent.total_cmp(&b.percent)).unwrap();
+        assert!(p.bottleneck.contains(&top.resource), "{}: {}", p.name, p.bottleneck);
+    }
+    let main = r.phases.last().unwrap();
+    assert!(main.bottleneck.starts_with("controller commands"), "{}", main.bottleneck);
+}

@@ -214,6 +214,9 @@ pub struct Timeline {
     /// No remembered gap ends after this (an upper bound, exact after a
     /// search that found no room): most searches end here.
     gap_end_max: Ns,
+    /// When the last priority operation ends: those queue among
+    /// themselves in order, so that they cannot exceed the capacity.
+    prio_free_at: Ns,
 }
 
 impl Timeline {
@@ -240,15 +243,53 @@ impl Timeline {
         self.free_at
     }
 
+    /// Reserves an operation that the resource serves ahead of those
+    /// queued but not started (a controller's read priority): in a gap if
+    /// one fits, else after at most `wait_max` (the longest operation that
+    /// may be in progress at `ready`, which is not suspended), pushing the
+    /// queued work back by `service` so that the resource's capacity is
+    /// kept. Without it, a read issued while a full write buffer's programs
+    /// are reserved far ahead would wait for all of them. Priority
+    /// operations wait for one another in order.
+    #[inline]
+    pub fn reserve_priority(&mut self, ready: Ns, service: Ns, wait_max: Ns) -> Ns {
+        self.busy_ns += service;
+        let ready = ready.max(self.prio_free_at);
+        let end = if ready < self.free_at && ready + service <= self.gap_end_max { self.gap_fit(ready, service, ready + wait_max) } else { None };
+        let end = match end {
+            Some(end) => end,
+            None if self.free_at <= ready + wait_max => self.append(ready, service),
+            None => {
+                self.free_at += service;
+                ready + wait_max + service
+            }
+        };
+        self.prio_free_at = end;
+        end
+    }
+
     /// Ready before the tail: the first remembered gap (oldest first) that
     /// the operation fits in, else the tail.
     #[inline(never)]
     fn reserve_behind(&mut self, ready: Ns, service: Ns) -> Ns {
+        match self.gap_fit(ready, service, Ns::MAX) {
+            Some(end) => end,
+            None => {
+                self.gap_end_max = (0..self.gap_count as usize).map(|k| self.gaps[self.gap_at(k)].1).max().unwrap_or(0);
+                self.append(ready, service)
+            }
+        }
+    }
+
+    /// Places the operation in the first remembered gap (oldest first) it
+    /// fits in, starting no later than `start_max`; its end, or `None`.
+    #[inline]
+    fn gap_fit(&mut self, ready: Ns, service: Ns, start_max: Ns) -> Option<Ns> {
         for k in 0..self.gap_count as usize {
             let i = self.gap_at(k);
             let (g0, g1) = self.gaps[i];
             let start = ready.max(g0);
-            if start + service <= g1 {
+            if start + service <= g1 && start <= start_max {
                 let end = start + service;
                 // Keep the larger remainder of the gap: the part after
                 // the operation (the part before is usually in the past).
@@ -260,11 +301,10 @@ impl Timeline {
                 if self.gaps[i].1 <= self.gaps[i].0 {
                     self.gap_remove(k);
                 }
-                return end;
+                return Some(end);
             }
         }
-        self.gap_end_max = (0..self.gap_count as usize).map(|k| self.gaps[self.gap_at(k)].1).max().unwrap_or(0);
-        self.append(ready, service)
+        None
     }
 
     /// Where the `k`-th gap (oldest first) sits in the ring.
@@ -307,17 +347,24 @@ impl Timeline {
 pub struct Pool {
     free_at: Vec<Ns>,
     head: usize,
+    /// Service time reserved so far, summed over the servers.
+    pub busy_ns: Ns,
 }
 
 impl Pool {
+    /// The number of servers.
+    pub fn servers(&self) -> u32 {
+        self.free_at.len() as u32
+    }
     pub fn new(servers: u32) -> Pool {
-        Pool { free_at: vec![0; servers.max(1) as usize], head: 0 }
+        Pool { free_at: vec![0; servers.max(1) as usize], head: 0, busy_ns: 0 }
     }
     #[inline]
     pub fn reserve(&mut self, ready: Ns, service: Ns) -> Ns {
         if service == 0 {
             return ready;
         }
+        self.busy_ns += service;
         let k = self.free_at.len();
         let end = ready.max(self.free_at[self.head]) + service;
         // The first server's place becomes the last; sink the new time

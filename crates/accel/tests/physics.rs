@@ -1,0 +1,161 @@
+//! Each timing mechanism of the device model, pinned on a tiny card: what
+//! an I/O waits for, what it costs, and where the time goes.
+
+use accel::{Device, Profile};
+use sim::{Io, Target};
+use units::{Ns, NS_PER_MS, NS_PER_US};
+
+/// A tiny card: 4 channels x 2 dies, 2 planes of 8 KiB pages (a 16 KiB
+/// multi-plane page, 4 slots), 32 blocks of 16 pages, no parity.
+fn tiny(management: &str, cpu_cores: u32) -> Profile {
+    let text = format!(
+        r#"
+id = "tiny"
+name = "tiny test card"
+interface = "test"
+management = "{management}"
+members = 1
+default_format = "stock"
+[nand]
+cell = "mlc"
+codeword_bytes = 1024
+[nand.geometry]
+channels = 4
+dies_per_channel = 2
+planes_per_die = 2
+blocks_per_plane = 32
+pages_per_block = 16
+page_size_bytes = 8192
+oob_bytes = 448
+[nand.timings]
+read_ns = 50_000
+program_ns = 1_000_000
+erase_ns = 3_000_000
+channel_bytes_per_sec = 200_000_000
+[controller]
+count = 1
+read_commands_per_sec = 1_000_000
+write_commands_per_sec = 1_000_000
+program_path_bytes_per_sec = 1_000_000_000
+read_path_bytes_per_sec = 1_000_000_000
+link_bytes_per_sec = 3_200_000_000
+io_overhead_ns = 2_000
+[host]
+cpu_cores = {cpu_cores}
+cpu_ns_per_io = 5_000
+cpu_ns_per_slot = 500
+os_submit_ns = 3_000
+os_complete_ns = 3_000
+[ftl]
+stripe_width = 1
+reserve_superblocks = 2
+gc_policy = "greedy"
+write_buffer_bytes = 1_048_576
+gc_threads = 1
+gc_ns_per_slot = 10_000
+[formats]
+stock = 50_000_000
+"#
+    );
+    Profile::parse("tiny.toml", &text).unwrap()
+}
+
+fn io(offset_bytes: u64, len_bytes: u32, write: bool) -> Io {
+    Io { offset_bytes, len_bytes, write }
+}
+
+/// Latency of one I/O submitted at `now`.
+fn latency(dev: &mut Device, now: Ns, io: Io) -> Ns {
+    dev.submit(now, &io).unwrap() - now
+}
+
+/// Writes slots `first..first + n` at `now`, one 4 KiB I/O each.
+fn write_slots(dev: &mut Device, now: Ns, first: u64, n: u64) {
+    for s in first..first + n {
+        dev.submit(now, &io(s * 4096, 4096, true)).unwrap();
+    }
+}
+
+#[test]
+fn a_read_arriving_during_a_program_waits_for_it() {
+    let mut dev = Device::new(&tiny("card", 12), "stock", 1).unwrap();
+    // Row 0: slots 0..32 fill one multi-plane page on each of the 8 dies.
+    write_slots(&mut dev, 0, 0, 32);
+    // Long after those programs: slot 0 (die 0) and slot 4 (die 1) read
+    // from idle dies.
+    let idle = latency(&mut dev, 20 * NS_PER_MS, io(0, 4096, false));
+    assert!(idle < 100 * NS_PER_US, "{idle}");
+    // Slots 32..36 fill die 0's next page: its program (1 ms) starts
+    // within tens of microseconds. A read of die 0 then waits for it; a
+    // read of die 1 does not.
+    let t = 30 * NS_PER_MS;
+    write_slots(&mut dev, t, 32, 4);
+    let behind = latency(&mut dev, t + 100 * NS_PER_US, io(0, 4096, false));
+    let beside = latency(&mut dev, t + 100 * NS_PER_US, io(4 * 4096, 4096, false));
+    assert!(behind > 800 * NS_PER_US, "the read on the programming die took {behind} ns");
+    assert!(beside < 100 * NS_PER_US, "the read on an idle die took {beside} ns");
+}
+
+#[test]
+fn a_512_byte_write_costs_a_slot_read_and_a_slot_program_but_is_acknowledged_from_the_buffer() {
+    let mut dev = Device::new(&tiny("card", 12), "stock", 1).unwrap();
+    write_slots(&mut dev, 0, 0, 32);
+    let before = dev.counters();
+    let lat = latency(&mut dev, 20 * NS_PER_MS, io(4096 + 512, 512, true));
+    let after = dev.counters();
+    assert_eq!(after.nand_page_reads_host - before.nand_page_reads_host, 1, "the rest of the slot is read");
+    assert_eq!(after.host_slots_written - before.host_slots_written, 1, "the whole slot is written");
+    // Acknowledged once in the buffer: no tR (50 us) in its latency.
+    assert!(lat < 30 * NS_PER_US, "{lat}");
+    // A 512 B read moves one codeword, not the slot: less channel time.
+    let short = latency(&mut dev, 40 * NS_PER_MS, io(8 * 4096, 512, false));
+    let slot = latency(&mut dev, 60 * NS_PER_MS, io(12 * 4096, 4096, false));
+    assert!(short + 10 * NS_PER_US < slot, "512 B read {short} ns, 4 KiB read {slot} ns");
+}
+
+#[test]
+fn a_64_kib_read_spreads_over_dies() {
+    let mut dev = Device::new(&tiny("card", 12), "stock", 1).unwrap();
+    // One 64 KiB write: 16 slots, four pages on four dies.
+    dev.submit(0, &io(0, 65536, true)).unwrap();
+    let one = latency(&mut dev, 20 * NS_PER_MS, io(0, 4096, false));
+    let all = latency(&mut dev, 40 * NS_PER_MS, io(0, 65536, false));
+    let before = dev.counters().nand_page_reads_host;
+    latency(&mut dev, 60 * NS_PER_MS, io(0, 65536, false));
+    assert_eq!(dev.counters().nand_page_reads_host - before, 4, "one page read on each of four dies");
+    // The four pages are sensed and moved at once on four dies and
+    // channels: less than four page reads one after another would take.
+    assert!(all < 4 * one, "64 KiB read {all} ns, 4 KiB read {one} ns");
+}
+
+/// Host CPU time per host write: filling the card in order, then random
+/// writes of three times its capacity (GC at work).
+fn cpu_per_write(management: &str) -> (f64, f64) {
+    let mut dev = Device::new(&tiny(management, 1), "stock", 1).unwrap();
+    let slots = dev.capacity_bytes() / 4096;
+    let cpu = |d: &Device| d.busy().iter().find(|r| r.name == "host CPU").unwrap().busy_ns as f64;
+    let mut now = 0;
+    let mut rng = sim::Rng::new(7);
+    let mut pass = |dev: &mut Device, random: bool| {
+        let c0 = cpu(dev);
+        let n = if random { 3 * slots } else { slots };
+        for s in 0..n {
+            let lba = if random { rng.below(slots) } else { s };
+            now = dev.submit(now, &io(lba * 4096, 4096, true)).unwrap();
+        }
+        (cpu(dev) - c0) / n as f64
+    };
+    let first = pass(&mut dev, false);
+    let gc_before = dev.counters().gc_slots_moved;
+    let second = pass(&mut dev, true);
+    assert!(dev.counters().gc_slots_moved > gc_before, "GC ran in the second pass");
+    (first, second)
+}
+
+#[test]
+fn gc_takes_host_cpu_from_host_io_on_a_host_managed_card_only() {
+    let (fob, gc) = cpu_per_write("host");
+    assert!(gc > fob * 1.2, "host-managed: {fob} ns a write fresh, {gc} ns with GC");
+    let (fob, gc) = cpu_per_write("card");
+    assert_eq!(fob, gc, "card-managed: GC runs on the card");
+}
