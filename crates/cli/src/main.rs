@@ -197,6 +197,10 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
     if let Some(path) = &a.json {
         std::fs::write(path, serde_json::to_string_pretty(&all)? + "\n").with_context(|| format!("cannot write --json {}", path.display()))?;
     }
+    let outside: Vec<String> = all.iter().flat_map(|c| c.figures.iter().filter(|f| !f.within()).map(move |f| format!("{} {}", c.device, f.metric))).collect();
+    if !outside.is_empty() {
+        anyhow::bail!("{} figure(s) outside their tolerance: {}", outside.len(), outside.join("; "));
+    }
     Ok(())
 }
 

@@ -214,9 +214,9 @@ pub struct Timeline {
     /// No remembered gap ends after this (an upper bound, exact after a
     /// search that found no room): most searches end here.
     gap_end_max: Ns,
-    /// When the last priority operation ends: those queue among
-    /// themselves in order, so that they cannot exceed the capacity.
-    prio_free_at: Ns,
+    /// The priority operations among themselves (a timeline of their
+    /// own, gaps included), so that they cannot exceed the capacity.
+    prio: Option<Box<Timeline>>,
 }
 
 impl Timeline {
@@ -254,7 +254,8 @@ impl Timeline {
     #[inline]
     pub fn reserve_priority(&mut self, ready: Ns, service: Ns, wait_max: Ns) -> Ns {
         self.busy_ns += service;
-        let ready = ready.max(self.prio_free_at);
+        let lane = self.prio.get_or_insert_with(Default::default);
+        let ready = lane.reserve(ready, service) - service;
         let end = if ready < self.free_at && ready + service <= self.gap_end_max { self.gap_fit(ready, service, ready + wait_max) } else { None };
         let end = match end {
             Some(end) => end,
@@ -264,7 +265,6 @@ impl Timeline {
                 ready + wait_max + service
             }
         };
-        self.prio_free_at = end;
         end
     }
 
