@@ -257,15 +257,14 @@ impl Timeline {
         let lane = self.prio.get_or_insert_with(Default::default);
         let ready = lane.reserve(ready, service) - service;
         let end = if ready < self.free_at && ready + service <= self.gap_end_max { self.gap_fit(ready, service, ready + wait_max) } else { None };
-        let end = match end {
+        match end {
             Some(end) => end,
             None if self.free_at <= ready + wait_max => self.append(ready, service),
             None => {
                 self.free_at += service;
                 ready + wait_max + service
             }
-        };
-        end
+        }
     }
 
     /// Ready before the tail: the first remembered gap (oldest first) that
