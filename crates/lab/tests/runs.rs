@@ -48,8 +48,10 @@ fn invariants_hold_after_every_workload() {
     }
 }
 
-/// Sub-4 KiB and unaligned writes cost a read-modify-write: more NAND reads
-/// and a higher latency than aligned 4 KiB writes of the same device state.
+/// Sub-4 KiB and unaligned writes cost a read-modify-write: the rest of the
+/// slot is read from the NAND, but the write is merged in the buffer and
+/// acknowledged without waiting for that read (the vendors' 512 B write
+/// latencies, 13-18 us, are far under a NAND read).
 #[test]
 fn unaligned_writes_pay_read_modify_write() {
     let profile = accel::profile_load("p420m").unwrap();
@@ -65,7 +67,8 @@ fn unaligned_writes_pay_read_modify_write() {
     let reads2 = s.device.counters().nand_page_reads_host;
     assert!(reads2 - reads1 > 1_500, "512 B writes read their slot first: {} reads", reads2 - reads1);
     assert!(reads1 - reads0 < 200, "aligned 4 KiB writes need no read: {}", reads1 - reads0);
-    assert!(partial.summary.write.latency_avg_ms > aligned.summary.write.latency_avg_ms + 0.02);
+    let (p, a) = (partial.summary.write.latency_avg_ms, aligned.summary.write.latency_avg_ms);
+    assert!(p < a + 0.005, "a 512 B write ({p} ms) waits for no NAND read beyond a 4 KiB one ({a} ms)");
 }
 
 #[test]
