@@ -118,6 +118,6 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         rss0 as f64 / 1e6,
         rss.saturating_sub(rss0) as f64 / (raw / 4096) as f64
     );
-    println!("baseline (shared/reference/models-and-peers.md, this class of machine): MQSim ~49,000 simulated I/Os per wall second in steady-state write, ~163,000 in read");
+    println!("for comparison (measured on a 2-core machine of this class, one core a run): MQSim ~49,000 simulated I/Os per wall second in steady-state write, ~163,000 in read");
     Ok(())
 }

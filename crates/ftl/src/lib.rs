@@ -871,7 +871,8 @@ impl<M: Media> Ftl<M> {
 
 /// Write amplification of greedy (or FIFO) cleaning with very large blocks
 /// under uniform random writes, the validation oracle of
-/// `shared/reference/models-and-peers.md`: the victim's valid share `u`
+/// (Xiang and Kurkoski, "An improved analytic expression for write
+/// amplification in NAND flash", 2011): the victim's valid share `u`
 /// solves `u = exp(-alpha * (1 - u))` with `alpha = 1 + rho`, and
 /// `WA = 1 / (1 - u)`.
 pub fn wa_greedy_large_block(rho: f64) -> f64 {
@@ -895,7 +896,7 @@ pub fn wa_greedy_large_block(rho: f64) -> f64 {
 mod oracle_tests {
     #[test]
     fn oracle_matches_the_reference_table() {
-        // shared/reference/models-and-peers.md, "large-block formula" column.
+        // The large-block formula's values at these over-provisionings.
         for (rho, wa) in [(0.07, 7.82), (0.28, 2.48), (0.30, 2.36), (0.38, 2.02), (0.50, 1.72), (0.66, 1.49)] {
             let got = super::wa_greedy_large_block(rho);
             assert!((got - wa).abs() < 0.006, "rho {rho}: {got} vs {wa}");

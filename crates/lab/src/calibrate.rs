@@ -16,7 +16,7 @@ pub struct Figure {
     pub published: Option<f64>,
     pub simulated: f64,
     pub error_percent: Option<f64>,
-    /// The tolerance the figure is held to (issue 2: 10% IOPS, 15% latency).
+    /// The tolerance the figure is held to: 10% for IOPS, 15% for latency.
     pub tolerance_percent: f64,
 }
 

@@ -1,4 +1,4 @@
-//! Must-show 2 of issue 2: each catalog device, preconditioned at 16T/16Q,
+//! Calibration: each catalog device, preconditioned at 16T/16Q,
 //! reproduces the reviewers' steady-state 4K random write and read IOPS
 //! within 10% and their average latencies within 15%, on a scaled device.
 //!
