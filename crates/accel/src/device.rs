@@ -221,6 +221,8 @@ pub struct Device {
     costs: Costs,
     stripe_bytes: u64,
     member_bytes: u64,
+    /// The format's usable capacity on the full-size card.
+    full_bytes: u64,
 }
 
 /// A usable capacity written as bytes or with a decimal suffix (GB, TB), as
@@ -254,8 +256,8 @@ impl Device {
     /// (the spare after the GC reserve and the open superblocks, which do not
     /// shrink) is the full-size device's.
     pub fn new(profile: &Profile, format: &str, scale: u32) -> Result<Device, DeviceError> {
-        let (g, cfg) = Device::plan(profile, format, scale)?;
-        Device::build(profile, format, scale, g, cfg)
+        let plan = Device::plan(profile, format, scale)?;
+        Device::build(profile, format, scale, plan)
     }
 
     /// Checks that a device can be built at a format and scale, without
@@ -265,7 +267,7 @@ impl Device {
     }
 
     /// The scaled geometry and the FTL configuration of a format.
-    fn plan(profile: &Profile, format: &str, scale: u32) -> Result<(nand::Geometry, FtlConfig), DeviceError> {
+    fn plan(profile: &Profile, format: &str, scale: u32) -> Result<(nand::Geometry, FtlConfig, u64), DeviceError> {
         let usable = match profile.formats.get(format) {
             Some(&u) => u,
             None => match capacity_parse(format) {
@@ -320,10 +322,10 @@ impl Device {
             gc_policy: profile.ftl.gc_policy,
             wear_spread_max: profile.ftl.wear_spread_max,
         };
-        Ok((g, cfg))
+        Ok((g, cfg, usable))
     }
 
-    fn build(profile: &Profile, format: &str, scale: u32, g: nand::Geometry, cfg: FtlConfig) -> Result<Device, DeviceError> {
+    fn build(profile: &Profile, format: &str, scale: u32, (g, cfg, full_bytes): (nand::Geometry, FtlConfig, u64)) -> Result<Device, DeviceError> {
         let members_n = profile.members as u64;
         let user_slots = cfg.user_slots;
         let mut members = Vec::new();
@@ -389,6 +391,7 @@ impl Device {
             costs,
             stripe_bytes: profile.member_stripe_kib as u64 * 1024,
             member_bytes: user_slots * SLOT_BYTES,
+            full_bytes,
             members,
         })
     }
@@ -401,6 +404,25 @@ impl Device {
     /// Usable capacity in bytes (after scaling).
     pub fn capacity_bytes(&self) -> u64 {
         self.member_bytes * self.members.len() as u64
+    }
+
+    /// The format's usable capacity on the full-size card, in bytes.
+    pub fn full_capacity_bytes(&self) -> u64 {
+        self.full_bytes
+    }
+
+    /// When everything issued so far, host I/O and background work, has
+    /// ended: from then on the card is idle.
+    pub fn quiet_at(&self) -> Ns {
+        let mut t = self.cpu.idle_at();
+        for m in &self.members {
+            let lines = m.dies.iter().chain(&m.channels).chain(&m.command).chain(&m.program_path).chain(&m.read_path);
+            for l in lines.chain([&m.link_in, &m.link_out]) {
+                t = t.max(l.idle_at());
+            }
+            t = t.max(m.gc_ready).max(m.gc_cpu.idle_at()).max(m.erased_at.iter().copied().max().unwrap_or(0));
+        }
+        t
     }
 
     /// Secure erase: every block of every member erased, the map emptied.

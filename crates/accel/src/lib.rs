@@ -3,11 +3,13 @@
 
 mod device;
 mod profile;
+pub mod published;
 mod recorder;
 pub mod scale;
 
 pub use device::{capacity_parse, Device, DeviceCounters, DeviceError, ResourceBusy};
-pub use profile::{ControllerProfile, FtlProfile, HostProfile, Management, NandProfile, Profile, ProfileError, Published};
+pub use profile::{ControllerProfile, FtlProfile, HostProfile, Management, NandProfile, Profile, ProfileError};
+pub use published::{Bound, By, Metric, Published, State};
 pub use scale::{Scaling, ROUND_FULL_SIZE_S};
 
 /// The built-in catalog, embedded from `devices/`.

@@ -2,6 +2,7 @@
 //! `devices/`, or a user's own file. Every field is checked against its
 //! physical range and an error names the field and the range.
 
+pub use crate::published::Published;
 use ftl::GcPolicy;
 use nand::{CellType, Geometry, Timings};
 use serde::{Deserialize, Serialize};
@@ -29,9 +30,14 @@ pub struct Profile {
     /// Formats by name: usable capacity of the whole card in bytes.
     pub formats: BTreeMap<String, u64>,
     pub default_format: String,
-    /// Figures measured by reviewers, the calibration targets, by format.
+    /// How long the reviewers preconditioned the full-size card, in hours,
+    /// where their review says (a scaled card runs the same drive writes).
     #[serde(default)]
-    pub published: BTreeMap<String, Published>,
+    pub precondition_hours: Option<f64>,
+    /// Figures published for the card: reviewers' measurements (the
+    /// calibration targets) and vendor ratings, with their conditions.
+    #[serde(default)]
+    pub published: Vec<Published>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -124,18 +130,6 @@ pub struct FtlProfile {
     /// Processor time one GC thread spends to relocate one 4 KiB slot
     /// (choosing it, building the read and the write, completing both).
     pub gc_ns_per_slot: u64,
-}
-
-/// Reviewers' steady-state figures at 16 threads x 16 queue depth.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct Published {
-    pub write_iops_4k: Option<f64>,
-    pub read_iops_4k: Option<f64>,
-    pub write_latency_avg_ms: Option<f64>,
-    pub read_latency_avg_ms: Option<f64>,
-    pub write_burst_iops_4k: Option<f64>,
-    pub source: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -249,22 +243,17 @@ impl Profile {
                 ));
             }
         }
-        for (name, p) in &self.published {
-            if !self.formats.contains_key(name) {
-                return Err(self.field(&format!("published.{name}"), name, "the name of a format"));
+        if let Some(h) = self.precondition_hours {
+            if !(h.is_finite() && h > 0.0 && h <= 1000.0) {
+                return Err(self.field("precondition_hours", h, "in (0, 1000]"));
             }
-            for (k, v) in [
-                ("write_iops_4k", p.write_iops_4k),
-                ("read_iops_4k", p.read_iops_4k),
-                ("write_latency_avg_ms", p.write_latency_avg_ms),
-                ("read_latency_avg_ms", p.read_latency_avg_ms),
-            ] {
-                if let Some(v) = v {
-                    if !(v.is_finite() && v > 0.0) {
-                        return Err(self.field(&format!("published.{name}.{k}"), v, "a positive number"));
-                    }
-                }
+        }
+        for (k, p) in self.published.iter().enumerate() {
+            let format = p.format_or(&self.default_format);
+            if !self.formats.contains_key(format) {
+                return Err(self.field(&format!("published[{k}].format"), format, &format!("one of the formats ({})", self.format_names().join(", "))));
             }
+            p.validate().map_err(|(field, value, range)| self.field(&format!("published[{k}] ('{}').{field}", p.what), value, &range))?;
         }
         Ok(())
     }

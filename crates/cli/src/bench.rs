@@ -63,7 +63,14 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     let write = Mix::parse("4k-write")?;
     let read = Mix::parse("4k-read")?;
     let t = Instant::now();
-    let pre = s.precondition(&write, lab::calibrate::PRECONDITION_MIN_DRIVE_WRITES, lab::calibrate::PRECONDITION_CAP_DRIVE_WRITES, &mut |_| {})?;
+    let pre = s.precondition(
+        &write,
+        lab::run::Rule::Snia {
+            min_drive_writes: lab::calibrate::PRECONDITION_MIN_DRIVE_WRITES,
+            cap_drive_writes: lab::calibrate::PRECONDITION_CAP_DRIVE_WRITES,
+        },
+        &mut |_| {},
+    )?;
     let pre_s = t.elapsed().as_secs_f64();
     let rate = |n: u64, s: f64| n as f64 / s.max(1e-9);
     let entries = (s.device.capacity_bytes() / 4096) as usize;

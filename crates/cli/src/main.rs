@@ -60,6 +60,11 @@ struct RunArgs {
     /// over 5 rounds, after at least 5 drive writes; gives up at 10).
     #[arg(long)]
     precondition: bool,
+    /// With --precondition: precondition for a fixed time instead, as the
+    /// reviewers did: hours on the full-size card (a scaled card runs the
+    /// same drive writes). `reviewers` takes the hours the profile states.
+    #[arg(long, requires = "precondition", value_name = "HOURS|reviewers")]
+    precondition_hours: Option<String>,
     /// Virtual seconds of the measured phase (default: 5 rounds).
     #[arg(long, conflicts_with = "ios")]
     duration: Option<f64>,
@@ -155,49 +160,38 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
         let total = t.elapsed().as_secs_f64();
         phase_walls.push(("end".into(), total));
         let walls: Vec<String> = phase_walls.windows(2).map(|w| format!("{} {:.1} s", w[0].0, w[1].1 - w[0].1)).collect();
-        let pre = &c.precondition;
-        let ss = pre
-            .steady_state
-            .as_ref()
-            .map(|s| {
-                if s.reached {
-                    format!("steady after {:.2} drive writes", s.drive_writes)
-                } else {
-                    format!("STEADY STATE NOT REACHED ({:.2} drive writes)", s.drive_writes)
-                }
+        let pre: Vec<String> = c
+            .preconditions
+            .iter()
+            .map(|p| {
+                let s = p.steady_state.as_ref();
+                format!(
+                    "preconditioned with {} by {}: {} after {:.2} drive writes, drift {}, WA {:.2}",
+                    p.workload.name,
+                    s.map_or("-", |s| s.rule.as_str()),
+                    if s.is_some_and(|s| s.reached) { "steady" } else { "STEADY STATE NOT REACHED" },
+                    p.drive_writes,
+                    s.and_then(|s| s.drift_percent_per_drive_write).map_or("-".into(), |d| format!("{d:+.1}% per drive write")),
+                    p.wa
+                )
             })
-            .unwrap_or_default();
-        println!(
-            "{} --format {} --scale {} --seed {}: {}, WA {:.2}; wall {:.1} s (from the first interval: {}) [simulated]",
-            c.device,
-            c.format,
-            c.scale,
-            c.seed,
-            ss,
-            c.write.wa,
-            total,
-            walls.join(", ")
-        );
-        for f in &c.figures {
-            match (f.published, f.error_percent) {
-                (Some(p), Some(e)) => println!(
-                    "  {:<42} published {:>10.3}  simulated {:>10.3}  error {:>+6.1}% (tolerance {:.0}%){}",
-                    f.metric,
-                    p,
-                    f.simulated,
-                    e,
-                    f.tolerance_percent,
-                    if f.within() { "" } else { "  OUTSIDE" }
-                ),
-                _ => println!("  {:<42} published {:>10}  simulated {:>10.3}", f.metric, "-", f.simulated),
-            }
+            .collect();
+        println!("{} --format {} --scale {} --seed {} [simulated]; wall {:.1} s ({})", c.device, c.format, c.scale, c.seed, total, walls.join(", "));
+        for line in pre {
+            println!("  {line}");
+        }
+        for ch in &c.checks {
+            println!("  {}", ch.line());
+        }
+        for b in &c.beside {
+            println!("  {:<8} {:<75} published {:>18} {:<10} simulated {:>10}", "beside", b.what, "-", b.metric.unit(), lab::chart::num(b.simulated));
         }
         all.push(c);
     }
     if let Some(path) = &a.json {
         std::fs::write(path, serde_json::to_string_pretty(&all)? + "\n").with_context(|| format!("cannot write --json {}", path.display()))?;
     }
-    let outside: Vec<String> = all.iter().flat_map(|c| c.figures.iter().filter(|f| !f.within()).map(move |f| format!("{} {}", c.device, f.metric))).collect();
+    let outside: Vec<String> = all.iter().flat_map(|c| c.failures().map(move |f| format!("{} {} ({})", c.device, f.what, f.metric.unit()))).collect();
     if !outside.is_empty() {
         anyhow::bail!("{} figure(s) outside their tolerance: {}", outside.len(), outside.join("; "));
     }
@@ -231,6 +225,15 @@ fn run(a: RunArgs) -> Result<()> {
     spec.threads = a.threads;
     spec.queue_depth = a.qd;
     spec.precondition = a.precondition;
+    spec.precondition_hours = match a.precondition_hours.as_deref() {
+        None => None,
+        Some("reviewers") => Some(
+            profile
+                .precondition_hours
+                .with_context(|| format!("--precondition-hours reviewers: the {} profile states no reviewers' hours; give a number", profile.id))?,
+        ),
+        Some(h) => Some(h.parse::<f64>().ok().with_context(|| format!("--precondition-hours '{h}': must be a number of hours or 'reviewers'"))?),
+    };
     spec.duration_s = a.duration;
     spec.ios = a.ios;
     if let Some(i) = a.interval {
@@ -313,15 +316,23 @@ fn print_result(r: &RunResult, wall_s: f64) {
             p.die_utilisation * 100.0
         );
         if let Some(s) = &p.steady_state {
+            println!("  preconditioning rule: {}", s.rule);
             match (&s.window, s.reached) {
                 (Some(w), true) => println!(
-                    "  steady state reached after {} rounds: mean {:.0} IOPS, range {:.1}% (<= 20%), slope excursion {:.1}% (<= 10%)",
+                    "  steady state reached after {} rounds ({:.2} drive writes): mean {:.0} IOPS, range {:.1}% (<= 20%), slope excursion {:.1}% (<= 10%)",
                     s.rounds,
+                    s.drive_writes,
                     w.mean,
                     w.range / w.mean * 100.0,
                     w.slope_excursion / w.mean * 100.0
                 ),
-                _ => println!("  STEADY STATE NOT REACHED after {} rounds ({:.2} drive writes): the cap was hit", s.rounds, s.drive_writes),
+                _ => println!(
+                    "  STEADY STATE NOT REACHED after {} rounds ({:.2} drive writes): the last 5 rounds fail the SNIA criteria",
+                    s.rounds, s.drive_writes
+                ),
+            }
+            if let Some(d) = s.drift_percent_per_drive_write {
+                println!("  drift: IOPS still moved {d:+.1}% per drive write over the last drive write");
             }
         }
         println!(
@@ -358,10 +369,12 @@ fn print_result(r: &RunResult, wall_s: f64) {
         );
     }
     if !r.comparison.is_empty() {
-        println!("\npublished vs simulated ({}):", r.published.as_ref().map(|p| p.source.as_str()).unwrap_or(""));
+        println!("\npublished vs simulated, where this run met the figure's conditions:");
         for c in &r.comparison {
-            println!("  {:<40} published {:>10.3}  simulated {:>10.3}  error {:+.1}%", c.metric, c.published, c.simulated, c.error_percent);
+            println!("  {}", c.line());
         }
+        let sources: std::collections::BTreeSet<&str> = r.comparison.iter().map(|c| c.source.as_str()).collect();
+        println!("  sources: {}", sources.into_iter().collect::<Vec<_>>().join("; "));
     }
     println!("\nwall time {wall_s:.1} s");
 }

@@ -92,6 +92,10 @@ fn review_of_both_formats_writes_results_and_a_report_chromium_renders() {
     assert!(dom.matches("<polyline").count() >= 4 * 4 * 2 + 3 * 4 * 2, "line series drawn");
     assert!(dom.matches("class=\"bar\"").count() >= 4 * 2 * 2, "4K bars drawn");
     assert!(dom.contains("steady-state window") && dom.contains("Published and simulated"));
+    // Every job says why: a utilisation table naming the bottleneck.
+    assert!(dom.contains("Why: resource utilisation") && dom.contains("GC threads") && dom.contains("bottleneck"));
+    // The preconditioning followed the reviewers' 12 hours and says so.
+    assert!(dom.contains("12 hours"), "the preconditioning rule is shown");
     for bad in ["Uncaught", "CONSOLE", "Failed to load resource", "parsererror"] {
         assert!(!log.contains(bad) && !dom.contains(bad), "'{bad}' rendering the report: {log}");
     }
@@ -155,6 +159,7 @@ fn a_seed_gives_the_same_results_file_on_one_thread_or_two() {
             "4k,8k7030",
             "--scale",
             "128",
+            "--snia-precondition",
             "--precondition-min",
             "1",
             "--jobs",

@@ -1,6 +1,6 @@
-//! Must-show 1 of issue 2: write amplification of uniform random 4 KiB
-//! writes under greedy GC without parity matches the reference table
-//! (shared/reference/models-and-peers.md) within 3%.
+//! Write amplification of uniform random 4 KiB writes under greedy GC
+//! without parity matches a Monte Carlo reference table (greedy GC over
+//! uniform random writes, as in Xiang & Kurkoski 2011) within 3%.
 //!
 //! The device: 8 dies x 2 planes x 8 KiB pages x 64 pages a block, 512
 //! superblocks of 2,048 slots: 1,048,576 physical slots (4 GiB), the size

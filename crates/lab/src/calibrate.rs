@@ -1,29 +1,44 @@
-//! Calibration: a device's simulated steady-state 4K figures beside the
-//! figures reviewers measured (the profile's `published` table).
+//! Calibration: every figure a profile publishes (the reviewers'
+//! measurements and the vendor's ratings), each reproduced under its own
+//! conditions and judged (see `published`).
 //!
-//! The procedure is the reviewers': secure erase, precondition with 4K random
-//! write at 16T/16Q to steady state, then 4K random write and 4K random read
-//! at 16T/16Q.
+//! The card states are built as their publishers built them:
+//! - fresh: a secure-erased card, the workload's first round;
+//! - filled: a secure-erased card filled once with 128 KiB sequential
+//!   writes at 16T/16Q, then idle; reads first, writes last, the card left
+//!   idle between workloads;
+//! - steady: the reviewers' procedure: secure erase, precondition with the
+//!   workload's preconditioner at 16T/16Q (for the reviewers' hours where
+//!   the profile gives them, else to SNIA steady state), then the
+//!   workloads, writes first, each for `rounds` rounds.
 
-use crate::run::{Length, Phase, RunError, Session};
+use crate::published::{for_format, mix_of, of_phase, same_load, Check};
+use crate::run::{Length, Phase, Rule, RunError, Session};
 use crate::workload::Mix;
-use accel::Profile;
+use accel::{Metric, Profile, Published, State};
 use serde::Serialize;
 
-#[derive(Debug, Clone, Serialize, PartialEq)]
-pub struct Figure {
-    pub metric: String,
-    pub published: Option<f64>,
-    pub simulated: f64,
-    pub error_percent: Option<f64>,
-    /// The tolerance the figure is held to: 10% for IOPS, 15% for latency.
-    pub tolerance_percent: f64,
+/// Precondition lengths in drive writes under the SNIA rule: at least
+/// `MIN`, at most `CAP`.
+pub const PRECONDITION_MIN_DRIVE_WRITES: f64 = 5.0;
+pub const PRECONDITION_CAP_DRIVE_WRITES: f64 = 10.0;
+
+/// The rule a profile's published steady-state figures came from: the
+/// reviewers' hours where the profile states them, else SNIA steady state.
+pub fn rule_for(profile: &Profile) -> Rule {
+    match profile.precondition_hours {
+        Some(h) => Rule::Hours(h),
+        None => Rule::Snia { min_drive_writes: PRECONDITION_MIN_DRIVE_WRITES, cap_drive_writes: PRECONDITION_CAP_DRIVE_WRITES },
+    }
 }
 
-impl Figure {
-    pub fn within(&self) -> bool {
-        self.error_percent.is_none_or(|e| e.abs() <= self.tolerance_percent)
-    }
+/// A simulated figure with no published one to judge it by, shown beside
+/// those that have (the 4 KiB latency beside a vendor's 512 B one).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Beside {
+    pub what: String,
+    pub metric: Metric,
+    pub simulated: f64,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -32,15 +47,58 @@ pub struct Calibration {
     pub format: String,
     pub scale: u32,
     pub seed: u64,
-    pub precondition: Phase,
-    pub write: Phase,
-    pub read: Phase,
-    pub figures: Vec<Figure>,
+    /// The preconditioning phases of the steady-state figures.
+    pub preconditions: Vec<Phase>,
+    /// Every measured phase and the state of the card it ran on.
+    pub phases: Vec<(State, Phase)>,
+    pub checks: Vec<Check>,
+    pub beside: Vec<Beside>,
 }
 
-/// Precondition lengths in drive writes: at least `MIN`, at most `CAP`.
-pub const PRECONDITION_MIN_DRIVE_WRITES: f64 = 5.0;
-pub const PRECONDITION_CAP_DRIVE_WRITES: f64 = 10.0;
+impl Calibration {
+    /// Checks outside tolerance with no stated reason.
+    pub fn failures(&self) -> impl Iterator<Item = &Check> {
+        self.checks.iter().filter(|c| c.failed())
+    }
+}
+
+/// One load to measure: a workload at threads x queue depth.
+#[derive(Clone)]
+struct Load {
+    mix: Mix,
+    threads: u32,
+    qd: u32,
+}
+
+impl Load {
+    fn of(p: &Published) -> Result<Load, RunError> {
+        Ok(Load { mix: mix_of(p).map_err(RunError::Input)?, threads: p.threads, qd: p.qd })
+    }
+    fn same(&self, o: &Load) -> bool {
+        self.threads == o.threads && self.qd == o.qd && same_load(&self.mix, &o.mix)
+    }
+    fn name(&self) -> String {
+        format!("{} {}T/{}Q", self.mix.name, self.threads, self.qd)
+    }
+}
+
+/// The distinct loads of the figures in `state`, in the order `key` sorts.
+fn loads(figures: &[&Published], state: State, key: impl Fn(&Load) -> u32) -> Result<Vec<Load>, RunError> {
+    let mut out: Vec<Load> = Vec::new();
+    for p in figures.iter().filter(|p| p.state == state) {
+        let l = Load::of(p)?;
+        if !out.iter().any(|o| o.same(&l)) {
+            out.push(l);
+        }
+    }
+    out.sort_by_key(|l| key(l));
+    Ok(out)
+}
+
+/// The 128 KiB sequential fill of the filled state.
+pub fn fill_mix() -> Mix {
+    Mix::parse("read=0;bs=128k/100;pattern=seq").expect("built in")
+}
 
 pub fn calibrate(
     profile: &Profile,
@@ -50,28 +108,68 @@ pub fn calibrate(
     rounds: u32,
     progress: &mut dyn FnMut(&crate::Progress),
 ) -> Result<Calibration, RunError> {
-    let mut s = Session::new(profile, format, scale, seed, None)?;
-    let write = Mix::parse("4k-write").expect("built in");
-    let read = Mix::parse("4k-read").expect("built in");
-    let pre = s.precondition(&write, PRECONDITION_MIN_DRIVE_WRITES, PRECONDITION_CAP_DRIVE_WRITES, progress)?;
-    let length = Length::Duration(rounds as u64 * s.interval_ns);
-    let w = s.measure("4k-write", &write, 16, 16, length, progress)?;
-    let r = s.measure("4k-read", &read, 16, 16, length, progress)?;
-    let p = profile.published.get(format);
-    let fig = |metric: &str, published: Option<f64>, simulated: f64, tol: f64| Figure {
-        metric: metric.to_string(),
-        published,
-        simulated,
-        error_percent: published.map(|p| (simulated - p) / p * 100.0),
-        tolerance_percent: tol,
-    };
-    let burst = pre.intervals.first().map(|i| i.iops).unwrap_or(0.0);
-    let figures = vec![
-        fig("4K random write IOPS", p.and_then(|p| p.write_iops_4k), w.summary.write.iops, 10.0),
-        fig("4K random write latency avg (ms)", p.and_then(|p| p.write_latency_avg_ms), w.summary.write.latency_avg_ms, 15.0),
-        fig("4K random read IOPS", p.and_then(|p| p.read_iops_4k), r.summary.read.iops, 10.0),
-        fig("4K random read latency avg (ms)", p.and_then(|p| p.read_latency_avg_ms), r.summary.read.latency_avg_ms, 15.0),
-        fig("4K random write burst IOPS (first round)", p.and_then(|p| p.write_burst_iops_4k), burst, 15.0),
-    ];
-    Ok(Calibration { device: profile.id.clone(), format: format.to_string(), scale, seed, precondition: pre, write: w, read: r, figures })
+    let figures: Vec<&Published> = for_format(profile, format).collect();
+    let session = || Session::new(profile, format, scale, seed, None);
+    let mut phases: Vec<(State, Phase)> = Vec::new();
+    let mut preconditions = Vec::new();
+    let mut beside = Vec::new();
+
+    for l in loads(&figures, State::Fresh, |_| 0)? {
+        let mut s = session()?;
+        let round = Length::Duration(s.interval_ns);
+        phases.push((State::Fresh, s.measure(&format!("fresh {}", l.name()), &l.mix, l.threads, l.qd, round, progress)?));
+    }
+
+    let filled = loads(&figures, State::Filled, |l| 1_000_000 - l.mix.read_ppm)?;
+    if !filled.is_empty() {
+        let mut s = session()?;
+        let fill = fill_mix();
+        let ios = s.device.capacity_bytes() / fill.max_bytes() as u64;
+        s.measure("fill", &fill, 16, 16, Length::Ios(ios), progress)?;
+        s.idle();
+        let mut twins = Vec::new();
+        for l in &filled {
+            let round = Length::Duration(s.interval_ns);
+            phases.push((State::Filled, s.measure(&format!("filled {}", l.name()), &l.mix, l.threads, l.qd, round, progress)?));
+            s.idle();
+            // At queue depth 1 the 4 KiB latency beside a smaller size.
+            if l.threads == 1 && l.qd == 1 && l.mix.sizes != [(4096, 1_000_000)] {
+                let mut m = l.mix.clone();
+                m.sizes = vec![(4096, 1_000_000)];
+                m.name = format!("{}% read, 4 KiB", m.read_ppm / 10_000);
+                twins.push(Load { mix: m, threads: 1, qd: 1 });
+            }
+        }
+        for t in twins.iter().filter(|t| !filled.iter().any(|l| l.same(t))) {
+            let ph = s.measure(&format!("filled {}", t.name()), &t.mix, 1, 1, Length::Duration(s.interval_ns), progress)?;
+            s.idle();
+            beside.push(Beside {
+                what: format!("4 KiB random {} at 1T/1Q, filled, idle", if t.mix.read_ppm == 1_000_000 { "read" } else { "write" }),
+                metric: Metric::LatencyAvgUs,
+                simulated: of_phase(Metric::LatencyAvgUs, &ph.summary.all),
+            });
+        }
+    }
+
+    let steady = loads(&figures, State::Steady, |l| l.mix.read_ppm)?;
+    let mut pre_mixes: Vec<Mix> = Vec::new();
+    for l in &steady {
+        let pm = l.mix.preconditioner();
+        if !pre_mixes.iter().any(|m| same_load(m, &pm)) {
+            pre_mixes.push(pm);
+        }
+    }
+    for pm in &pre_mixes {
+        let mut s = session()?;
+        preconditions.push(s.precondition(pm, rule_for(profile), progress)?);
+        let length = Length::Duration(rounds.max(1) as u64 * s.interval_ns);
+        for l in steady.iter().filter(|l| same_load(&l.mix.preconditioner(), pm)) {
+            phases.push((State::Steady, s.measure(&l.name(), &l.mix, l.threads, l.qd, length, progress)?));
+        }
+    }
+
+    let judged: Vec<(State, &Phase)> = phases.iter().map(|(s, p)| (*s, p)).collect();
+    let checks = crate::published::compare(profile, format, &judged);
+    debug_assert_eq!(checks.len(), figures.len(), "every figure found its phase");
+    Ok(Calibration { device: profile.id.clone(), format: format.to_string(), scale, seed, preconditions, phases, checks, beside })
 }

@@ -1,5 +1,5 @@
 //! fio job files equivalent to each step of a review, so that the same
-//! procedure runs on real hardware (methodology.md gives the reviewers'
+//! procedure runs on real hardware (StorageReview.com's procedure gives the reviewers'
 //! own fio lines: libaio, direct, random over the whole device, no random
 //! map, fresh buffers, group reporting).
 //!

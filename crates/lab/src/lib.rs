@@ -6,6 +6,7 @@ pub mod chart;
 pub mod fio;
 pub mod metrics;
 pub mod pts;
+pub mod published;
 pub mod report;
 pub mod review;
 pub mod run;

@@ -1,5 +1,5 @@
 //! The SNIA Solid State Storage Performance Test Specification's sequence
-//! (methodology.md), on a simulated device:
+//! (StorageReview.com's enterprise test procedure), on a simulated device:
 //!
 //! 1. purge (secure erase);
 //! 2. workload-independent preconditioning: twice the user capacity in
@@ -156,7 +156,15 @@ pub fn pts_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&Rev
         })
         .collect();
     let written = s.device.counters().host_slots_written as f64 / (s.device.capacity_bytes() / SLOT_BYTES) as f64;
-    let steady_state = SteadyReport { reached, rounds: rounds.len(), drive_writes: written, window, tracked: "4KiB 100% write IOPS".into() };
+    let steady_state = SteadyReport {
+        reached,
+        rounds: rounds.len(),
+        drive_writes: written,
+        window,
+        tracked: "4KiB 100% write IOPS".into(),
+        rule: "SNIA PTS IOPS rounds (25 at most)".into(),
+        drift_percent_per_drive_write: None,
+    };
     let summary = format!("{} after {} rounds", if reached { "steady state reached" } else { "STEADY STATE NOT REACHED (25 rounds)" }, rounds.len());
     events(&ReviewEvent::StepDone { job: index, label: &label, step: "IOPS rounds", summary: &summary });
 

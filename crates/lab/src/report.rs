@@ -95,9 +95,11 @@ struct SteadyRow<'a> {
     scale: u32,
     profile: &'a str,
     tracked: &'a str,
+    rule: &'a str,
     reached: bool,
     rounds: usize,
     drive_writes: f64,
+    drift_percent_per_drive_write: Option<f64>,
     window_first_round: Option<usize>,
     window_last_round: Option<usize>,
     mean: Option<f64>,
@@ -113,10 +115,17 @@ struct PublishedRow<'a> {
     device: &'a str,
     format: &'a str,
     scale: u32,
-    metric: &'a str,
-    published: f64,
+    by: accel::By,
+    source: &'a str,
+    figure: &'a str,
+    conditions: String,
+    unit: &'static str,
+    published: String,
     simulated: f64,
     error_percent: f64,
+    tolerance_percent: f64,
+    verdict: &'static str,
+    conflict: &'a str,
 }
 
 fn csv_write<T: Serialize>(path: &Path, rows: impl IntoIterator<Item = T>) -> Result<(), ReportError> {
@@ -195,9 +204,11 @@ pub fn csv_tables(r: &ReviewResults, dir: &Path) -> Result<Vec<PathBuf>, ReportE
                 scale: j.device.scale,
                 profile: &j.profile,
                 tracked: s.map_or("IOPS", |s| s.tracked.as_str()),
+                rule: s.map_or("", |s| s.rule.as_str()),
                 reached: s.is_some_and(|s| s.reached),
                 rounds: s.map_or(j.precondition.intervals.len(), |s| s.rounds),
                 drive_writes: j.precondition.drive_writes,
+                drift_percent_per_drive_write: s.and_then(|s| s.drift_percent_per_drive_write),
                 window_first_round: w.map(|w| w.first_round + 1),
                 window_last_round: w.map(|w| w.first_round + steady::WINDOW),
                 mean: w.map(|w| w.mean),
@@ -217,10 +228,17 @@ pub fn csv_tables(r: &ReviewResults, dir: &Path) -> Result<Vec<PathBuf>, ReportE
                 device: &j.device.id,
                 format: &j.device.format,
                 scale: j.device.scale,
-                metric: &c.metric,
-                published: c.published,
+                by: c.by,
+                source: &c.source,
+                figure: &c.what,
+                conditions: c.conditions(),
+                unit: c.metric.unit(),
+                published: c.published_text(),
                 simulated: c.simulated,
                 error_percent: c.error_percent,
+                tolerance_percent: c.tolerance_percent,
+                verdict: c.verdict(),
+                conflict: c.conflict.as_deref().unwrap_or(""),
             })
         }),
     )?;
@@ -369,12 +387,20 @@ fn four_k_charts(jobs: &[&JobResult]) -> Vec<Chart> {
                 let v = |name: &str| j.test(name).map(|t| phase_value(t, key));
                 series.push((format!("{} (simulated)", j.label()), vec![v("4K read"), v("4K write")]));
                 // The reviewers' figure beside it, where the profile has one.
-                let published = j.published.as_ref().map(|p| match key {
-                    "iops" => vec![p.read_iops_4k, p.write_iops_4k],
-                    "latency-avg" => vec![p.read_latency_avg_ms, p.write_latency_avg_ms],
-                    _ => vec![None, None],
-                });
-                if let Some(p) = published.filter(|p| p.iter().any(|v| v.is_some())) {
+                let metric = match key {
+                    "iops" => Some(accel::Metric::Iops),
+                    "latency-avg" => Some(accel::Metric::LatencyAvgMs),
+                    "latency-max" => Some(accel::Metric::LatencyMaxMs),
+                    _ => None,
+                };
+                let published = |w: &str| {
+                    j.comparison
+                        .iter()
+                        .find(|c| c.by == accel::By::Reviewer && c.state == accel::State::Steady && Some(c.metric) == metric && c.workload == w)
+                        .map(|c| c.published)
+                };
+                let p = vec![published("4k-read"), published("4k-write")];
+                if p.iter().any(|v| v.is_some()) {
                     series.push((format!("{} (published)", j.label()), p));
                 }
             }
@@ -718,9 +744,11 @@ pub fn html_report(r: &ReviewResults, dir: &Path) -> Result<PathBuf, ReportError
                 let reached = s.is_some_and(|s| s.reached);
                 vec![
                     esc(&j.label()),
-                    if reached { "<span class=\"ok\">reached</span>".into() } else { "<span class=\"bad\">NOT REACHED (cap hit)</span>".into() },
+                    esc(s.map_or("-", |s| s.rule.as_str())),
+                    if reached { "<span class=\"ok\">reached</span>".into() } else { "<span class=\"bad\">NOT REACHED</span>".into() },
                     s.map_or(0, |s| s.rounds).to_string(),
                     format!("{:.2}", j.precondition.drive_writes),
+                    s.and_then(|s| s.drift_percent_per_drive_write).map_or("-".into(), |d| format!("{d:+.1}%")),
                     w.map_or("-".into(), |w| format!("{}-{}", w.first_round + 1, w.first_round + steady::WINDOW)),
                     w.map_or("-".into(), |w| num(w.mean)),
                     w.map_or("-".into(), |w| format!("{} (max {})", num(w.range), num(w.range_allowed))),
@@ -728,7 +756,22 @@ pub fn html_report(r: &ReviewResults, dir: &Path) -> Result<PathBuf, ReportError
                 ]
             })
             .collect();
-        table(&mut out, &["device", "steady state", "rounds", "drive writes", "window (rounds)", "mean IOPS", "range", "slope excursion"], &rows);
+        table(
+            &mut out,
+            &[
+                "device",
+                "preconditioning",
+                "steady state (SNIA, last 5 rounds)",
+                "rounds",
+                "drive writes",
+                "drift per drive write",
+                "window (rounds)",
+                "mean IOPS",
+                "range",
+                "slope excursion",
+            ],
+            &rows,
+        );
         let charts: Vec<Chart> = jobs.iter().map(|j| steady_chart(j)).collect();
         figures(&mut out, &charts);
         files.extend(charts);
@@ -758,20 +801,6 @@ pub fn html_report(r: &ReviewResults, dir: &Path) -> Result<PathBuf, ReportError
                     }
                 }
                 table(&mut out, &["device", "test", "IOPS", "MB/s", "avg ms", "max ms", "std dev ms", "p99 ms", "p99.99 ms"], &rows);
-                let cmp: Vec<Vec<String>> = jobs
-                    .iter()
-                    .flat_map(|j| {
-                        j.comparison
-                            .iter()
-                            .map(move |c| vec![esc(&j.label()), esc(&c.metric), num(c.published), num(c.simulated), format!("{:+.1}%", c.error_percent)])
-                    })
-                    .collect();
-                if !cmp.is_empty() {
-                    out.push_str("<h3>Published and simulated</h3>");
-                    let sources: Vec<String> = jobs.iter().filter_map(|j| j.published.as_ref().map(|p| format!("{}: {}", j.label(), p.source))).collect();
-                    table(&mut out, &["device", "figure", "published", "simulated", "error"], &cmp);
-                    let _ = write!(out, "<p>Sources: {}</p>", esc(&sources.join("; ")));
-                }
             }
             Tests::Matrix => {
                 let charts = matrix_charts(p.name, p.title, &jobs);
@@ -798,6 +827,8 @@ pub fn html_report(r: &ReviewResults, dir: &Path) -> Result<PathBuf, ReportError
                 table(&mut out, &["device", "T/Q", "IOPS", "MB/s", "avg ms", "max ms", "std dev ms"], &rows);
             }
         }
+        utilisation_section(&mut out, &jobs);
+        published_section(&mut out, &jobs);
     }
     for p in &r.pts {
         pts_section(&mut out, &mut files, p);
@@ -810,6 +841,64 @@ pub fn html_report(r: &ReviewResults, dir: &Path) -> Result<PathBuf, ReportError
     let path = dir.join("report.html");
     std::fs::write(&path, out).map_err(io_err(&path))?;
     Ok(path)
+}
+
+/// The published figures each job's phases were comparable to, judged.
+fn published_section(out: &mut String, jobs: &[&JobResult]) {
+    let cmp: Vec<Vec<String>> = jobs
+        .iter()
+        .flat_map(|j| {
+            j.comparison.iter().map(move |c| {
+                vec![
+                    esc(&j.label()),
+                    esc(&format!("{} ({})", c.what, c.metric.unit())),
+                    esc(&c.conditions()),
+                    esc(&c.published_text()),
+                    num(c.simulated),
+                    format!("{:+.1}%", c.error_percent),
+                    format!("{:.0}%", c.tolerance_percent),
+                    esc(&match &c.conflict {
+                        Some(why) if !c.within => format!("conflict: {why}"),
+                        _ => c.verdict().to_string(),
+                    }),
+                ]
+            })
+        })
+        .collect();
+    if !cmp.is_empty() {
+        out.push_str("<h3>Published and simulated</h3>");
+        let mut sources: Vec<String> = jobs.iter().flat_map(|j| j.comparison.iter().map(|c| c.source.clone())).collect();
+        sources.sort();
+        sources.dedup();
+        table(out, &["device", "figure", "conditions", "published", "simulated", "error", "tolerance", "verdict"], &cmp);
+        let _ = write!(out, "<p>Sources: {}</p>", esc(&sources.join("; ")));
+    }
+}
+
+/// Why each test ran at its rate: every resource's busy share and the
+/// bottleneck named where one is at least `BOTTLENECK_PERCENT_MIN` busy.
+fn utilisation_section(out: &mut String, jobs: &[&JobResult]) {
+    let Some(first) = jobs.iter().flat_map(|j| j.tests.iter()).find(|t| !t.utilisation.is_empty()) else { return };
+    let names: Vec<&str> = first.utilisation.iter().map(|u| u.resource.as_str()).collect();
+    let mut rows = Vec::new();
+    for j in jobs {
+        for t in j.tests.iter() {
+            let mut row = vec![esc(&j.label()), esc(&t.name)];
+            row.extend(names.iter().map(|n| t.utilisation.iter().find(|u| u.resource == *n).map_or("-".into(), |u| format!("{:.0}%", u.percent))));
+            row.push(esc(if t.bottleneck.is_empty() { "none (the load sets the rate)" } else { &t.bottleneck }));
+            rows.push(row);
+        }
+    }
+    let mut head = vec!["device", "test"];
+    head.extend(names.iter().copied());
+    head.push("bottleneck");
+    out.push_str("<h3>Why: resource utilisation</h3>");
+    let _ = write!(
+        out,
+        "<p>Each resource's busy share over the test, in percent of its servers' time (never above 100%). The bottleneck is the busiest resource when it is at least {:.0}% busy.</p>",
+        crate::run::BOTTLENECK_PERCENT_MIN
+    );
+    table(out, &head, &rows);
 }
 
 /// Everything a review leaves: results file, CSV tables, charts, report.

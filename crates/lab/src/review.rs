@@ -1,4 +1,4 @@
-//! The reviewers' whole procedure (methodology.md) on simulated devices:
+//! The reviewers' whole procedure (StorageReview.com's enterprise test procedure) on simulated devices:
 //! for each device, format and profile, secure erase, precondition at
 //! 16T/16Q to steady state with the profile's preconditioning workload,
 //! then the main tests (4K: 100% write and 100% read at 16T/16Q; mixed
@@ -8,9 +8,10 @@
 //! threads as asked; results come back in job order whatever the threads
 //! did, so a seed gives the same results file on any machine.
 
-use crate::run::{comparisons, device_info, Comparison, DeviceInfo, Length, Phase, Progress, RunError, Session};
+use crate::published::Check;
+use crate::run::{device_info, DeviceInfo, Length, Phase, Progress, Rule, RunError, Session};
 use crate::workload::Mix;
-use accel::{Profile, Published};
+use accel::Profile;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -76,12 +77,30 @@ pub struct ReviewSpec {
     pub rounds_matrix: u32,
     pub precondition_min_drive_writes: f64,
     pub precondition_cap_drive_writes: f64,
+    /// Precondition every job by the SNIA rule (the two fields above) even
+    /// where the profile gives the reviewers' hours.
+    #[serde(default)]
+    pub snia_precondition: bool,
     /// The SNIA PTS sequence instead of the reviewers' (`crate::pts`).
     #[serde(default)]
     pub pts: bool,
 }
 
 impl ReviewSpec {
+    fn snia_rule(&self) -> Rule {
+        Rule::Snia { min_drive_writes: self.precondition_min_drive_writes, cap_drive_writes: self.precondition_cap_drive_writes }
+    }
+
+    /// How a device is preconditioned: for the reviewers' hours where its
+    /// profile gives them (their published figures came after those), else
+    /// by the SNIA rule.
+    pub fn rule_for(&self, profile: &Profile) -> Rule {
+        match profile.precondition_hours {
+            Some(h) if !self.snia_precondition => Rule::Hours(h),
+            _ => self.snia_rule(),
+        }
+    }
+
     /// The procedure's defaults: every profile, rounds of 60 s of the
     /// full-size device (shorter in proportion on a scaled one), 5 rounds
     /// of each 4K test and 1 of each matrix point (the reviewers' fio runs
@@ -98,6 +117,7 @@ impl ReviewSpec {
             rounds_matrix: 1,
             precondition_min_drive_writes: crate::calibrate::PRECONDITION_MIN_DRIVE_WRITES,
             precondition_cap_drive_writes: crate::calibrate::PRECONDITION_CAP_DRIVE_WRITES,
+            snia_precondition: false,
             pts: false,
         }
     }
@@ -116,8 +136,8 @@ pub struct JobResult {
     /// The main tests in the order run: "4K write", "4K read", or the matrix
     /// points "2T/2Q" ... "16T/16Q".
     pub tests: Vec<Phase>,
-    pub published: Option<Published>,
-    pub comparison: Vec<Comparison>,
+    /// Published figures whose conditions a phase of the job met, judged.
+    pub comparison: Vec<Check>,
 }
 
 impl JobResult {
@@ -190,10 +210,7 @@ pub fn jobs_of(spec: &ReviewSpec, profiles: &[Profile]) -> Result<(Vec<Job>, Vec
     if !(1..=1000).contains(&spec.rounds_4k) || !(1..=1000).contains(&spec.rounds_matrix) {
         return Err(RunError::Input(format!("rounds {} / {}: must be in 1..=1000", spec.rounds_4k, spec.rounds_matrix)));
     }
-    let (lo, hi) = (spec.precondition_min_drive_writes, spec.precondition_cap_drive_writes);
-    if !(lo.is_finite() && hi.is_finite() && lo >= 0.0 && hi > 0.0 && lo <= hi && hi <= 1000.0) {
-        return Err(RunError::Input(format!("preconditioning {lo}..{hi} drive writes: the minimum must be in 0..=cap and the cap in (0, 1000]")));
-    }
+    spec.snia_rule().check()?;
     let mut jobs = Vec::new();
     let mut skipped = Vec::new();
     for p in profiles {
@@ -236,17 +253,22 @@ pub fn job_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&Rev
     let workload = Mix::parse(review.workload).expect("built-in workload");
     let pre_mix = workload.preconditioner();
     events(&ReviewEvent::Step { job: index, label: &label, step: "precondition" });
+    let rule = spec.rule_for(&job.profile);
     let min = spec.precondition_min_drive_writes.max(1e-9);
-    let pre = s.precondition(&pre_mix, spec.precondition_min_drive_writes, spec.precondition_cap_drive_writes, &mut |p: &Progress| {
+    let pre = s.precondition(&pre_mix, rule, &mut |p: &Progress| {
         let detail = format!("{:.2} drive writes, {:.0} IOPS", p.drive_writes, p.last.iops);
-        events(&ReviewEvent::Round { job: index, progress: p, fraction: (p.drive_writes / min).min(0.99), detail: &detail });
+        let fraction = p.fraction.unwrap_or(p.drive_writes / min).min(0.99);
+        events(&ReviewEvent::Round { job: index, progress: p, fraction, detail: &detail });
     })?;
-    let steady = pre.steady_state.as_ref().map(|r| r.reached).unwrap_or(false);
+    let ss = pre.steady_state.as_ref();
+    let steady = ss.map(|r| r.reached).unwrap_or(false);
+    let drift = ss.and_then(|r| r.drift_percent_per_drive_write).map(|d| format!(", drift {d:+.1}% per drive write")).unwrap_or_default();
     let summary = format!(
-        "{} after {:.2} drive writes, {:.0} virtual s",
-        if steady { "steady state reached" } else { "STEADY STATE NOT REACHED (cap hit)" },
+        "{} after {:.2} drive writes, {:.0} virtual s ({}){drift}",
+        if steady { "steady state reached" } else { "STEADY STATE NOT REACHED" },
         pre.drive_writes,
-        pre.virtual_seconds
+        pre.virtual_seconds,
+        rule.describe()
     );
     events(&ReviewEvent::StepDone { job: index, label: &label, step: "precondition", summary: &summary });
     let mut tests = Vec::new();
@@ -284,11 +306,9 @@ pub fn job_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&Rev
             events(&ReviewEvent::StepDone { job: index, label: &label, step: "matrix", summary: &summary });
         }
     }
-    let published = job.profile.published.get(&job.format).cloned();
-    let comparison = match review.tests {
-        Tests::FourK => comparisons(published.as_ref(), Some(&pre), tests.first(), tests.get(1)),
-        Tests::Matrix => Vec::new(),
-    };
+    let mut judged = vec![(accel::State::Fresh, &pre)];
+    judged.extend(tests.iter().map(|t| (accel::State::Steady, t)));
+    let comparison = crate::published::compare(&job.profile, &job.format, &judged);
     Ok(JobResult {
         device: device_info(&job.profile, &job.format, spec.scale, &s.device),
         profile: review.name.to_string(),
@@ -298,7 +318,6 @@ pub fn job_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&Rev
         preconditioner: pre_mix,
         precondition: pre,
         tests,
-        published,
         comparison,
     })
 }

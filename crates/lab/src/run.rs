@@ -4,7 +4,7 @@
 use crate::metrics::{interval_of, Closed, Interval, Meter, Summary};
 use crate::steady::{self, SteadyWindow};
 use crate::workload::{Mix, MixGen};
-use accel::{Device, DeviceCounters, Profile, Published};
+use accel::{Device, DeviceCounters, Profile};
 use serde::{Deserialize, Serialize};
 use sim::{Engine, Io, Observer};
 use units::{Ns, NS_PER_SEC, SLOT_BYTES};
@@ -29,6 +29,10 @@ pub struct RunSpec {
     pub precondition_cap_drive_writes: f64,
     /// Preconditioning never stops before this many drive writes.
     pub precondition_min_drive_writes: f64,
+    /// Precondition for the reviewers' fixed time instead (hours on the
+    /// full-size card, the same drive writes on a scaled one).
+    #[serde(default)]
+    pub precondition_hours: Option<f64>,
 }
 
 impl RunSpec {
@@ -51,6 +55,60 @@ impl RunSpec {
             interval_s: profile.scaling(scale).round_s(),
             precondition_cap_drive_writes: crate::calibrate::PRECONDITION_CAP_DRIVE_WRITES,
             precondition_min_drive_writes: crate::calibrate::PRECONDITION_MIN_DRIVE_WRITES,
+            precondition_hours: None,
+        }
+    }
+
+    /// The preconditioning rule the spec asks for.
+    pub fn rule(&self) -> Rule {
+        match self.precondition_hours {
+            Some(h) => Rule::Hours(h),
+            None => Rule::Snia { min_drive_writes: self.precondition_min_drive_writes, cap_drive_writes: self.precondition_cap_drive_writes },
+        }
+    }
+}
+
+/// How preconditioning ends.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rule {
+    /// The SNIA PTS rule: steady over the last 5 rounds, after at least
+    /// `min_drive_writes`; gives up at `cap_drive_writes`.
+    Snia { min_drive_writes: f64, cap_drive_writes: f64 },
+    /// The reviewers': a fixed time, in hours, on the full-size card. A
+    /// scaled card runs for that time times its capacity's share of the
+    /// full card's, which is the same drive writes when the scaled card
+    /// keeps the full card's steady state.
+    Hours(f64),
+}
+
+impl Rule {
+    /// The rule in a few words.
+    pub fn describe(&self) -> String {
+        match *self {
+            Rule::Snia { min_drive_writes, cap_drive_writes } => {
+                format!("SNIA PTS steady state (5 rounds), {min_drive_writes}..{cap_drive_writes} drive writes")
+            }
+            Rule::Hours(h) => format!("the reviewers' {h} hours (full-size time)"),
+        }
+    }
+
+    pub fn check(&self) -> Result<(), RunError> {
+        let ok = match *self {
+            Rule::Snia { min_drive_writes: lo, cap_drive_writes: hi } => {
+                lo.is_finite() && hi.is_finite() && (0.0..=hi).contains(&lo) && hi > 0.0 && hi <= 1000.0
+            }
+            Rule::Hours(h) => h.is_finite() && h > 0.0 && h <= 1000.0,
+        };
+        if ok {
+            Ok(())
+        } else {
+            Err(RunError::Input(match *self {
+                Rule::Snia { min_drive_writes: lo, cap_drive_writes: hi } => {
+                    format!("preconditioning {lo}..{hi} drive writes: the minimum must be in 0..=cap and the cap in (0, 1000]")
+                }
+                Rule::Hours(h) => format!("preconditioning for {h} hours: must be in (0, 1000]"),
+            }))
         }
     }
 }
@@ -71,6 +129,22 @@ pub struct SteadyReport {
     /// The window that was judged last (the steady one when reached).
     pub window: Option<SteadyWindow>,
     pub tracked: String,
+    /// How preconditioning ended (the rule, in words).
+    #[serde(default)]
+    pub rule: String,
+    /// How much the tracked value still moved, in percent of its mean per
+    /// drive write, over the last drive write (or the whole phase when
+    /// shorter): how far from converged a "steady" figure is.
+    #[serde(default)]
+    pub drift_percent_per_drive_write: Option<f64>,
+}
+
+/// Rounds of the last drive write (at least a SNIA window), for the drift.
+fn drift_of(intervals: &[Interval], round_dw: &[f64]) -> Option<f64> {
+    let end = *round_dw.last()?;
+    let first = round_dw.iter().position(|&d| d >= end - 1.0).unwrap_or(0).min(round_dw.len().saturating_sub(steady::WINDOW));
+    let y: Vec<f64> = intervals[first..].iter().map(|i| i.iops).collect();
+    steady::drift_percent(&round_dw[first..], &y)
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -147,14 +221,6 @@ pub struct DeviceInfo {
 
 /// A published figure beside the simulated one.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Comparison {
-    pub metric: String,
-    pub published: f64,
-    pub simulated: f64,
-    pub error_percent: f64,
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RunResult {
     pub flashlab_version: String,
     pub note: String,
@@ -162,8 +228,9 @@ pub struct RunResult {
     pub settings: serde_json::Value,
     pub device: DeviceInfo,
     pub phases: Vec<Phase>,
-    pub published: Option<Published>,
-    pub comparison: Vec<Comparison>,
+    /// Published figures (reviewers' and vendor's) whose conditions a phase
+    /// of this run met, judged.
+    pub comparison: Vec<crate::published::Check>,
 }
 
 /// Progress of a phase, for a progress display.
@@ -179,8 +246,13 @@ pub struct Progress<'a> {
 
 enum Stop {
     Duration(Ns),
+    /// A fixed duration at whose end the steady state is judged.
+    Judged(Ns),
     Ios(u64),
-    Steady { min_slots: u64, cap_slots: u64 },
+    Steady {
+        min_slots: u64,
+        cap_slots: u64,
+    },
 }
 
 struct PhaseRun<'p> {
@@ -192,6 +264,8 @@ struct PhaseRun<'p> {
     base: DeviceCounters,
     prev: DeviceCounters,
     steady: Option<SteadyReport>,
+    /// Drive writes of the phase at the end of each round.
+    round_dw: Vec<f64>,
     capacity_slots: u64,
     name: String,
     progress: &'p mut dyn FnMut(&Progress),
@@ -211,9 +285,10 @@ impl Observer<Device> for PhaseRun<'_> {
             self.prev = c.clone();
             let written = c.host_slots_written - self.base.host_slots_written;
             let drive_writes = written as f64 / self.capacity_slots as f64;
+            self.round_dw.resize(self.intervals.len(), drive_writes);
             let virtual_s = (completed - self.meter.start) as f64 / NS_PER_SEC as f64;
             let fraction = match self.stop {
-                Stop::Duration(d) => Some(((completed - self.meter.start) as f64 / d as f64).min(1.0)),
+                Stop::Duration(d) | Stop::Judged(d) => Some(((completed - self.meter.start) as f64 / d as f64).min(1.0)),
                 Stop::Ios(n) => Some((self.ios as f64 / n as f64).min(1.0)),
                 Stop::Steady { .. } => None,
             };
@@ -223,13 +298,22 @@ impl Observer<Device> for PhaseRun<'_> {
                 let window = steady::latest(&y);
                 let reached = written >= min_slots && window.as_ref().is_some_and(|w| w.steady);
                 if reached || written >= cap_slots {
-                    self.steady = Some(SteadyReport { reached, rounds: self.intervals.len(), drive_writes, window, tracked: "IOPS".into() });
+                    let drift = drift_of(&self.intervals, &self.round_dw);
+                    self.steady = Some(SteadyReport {
+                        reached,
+                        rounds: self.intervals.len(),
+                        drive_writes,
+                        window,
+                        tracked: "IOPS".into(),
+                        rule: String::new(),
+                        drift_percent_per_drive_write: drift,
+                    });
                     go = false;
                 }
             }
         }
         match self.stop {
-            Stop::Duration(d) => go && completed - self.meter.start < d,
+            Stop::Duration(d) | Stop::Judged(d) => go && completed - self.meter.start < d,
             Stop::Ios(n) => go && self.ios < n,
             Stop::Steady { .. } => go,
         }
@@ -260,6 +344,7 @@ fn phase(
         prev: base.clone(),
         base: base.clone(),
         steady: None,
+        round_dw: Vec::new(),
         capacity_slots: dev.capacity_bytes() / SLOT_BYTES,
         name: name.to_string(),
         progress,
@@ -268,6 +353,19 @@ fn phase(
     let start = engine.now;
     engine.run(dev, &mut gen, threads, qd, &mut run)?;
     let elapsed = engine.now - start;
+    if let (Stop::Judged(_), None) = (&run.stop, &run.steady) {
+        let y: Vec<f64> = run.intervals.iter().map(|i| i.iops).collect();
+        let window = steady::latest(&y);
+        run.steady = Some(SteadyReport {
+            reached: window.as_ref().is_some_and(|w| w.steady),
+            rounds: run.intervals.len(),
+            drive_writes: run.round_dw.last().copied().unwrap_or(0.0),
+            window,
+            tracked: "IOPS".into(),
+            rule: String::new(),
+            drift_percent_per_drive_write: drift_of(&run.intervals, &run.round_dw),
+        });
+    }
     let end = dev.counters();
     let host = end.host_slots_written - base.host_slots_written;
     let (utilisation, bottleneck) = utilisation_of(&used0, &dev.busy(), elapsed);
@@ -307,7 +405,7 @@ pub fn spec_check(spec: &RunSpec) -> Result<(), RunError> {
     if spec.ios == Some(0) {
         return bad("--ios 0: must be at least 1".into());
     }
-    Ok(())
+    spec.rule().check()
 }
 
 /// A device in the lab: its state and clock carry from one step to the
@@ -344,14 +442,32 @@ impl Session {
         Ok(self.device.secure_erase()?)
     }
 
-    /// Preconditions with `mix` at 16T/16Q until the SNIA steady-state
-    /// criteria hold on IOPS over the last 5 rounds, after at least
-    /// `min_drive_writes`; gives up at `cap_drive_writes` (the phase's
-    /// steady-state report then says "not reached").
-    pub fn precondition(&mut self, mix: &Mix, min_drive_writes: f64, cap_drive_writes: f64, progress: &mut dyn FnMut(&Progress)) -> Result<Phase, RunError> {
+    /// Preconditions with `mix` at 16T/16Q by `rule`. The phase's
+    /// steady-state report judges the last 5 rounds by the SNIA criteria
+    /// either way ("not reached" when they fail) and gives the drift.
+    pub fn precondition(&mut self, mix: &Mix, rule: Rule, progress: &mut dyn FnMut(&Progress)) -> Result<Phase, RunError> {
+        rule.check()?;
         let cap = self.device.capacity_bytes() / SLOT_BYTES;
-        let stop = Stop::Steady { min_slots: (cap as f64 * min_drive_writes) as u64, cap_slots: (cap as f64 * cap_drive_writes) as u64 };
-        phase(&mut self.engine, &mut self.device, "precondition", mix, 16, 16, stop, self.interval_ns, progress)
+        let stop = match rule {
+            Rule::Snia { min_drive_writes, cap_drive_writes } => {
+                Stop::Steady { min_slots: (cap as f64 * min_drive_writes) as u64, cap_slots: (cap as f64 * cap_drive_writes) as u64 }
+            }
+            Rule::Hours(h) => {
+                let share = self.device.capacity_bytes() as f64 / self.device.full_capacity_bytes() as f64;
+                Stop::Judged((h * 3600.0 * NS_PER_SEC as f64 * share).round().max(1.0) as Ns)
+            }
+        };
+        let mut ph = phase(&mut self.engine, &mut self.device, "precondition", mix, 16, 16, stop, self.interval_ns, progress)?;
+        if let Some(ss) = ph.steady_state.as_mut() {
+            ss.rule = rule.describe();
+        }
+        Ok(ph)
+    }
+
+    /// Lets the card finish everything queued (buffered programs, garbage
+    /// collection): the clock moves to when it is idle.
+    pub fn idle(&mut self) {
+        self.engine.now = self.engine.now.max(self.device.quiet_at());
     }
 
     /// Measures `mix` at `threads` x `queue_depth` for `length`.
@@ -379,7 +495,7 @@ pub fn run(profile: &Profile, spec: &RunSpec, progress: &mut dyn FnMut(&Progress
     let mut session = Session::new(profile, &spec.format, spec.scale, spec.seed, Some(spec.interval_s))?;
     let mut phases = Vec::new();
     if spec.precondition {
-        phases.push(session.precondition(&mix.preconditioner(), spec.precondition_min_drive_writes, spec.precondition_cap_drive_writes, progress)?);
+        phases.push(session.precondition(&mix.preconditioner(), spec.rule(), progress)?);
     }
     let length = match (spec.ios, spec.duration_s) {
         (Some(n), _) => Length::Ios(n),
@@ -387,22 +503,12 @@ pub fn run(profile: &Profile, spec: &RunSpec, progress: &mut dyn FnMut(&Progress
         (None, None) => Length::Duration(5 * session.interval_ns),
     };
     phases.push(session.measure("main", &mix, spec.threads, spec.queue_depth, length, progress)?);
-    Ok(result_of(profile, spec, &session, phases, &mix))
+    Ok(result_of(profile, spec, &session, phases))
 }
 
 /// The results file's content for phases run on a session.
-pub fn result_of(profile: &Profile, spec: &RunSpec, session: &Session, phases: Vec<Phase>, mix: &Mix) -> RunResult {
-    let published = profile.published.get(&spec.format).cloned();
-    let main = phases.last().expect("a run has a main phase");
-    let comparison = if spec.threads != 16 || spec.queue_depth != 16 {
-        Vec::new()
-    } else {
-        match mix.name.as_str() {
-            "4k-write" => comparisons(published.as_ref(), None, Some(main), None),
-            "4k-read" => comparisons(published.as_ref(), None, None, Some(main)),
-            _ => Vec::new(),
-        }
-    };
+pub fn result_of(profile: &Profile, spec: &RunSpec, session: &Session, phases: Vec<Phase>) -> RunResult {
+    let comparison = crate::published::compare(profile, &spec.format, &phase_states(&phases));
     RunResult {
         flashlab_version: env!("CARGO_PKG_VERSION").to_string(),
         note: "simulated: every figure comes from flashlab's model of the device, in virtual time".into(),
@@ -410,9 +516,22 @@ pub fn result_of(profile: &Profile, spec: &RunSpec, session: &Session, phases: V
         settings: serde_json::to_value(spec).expect("a spec serialises"),
         device: device_info(profile, &spec.format, spec.scale, &session.device),
         phases,
-        published,
         comparison,
     }
+}
+
+/// The card's state in each phase of a run that starts on a secure-erased
+/// card: the first phase is fresh (its first round is the burst); a phase
+/// after preconditioning is steady.
+pub fn phase_states(phases: &[Phase]) -> Vec<(accel::State, &Phase)> {
+    phases
+        .iter()
+        .enumerate()
+        .map(|(k, ph)| {
+            let after_precondition = phases[..k].iter().any(|p| p.steady_state.is_some());
+            (if after_precondition { accel::State::Steady } else { accel::State::Fresh }, ph)
+        })
+        .collect()
 }
 
 /// What the results say of the device under test.
@@ -427,29 +546,4 @@ pub fn device_info(profile: &Profile, format: &str, scale: u32, dev: &Device) ->
         dies: dev.dies(),
         effective_op: dev.effective_op(),
     }
-}
-
-/// Published against simulated, for the figures the published set names:
-/// 4K random write (IOPS, average latency) from a steady-state 16T/16Q
-/// write phase, 4K random read from a read phase, and the fresh-out-of-box
-/// burst from the first round of a 4K write preconditioning.
-pub fn comparisons(p: Option<&Published>, pre: Option<&Phase>, write: Option<&Phase>, read: Option<&Phase>) -> Vec<Comparison> {
-    let Some(p) = p else { return Vec::new() };
-    let row = |metric: &str, published: Option<f64>, simulated: Option<f64>| match (published, simulated) {
-        (Some(published), Some(simulated)) => {
-            Some(Comparison { metric: metric.into(), published, simulated, error_percent: (simulated - published) / published * 100.0 })
-        }
-        _ => None,
-    };
-    let burst = pre.filter(|ph| ph.workload.name == "4k-write").and_then(|ph| ph.intervals.first()).map(|i| i.iops);
-    [
-        row("4K random write IOPS", p.write_iops_4k, write.map(|w| w.summary.write.iops)),
-        row("4K random write average latency (ms)", p.write_latency_avg_ms, write.map(|w| w.summary.write.latency_avg_ms)),
-        row("4K random read IOPS", p.read_iops_4k, read.map(|r| r.summary.read.iops)),
-        row("4K random read average latency (ms)", p.read_latency_avg_ms, read.map(|r| r.summary.read.latency_avg_ms)),
-        row("4K random write burst IOPS (first round)", p.write_burst_iops_4k, burst),
-    ]
-    .into_iter()
-    .flatten()
-    .collect()
 }

@@ -45,6 +45,22 @@ pub fn window_judge(y: &[f64], first: usize) -> Option<SteadyWindow> {
     Some(SteadyWindow { first_round: first, mean, range, range_allowed, slope, intercept, slope_excursion, slope_excursion_allowed, steady })
 }
 
+/// How fast `y` still moves with `x`: the least-squares slope of y on x,
+/// in percent of mean(y) per unit of x (per drive write when x counts
+/// drive writes). `None` with fewer than 3 points or no spread in x.
+pub fn drift_percent(x: &[f64], y: &[f64]) -> Option<f64> {
+    let n = x.len().min(y.len());
+    if n < 3 {
+        return None;
+    }
+    let (x, y) = (&x[..n], &y[..n]);
+    let xm = x.iter().sum::<f64>() / n as f64;
+    let ym = y.iter().sum::<f64>() / n as f64;
+    let sxx: f64 = x.iter().map(|v| (v - xm).powi(2)).sum();
+    let sxy: f64 = x.iter().zip(y).map(|(a, b)| (a - xm) * (b - ym)).sum();
+    (sxx > 0.0 && ym != 0.0).then(|| sxy / sxx / ym * 100.0)
+}
+
 /// The latest window, ending at the last round.
 pub fn latest(y: &[f64]) -> Option<SteadyWindow> {
     y.len().checked_sub(WINDOW).and_then(|first| window_judge(y, first))
@@ -86,6 +102,17 @@ mod tests {
         let y: Vec<f64> = (0..20).map(|i| if i % 2 == 0 { 112.0 } else { 88.0 }).collect();
         let w = latest(&y).unwrap();
         assert!(!w.steady && w.slope_excursion < w.slope_excursion_allowed);
+    }
+
+    #[test]
+    fn drift_is_the_slope_per_unit_in_percent_of_the_mean() {
+        // y = 100 + 10 x over x in 0..=4: mean 120, slope 10: 8.33% per unit.
+        let x = [0.0, 1.0, 2.0, 3.0, 4.0];
+        let y: Vec<f64> = x.iter().map(|v| 100.0 + 10.0 * v).collect();
+        assert!((drift_percent(&x, &y).unwrap() - 10.0 / 120.0 * 100.0).abs() < 1e-9);
+        assert_eq!(drift_percent(&x, &[5.0; 5]), Some(0.0));
+        assert_eq!(drift_percent(&[1.0, 1.0, 1.0], &[1.0, 2.0, 3.0]), None);
+        assert_eq!(drift_percent(&[1.0, 2.0], &[1.0, 2.0]), None);
     }
 
     #[test]

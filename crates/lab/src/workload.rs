@@ -1,5 +1,5 @@
 //! Workload profiles: a read share and a transfer-size mix, random offsets
-//! over the whole device (methodology.md), and user-defined mixes.
+//! over the whole device (StorageReview.com's enterprise test procedure), and user-defined mixes.
 
 use serde::{Deserialize, Serialize};
 use sim::{Io, Rng, Workload};
@@ -18,7 +18,7 @@ pub struct Mix {
     pub sequential: bool,
 }
 
-/// The named profiles of the reviewers' procedure (methodology.md).
+/// The named profiles of the reviewers' procedure (StorageReview.com's enterprise test procedure).
 pub const NAMED: &[(&str, &str, &str)] = &[
     ("4k-read", "read=100;bs=4k/100", "4K random read"),
     ("4k-write", "read=0;bs=4k/100", "4K random write"),

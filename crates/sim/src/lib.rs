@@ -231,6 +231,12 @@ impl Timeline {
         self.reserve_behind(ready, service)
     }
 
+    /// When everything reserved so far has ended, priority operations
+    /// included.
+    pub fn idle_at(&self) -> Ns {
+        self.free_at.max(self.prio.as_ref().map_or(0, |p| p.idle_at()))
+    }
+
     /// At the tail: after everything reserved so far, or at `ready`, leaving
     /// a gap.
     #[inline(always)]
@@ -354,6 +360,10 @@ impl Pool {
     /// The number of servers.
     pub fn servers(&self) -> u32 {
         self.free_at.len() as u32
+    }
+    /// When every server is free.
+    pub fn idle_at(&self) -> Ns {
+        self.free_at.iter().copied().max().unwrap_or(0)
     }
     pub fn new(servers: u32) -> Pool {
         Pool { free_at: vec![0; servers.max(1) as usize], head: 0, busy_ns: 0 }
