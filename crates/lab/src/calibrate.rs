@@ -26,10 +26,7 @@ pub const PRECONDITION_CAP_DRIVE_WRITES: f64 = 10.0;
 /// The rule a profile's published steady-state figures came from: the
 /// reviewers' hours where the profile states them, else SNIA steady state.
 pub fn rule_for(profile: &Profile) -> Rule {
-    match profile.precondition_hours {
-        Some(h) => Rule::Hours(h),
-        None => Rule::Snia { min_drive_writes: PRECONDITION_MIN_DRIVE_WRITES, cap_drive_writes: PRECONDITION_CAP_DRIVE_WRITES },
-    }
+    Rule::for_profile(profile, Rule::Snia { min_drive_writes: PRECONDITION_MIN_DRIVE_WRITES, cap_drive_writes: PRECONDITION_CAP_DRIVE_WRITES })
 }
 
 /// A simulated figure with no published one to judge it by, shown beside

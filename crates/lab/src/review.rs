@@ -95,9 +95,10 @@ impl ReviewSpec {
     /// profile gives them (their published figures came after those), else
     /// by the SNIA rule.
     pub fn rule_for(&self, profile: &Profile) -> Rule {
-        match profile.precondition_hours {
-            Some(h) if !self.snia_precondition => Rule::Hours(h),
-            _ => self.snia_rule(),
+        if self.snia_precondition {
+            self.snia_rule()
+        } else {
+            Rule::for_profile(profile, self.snia_rule())
         }
     }
 

@@ -93,23 +93,21 @@ impl Rule {
         }
     }
 
+    /// The preconditioning a profile's published steady-state figures came
+    /// from: the reviewers' hours where it states them, else `snia`.
+    pub fn for_profile(profile: &Profile, snia: Rule) -> Rule {
+        profile.precondition_hours.map_or(snia, Rule::Hours)
+    }
+
     pub fn check(&self) -> Result<(), RunError> {
-        let ok = match *self {
+        let bad = match *self {
             Rule::Snia { min_drive_writes: lo, cap_drive_writes: hi } => {
-                lo.is_finite() && hi.is_finite() && (0.0..=hi).contains(&lo) && hi > 0.0 && hi <= 1000.0
+                let ok = lo.is_finite() && hi.is_finite() && (0.0..=hi).contains(&lo) && hi > 0.0 && hi <= 1000.0;
+                (!ok).then(|| format!("preconditioning {lo}..{hi} drive writes: the minimum must be in 0..=cap and the cap in (0, 1000]"))
             }
-            Rule::Hours(h) => h.is_finite() && h > 0.0 && h <= 1000.0,
+            Rule::Hours(h) => (!(h.is_finite() && h > 0.0 && h <= 1000.0)).then(|| format!("preconditioning for {h} hours: must be in (0, 1000]")),
         };
-        if ok {
-            Ok(())
-        } else {
-            Err(RunError::Input(match *self {
-                Rule::Snia { min_drive_writes: lo, cap_drive_writes: hi } => {
-                    format!("preconditioning {lo}..{hi} drive writes: the minimum must be in 0..=cap and the cap in (0, 1000]")
-                }
-                Rule::Hours(h) => format!("preconditioning for {h} hours: must be in (0, 1000]"),
-            }))
-        }
+        bad.map_or(Ok(()), |m| Err(RunError::Input(m)))
     }
 }
 
@@ -219,7 +217,6 @@ pub struct DeviceInfo {
     pub effective_op: f64,
 }
 
-/// A published figure beside the simulated one.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct RunResult {
     pub flashlab_version: String,
@@ -271,6 +268,24 @@ struct PhaseRun<'p> {
     progress: &'p mut dyn FnMut(&Progress),
 }
 
+impl PhaseRun<'_> {
+    /// The SNIA judgement of the last 5 rounds so far and the drift;
+    /// `enough`: the phase has run the rule's minimum (else not reached).
+    fn steady_report(&self, enough: bool) -> SteadyReport {
+        let y: Vec<f64> = self.intervals.iter().map(|i| i.iops).collect();
+        let window = steady::latest(&y);
+        SteadyReport {
+            reached: enough && window.as_ref().is_some_and(|w| w.steady),
+            rounds: self.intervals.len(),
+            drive_writes: self.round_dw.last().copied().unwrap_or(0.0),
+            window,
+            tracked: "IOPS".into(),
+            rule: String::new(),
+            drift_percent_per_drive_write: drift_of(&self.intervals, &self.round_dw),
+        }
+    }
+}
+
 impl Observer<Device> for PhaseRun<'_> {
     fn complete(&mut self, dev: &mut Device, issued: Ns, completed: Ns, io: &Io) -> bool {
         self.meter.record(issued, completed, io, &mut self.closed);
@@ -294,20 +309,9 @@ impl Observer<Device> for PhaseRun<'_> {
             };
             (self.progress)(&Progress { phase: &self.name, virtual_s, drive_writes, last: self.intervals.last().unwrap(), fraction });
             if let Stop::Steady { min_slots, cap_slots } = self.stop {
-                let y: Vec<f64> = self.intervals.iter().map(|i| i.iops).collect();
-                let window = steady::latest(&y);
-                let reached = written >= min_slots && window.as_ref().is_some_and(|w| w.steady);
-                if reached || written >= cap_slots {
-                    let drift = drift_of(&self.intervals, &self.round_dw);
-                    self.steady = Some(SteadyReport {
-                        reached,
-                        rounds: self.intervals.len(),
-                        drive_writes,
-                        window,
-                        tracked: "IOPS".into(),
-                        rule: String::new(),
-                        drift_percent_per_drive_write: drift,
-                    });
+                let report = self.steady_report(written >= min_slots);
+                if report.reached || written >= cap_slots {
+                    self.steady = Some(report);
                     go = false;
                 }
             }
@@ -354,17 +358,7 @@ fn phase(
     engine.run(dev, &mut gen, threads, qd, &mut run)?;
     let elapsed = engine.now - start;
     if let (Stop::Judged(_), None) = (&run.stop, &run.steady) {
-        let y: Vec<f64> = run.intervals.iter().map(|i| i.iops).collect();
-        let window = steady::latest(&y);
-        run.steady = Some(SteadyReport {
-            reached: window.as_ref().is_some_and(|w| w.steady),
-            rounds: run.intervals.len(),
-            drive_writes: run.round_dw.last().copied().unwrap_or(0.0),
-            window,
-            tracked: "IOPS".into(),
-            rule: String::new(),
-            drift_percent_per_drive_write: drift_of(&run.intervals, &run.round_dw),
-        });
+        run.steady = Some(run.steady_report(true));
     }
     let end = dev.counters();
     let host = end.host_slots_written - base.host_slots_written;
