@@ -331,8 +331,8 @@ impl Device {
         let mut members = Vec::new();
         let c = &profile.controller;
         let t = profile.nand.timings();
-        let buffer_slots = (profile.ftl.write_buffer_bytes / SLOT_BYTES) as u32;
         let scaling = profile.scaling(scale);
+        let buffer_slots = (profile.write_buffer_bytes(scale) / SLOT_BYTES) as u32;
         for _ in 0..members_n {
             let ftl = Ftl::format(Recorder::new(Array::new(g.clone(), false)), cfg.clone())?;
             members.push(Member {

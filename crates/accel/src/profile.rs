@@ -210,8 +210,7 @@ impl Profile {
         if f.reserve_superblocks == 0 || f.reserve_superblocks > g.blocks_per_plane / 4 {
             return Err(self.field("ftl.reserve_superblocks", f.reserve_superblocks, &format!("in 1..={}", g.blocks_per_plane / 4)));
         }
-        let mpage = g.mpage_bytes();
-        let buffer_min = 2 * mpage * f.stripe_width as u64;
+        let buffer_min = self.write_buffer_floor();
         if f.write_buffer_bytes < buffer_min || f.write_buffer_bytes > 64 << 30 {
             return Err(self.field(
                 "ftl.write_buffer_bytes",
@@ -274,6 +273,18 @@ impl Profile {
     /// How `scale` shrinks this card (see [`crate::scale`]).
     pub fn scaling(&self, scale: u32) -> crate::Scaling {
         crate::Scaling::new(&self.nand.geometry, scale.max(1))
+    }
+
+    /// The least write buffer the writers need: two stripes of pages in
+    /// flight (the profile's floor, and a scaled buffer's).
+    pub fn write_buffer_floor(&self) -> u64 {
+        2 * self.nand.geometry().mpage_bytes() * self.ftl.stripe_width as u64
+    }
+
+    /// A member's write buffer at `scale` (see [`crate::Scaling::buffer_bytes`]).
+    pub fn write_buffer_bytes(&self, scale: u32) -> u64 {
+        let g = self.nand.geometry();
+        self.scaling(scale).buffer_bytes(self.ftl.write_buffer_bytes, g.mpage_bytes(), g.dies(), self.write_buffer_floor())
     }
 
     pub fn raw_bytes(&self) -> u64 {

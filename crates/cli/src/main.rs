@@ -71,14 +71,16 @@ struct RunArgs {
     /// I/Os in the measured phase, instead of a duration.
     #[arg(long)]
     ios: Option<u64>,
-    /// Divide the blocks of every plane by N (dies, channels and timings
-    /// kept): a smaller device that runs N times sooner. 1 is full size.
+    /// Shrink the card N times (pages of each block first, then blocks;
+    /// dies, channels and timings kept): it settles where the full-size
+    /// card does and runs N times sooner. 1 is full size.
     #[arg(long, default_value_t = 1)]
     scale: u32,
     /// Seed of the run's one PRNG.
     #[arg(long, default_value_t = 1)]
     seed: u64,
-    /// Round (interval) length in virtual seconds (default: 60 / scale).
+    /// Round (interval) length in virtual seconds (default: 60 s divided as
+    /// the pages of a block are: 3.75 s at scale 16, 0.94 s at 64).
     #[arg(long)]
     interval: Option<f64>,
     /// Write everything measured, per-interval series included, as JSON.
@@ -112,8 +114,10 @@ struct CalibrateArgs {
     /// Format (default: each device's default format).
     #[arg(long)]
     format: Option<String>,
+    /// Shrink each card N times (see `run --help`); 1 is full size.
     #[arg(long, default_value_t = 16)]
     scale: u32,
+    /// Seed of every phase's PRNG.
     #[arg(long, default_value_t = 1)]
     seed: u64,
     /// Rounds measured for each main test.

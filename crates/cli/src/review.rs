@@ -22,8 +22,9 @@ pub struct ReviewArgs {
     /// Profiles, comma-separated: 4k, 8k7030, fileserver, webserver.
     #[arg(long, value_delimiter = ',', default_value = "4k,8k7030,fileserver,webserver")]
     pub profiles: Vec<String>,
-    /// Divide the blocks of every plane by N (dies, channels and timings
-    /// kept). 1 is full size.
+    /// Shrink the card N times (pages of each block first, then blocks;
+    /// dies, channels and timings kept; see ARCHITECTURE.md, "Scaling").
+    /// 1 is full size.
     #[arg(long, default_value_t = 1)]
     pub scale: u32,
     /// Output directory: results.json, CSV tables, charts/, report.html.
@@ -35,8 +36,8 @@ pub struct ReviewArgs {
     /// Jobs run at once (default: one per core).
     #[arg(long)]
     pub jobs: Option<usize>,
-    /// Round (interval) length, virtual seconds (default: 60 / scale, at
-    /// least 60 / 16; see ARCHITECTURE.md, "Rounds on scaled devices").
+    /// Round (interval) length, virtual seconds (default: 60 s divided as
+    /// the pages of a block are; see ARCHITECTURE.md, "Scaling").
     #[arg(long)]
     pub interval: Option<f64>,
     /// Rounds of each 4K main test (with --pts: of each throughput and
