@@ -155,6 +155,13 @@ impl Profile {
 
     pub fn validate(&self) -> Result<(), ProfileError> {
         let id = self.id.clone();
+        let id_ok = (1..=40).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') && !id.starts_with('-');
+        if !id_ok {
+            return Err(ProfileError::Inconsistent {
+                id: id.clone(),
+                msg: "id: must be 1 to 40 letters, digits, '-' or '_', not starting with '-' (it names result files and report rows)".into(),
+            });
+        }
         let g = &self.nand.geometry();
         g.validate().map_err(|e| ProfileError::Inconsistent { id: id.clone(), msg: format!("nand.{e}") })?;
         self.nand.timings().validate().map_err(|e| ProfileError::Inconsistent { id: id.clone(), msg: format!("nand.{e}") })?;

@@ -46,6 +46,8 @@ fn malformed_profiles_are_refused_naming_the_field() {
         ("default_format = \"stock\"", "default_format = \"fast\"", "default_format = fast"),
         ("gc_threads = 1", "gc_threads = 0", "ftl.gc_threads = 0"),
         ("count = 2", "count = 3", "controller.count = 3"),
+        // An id names result files and report rows: no path characters.
+        ("id = \"flashmax2\"", "id = \"../x\"", "id: must be 1 to 40 letters"),
         // Syntax errors and unknown fields name the place.
         ("cell = \"mlc\"", "cell = \"mlc\"\nwarp_drive = true", "warp_drive"),
         ("page_size_bytes = 8192", "page_size_bytes = \"big\"", "page_size_bytes"),

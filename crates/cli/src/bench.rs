@@ -56,7 +56,7 @@ fn baseline_ios_per_sec(entries: usize, ios: u64) -> f64 {
 pub fn bench(a: BenchArgs) -> Result<()> {
     let profile = accel::profile_load(&a.device).map_err(anyhow::Error::msg)?;
     let rss0 = rss_peak_bytes().unwrap_or(0);
-    println!("flashlab bench --device {} --scale {} --ios {}", profile.id, a.scale, a.ios);
+    outln!("flashlab bench --device {} --scale {} --ios {}", profile.id, a.scale, a.ios);
     let t = Instant::now();
     let mut s = Session::new(&profile, &profile.default_format, a.scale, 1, None)?;
     let format_s = t.elapsed().as_secs_f64();
@@ -93,7 +93,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     }
     let d = &s.device;
     let raw = profile.raw_bytes() / a.scale as u64;
-    println!(
+    outln!(
         "device {} ({} dies), {:.1} GB raw, {:.1} GB usable; format (secure erase) {:.2} s wall",
         profile.id,
         d.dies(),
@@ -101,7 +101,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         d.capacity_bytes() as f64 / 1e9,
         format_s
     );
-    println!(
+    outln!(
         "preconditioning, secure erase to steady state: {} I/Os ({:.2} drive writes) in {:.2} s wall: {:.0} simulated I/Os per wall second",
         pre.summary.all.ios,
         pre.drive_writes,
@@ -112,19 +112,19 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     let (wm, wb) = median_best(wr);
     let (rm, rb) = median_best(rr);
     let n = a.repeat.max(1);
-    println!("4K random write, steady state (WA {wa:.2}), 16T/16Q, {n} x {} I/Os: median {wm:.0}, best {wb:.0} simulated I/Os per wall second", a.ios);
-    println!("4K random read, 16T/16Q, {n} x {} I/Os: median {rm:.0}, best {rb:.0} simulated I/Os per wall second", a.ios);
-    println!(
+    outln!("4K random write, steady state (WA {wa:.2}), 16T/16Q, {n} x {} I/Os: median {wm:.0}, best {wb:.0} simulated I/Os per wall second", a.ios);
+    outln!("4K random read, 16T/16Q, {n} x {} I/Os: median {rm:.0}, best {rb:.0} simulated I/Os per wall second", a.ios);
+    outln!(
         "baseline, same run (one PRNG draw and one random 4-byte update in a map of {entries} entries), {n} runs: median {bm:.0}, best {bb:.0} per wall second; median ratios: write {:.3}x, read {:.3}x",
         wm / bm,
         rm / bm
     );
-    println!(
+    outln!(
         "peak resident memory {:.1} MB ({:.1} MB before the device): {:.2} bytes per 4 KiB of raw flash (limit 10)",
         rss as f64 / 1e6,
         rss0 as f64 / 1e6,
         rss.saturating_sub(rss0) as f64 / (raw / 4096) as f64
     );
-    println!("for comparison (measured on a 2-core machine of this class, one core a run): MQSim ~49,000 simulated I/Os per wall second in steady-state write, ~163,000 in read");
+    outln!("for comparison (measured on a 2-core machine of this class, one core a run): MQSim ~49,000 simulated I/Os per wall second in steady-state write, ~163,000 in read");
     Ok(())
 }

@@ -1,12 +1,13 @@
 //! The `flashlab` command: argument parsing and printing only.
 
+#[macro_use]
+mod out;
 mod bench;
 mod review;
 
 use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use lab::{Progress, RunResult, RunSpec};
-use std::io::Write;
 use std::time::Instant;
 
 #[derive(Parser)]
@@ -41,7 +42,9 @@ struct RunArgs {
     /// A catalog device id (see `flashlab devices`) or a profile file (.toml).
     device: String,
     /// 4k-read, 4k-write, 8k-7030, fileserver, webserver, webserver-write, or
-    /// a mix such as 'read=70;bs=4k/60:64k/40' (shares must sum to 100).
+    /// a mix such as 'read=70;bs=4k/60:64k/40' (shares sum to 100) or
+    /// 'read=100;bs=64k;pattern=seq'; fio's names work too
+    /// ('rwmixread=70;bssplit=4k/60:64k/40', 'rw=randwrite;bs=8k').
     #[arg(long, short)]
     workload: String,
     /// Format of the device: a named one (stock, hp...; default: the
@@ -133,6 +136,7 @@ struct CalibrateArgs {
 
 fn calibrate(a: CalibrateArgs) -> Result<()> {
     let ids: Vec<String> = if a.devices.is_empty() { accel::CATALOG.iter().map(|(id, _)| id.to_string()).collect() } else { a.devices.clone() };
+    let json = a.json.as_deref().map(out::JsonSink::open).transpose()?;
     let mut all = Vec::new();
     for id in ids {
         let profile = accel::profile_load(&id).map_err(anyhow::Error::msg)?;
@@ -180,20 +184,20 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
                 )
             })
             .collect();
-        println!("{} --format {} --scale {} --seed {} [simulated]; wall {:.1} s ({})", c.device, c.format, c.scale, c.seed, total, walls.join(", "));
+        outln!("{} --format {} --scale {} --seed {} [simulated]; wall {:.1} s ({})", c.device, c.format, c.scale, c.seed, total, walls.join(", "));
         for line in pre {
-            println!("  {line}");
+            outln!("  {line}");
         }
         for ch in &c.checks {
-            println!("  {}", ch.line());
+            outln!("  {}", ch.line());
         }
         for b in &c.beside {
-            println!("  {:<8} {:<75} published {:>18} {:<10} simulated {:>10}", "beside", b.what, "-", b.metric.unit(), lab::chart::num(b.simulated));
+            outln!("  {:<8} {:<75} published {:>18} {:<10} simulated {:>10}", "beside", b.what, "-", b.metric.unit(), lab::chart::num(b.simulated));
         }
         all.push(c);
     }
-    if let Some(path) = &a.json {
-        std::fs::write(path, serde_json::to_string_pretty(&all)? + "\n").with_context(|| format!("cannot write --json {}", path.display()))?;
+    if let Some(sink) = json {
+        sink.write(&all)?;
     }
     let outside: Vec<String> = all.iter().flat_map(|c| c.failures().map(move |f| format!("{} {} ({})", c.device, f.what, f.metric.unit()))).collect();
     if !outside.is_empty() {
@@ -204,11 +208,11 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
 
 fn devices() -> Result<()> {
     let catalog = accel::catalog().context("built-in catalog")?;
-    println!("{:<14} {:<36} {:>8} {:>8} {:>6}  {:<10} formats (usable GB)", "id", "name", "raw GB", "dies", "mgmt", "parity");
+    outln!("{:<14} {:<36} {:>8} {:>8} {:>6}  {:<10} formats (usable GB)", "id", "name", "raw GB", "dies", "mgmt", "parity");
     for p in catalog {
         let formats: Vec<String> = p.formats.iter().map(|(n, b)| format!("{n} {:.0}", *b as f64 / 1e9)).collect();
         let parity = if p.ftl.stripe_width > 1 { format!("{}+1", p.ftl.stripe_width - 1) } else { "none".into() };
-        println!(
+        outln!(
             "{:<14} {:<36} {:>8.0} {:>8} {:>6}  {:<10} {}",
             p.id,
             p.name,
@@ -246,6 +250,8 @@ fn run(a: RunArgs) -> Result<()> {
     if a.scale == 0 {
         bail!("--scale 0: must be at least 1");
     }
+    lab::run::spec_check(&spec)?;
+    let json = a.json.as_deref().map(out::JsonSink::open).transpose()?;
     if !a.quiet {
         eprintln!(
             "flashlab run {} --format {} --workload {} --threads {} --qd {} --scale {} --seed {}{}",
@@ -261,41 +267,51 @@ fn run(a: RunArgs) -> Result<()> {
     }
     let started = Instant::now();
     let mut last_print = Instant::now();
+    let (mut phase, mut phase_started) = (String::new(), Instant::now());
     let quiet = a.quiet;
     let mut progress = |p: &Progress| {
+        if p.phase != phase {
+            (phase, phase_started) = (p.phase.to_string(), Instant::now());
+        }
         if quiet || last_print.elapsed().as_secs_f64() < 1.0 {
             return;
         }
         last_print = Instant::now();
-        let eta = p.fraction.filter(|&f| f > 0.0).map(|f| format!(", ETA {:.0} s", started.elapsed().as_secs_f64() * (1.0 - f) / f)).unwrap_or_default();
+        let f = p.fraction;
+        let eta = if f > 0.0 {
+            format!(", ETA {}{:.0} s", if p.fraction_is_bound { "<= " } else { "" }, phase_started.elapsed().as_secs_f64() * (1.0 - f) / f)
+        } else {
+            String::new()
+        };
         eprintln!(
-            "  {:<12} virtual {:>9.1} s  {:>6.2} drive writes  {:>9.0} IOPS  {:>7.3} ms avg  wall {:.1} s{}",
-            p.phase,
-            p.virtual_s,
-            p.drive_writes,
-            p.last.iops,
-            p.last.latency_avg_ms,
-            started.elapsed().as_secs_f64(),
-            eta
+            "  {:<12} virtual {:>8.1} s {:>5.2} DW {:>8.0} IOPS {:>7.3} ms{}",
+            p.phase, p.virtual_s, p.drive_writes, p.last.iops, p.last.latency_avg_ms, eta
         );
     };
-    let result = lab::run(&profile, &spec, &mut progress)?;
+    let result = match lab::run(&profile, &spec, &mut progress) {
+        Ok(r) => r,
+        Err(e) => {
+            if let Some(sink) = json {
+                sink.discard();
+            }
+            return Err(e.into());
+        }
+    };
     let wall = started.elapsed().as_secs_f64();
-    print_result(&result, wall);
-    if let Some(path) = &a.json {
-        let mut f = std::fs::File::create(path).with_context(|| format!("cannot write --json {}", path.display()))?;
-        serde_json::to_writer_pretty(&mut f, &result)?;
-        f.write_all(b"\n")?;
+    // The file first: a closed standard output ends the program at the summary.
+    if let Some(sink) = json {
+        sink.write(&result)?;
         if !a.quiet {
-            eprintln!("results written to {}", path.display());
+            eprintln!("results written to {}", a.json.as_ref().expect("a sink has a path").display());
         }
     }
+    print_result(&result, wall);
     Ok(())
 }
 
 fn print_result(r: &RunResult, wall_s: f64) {
     let d = &r.device;
-    println!(
+    outln!(
         "{} ({}), format {}, scale {}: {:.1} GB usable of {:.1} GB raw, {} dies, effective OP {:.1}%  [simulated]",
         d.name,
         d.id,
@@ -307,7 +323,7 @@ fn print_result(r: &RunResult, wall_s: f64) {
         d.effective_op * 100.0
     );
     for p in &r.phases {
-        println!(
+        outln!(
             "\n{} — {} at {}T/{}Q: {:.1} virtual s, {:.2} drive writes, WA {:.2} (with parity {:.2}), die utilisation {:.1}%",
             p.name,
             p.workload.name,
@@ -320,9 +336,9 @@ fn print_result(r: &RunResult, wall_s: f64) {
             p.die_utilisation * 100.0
         );
         if let Some(s) = &p.steady_state {
-            println!("  preconditioning rule: {}", s.rule);
+            outln!("  preconditioning rule: {}", s.rule);
             match (&s.window, s.reached) {
-                (Some(w), true) => println!(
+                (Some(w), true) => outln!(
                     "  steady state reached after {} rounds ({:.2} drive writes): mean {:.0} IOPS, range {:.1}% (<= 20%), slope excursion {:.1}% (<= 10%)",
                     s.rounds,
                     s.drive_writes,
@@ -330,24 +346,34 @@ fn print_result(r: &RunResult, wall_s: f64) {
                     w.range / w.mean * 100.0,
                     w.slope_excursion / w.mean * 100.0
                 ),
-                _ => println!(
+                _ => outln!(
                     "  STEADY STATE NOT REACHED after {} rounds ({:.2} drive writes): the last 5 rounds fail the SNIA criteria",
-                    s.rounds, s.drive_writes
+                    s.rounds,
+                    s.drive_writes
                 ),
             }
             if let Some(d) = s.drift_percent_per_drive_write {
-                println!("  drift: IOPS still moved {d:+.1}% per drive write over the last drive write");
+                outln!("  drift: IOPS still moved {d:+.1}% per drive write over the last drive write");
             }
         }
-        println!(
+        outln!(
             "  {:<6} {:>12} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
-            "", "IOPS", "MB/s", "avg ms", "max ms", "std ms", "p50", "p99", "p99.9", "p99.99"
+            "",
+            "IOPS",
+            "MB/s",
+            "avg ms",
+            "max ms",
+            "std ms",
+            "p50",
+            "p99",
+            "p99.9",
+            "p99.99"
         );
         for (name, s) in [("read", &p.summary.read), ("write", &p.summary.write), ("all", &p.summary.all)] {
             if s.ios == 0 {
                 continue;
             }
-            println!(
+            outln!(
                 "  {:<6} {:>12.0} {:>10.1} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3}",
                 name,
                 s.iops,
@@ -363,22 +389,27 @@ fn print_result(r: &RunResult, wall_s: f64) {
         }
         if !p.utilisation.is_empty() {
             let cells: Vec<String> = p.utilisation.iter().map(|u| format!("{} {:.0}%", u.resource, u.percent)).collect();
-            println!("  utilisation: {}", cells.join(", "));
-            println!("  bottleneck: {}", p.bottleneck);
+            outln!("  utilisation: {}", cells.join(", "));
+            outln!("  bottleneck: {}", p.bottleneck);
         }
         let c = &p.counters;
-        println!(
+        outln!(
             "  device: {} host slots written, {} GC moves, {} erases, {} free superblocks, erase counts {}..{}",
-            c.host_slots_written, c.gc_slots_moved, c.block_erases, c.free_superblocks, c.erase_count_min, c.erase_count_max
+            c.host_slots_written,
+            c.gc_slots_moved,
+            c.block_erases,
+            c.free_superblocks,
+            c.erase_count_min,
+            c.erase_count_max
         );
     }
     if !r.comparison.is_empty() {
-        println!("\npublished vs simulated, where this run met the figure's conditions:");
+        outln!("\npublished vs simulated, where this run met the figure's conditions:");
         for c in &r.comparison {
-            println!("  {}", c.line());
+            outln!("  {}", c.line());
         }
         let sources: std::collections::BTreeSet<&str> = r.comparison.iter().map(|c| c.source.as_str()).collect();
-        println!("  sources: {}", sources.into_iter().collect::<Vec<_>>().join("; "));
+        outln!("  sources: {}", sources.into_iter().collect::<Vec<_>>().join("; "));
     }
-    println!("\nwall time {wall_s:.1} s");
+    outln!("\nwall time {wall_s:.1} s");
 }

@@ -96,6 +96,16 @@ struct Display {
     started: Instant,
 }
 
+/// One line within 80 columns: the job and step, a short bar, the percent
+/// and ETA, then as much of the detail as the terminal has room for. A step
+/// that may end sooner (a search for steady state) shows its ETA as a bound.
+fn bar_style(bound: bool) -> ProgressStyle {
+    let eta = if bound { "ETA<={eta}" } else { "ETA {eta}" };
+    ProgressStyle::with_template(&format!("{{prefix:.bold}} [{{bar:10.cyan/blue}}] {{percent:>3}}% {eta} {{wide_msg}}"))
+        .expect("valid template")
+        .progress_chars("=> ")
+}
+
 impl Display {
     fn new(quiet: bool, jobs: usize) -> Display {
         let multi = if quiet { MultiProgress::with_draw_target(ProgressDrawTarget::hidden()) } else { MultiProgress::new() };
@@ -121,11 +131,7 @@ impl Display {
         match e {
             ReviewEvent::Step { job, label, step } => {
                 let bar = self.multi.add(ProgressBar::new(1000));
-                bar.set_style(
-                    ProgressStyle::with_template("{prefix:.bold} [{bar:24.cyan/blue}] {percent:>3}% {msg} [wall {elapsed}, ETA {eta}]")
-                        .expect("valid template")
-                        .progress_chars("=> "),
-                );
+                bar.set_style(bar_style(false));
                 bar.set_prefix(format!("[{}/{}] {label} {step}", job + 1, self.jobs));
                 if let Some(old) = bars.insert(*job, bar) {
                     old.finish_and_clear();
@@ -134,8 +140,11 @@ impl Display {
                     eprintln!("[{}/{}] {label}: {step} ...", job + 1, self.jobs);
                 }
             }
-            ReviewEvent::Round { job, progress, fraction, detail } => {
+            ReviewEvent::Round { job, progress, fraction, bound, detail } => {
                 if let Some(b) = bars.get(job) {
+                    if *bound {
+                        b.set_style(bar_style(true));
+                    }
                     b.set_position((fraction * 1000.0) as u64);
                     b.set_message(format!("virtual {:.1} s, {detail}", progress.virtual_s));
                 }
@@ -154,7 +163,7 @@ impl Display {
 
 fn summary_print(r: &ReviewResults) {
     if !r.jobs.is_empty() {
-        println!("{:<34} {:<10} {:>14} {:>7}  main tests (simulated)", "device / format", "profile", "steady state", "DW");
+        outln!("{:<34} {:<10} {:>14} {:>7}  main tests (simulated)", "device / format", "profile", "steady state", "DW");
     }
     for j in &r.jobs {
         let s = j.precondition.steady_state.as_ref();
@@ -178,12 +187,12 @@ fn summary_print(r: &ReviewResults) {
                 )
             }
         };
-        println!("{:<34} {:<10} {:>14} {:>7.2}  {main}", j.label(), j.profile, steady, j.precondition.drive_writes);
+        outln!("{:<34} {:<10} {:>14} {:>7.2}  {main}", j.label(), j.profile, steady, j.precondition.drive_writes);
     }
     for p in &r.pts {
         let s = &p.steady_state;
         let cell = |rd: u32, bs: u32| lab::pts::cell(&p.iops_matrix, rd, bs).map_or(0.0, |c| c.iops);
-        println!(
+        outln!(
             "{} {} SNIA PTS: {} ({} rounds); RND 4KiB write {:.0} IOPS, read {:.0} IOPS; SEQ 1024KiB write {:.0} MB/s, read {:.0} MB/s",
             p.device.name,
             p.device.format,
@@ -197,7 +206,7 @@ fn summary_print(r: &ReviewResults) {
     }
     for j in &r.jobs {
         for c in &j.comparison {
-            println!("  {}: {}", j.label(), c.line());
+            outln!("  {}: {}", j.label(), c.line());
         }
     }
 }
@@ -248,8 +257,9 @@ pub fn review(a: ReviewArgs) -> Result<()> {
         anyhow::bail!("--jobs 0: must be at least 1");
     }
     let display = Display::new(a.quiet, jobs.len());
+    // Said even with -q: a job the user asked for will not run.
     for s in &skipped {
-        display.line(format!("skipped: {s}"));
+        eprintln!("flashlab: warning: skipped: {s}");
     }
     display.line(format!(
         "flashlab review{}: {} jobs ({} device(s) x formats{}) at scale {}, seed {}, {} at once  [simulated, virtual time]",
@@ -264,10 +274,11 @@ pub fn review(a: ReviewArgs) -> Result<()> {
     let started = Instant::now();
     let results = review::review(&spec, &jobs, threads, &|e| display.event(e))?;
     let wall = started.elapsed().as_secs_f64();
-    summary_print(&results);
+    // Files first: a closed standard output ends the program at the summary.
     let paths = lab::report::write_all(&results, &a.out, true)?;
-    println!("\nwrote {} files to {}: report {}", paths.len(), a.out.display(), a.out.join("report.html").display());
-    println!("wall time {wall:.1} s");
+    summary_print(&results);
+    outln!("\nwrote {} files to {}: report {}", paths.len(), a.out.display(), a.out.join("report.html").display());
+    outln!("wall time {wall:.1} s");
     Ok(())
 }
 
@@ -278,8 +289,9 @@ pub fn compare(a: CompareArgs) -> Result<()> {
         all.push(review::results_parse(&text, &p.display().to_string())?);
     }
     let merged = review::results_merge(all).expect("at least one results file");
-    summary_print(&merged);
+    lab::report::out_dir_prepare(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
     let paths = lab::report::write_all(&merged, &a.out, true)?;
-    println!("\nwrote {} files to {}: report {}", paths.len(), a.out.display(), a.out.join("report.html").display());
+    summary_print(&merged);
+    outln!("\nwrote {} files to {}: report {}", paths.len(), a.out.display(), a.out.join("report.html").display());
     Ok(())
 }

@@ -47,3 +47,63 @@ fn bad_input_is_refused_clearly() {
     assert_eq!(code, 2);
     assert!(err.contains("--workload"), "{err}");
 }
+
+/// Runs `script` in bash with `pipefail` (a pipeline fails when any of its
+/// commands does) and the binary as `$F`: (exit status, standard error).
+fn shell(script: &str) -> (i32, String) {
+    let out = std::process::Command::new("bash").arg("-c").arg(format!("set -o pipefail; {script}")).env("F", env!("CARGO_BIN_EXE_flashlab")).output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stderr).into())
+}
+
+/// A reader that goes away ends the program quietly: exit status 0, no
+/// panic, and whatever the command writes to files is written first.
+#[test]
+fn a_closed_standard_output_ends_quietly_with_files_written() {
+    for reader in ["head -1 >/dev/null", "true"] {
+        let (code, err) = shell(&format!("\"$F\" devices | {reader}"));
+        assert_eq!(code, 0, "devices | {reader}: {err}");
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    let dir = Scratch::new("pipe");
+    std::fs::create_dir_all(&dir).unwrap();
+    let (j, r) = (dir.join("r.json"), dir.join("rv"));
+    let script = format!(
+        "\"$F\" run flashmax2 -w 4k-write --scale 128 --ios 20000 -q --json {} | true && \
+         \"$F\" review flashmax2 --format stock --profiles 4k --scale 256 --rounds-4k 1 --precondition-min 0.3 --precondition-max 0.5 --snia-precondition --out {} -q | true",
+        j.display(),
+        r.display()
+    );
+    let (code, err) = shell(&script);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    assert!(std::fs::read_to_string(&j).unwrap().contains("\"phases\""));
+    assert!(r.join("results.json").is_file() && r.join("report.html").is_file(), "review | true leaves its files");
+}
+
+/// Outputs are checked before any work, and `-` is standard output.
+#[test]
+fn outputs_are_checked_before_the_run_and_dash_is_standard_output() {
+    let t = std::time::Instant::now();
+    refused(&["run", "flashmax2", "-w", "4k-write", "--precondition", "--json", "/nonexistent-dir/x.json"], "cannot write --json /nonexistent-dir/x.json");
+    refused(&["calibrate", "flashmax2", "--json", "/nonexistent-dir/x.json"], "cannot write --json");
+    // A full-size preconditioning would take minutes: refused at once.
+    assert!(t.elapsed().as_secs() < 60, "refused before the run");
+    let (code, out, err) = flashlab(&["run", "flashmax2", "-w", "4k-read", "--scale", "128", "--ios", "2000", "-q", "--json", "-"]);
+    assert_eq!(code, 0, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&out).expect("standard output is the JSON alone");
+    assert_eq!(v["phases"][0]["summary"]["all"]["ios"], 2000);
+    assert!(err.contains("IOPS"), "the summary goes to standard error: {err}");
+}
+
+/// fio's habits work in mixes; repeated and unknown keys are refused by name.
+#[test]
+fn mixes_take_fio_habits_and_refuse_repeats() {
+    for w in ["read=100;bs=64k", "rwmixread=70;bssplit=4k/60:64k/40", "rw=randwrite;bs=8k", "rwmixwrite=30;bs=4k"] {
+        let (code, out, err) = flashlab(&["run", "flashmax2", "-w", w, "--scale", "128", "--ios", "2000", "-q"]);
+        assert_eq!(code, 0, "{w}: {err}");
+        assert!(out.contains("IOPS"), "{w}: {out}");
+    }
+    refused(&["run", "flashmax2", "-w", "read=70;read=30;bs=4k", "--scale", "128"], "'read' sets the read share that 'read' already set");
+    refused(&["run", "flashmax2", "-w", "rw=randrw;rwmixread=70;bs=4k", "--scale", "128"], "already set");
+    refused(&["run", "flashmax2", "-w", "read=70;bs=4k;iodepth=8", "--scale", "128"], "unknown key 'iodepth'");
+}

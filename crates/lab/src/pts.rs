@@ -107,12 +107,12 @@ pub fn pts_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&Rev
     let mut s = crate::run::Session::new(&job.profile, &job.format, spec.scale, spec.seed, spec.interval_s)?;
     s.secure_erase()?;
     let round = Length::Duration(s.interval_ns);
-    events(&ReviewEvent::Step { job: index, label: &label, step: "purge + preconditioning (2x capacity, SEQ 128KiB write)" });
+    events(&ReviewEvent::Step { job: index, label: &label, step: "purge, precondition" });
     let wipc_mix = mix_of(0, 128 * 1024, true);
     let ios = 2 * s.device.capacity_bytes() / (128 * 1024);
     let wipc = s.measure("wipc", &wipc_mix, 1, SEQ_QUEUE_DEPTH, Length::Ios(ios), &mut |p: &Progress| {
         let d = format!("{:.2} drive writes", p.drive_writes);
-        events(&ReviewEvent::Round { job: index, progress: p, fraction: p.fraction.unwrap_or(0.0), detail: &d });
+        events(&ReviewEvent::Round { job: index, progress: p, fraction: p.fraction, bound: false, detail: &d });
     })?;
     let summary = format!("{:.0} MB/s", wipc.summary.write.mb_per_s);
     events(&ReviewEvent::StepDone { job: index, label: &label, step: "preconditioning", summary: &summary });
@@ -129,7 +129,7 @@ pub fn pts_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&Rev
             let ph = s.measure(&mix.name, &mix, IOPS_THREADS, IOPS_QUEUE_DEPTH, round, &mut |p: &Progress| {
                 let d = format!("round {} of at most {ROUNDS_MAX}, {}", r + 1, p.phase);
                 let f = (r as f64 + i as f64 / cells as f64) / ROUNDS_MAX as f64;
-                events(&ReviewEvent::Round { job: index, progress: p, fraction: f, detail: &d });
+                events(&ReviewEvent::Round { job: index, progress: p, fraction: f, bound: true, detail: &d });
             })?;
             row.push(Cell::of(&mix, &ph));
         }
@@ -168,7 +168,7 @@ pub fn pts_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&Rev
     let summary = format!("{} after {} rounds", if reached { "steady state reached" } else { "STEADY STATE NOT REACHED (25 rounds)" }, rounds.len());
     events(&ReviewEvent::StepDone { job: index, label: &label, step: "IOPS rounds", summary: &summary });
 
-    events(&ReviewEvent::Step { job: index, label: &label, step: "throughput and latency" });
+    events(&ReviewEvent::Step { job: index, label: &label, step: "throughput, latency" });
     let mut throughput = Vec::new();
     let seq_len = Length::Duration(s.interval_ns * spec.rounds_4k as u64);
     let steps = THROUGHPUT_BLOCK_BYTES.len() * 2 + LATENCY_BLOCK_BYTES.len() * LATENCY_READ_PCTS.len();
@@ -177,7 +177,7 @@ pub fn pts_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&Rev
         for rd in [0, 100] {
             let mix = mix_of(rd, bs, true);
             let ph = s.measure(&mix.name, &mix, 1, SEQ_QUEUE_DEPTH, seq_len, &mut |p: &Progress| {
-                events(&ReviewEvent::Round { job: index, progress: p, fraction: done as f64 / steps as f64, detail: p.phase });
+                events(&ReviewEvent::Round { job: index, progress: p, fraction: done as f64 / steps as f64, bound: false, detail: p.phase });
             })?;
             throughput.push(Cell::of(&mix, &ph));
             done += 1;
@@ -188,7 +188,7 @@ pub fn pts_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&Rev
         for bs in LATENCY_BLOCK_BYTES {
             let mix = mix_of(rd, bs, false);
             let ph = s.measure(&mix.name, &mix, 1, 1, seq_len, &mut |p: &Progress| {
-                events(&ReviewEvent::Round { job: index, progress: p, fraction: done as f64 / steps as f64, detail: p.phase });
+                events(&ReviewEvent::Round { job: index, progress: p, fraction: done as f64 / steps as f64, bound: false, detail: p.phase });
             })?;
             latency.push(Cell::of(&mix, &ph));
             done += 1;
@@ -200,7 +200,7 @@ pub fn pts_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&Rev
         throughput[3].mb_per_s,
         cell(&latency, 100, 4096).map_or(0.0, |c| c.latency_avg_ms)
     );
-    events(&ReviewEvent::StepDone { job: index, label: &label, step: "throughput and latency", summary: &summary });
+    events(&ReviewEvent::StepDone { job: index, label: &label, step: "throughput, latency", summary: &summary });
     Ok(PtsResult {
         device: device_info(&job.profile, &job.format, spec.scale, &s.device),
         wipc,

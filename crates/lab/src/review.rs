@@ -186,10 +186,9 @@ impl Job {
 pub enum ReviewEvent<'a> {
     /// A job starts a step: "precondition", "4K tests" or "matrix".
     Step { job: usize, label: &'a str, step: &'a str },
-    /// A round closed. `fraction` is of the step, when known (the
-    /// preconditioning's end is known only when steady state is reached;
-    /// its fraction is then of the minimum length).
-    Round { job: usize, progress: &'a Progress<'a>, fraction: f64, detail: &'a str },
+    /// A round closed. `fraction` is of the step; with `bound`, of the most
+    /// the step can take (a search for steady state may end sooner).
+    Round { job: usize, progress: &'a Progress<'a>, fraction: f64, bound: bool, detail: &'a str },
     /// A step ended.
     StepDone { job: usize, label: &'a str, step: &'a str, summary: &'a str },
 }
@@ -197,6 +196,17 @@ pub enum ReviewEvent<'a> {
 /// The jobs of a spec, in order (device, format, profile), with the
 /// formats each device lacks listed apart (reviewing several devices, a
 /// format one of them lacks is skipped for it).
+/// A list that names something twice would run it twice: refused by name.
+fn duplicates_refuse<'a>(what: &str, names: impl Iterator<Item = &'a str>) -> Result<(), RunError> {
+    let mut seen = std::collections::BTreeSet::new();
+    for n in names {
+        if !seen.insert(n) {
+            return Err(RunError::Input(format!("{what} '{n}' is named twice: name each once")));
+        }
+    }
+    Ok(())
+}
+
 pub fn jobs_of(spec: &ReviewSpec, profiles: &[Profile]) -> Result<(Vec<Job>, Vec<String>), RunError> {
     if spec.devices.is_empty() {
         return Err(RunError::Input(format!(
@@ -206,6 +216,11 @@ pub fn jobs_of(spec: &ReviewSpec, profiles: &[Profile]) -> Result<(Vec<Job>, Vec
     }
     if spec.profiles.is_empty() {
         return Err(RunError::Input("--profiles is empty: name at least one profile".into()));
+    }
+    duplicates_refuse("device", profiles.iter().map(|p| p.id.as_str()))?;
+    duplicates_refuse("profile", spec.profiles.iter().map(String::as_str))?;
+    if let Some(formats) = &spec.formats {
+        duplicates_refuse("format", formats.iter().map(String::as_str))?;
     }
     let review: Vec<&'static ReviewProfile> = spec.profiles.iter().map(|p| profile_find(p)).collect::<Result<_, _>>()?;
     if !(1..=1000).contains(&spec.rounds_4k) || !(1..=1000).contains(&spec.rounds_matrix) {
@@ -255,11 +270,9 @@ pub fn job_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&Rev
     let pre_mix = workload.preconditioner();
     events(&ReviewEvent::Step { job: index, label: &label, step: "precondition" });
     let rule = spec.rule_for(&job.profile);
-    let min = spec.precondition_min_drive_writes.max(1e-9);
     let pre = s.precondition(&pre_mix, rule, &mut |p: &Progress| {
         let detail = format!("{:.2} drive writes, {:.0} IOPS", p.drive_writes, p.last.iops);
-        let fraction = p.fraction.unwrap_or(p.drive_writes / min).min(0.99);
-        events(&ReviewEvent::Round { job: index, progress: p, fraction, detail: &detail });
+        events(&ReviewEvent::Round { job: index, progress: p, fraction: p.fraction, bound: p.fraction_is_bound, detail: &detail });
     })?;
     let ss = pre.steady_state.as_ref();
     let steady = ss.map(|r| r.reached).unwrap_or(false);
@@ -281,8 +294,8 @@ pub fn job_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&Rev
                 let mix = Mix::parse(w).expect("built-in workload");
                 let t = s.measure(name, &mix, 16, 16, length, &mut |p: &Progress| {
                     let detail = format!("{name}: {:.0} IOPS", p.last.iops);
-                    let f = (i as f64 + p.fraction.unwrap_or(0.0)) / 2.0;
-                    events(&ReviewEvent::Round { job: index, progress: p, fraction: f, detail: &detail });
+                    let f = (i as f64 + p.fraction) / 2.0;
+                    events(&ReviewEvent::Round { job: index, progress: p, fraction: f, bound: false, detail: &detail });
                 })?;
                 tests.push(t);
             }
@@ -297,8 +310,8 @@ pub fn job_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&Rev
                 let name = format!("{t}T/{q}Q");
                 let ph = s.measure(&name, &workload, t, q, length, &mut |p: &Progress| {
                     let detail = format!("{name}: {:.0} IOPS", p.last.iops);
-                    let f = (i as f64 + p.fraction.unwrap_or(0.0)) / points as f64;
-                    events(&ReviewEvent::Round { job: index, progress: p, fraction: f, detail: &detail });
+                    let f = (i as f64 + p.fraction) / points as f64;
+                    events(&ReviewEvent::Round { job: index, progress: p, fraction: f, bound: false, detail: &detail });
                 })?;
                 tests.push(ph);
             }

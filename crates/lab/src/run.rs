@@ -237,8 +237,11 @@ pub struct Progress<'a> {
     pub virtual_s: f64,
     pub drive_writes: f64,
     pub last: &'a Interval,
-    /// Fraction done, when known (a fixed duration or I/O count).
-    pub fraction: Option<f64>,
+    /// Fraction done: exact for a fixed duration or I/O count; for a search
+    /// for steady state, the fraction of its cap, so that the phase may end
+    /// sooner (`fraction_is_bound`) but never later than an ETA from it.
+    pub fraction: f64,
+    pub fraction_is_bound: bool,
 }
 
 enum Stop {
@@ -303,11 +306,19 @@ impl Observer<Device> for PhaseRun<'_> {
             self.round_dw.resize(self.intervals.len(), drive_writes);
             let virtual_s = (completed - self.meter.start) as f64 / NS_PER_SEC as f64;
             let fraction = match self.stop {
-                Stop::Duration(d) | Stop::Judged(d) => Some(((completed - self.meter.start) as f64 / d as f64).min(1.0)),
-                Stop::Ios(n) => Some((self.ios as f64 / n as f64).min(1.0)),
-                Stop::Steady { .. } => None,
+                Stop::Duration(d) | Stop::Judged(d) => (completed - self.meter.start) as f64 / d as f64,
+                Stop::Ios(n) => self.ios as f64 / n as f64,
+                Stop::Steady { cap_slots, .. } => written as f64 / cap_slots as f64,
             };
-            (self.progress)(&Progress { phase: &self.name, virtual_s, drive_writes, last: self.intervals.last().unwrap(), fraction });
+            let fraction_is_bound = matches!(self.stop, Stop::Steady { .. });
+            (self.progress)(&Progress {
+                phase: &self.name,
+                virtual_s,
+                drive_writes,
+                last: self.intervals.last().unwrap(),
+                fraction: fraction.min(1.0),
+                fraction_is_bound,
+            });
             if let Stop::Steady { min_slots, cap_slots } = self.stop {
                 let report = self.steady_report(written >= min_slots);
                 if report.reached || written >= cap_slots {

@@ -54,6 +54,99 @@ fn pct_parse(s: &str) -> Option<u32> {
     (v.is_finite() && (0.0..=100.0).contains(&v)).then(|| (v * 10_000.0).round() as u32)
 }
 
+/// What a key of a mix sets (fio's names are accepted beside flashlab's):
+/// each of the read share, the sizes and the pattern is given once.
+fn key_sets(key: &str) -> Option<&'static [&'static str]> {
+    Some(match key {
+        "read" | "rwmixread" | "rwmixwrite" => &["read share"],
+        "bs" | "bssplit" => &["sizes"],
+        "pattern" => &["pattern"],
+        "rw" | "readwrite" => &["read share", "pattern"],
+        _ => return None,
+    })
+}
+
+/// The keys of a mix as given, before they are checked together.
+#[derive(Default)]
+struct MixKeys {
+    read_ppm: Option<u32>,
+    sizes: Vec<(u32, u32)>,
+    sequential: bool,
+}
+
+impl MixKeys {
+    fn set(&mut self, k: &str, v: &str) -> Result<(), String> {
+        let pct = |v: &str| pct_parse(v).ok_or_else(|| format!("{k} = '{v}': must be a percentage in 0..=100"));
+        match k {
+            "read" | "rwmixread" => self.read_ppm = Some(pct(v)?),
+            "rwmixwrite" => self.read_ppm = Some(1_000_000 - pct(v)?),
+            "pattern" => self.sequential = pattern_parse(v)?,
+            "rw" | "readwrite" => (self.read_ppm, self.sequential) = rw_parse(v)?,
+            _ => self.sizes = sizes_parse(v)?,
+        }
+        Ok(())
+    }
+
+    fn into_mix(self, spec: &str) -> Result<Mix, String> {
+        let read_ppm = self.read_ppm.ok_or("missing read=PERCENT (or rwmixread=, or rw=)")?;
+        if self.sizes.is_empty() {
+            return Err("missing bs=SIZE or bs=SIZE/PERCENT:...".into());
+        }
+        let total: u64 = self.sizes.iter().map(|&(_, p)| p as u64).sum();
+        if total != 1_000_000 {
+            return Err(format!("transfer-size shares sum to {}%, not 100%", total as f64 / 10_000.0));
+        }
+        Ok(Mix { name: spec.to_string(), read_ppm, sizes: self.sizes, sequential: self.sequential })
+    }
+}
+
+fn pattern_parse(v: &str) -> Result<bool, String> {
+    match v {
+        "seq" | "sequential" => Ok(true),
+        "rand" | "random" => Ok(false),
+        other => Err(format!("pattern = '{other}': must be seq or rand")),
+    }
+}
+
+/// fio's `rw=`: the read share and the pattern (the mixed ones at 50%, fio's
+/// default share).
+fn rw_parse(v: &str) -> Result<(Option<u32>, bool), String> {
+    Ok(match v {
+        "read" => (Some(1_000_000), true),
+        "write" => (Some(0), true),
+        "randread" => (Some(1_000_000), false),
+        "randwrite" => (Some(0), false),
+        "rw" | "readwrite" => (Some(500_000), true),
+        "randrw" => (Some(500_000), false),
+        other => return Err(format!("rw = '{other}': must be read, write, randread, randwrite, rw or randrw")),
+    })
+}
+
+/// `SIZE` (all I/O one size) or `SIZE/PERCENT:SIZE/PERCENT...`.
+fn sizes_parse(v: &str) -> Result<Vec<(u32, u32)>, String> {
+    let mut sizes = Vec::new();
+    for item in v.split(':') {
+        let (sz, pct) = match item.split_once('/') {
+            Some((sz, pct)) => (sz, Some(pct)),
+            None if !v.contains(':') => (item, None),
+            None => return Err(format!("bs entry '{item}' is not SIZE/PERCENT")),
+        };
+        let bytes = size_parse(sz).ok_or_else(|| format!("transfer size '{sz}' is not a size"))?;
+        if bytes == 0 || bytes % 512 != 0 || bytes > 16 << 20 {
+            return Err(format!("transfer size {bytes} B: must be a whole number of 512-byte sectors, at most 16 MiB"));
+        }
+        let p = match pct {
+            Some(pct) => pct_parse(pct).ok_or_else(|| format!("share '{pct}' of {sz}: must be a percentage in 0..=100"))?,
+            None => 1_000_000,
+        };
+        if sizes.iter().any(|&(b, _)| b == bytes) {
+            return Err(format!("transfer size {sz} is listed twice"));
+        }
+        sizes.push((bytes, p));
+    }
+    Ok(sizes)
+}
+
 impl Mix {
     /// A named profile, or a mix `read=PCT;bs=SIZE/PCT:SIZE/PCT...` with
     /// sizes in bytes or with k/m suffixes, whole 512-byte sectors, and
@@ -72,43 +165,22 @@ impl Mix {
 
     fn parse_spec(spec: &str) -> Result<Mix, WorkloadError> {
         let bad = |msg: String| WorkloadError::Bad { spec: spec.to_string(), msg };
-        let mut read_ppm = None;
-        let mut sizes = Vec::new();
-        let mut sequential = false;
+        let mut keys = MixKeys::default();
+        let mut given: Vec<(&str, &str)> = Vec::new();
         for part in spec.split(';').filter(|p| !p.trim().is_empty()) {
             let (k, v) = part.split_once('=').ok_or_else(|| bad(format!("'{part}' is not key=value")))?;
-            match k.trim() {
-                "pattern" => {
-                    sequential = match v.trim() {
-                        "seq" | "sequential" => true,
-                        "rand" | "random" => false,
-                        other => return Err(bad(format!("pattern = '{other}': must be seq or rand"))),
-                    }
+            let (k, v) = (k.trim(), v.trim());
+            let sets =
+                key_sets(k).ok_or_else(|| bad(format!("unknown key '{k}': expected read (or rwmixread, rwmixwrite), bs (or bssplit), pattern or rw")))?;
+            for concept in sets {
+                if let Some((first, _)) = given.iter().find(|(_, c)| c == concept) {
+                    return Err(bad(format!("'{k}' sets the {concept} that '{first}' already set: give it once")));
                 }
-                "read" => read_ppm = Some(pct_parse(v).ok_or_else(|| bad(format!("read = '{v}': must be a percentage in 0..=100")))?),
-                "bs" => {
-                    for item in v.split(':') {
-                        let (sz, pct) = item.split_once('/').ok_or_else(|| bad(format!("bs entry '{item}' is not SIZE/PERCENT")))?;
-                        let bytes = size_parse(sz).ok_or_else(|| bad(format!("transfer size '{sz}' is not a size")))?;
-                        if bytes == 0 || bytes % 512 != 0 || bytes > 16 << 20 {
-                            return Err(bad(format!("transfer size {bytes} B: must be a whole number of 512-byte sectors, at most 16 MiB")));
-                        }
-                        let p = pct_parse(pct).ok_or_else(|| bad(format!("share '{pct}' of {sz}: must be a percentage in 0..=100")))?;
-                        sizes.push((bytes, p));
-                    }
-                }
-                other => return Err(bad(format!("unknown key '{other}': expected read, bs or pattern"))),
+                given.push((k, concept));
             }
+            keys.set(k, v).map_err(bad)?;
         }
-        let read_ppm = read_ppm.ok_or_else(|| bad("missing read=PERCENT".into()))?;
-        if sizes.is_empty() {
-            return Err(bad("missing bs=SIZE/PERCENT:...".into()));
-        }
-        let total: u64 = sizes.iter().map(|&(_, p)| p as u64).sum();
-        if total != 1_000_000 {
-            return Err(bad(format!("transfer-size shares sum to {}%, not 100%", total as f64 / 10_000.0)));
-        }
-        Ok(Mix { name: spec.to_string(), read_ppm, sizes, sequential })
+        keys.into_mix(spec).map_err(bad)
     }
 
     /// The workload the reviewers precondition with before this one.
@@ -220,6 +292,29 @@ mod tests {
         assert!(Mix::parse("read=70;bs=4k/60:64k/40").is_ok());
         let e = Mix::parse("read=0;bs=128k/100;pattern=zigzag").unwrap_err().to_string();
         assert!(e.contains("pattern = 'zigzag'"), "{e}");
+        let e = Mix::parse("read=70;read=30;bs=4k").unwrap_err().to_string();
+        assert!(e.contains("'read' sets the read share that 'read' already set"), "{e}");
+        let e = Mix::parse("rw=randrw;rwmixread=70;bs=4k").unwrap_err().to_string();
+        assert!(e.contains("'rwmixread' sets the read share that 'rw' already set"), "{e}");
+        let e = Mix::parse("read=70;bs=4k/50:4k/50").unwrap_err().to_string();
+        assert!(e.contains("listed twice"), "{e}");
+        let e = Mix::parse("read=70;bs=4k:8k").unwrap_err().to_string();
+        assert!(e.contains("not SIZE/PERCENT"), "{e}");
+        let e = Mix::parse("read=70;iodepth=4;bs=4k").unwrap_err().to_string();
+        assert!(e.contains("unknown key 'iodepth'"), "{e}");
+    }
+
+    #[test]
+    fn fio_habits_work_in_mixes() {
+        let m = Mix::parse("read=100;bs=64k").unwrap();
+        assert_eq!((m.read_ppm, m.sizes.clone()), (1_000_000, vec![(65536, 1_000_000)]));
+        let m = Mix::parse("rwmixread=70;bssplit=4k/60:64k/40").unwrap();
+        assert_eq!((m.read_ppm, m.sizes.len()), (700_000, 2));
+        assert_eq!(Mix::parse("rwmixwrite=30;bs=8k").unwrap().read_ppm, 700_000);
+        let m = Mix::parse("rw=write;bs=128k").unwrap();
+        assert!(m.sequential && m.read_ppm == 0);
+        let m = Mix::parse("rw=randrw;bs=4k").unwrap();
+        assert!(!m.sequential && m.read_ppm == 500_000);
     }
 
     #[test]
