@@ -1,0 +1,206 @@
+//! Garbage collection: a victim superblock's valid slots are read a
+//! multi-plane page at a time and moved to the GC writer, paced against
+//! host writes by credit (each host slot earns the victim's ratio of valid
+//! to invalid slots), then the victim is erased and freed. Which superblock
+//! is the victim is [`crate::policy`]'s choice.
+
+use crate::map::valid_bit;
+use crate::superblock::SB_NONE;
+use crate::{Ftl, FtlError, ONE};
+use nand::{Media, OpTag};
+use units::{prefetch_read, Ppa, PPA_INVALID, SLOT_BYTES};
+
+pub(crate) struct Victim {
+    pub(crate) sb: u32,
+    /// Next victim position to scan: the start of the page after the one
+    /// being moved.
+    pub(crate) cursor: u32,
+    /// Next victim position whose L2P entry is to be prefetched; runs
+    /// `GC_PREFETCH_AHEAD` positions ahead of `cursor`.
+    pub(crate) prefetch: u32,
+    /// The multi-plane page being moved: one read brought every slot of it
+    /// that was valid then; `mask` holds those not yet moved.
+    pub(crate) page_first: Ppa,
+    pub(crate) mask: u32,
+}
+
+/// How far ahead of the GC cursor L2P entries are prefetched, in slots.
+const GC_PREFETCH_AHEAD: u32 = 64;
+/// Positions prefetched per burst: small enough that the burst fits the
+/// core's outstanding-miss slots, large enough that page walks overlap.
+const GC_PREFETCH_BURST: u32 = 8;
+
+impl<M: Media> Ftl<M> {
+    /// GC runs while the free pool is at or below the reserve plus one, at
+    /// the victim's own ratio of valid to invalid slots (which keeps the pool
+    /// level), scaled up by how far the pool has fallen below that mark.
+    #[inline]
+    pub(crate) fn gc_pace(&mut self) -> Result<(), FtlError> {
+        let target = self.cfg.reserve_superblocks + 1;
+        let free = self.free.len() as u32;
+        if self.victim.is_none() {
+            if free > target {
+                self.gc_credit = 0;
+                return Ok(());
+            }
+            if !self.victim_select(false) {
+                return Ok(());
+            }
+        }
+        let urgency = 1 + target.saturating_sub(free) as u64;
+        self.gc_credit += self.gc_rate * urgency;
+        while self.gc_credit >= ONE {
+            self.gc_credit -= ONE;
+            if !self.gc_step()? {
+                self.gc_credit = 0;
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Moves one valid slot out of the victim, or erases the victim once it
+    /// holds none. Returns false when there is no victim.
+    pub(crate) fn gc_step(&mut self) -> Result<bool, FtlError> {
+        let Some(v) = self.victim.as_mut() else { return Ok(false) };
+        if self.sbs[v.sb as usize].valid == 0 {
+            v.cursor = self.layout.slots_per_superblock;
+            v.mask = 0;
+        }
+        let mut ppa = self.victim_next_in_page();
+        if ppa == PPA_INVALID {
+            if !self.victim_seek_page() {
+                self.victim_erase()?;
+                return Ok(true);
+            }
+            ppa = self.victim_page_read()?;
+            self.victim_prefetch_ahead();
+        }
+        self.gc_move(ppa)?;
+        Ok(true)
+    }
+
+    /// The next slot of the page in hand that is still valid (a host write
+    /// may have replaced it since the page was read), or `PPA_INVALID`.
+    #[inline]
+    fn victim_next_in_page(&mut self) -> Ppa {
+        let v = self.victim.as_mut().expect("a victim");
+        while v.mask != 0 {
+            let s = v.mask.trailing_zeros();
+            v.mask &= v.mask - 1;
+            let p = v.page_first + s;
+            if valid_bit(&self.valid, p) {
+                return p;
+            }
+        }
+        PPA_INVALID
+    }
+
+    /// Moves the cursor to the next slot holding valid data, skipping
+    /// invalid slots a bitmap word at a time; false when none is left.
+    fn victim_seek_page(&mut self) -> bool {
+        let sps = self.layout.slots_per_superblock;
+        let v = self.victim.as_mut().expect("a victim");
+        let base = v.sb * sps;
+        while v.cursor < sps {
+            let p = base + v.cursor;
+            let word = self.valid[p as usize / 64] >> (p % 64);
+            if word & 1 != 0 {
+                break;
+            }
+            v.cursor += if word == 0 { 64 - p % 64 } else { word.trailing_zeros() };
+        }
+        v.cursor = v.cursor.min(sps);
+        v.cursor < sps
+    }
+
+    /// Erases the emptied victim's blocks; it rejoins the free pool.
+    fn victim_erase(&mut self) -> Result<(), FtlError> {
+        let sb = self.victim.take().expect("a victim").sb;
+        for die in 0..self.layout.dies {
+            self.media.block_erase(die, sb, OpTag::Gc)?;
+        }
+        debug_assert_eq!(self.sbs[sb as usize].valid, 0);
+        self.superblock_erased(sb);
+        self.counters.gc_victims += 1;
+        Ok(())
+    }
+
+    /// One read brings every valid slot of the cursor's page; returns the
+    /// cursor's slot (valid) and leaves the page's others in `mask`.
+    fn victim_page_read(&mut self) -> Result<Ppa, FtlError> {
+        let v = self.victim.as_ref().expect("a victim");
+        let base = v.sb * self.layout.slots_per_superblock;
+        let ppa = base + v.cursor;
+        let a = self.layout.addr(ppa);
+        let spm = self.layout.slots_per_mpage;
+        let first = ppa - a.slot;
+        // The page's bits lie in one bitmap word when its slot count
+        // divides 64 (pages start on a multiple of it).
+        let mask = if 64 % spm == 0 {
+            ((self.valid[first as usize / 64] >> (first % 64)) & ((1u64 << spm) - 1)) as u32
+        } else {
+            (a.slot..spm).fold(0u32, |mask, s| mask | (valid_bit(&self.valid, first + s) as u32) << s)
+        };
+        // (Slots before the cursor's are invalid: the scan passed them.)
+        debug_assert_eq!(mask & ((1 << a.slot) - 1), 0);
+        let scratch = if self.data { Some(&mut self.gc_scratch[..]) } else { None };
+        self.media.page_read(a.die, a.superblock, a.page, mask, OpTag::Gc, scratch)?;
+        let v = self.victim.as_mut().expect("a victim");
+        v.page_first = first;
+        v.mask = mask & !(1 << a.slot);
+        v.cursor = first - base + spm;
+        Ok(ppa)
+    }
+
+    /// Each move updates the L2P entry of its slot, at a random place in
+    /// the map: prefetches those of the valid slots ahead of the cursor, in
+    /// bursts so that their page walks overlap.
+    #[inline]
+    fn victim_prefetch_ahead(&mut self) {
+        let sps = self.layout.slots_per_superblock;
+        let v = self.victim.as_mut().expect("a victim");
+        if v.prefetch >= v.cursor + GC_PREFETCH_AHEAD - GC_PREFETCH_BURST {
+            return;
+        }
+        let base = v.sb * sps;
+        let horizon = (v.cursor + GC_PREFETCH_AHEAD).min(sps);
+        v.prefetch = v.prefetch.max(v.cursor);
+        // A bitmap word at a time, valid slots only.
+        while v.prefetch < horizon {
+            let p = base + v.prefetch;
+            let n = (64 - p % 64).min(horizon - v.prefetch);
+            let mut word = (self.valid[p as usize / 64] >> (p % 64)) & (u64::MAX >> (64 - n));
+            while word != 0 {
+                let q = p + word.trailing_zeros();
+                word &= word - 1;
+                prefetch_read(&self.l2p[self.p2l[q as usize] as usize]);
+            }
+            v.prefetch += n;
+        }
+    }
+
+    /// Moves the valid victim slot `ppa` to the GC writer.
+    fn gc_move(&mut self, ppa: Ppa) -> Result<(), FtlError> {
+        let v = self.victim.as_ref().expect("a victim");
+        let (slot, sb) = (ppa - v.page_first, v.sb);
+        let lba = self.p2l[ppa as usize];
+        // The slot is valid, so the map points here: invalidate it without
+        // loading the map entry (a random access the append only stores to).
+        self.invalidate_moved(ppa, sb);
+        if self.gc.sb == SB_NONE {
+            self.writer_open(false)?;
+        }
+        if self.data {
+            let s = slot as usize * SLOT_BYTES as usize;
+            let page = std::mem::take(&mut self.gc_scratch);
+            let r = self.append(false, lba, Some(&page[s..s + SLOT_BYTES as usize]));
+            self.gc_scratch = page;
+            r?;
+        } else {
+            self.append(false, lba, None)?;
+        }
+        self.counters.gc_slots_moved += 1;
+        Ok(())
+    }
+}

@@ -1,0 +1,122 @@
+//! The map: logical slot to physical slot (L2P, 4 bytes a user slot), the
+//! LBA each physical slot was last written with (P2L, its out-of-band
+//! area) and a validity bit per physical slot. Every change to them goes
+//! through `map_set` and `unmap`, which keep the three and the superblocks'
+//! valid counts in step.
+
+use crate::layout::SlotAddr;
+use crate::Ftl;
+use nand::Media;
+use units::{prefetch_read, Ppa, SlotLba, PPA_INVALID};
+
+/// A vector of `n` copies of `value` whose memory the kernel is asked to
+/// back with huge pages: the maps are read at random, and with 4 KiB pages
+/// nearly every access would also miss the TLB. A hint only; where it is not
+/// granted, the vector is an ordinary one.
+pub(crate) fn vec_huge<T: Copy>(n: usize, value: T) -> Vec<T> {
+    let mut v: Vec<T> = Vec::with_capacity(n);
+    #[cfg(target_os = "linux")]
+    {
+        let bytes = n * std::mem::size_of::<T>();
+        if bytes >= 4 << 20 {
+            let page = 4096usize;
+            let start = (v.as_mut_ptr() as usize).div_ceil(page) * page;
+            let end = (v.as_mut_ptr() as usize + bytes) / page * page;
+            if end > start {
+                // SAFETY: the range lies inside the vector's own allocation,
+                // which is not yet touched; MADV_HUGEPAGE only advises.
+                unsafe {
+                    libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
+                }
+            }
+        }
+    }
+    v.resize(n, value);
+    v
+}
+
+/// Bit `ppa` of a validity bitmap.
+#[inline(always)]
+pub(crate) fn valid_bit(valid: &[u64], ppa: Ppa) -> bool {
+    valid[ppa as usize / 64] >> (ppa % 64) & 1 != 0
+}
+
+impl<M: Media> Ftl<M> {
+    /// Where a logical slot is mapped, if anywhere.
+    pub fn lookup(&self, lba: SlotLba) -> Option<SlotAddr> {
+        let ppa = *self.l2p.get(lba as usize)?;
+        (ppa != PPA_INVALID).then(|| self.layout.addr(ppa))
+    }
+    /// Whether a physical location is still in an open writer's page (the
+    /// write buffer) rather than on the media.
+    pub fn is_buffered(&self, a: &SlotAddr) -> bool {
+        self.user.holds(a) || self.gc.holds(a)
+    }
+
+    /// Prefetches what a host write or read of `lba` will touch: stage 0
+    /// the L2P entry; stage 1 (later, when that entry is likely cached)
+    /// what its current place needs: for a write the validity word it
+    /// clears, for a read the media's state of the block it reads. Changes
+    /// nothing.
+    #[inline]
+    pub fn prefetch(&self, lba: SlotLba, stage: u8, write: bool) {
+        let Some(entry) = self.l2p.get(lba as usize) else { return };
+        if stage == 0 {
+            // Not a load: the entry is not there yet.
+            prefetch_read(entry);
+            return;
+        }
+        let e = *entry;
+        if e == PPA_INVALID {
+            return;
+        }
+        if write {
+            if let Some(w) = self.valid.get(e as usize / 64) {
+                prefetch_read(w);
+            }
+        } else {
+            let a = self.layout.addr(e);
+            self.media.prefetch_block(a.die, a.superblock);
+        }
+    }
+
+    /// Whether a physical slot holds the live copy of its LBA.
+    #[inline]
+    pub fn is_valid(&self, ppa: Ppa) -> bool {
+        valid_bit(&self.valid, ppa)
+    }
+
+    #[inline]
+    pub(crate) fn unmap(&mut self, lba: SlotLba) {
+        let old = self.l2p[lba as usize];
+        if old != PPA_INVALID {
+            debug_assert_eq!(self.p2l[old as usize], lba);
+            debug_assert!(self.is_valid(old));
+            self.valid[old as usize / 64] &= !(1u64 << (old % 64));
+            let sb = self.layout.superblock_of(old) as usize;
+            self.sbs[sb].valid -= 1;
+            self.l2p[lba as usize] = PPA_INVALID;
+        }
+    }
+
+    /// Maps `lba` to the free physical slot `ppa` of superblock `sb` (the
+    /// caller has unmapped its old place).
+    #[inline(always)]
+    pub(crate) fn map_set(&mut self, lba: SlotLba, ppa: Ppa, sb: u32) {
+        debug_assert!(!valid_bit(&self.valid, ppa));
+        debug_assert_eq!(self.layout.superblock_of(ppa), sb);
+        self.p2l[ppa as usize] = lba;
+        self.valid[ppa as usize / 64] |= 1u64 << (ppa % 64);
+        self.l2p[lba as usize] = ppa;
+        self.sbs[sb as usize].valid += 1;
+    }
+
+    /// Clears the validity of `ppa`, which the map points to from its LBA,
+    /// without loading the map entry (GC's move: the entry is then stored to).
+    #[inline]
+    pub(crate) fn invalidate_moved(&mut self, ppa: Ppa, sb: u32) {
+        debug_assert_eq!(self.l2p[self.p2l[ppa as usize] as usize], ppa);
+        self.valid[ppa as usize / 64] &= !(1u64 << (ppa % 64));
+        self.sbs[sb as usize].valid -= 1;
+    }
+}

@@ -1,0 +1,73 @@
+//! Victim policy: which closed superblock GC cleans next. Static wear
+//! leveling ([`crate::wear`]) may choose first; otherwise the policy does.
+
+use crate::superblock::SbState;
+use crate::{Ftl, Victim, ONE};
+use nand::Media;
+use serde::{Deserialize, Serialize};
+
+/// How a victim superblock is chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GcPolicy {
+    /// The closed superblock with the fewest valid slots.
+    Greedy,
+    /// Rosenblum and Ousterhout's cost-benefit: the most `(1 - u) * age / 2u`,
+    /// which leaves cold, slowly emptying superblocks alone for longer.
+    CostBenefit,
+}
+
+impl std::str::FromStr for GcPolicy {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "greedy" => Ok(GcPolicy::Greedy),
+            "cost-benefit" => Ok(GcPolicy::CostBenefit),
+            _ => Err(format!("unknown GC policy '{s}': expected greedy or cost-benefit")),
+        }
+    }
+}
+
+impl<M: Media> Ftl<M> {
+    /// Chooses the next victim. Returns false when no superblock is closed.
+    pub(crate) fn victim_select(&mut self, forced: bool) -> bool {
+        debug_assert!(self.victim.is_none());
+        let wear = if forced { None } else { self.wear_victim() };
+        let policy = if forced { GcPolicy::Greedy } else { self.cfg.gc_policy };
+        let Some(sb) = wear.or_else(|| self.policy_victim(policy)) else { return false };
+        let s = self.layout.data_slots_per_superblock as u64;
+        let m = &mut self.sbs[sb as usize];
+        m.state = SbState::Victim;
+        let v = m.valid as u64;
+        self.gc_rate = if v >= s { 64 * ONE } else { (v * ONE).div_ceil(s - v).min(64 * ONE) };
+        if wear.is_some() {
+            self.counters.wear_level_victims += 1;
+        }
+        self.victim = Some(Victim { sb, cursor: 0, prefetch: 0, page_first: 0, mask: 0 });
+        true
+    }
+
+    /// The closed superblock `policy` scores highest (the first on a tie).
+    fn policy_victim(&self, policy: GcPolicy) -> Option<u32> {
+        let s = self.layout.data_slots_per_superblock as u64;
+        let mut best: Option<(u32, u128, u128)> = None; // sb, score numerator, denominator
+        for (i, m) in self.sbs.iter().enumerate() {
+            if m.state != SbState::Closed {
+                continue;
+            }
+            let v = m.valid as u64;
+            // Every policy is a ratio num/den to maximise.
+            let (num, den) = match policy {
+                GcPolicy::Greedy => ((s - v) as u128, 1u128),
+                GcPolicy::CostBenefit => {
+                    let age = (self.seq - m.close_seq + 1) as u128;
+                    ((s - v) as u128 * age, 2 * v.max(1) as u128)
+                }
+            };
+            if best.is_none_or(|(_, bn, bd)| num * bd > bn * den) {
+                best = Some((i as u32, num, den));
+            }
+        }
+        best.map(|(sb, _, _)| sb)
+    }
+}

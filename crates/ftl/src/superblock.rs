@@ -1,0 +1,89 @@
+//! Superblocks (one block of every die at the same index, the unit GC
+//! erases) and their life cycle: Free -> Open -> Closed -> Victim ->
+//! (erase) -> Free. The free pool hands out the least-worn superblock first.
+
+use crate::{Ftl, FtlError};
+use nand::Media;
+use serde::Serialize;
+use std::cmp::Reverse;
+
+/// The superblock life cycle: Free -> Open -> Closed -> Victim -> (erase) -> Free.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum SbState {
+    Free,
+    Open,
+    Closed,
+    Victim,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct SbMeta {
+    pub(crate) state: SbState,
+    pub(crate) valid: u32,
+    /// Writer sequence number when it was closed (its age for cost-benefit).
+    pub(crate) close_seq: u64,
+    pub(crate) erase_count: u32,
+}
+
+pub(crate) const SB_NONE: u32 = u32::MAX;
+
+impl<M: Media> Ftl<M> {
+    pub fn free_superblocks(&self) -> u32 {
+        self.free.len() as u32
+    }
+    /// Physical data slots not available to hold valid data right now: the
+    /// free pool and the unfilled rest of the open writers' superblocks.
+    /// This is the spare that a free-block reserve takes out of the
+    /// over-provisioning.
+    pub fn spare_slots_in_hand(&self) -> u64 {
+        let l = &self.layout;
+        let mut s = self.free.len() as u64 * l.data_slots_per_superblock as u64;
+        for w in [&self.user, &self.gc] {
+            if w.sb != SB_NONE {
+                let written = (w.page as u64 * l.slots_per_row as u64 + w.die as u64 * l.slots_per_mpage as u64 + w.slot as u64)
+                    * (l.stripe_width as u64 - 1).max(1)
+                    / l.stripe_width.max(1) as u64;
+                s += l.data_slots_per_superblock as u64 - written.min(l.data_slots_per_superblock as u64);
+            }
+        }
+        s
+    }
+    pub fn superblock_state(&self, sb: u32) -> SbState {
+        self.sbs[sb as usize].state
+    }
+    pub fn superblock_valid(&self, sb: u32) -> u32 {
+        self.sbs[sb as usize].valid
+    }
+    pub fn superblock_erase_count(&self, sb: u32) -> u32 {
+        self.sbs[sb as usize].erase_count
+    }
+    /// A victim (or, at a secure erase, any superblock) has just been
+    /// erased: it rejoins the free pool, one erase older.
+    pub(crate) fn superblock_erased(&mut self, sb: u32) {
+        let m = &mut self.sbs[sb as usize];
+        m.state = SbState::Free;
+        m.valid = 0;
+        m.erase_count += 1;
+        self.free.push(Reverse((m.erase_count, sb)));
+    }
+
+    /// The user writer may not take the last free superblock: that one is
+    /// GC's, so that cleaning can always make progress. Below that, GC runs
+    /// unpaced (a forced collection) until a superblock is freed.
+    pub(crate) fn user_superblock_take(&mut self) -> Result<(), FtlError> {
+        let mut steps: u64 = 0;
+        let limit = 4 * self.layout.slots_per_superblock as u64 * self.layout.superblocks as u64;
+        while self.free.len() <= 1 {
+            if self.victim.is_none() && !self.victim_select(true) {
+                return Err(FtlError::NoSpace("no closed superblock to collect".into()));
+            }
+            self.gc_step()?;
+            self.counters.forced_gc_slots += 1;
+            steps += 1;
+            if steps > limit {
+                return Err(FtlError::NoSpace("garbage collection made no progress".into()));
+            }
+        }
+        self.writer_open(true)
+    }
+}

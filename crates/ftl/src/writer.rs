@@ -1,0 +1,157 @@
+//! The writers: user data and GC data each fill an open superblock of their
+//! own, one multi-plane page at a time (the write buffer's unit), across
+//! the dies of a row and then down the pages; a stripe's parity page is
+//! programmed once its data pages are.
+
+use crate::layout::SlotAddr;
+use crate::superblock::{SbState, SB_NONE};
+use crate::{Ftl, FtlError};
+use nand::{Media, OpTag};
+use std::cmp::Reverse;
+use units::{Ppa, SlotLba, LBA_UNMAPPED, PPA_INVALID, SLOT_BYTES};
+
+/// One open superblock being filled in write order.
+pub(crate) struct Writer {
+    pub(crate) tag: OpTag,
+    pub(crate) sb: u32,
+    pub(crate) page: u32,
+    pub(crate) die: u32,
+    pub(crate) slot: u32,
+    /// The physical address of the open page's first slot.
+    pub(crate) page_ppa: Ppa,
+    /// LBAs of the slots of the open multi-plane page (its OOB).
+    pub(crate) oob: Vec<u32>,
+    /// Data of the open multi-plane page (data-holding media only).
+    pub(crate) buf: Vec<u8>,
+    /// XOR of the stripe's data pages so far (data-holding media only).
+    pub(crate) parity: Vec<u8>,
+}
+
+impl Writer {
+    pub(crate) fn new(tag: OpTag, spm: u32, mpage_bytes: usize, data: bool) -> Writer {
+        Writer {
+            tag,
+            sb: SB_NONE,
+            page: 0,
+            die: 0,
+            slot: 0,
+            page_ppa: 0,
+            oob: vec![LBA_UNMAPPED; spm as usize],
+            buf: if data { vec![0; mpage_bytes] } else { Vec::new() },
+            parity: if data { vec![0; mpage_bytes] } else { Vec::new() },
+        }
+    }
+    #[inline]
+    pub(crate) fn holds(&self, a: &SlotAddr) -> bool {
+        self.sb == a.superblock && self.page == a.page && self.die == a.die
+    }
+    /// The first slot of the open page (`PPA_INVALID` when none is open):
+    /// [`Writer::holds`] for an address known only by its page's first slot.
+    #[inline]
+    pub(crate) fn open_page_first(&self) -> Ppa {
+        if self.sb == SB_NONE {
+            PPA_INVALID
+        } else {
+            self.page_ppa
+        }
+    }
+}
+
+impl<M: Media> Ftl<M> {
+    /// Places `lba` at the writer's next slot and programs the page (and the
+    /// stripe's parity) when it is full.
+    #[inline(always)]
+    pub(crate) fn append(&mut self, user: bool, lba: SlotLba, data: Option<&[u8]>) -> Result<(), FtlError> {
+        let w = if user { &self.user } else { &self.gc };
+        let (ppa, sb) = (w.page_ppa + w.slot, w.sb);
+        debug_assert_eq!(ppa, self.layout.ppa(SlotAddr { superblock: w.sb, page: w.page, die: w.die, slot: w.slot }));
+        self.map_set(lba, ppa, sb);
+        let w = if user { &mut self.user } else { &mut self.gc };
+        w.oob[w.slot as usize] = lba;
+        if self.data {
+            let s = w.slot as usize * SLOT_BYTES as usize;
+            match data {
+                Some(d) => w.buf[s..s + SLOT_BYTES as usize].copy_from_slice(&d[..SLOT_BYTES as usize]),
+                None => w.buf[s..s + SLOT_BYTES as usize].fill(0),
+            }
+        }
+        w.slot += 1;
+        self.seq += 1;
+        if w.slot == self.layout.slots_per_mpage {
+            self.writer_program(user)?;
+        }
+        Ok(())
+    }
+
+    /// Programs a writer's full page, then its stripe's parity if due, and
+    /// moves the writer to its next data page (closing a full superblock).
+    #[inline(never)]
+    fn writer_program(&mut self, user: bool) -> Result<(), FtlError> {
+        let data = self.data;
+        let layout = &self.layout;
+        let w = if user { &mut self.user } else { &mut self.gc };
+        self.media.page_program(w.die, w.sb, w.page, w.tag, &w.oob, data.then_some(&w.buf[..]))?;
+        if layout.stripe_width > 1 {
+            if data {
+                for (p, b) in w.parity.iter_mut().zip(&w.buf) {
+                    *p ^= *b;
+                }
+            }
+            if w.die == layout.stripe_last_data_die(w.page, w.die) {
+                let pd = layout.parity_die(w.page, w.die);
+                let oob = [LBA_UNMAPPED; 32];
+                let tag = if w.tag == OpTag::Gc { OpTag::GcParity } else { OpTag::Parity };
+                self.media.page_program(pd, w.sb, w.page, tag, &oob[..layout.slots_per_mpage as usize], data.then_some(&w.parity[..]))?;
+                if data {
+                    w.parity.fill(0);
+                }
+            }
+        }
+        w.slot = 0;
+        w.oob.fill(LBA_UNMAPPED);
+        loop {
+            w.die += 1;
+            if w.die == layout.dies {
+                w.die = 0;
+                w.page += 1;
+                if w.page == layout.pages_per_block {
+                    let sb = w.sb as usize;
+                    w.sb = SB_NONE;
+                    let m = &mut self.sbs[sb];
+                    debug_assert_eq!(m.state, SbState::Open);
+                    m.state = SbState::Closed;
+                    m.close_seq = self.seq;
+                    return Ok(());
+                }
+            }
+            if !layout.is_parity(w.page, w.die) {
+                w.page_ppa = layout.ppa(SlotAddr { superblock: w.sb, page: w.page, die: w.die, slot: 0 });
+                return Ok(());
+            }
+        }
+    }
+
+    /// Opens a free superblock (the least worn) for a writer.
+    pub(crate) fn writer_open(&mut self, user: bool) -> Result<(), FtlError> {
+        let Some(Reverse((_, sb))) = self.free.pop() else {
+            return Err(FtlError::NoSpace(format!("{} writer found no free superblock", if user { "user" } else { "GC" })));
+        };
+        let m = &mut self.sbs[sb as usize];
+        debug_assert_eq!(m.state, SbState::Free);
+        debug_assert_eq!(m.valid, 0);
+        m.state = SbState::Open;
+        let layout = &self.layout;
+        let w = if user { &mut self.user } else { &mut self.gc };
+        w.sb = sb;
+        w.page = 0;
+        w.die = 0;
+        w.slot = 0;
+        w.oob.fill(LBA_UNMAPPED);
+        w.parity.fill(0);
+        while layout.is_parity(0, w.die) {
+            w.die += 1;
+        }
+        w.page_ppa = layout.ppa(SlotAddr { superblock: sb, page: 0, die: w.die, slot: 0 });
+        Ok(())
+    }
+}
