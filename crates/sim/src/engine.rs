@@ -1,0 +1,153 @@
+//! The closed loop: host slots, their I/Os, and the target that times them.
+
+use crate::{Rng, SlotTree};
+use units::Ns;
+
+/// One host I/O.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Io {
+    pub offset_bytes: u64,
+    pub len_bytes: u32,
+    pub write: bool,
+}
+
+/// What a closed loop drives: a device that accepts an I/O at `now` and says
+/// when it completes (never before `now`).
+pub trait Target {
+    type Error;
+    fn submit(&mut self, now: Ns, io: &Io) -> Result<Ns, Self::Error>;
+    /// A hint that `io` will be submitted soon: `stage` 0 when it is made
+    /// (up to [`LOOKAHEAD`] I/Os ahead), 1 about half a lookahead later.
+    /// A target may prefetch what it will touch; it must not change state.
+    #[inline]
+    fn prefetch(&self, _io: &Io, _stage: u8) {}
+}
+
+/// I/Os the engine makes ahead of their submission, so that a target can
+/// prefetch their mapping entries. The workload's stream does not depend on
+/// the device, so making I/Os early changes no result.
+pub const LOOKAHEAD: usize = 32;
+
+/// Makes the next I/O of a host thread.
+pub trait Workload {
+    fn next_io(&mut self, rng: &mut Rng) -> Io;
+}
+
+/// Sees every completion, with the target (to sample its state); says
+/// whether the run goes on.
+pub trait Observer<T> {
+    fn complete(&mut self, target: &mut T, issued: Ns, completed: Ns, io: &Io) -> bool;
+}
+
+/// Tops up the ring of I/Os made ahead (`len` of them from `head`) and
+/// prefetches for them: stage 1 for those already there, stage 0 for the new.
+#[inline(never)]
+fn lookahead_refill<T: Target, W: Workload>(ahead: &mut [Io; LOOKAHEAD], head: usize, len: &mut usize, rng: &mut Rng, workload: &mut W, target: &T) {
+    let old = *len;
+    while *len < LOOKAHEAD {
+        ahead[(head + *len) % LOOKAHEAD] = workload.next_io(rng);
+        *len += 1;
+    }
+    // Tight loops of prefetches only, so that as many as fit in the reorder
+    // window are in flight at once.
+    for k in 0..old {
+        target.prefetch(&ahead[(head + k) % LOOKAHEAD], 1);
+    }
+    for k in old..LOOKAHEAD {
+        target.prefetch(&ahead[(head + k) % LOOKAHEAD], 0);
+    }
+}
+
+/// The state of a closed loop between runs: the clock and the PRNG carry
+/// over from preconditioning to the main test, as on a real device.
+pub struct Engine {
+    pub now: Ns,
+    pub rng: Rng,
+}
+
+impl Engine {
+    pub fn new(seed: u64) -> Engine {
+        Engine { now: 0, rng: Rng::new(seed) }
+    }
+
+    /// Runs `threads x queue_depth` closed-loop slots until the observer
+    /// says stop. Outstanding I/Os at the stop are abandoned (their effect on
+    /// the device stays; their latency is not recorded), and the clock is
+    /// left at the last completion seen.
+    pub fn run<T: Target, W: Workload, O: Observer<T>>(
+        &mut self,
+        target: &mut T,
+        workload: &mut W,
+        threads: u32,
+        queue_depth: u32,
+        observer: &mut O,
+    ) -> Result<(), T::Error> {
+        let slots = (threads * queue_depth) as usize;
+        // I/Os are made in batches of LOOKAHEAD / 2, and their prefetches
+        // issued back to back: a prefetch that misses the TLB holds up the
+        // pipeline until its page walk ends, and walks issued together
+        // overlap. Stage 1 goes to the previous batch, half a lookahead
+        // before its I/Os are submitted.
+        const BATCH: usize = LOOKAHEAD / 2;
+        // A ring of the I/Os made ahead: `len` of them from `head`.
+        let mut ahead = [Io { offset_bytes: 0, len_bytes: 0, write: false }; LOOKAHEAD];
+        let (mut head, mut len) = (0usize, 0usize);
+        let mut next = |rng: &mut Rng, target: &T| {
+            if len <= BATCH {
+                lookahead_refill(&mut ahead, head, &mut len, rng, workload, target);
+            }
+            let io = ahead[head];
+            head = (head + 1) % LOOKAHEAD;
+            len -= 1;
+            io
+        };
+        let mut ios = Vec::with_capacity(slots);
+        // An event's key: completion time since `epoch`, then slot, in one
+        // u64 (keys compare in one instruction). The slot needs 20 bits; the
+        // 44 above them hold 4.9 virtual hours, and the epoch moves up every
+        // 73 virtual minutes (every key is rebased, order unchanged), so a
+        // completion may lie up to 3.6 virtual hours ahead of the clock.
+        const SLOT_BITS: u32 = 20;
+        const TIME_LIMIT: Ns = 1 << (64 - SLOT_BITS);
+        const REBASE_AFTER: Ns = TIME_LIMIT / 4;
+        assert!(slots <= 1 << SLOT_BITS, "at most 2^20 host slots");
+        let mut epoch = self.now;
+        let key = |epoch: Ns, t: Ns, slot: usize| {
+            let rel = t - epoch;
+            assert!(rel < TIME_LIMIT, "an I/O completes {rel} ns ahead of the event epoch: beyond the engine's range");
+            rel << SLOT_BITS | slot as u64
+        };
+        let mut events = SlotTree::new(slots);
+        let start = self.now;
+        for slot in 0..slots {
+            let io = next(&mut self.rng, target);
+            let done = target.submit(start, &io)?;
+            debug_assert!(done >= start);
+            ios.push((start, io));
+            events.set(slot, key(epoch, done, slot));
+        }
+        // Every completion is followed by its slot's next I/O: the slot's
+        // key is replaced in place.
+        loop {
+            let top = events.min();
+            let done = epoch + (top >> SLOT_BITS);
+            let slot = (top & ((1 << SLOT_BITS) - 1)) as usize;
+            self.now = done;
+            let (issued, io) = ios[slot];
+            if !observer.complete(target, issued, done, &io) {
+                break;
+            }
+            let io = next(&mut self.rng, target);
+            let t = target.submit(done, &io)?;
+            debug_assert!(t >= done);
+            ios[slot] = (done, io);
+            if done - epoch >= REBASE_AFTER {
+                let shift = (done - epoch) << SLOT_BITS;
+                events.map_keys(|k| k - shift);
+                epoch = done;
+            }
+            events.set(slot, key(epoch, t, slot));
+        }
+        Ok(())
+    }
+}

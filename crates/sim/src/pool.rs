@@ -1,0 +1,54 @@
+//! A pool of identical servers, in virtual time.
+
+use units::Ns;
+
+/// `k` identical servers (host CPU cores): an operation takes the one that
+/// frees first. The servers are identical, so only their free times are
+/// kept, sorted, in a ring: the first frees first. Taking it and putting
+/// back its new free time is one step when times arrive in order (the host
+/// CPU: ready times never go back and the service time is fixed), a short
+/// insertion otherwise.
+#[derive(Debug, Clone)]
+pub struct Pool {
+    free_at: Vec<Ns>,
+    head: usize,
+    /// Service time reserved so far, summed over the servers.
+    pub busy_ns: Ns,
+}
+
+impl Pool {
+    /// The number of servers.
+    pub fn servers(&self) -> u32 {
+        self.free_at.len() as u32
+    }
+    /// When every server is free.
+    pub fn idle_at(&self) -> Ns {
+        self.free_at.iter().copied().max().unwrap_or(0)
+    }
+    pub fn new(servers: u32) -> Pool {
+        Pool { free_at: vec![0; servers.max(1) as usize], head: 0, busy_ns: 0 }
+    }
+    #[inline]
+    pub fn reserve(&mut self, ready: Ns, service: Ns) -> Ns {
+        if service == 0 {
+            return ready;
+        }
+        self.busy_ns += service;
+        let k = self.free_at.len();
+        let end = ready.max(self.free_at[self.head]) + service;
+        // The first server's place becomes the last; sink the new time
+        // towards the front until the order holds.
+        let mut i = self.head;
+        self.head = if self.head + 1 == k { 0 } else { self.head + 1 };
+        for _ in 1..k {
+            let prev = if i == 0 { k - 1 } else { i - 1 };
+            if self.free_at[prev] <= end {
+                break;
+            }
+            self.free_at[i] = self.free_at[prev];
+            i = prev;
+        }
+        self.free_at[i] = end;
+        end
+    }
+}

@@ -1,0 +1,205 @@
+//! The engine's parts against simple references.
+
+use super::*;
+use crate::timeline::GAPS;
+use units::Ns;
+
+/// A target with one server of fixed service time: the closed loop must
+/// reach exactly its throughput, and latency must follow Little's law.
+struct OneServer(Timeline);
+impl Target for OneServer {
+    type Error = ();
+    fn submit(&mut self, now: Ns, _: &Io) -> Result<Ns, ()> {
+        Ok(self.0.reserve(now, 1_000))
+    }
+}
+struct Fixed;
+impl Workload for Fixed {
+    fn next_io(&mut self, _: &mut Rng) -> Io {
+        Io { offset_bytes: 0, len_bytes: 4096, write: false }
+    }
+}
+struct Count {
+    n: u64,
+    lat_sum: u64,
+    last: Ns,
+}
+impl Observer<OneServer> for Count {
+    fn complete(&mut self, _: &mut OneServer, issued: Ns, completed: Ns, _: &Io) -> bool {
+        self.n += 1;
+        self.lat_sum += completed - issued;
+        self.last = completed;
+        self.n < 100_000
+    }
+}
+
+#[test]
+fn closed_loop_obeys_littles_law() {
+    let mut e = Engine::new(1);
+    let mut c = Count { n: 0, lat_sum: 0, last: 0 };
+    e.run(&mut OneServer(Timeline::default()), &mut Fixed, 4, 8, &mut c).unwrap();
+    // One I/O a microsecond, 32 outstanding: 32 us each.
+    assert_eq!(c.last, 100_000 * 1_000);
+    let avg = c.lat_sum / c.n;
+    assert!((31_000..=32_000).contains(&avg), "{avg}");
+}
+
+#[test]
+fn timeline_fills_the_gaps_future_reservations_leave() {
+    let mut t = Timeline::default();
+    assert_eq!(t.reserve(0, 10), 10);
+    // Ready only at 100: the gap 10..100 is kept.
+    assert_eq!(t.reserve(100, 10), 110);
+    // Ready at 5, fits in the gap: runs at 10, not after 110.
+    assert_eq!(t.reserve(5, 20), 30);
+    assert_eq!(t.reserve(0, 70), 100);
+    // The gap is used up: the next one goes to the tail.
+    assert_eq!(t.reserve(0, 5), 115);
+    assert_eq!(t.busy_ns, 115);
+}
+
+/// The timeline's rule written plainly: a list of at most `GAPS` gaps,
+/// oldest first; an operation takes the first that fits, else the tail.
+fn reserve_by_list(gaps: &mut Vec<(Ns, Ns)>, free_at: &mut Ns, ready: Ns, service: Ns) -> Ns {
+    if ready < *free_at {
+        if let Some(k) = gaps.iter().position(|&(g0, g1)| ready.max(g0) + service <= g1) {
+            let (g0, g1) = gaps[k];
+            let start = ready.max(g0);
+            let end = start + service;
+            gaps[k] = if g1 - end >= start - g0 { (end, g1) } else { (g0, start) };
+            if gaps[k].1 <= gaps[k].0 {
+                gaps.remove(k);
+            }
+            return end;
+        }
+    }
+    if ready > *free_at {
+        if gaps.len() == GAPS {
+            gaps.remove(0);
+        }
+        gaps.push((*free_at, ready));
+        *free_at = ready;
+    }
+    *free_at += service;
+    *free_at
+}
+
+#[test]
+fn timeline_equals_a_list_of_gaps() {
+    let mut r = Rng::new(11);
+    for spread in [50u64, 2_000, 100_000] {
+        let (mut t, mut gaps, mut free_at) = (Timeline::default(), Vec::new(), 0);
+        let mut now = 0;
+        for i in 0..50_000 {
+            now += r.below(40);
+            // Mostly ready now, some well ahead (a GC program, a
+            // transfer after a sense), as the device issues them.
+            let ready = if r.below(4) == 0 { now + r.below(spread) } else { now };
+            let service = 1 + r.below(60);
+            let want = reserve_by_list(&mut gaps, &mut free_at, ready, service);
+            assert_eq!(t.reserve(ready, service), want, "spread {spread}, operation {i}");
+        }
+    }
+}
+
+#[test]
+fn min_heap_sorts() {
+    let mut h = MinHeap::with_capacity(8);
+    let mut r = Rng::new(5);
+    let mut all: Vec<u64> = (0..1000).map(|_| r.below(500)).collect();
+    for &x in &all {
+        h.push(x);
+    }
+    h.replace_top(250);
+    all.sort();
+    all[0] = 250;
+    all.sort();
+    let out: Vec<u64> = std::iter::from_fn(|| h.pop()).collect();
+    assert_eq!(out, all);
+    assert!(h.is_empty() && h.peek().is_none());
+}
+
+#[test]
+fn slot_tree_orders_events_as_a_heap_does() {
+    let mut r = Rng::new(9);
+    for slots in [1usize, 3, 256, 300] {
+        let mut tree = SlotTree::new(slots);
+        let mut heap = MinHeap::with_capacity(slots);
+        let key = |t: u64, slot: usize| t << 20 | slot as u64;
+        for slot in 0..slots {
+            let k = key(r.below(1000), slot);
+            tree.set(slot, k);
+            heap.push(k);
+        }
+        // A closed loop: the least event's slot gets a later one.
+        for _ in 0..20_000 {
+            let top = heap.peek().unwrap();
+            assert_eq!(tree.min(), top);
+            let slot = (top & 0xfffff) as usize;
+            let next = key((top >> 20) + 1 + r.below(5000), slot);
+            heap.replace_top(next);
+            tree.set(slot, next);
+        }
+        tree.map_keys(|k| k - (1 << 20));
+        assert_eq!(tree.min(), heap.peek().unwrap() - (1 << 20));
+    }
+}
+
+#[test]
+fn pool_takes_the_first_free_server() {
+    let mut p = Pool::new(2);
+    assert_eq!(p.reserve(0, 10), 10);
+    assert_eq!(p.reserve(0, 10), 10);
+    assert_eq!(p.reserve(0, 10), 20);
+    assert_eq!(p.reserve(100, 0), 100);
+    // Out of order: a short job ready early takes the server freeing
+    // first, whatever the order of the reservations.
+    let mut p = Pool::new(3);
+    assert_eq!(p.reserve(50, 100), 150);
+    assert_eq!(p.reserve(0, 10), 10);
+    assert_eq!(p.reserve(0, 10), 10);
+    assert_eq!(p.reserve(0, 10), 20);
+    assert_eq!(p.reserve(0, 10), 20);
+    assert_eq!(p.reserve(140, 5), 145);
+    assert_eq!(p.reserve(0, 1), 21);
+    assert_eq!(p.reserve(0, 1), 22);
+}
+
+#[test]
+fn pool_equals_a_heap_of_free_times() {
+    let mut r = Rng::new(3);
+    for k in [1u32, 2, 3, 12] {
+        let mut p = Pool::new(k);
+        let mut h: MinHeap<Ns> = MinHeap::with_capacity(k as usize);
+        (0..k).for_each(|_| h.push(0));
+        for _ in 0..10_000 {
+            let (ready, service) = (r.below(100_000), 1 + r.below(5_000));
+            let t = h.pop().unwrap();
+            let want = ready.max(t) + service;
+            h.push(want);
+            assert_eq!(p.reserve(ready, service), want);
+        }
+    }
+}
+
+const GOLDEN_SEED_7: [u64; 5] = [55, 172, 717, 427, 963];
+
+#[test]
+fn rng_stream_is_fixed_by_the_seed() {
+    let a: Vec<u64> = (0..5)
+        .map({
+            let mut r = Rng::new(7);
+            move |_| r.below(1000)
+        })
+        .collect();
+    let b: Vec<u64> = (0..5)
+        .map({
+            let mut r = Rng::new(7);
+            move |_| r.below(1000)
+        })
+        .collect();
+    assert_eq!(a, b);
+    // Pinned: a changed PRNG or range reduction would silently change
+    // every seeded result.
+    assert_eq!(a, GOLDEN_SEED_7);
+}
