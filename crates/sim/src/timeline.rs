@@ -38,10 +38,9 @@ impl Timeline {
     #[inline(always)]
     pub fn reserve(&mut self, ready: Ns, service: Ns) -> Ns {
         self.busy_ns += service;
-        if ready >= self.free_at || ready + service > self.gap_end_max {
-            return self.append(ready, service);
-        }
-        self.reserve_behind(ready, service)
+        let end = if ready >= self.free_at || ready + service > self.gap_end_max { self.append(ready, service) } else { self.reserve_behind(ready, service) };
+        debug_assert!(end >= ready + service, "a service ending ({end} ns) before its ready time plus its length ({ready} + {service} ns)");
+        end
     }
 
     /// When everything reserved so far has ended, priority operations
