@@ -65,10 +65,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     let t = Instant::now();
     let pre = s.precondition(
         &write,
-        lab::run::Rule::Snia {
-            min_drive_writes: lab::calibrate::PRECONDITION_MIN_DRIVE_WRITES,
-            cap_drive_writes: lab::calibrate::PRECONDITION_CAP_DRIVE_WRITES,
-        },
+        lab::run::Rule::Snia { min_drive_writes: lab::run::PRECONDITION_MIN_DRIVE_WRITES, cap_drive_writes: lab::run::PRECONDITION_CAP_DRIVE_WRITES },
         &mut |_| {},
     )?;
     let pre_s = t.elapsed().as_secs_f64();

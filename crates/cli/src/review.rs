@@ -48,10 +48,10 @@ pub struct ReviewArgs {
     #[arg(long, default_value_t = 1)]
     pub rounds_matrix: u32,
     /// Preconditioning runs at least this many drive writes...
-    #[arg(long, default_value_t = lab::calibrate::PRECONDITION_MIN_DRIVE_WRITES)]
+    #[arg(long, default_value_t = lab::run::PRECONDITION_MIN_DRIVE_WRITES)]
     pub precondition_min: f64,
     /// ...and gives up (loudly: "steady state not reached") at this many.
-    #[arg(long, default_value_t = lab::calibrate::PRECONDITION_CAP_DRIVE_WRITES)]
+    #[arg(long, default_value_t = lab::run::PRECONDITION_CAP_DRIVE_WRITES)]
     pub precondition_max: f64,
     /// Precondition by the SNIA rule (the two options above) even where
     /// the profile gives the reviewers' hours (which are the default there:

@@ -13,15 +13,10 @@
 //!   workloads, writes first, each for `rounds` rounds.
 
 use crate::published::{for_format, mix_of, of_phase, same_load, Check};
-use crate::run::{Length, Phase, Rule, RunError, Session};
+use crate::run::{Length, Phase, Rule, RunError, Session, PRECONDITION_CAP_DRIVE_WRITES, PRECONDITION_MIN_DRIVE_WRITES};
 use crate::workload::Mix;
 use accel::{Metric, Profile, Published, State};
 use serde::Serialize;
-
-/// Precondition lengths in drive writes under the SNIA rule: at least
-/// `MIN`, at most `CAP`.
-pub const PRECONDITION_MIN_DRIVE_WRITES: f64 = 5.0;
-pub const PRECONDITION_CAP_DRIVE_WRITES: f64 = 10.0;
 
 /// The rule a profile's published steady-state figures came from: the
 /// reviewers' hours where the profile states them, else SNIA steady state.

@@ -116,8 +116,8 @@ impl ReviewSpec {
             interval_s: None,
             rounds_4k: 5,
             rounds_matrix: 1,
-            precondition_min_drive_writes: crate::calibrate::PRECONDITION_MIN_DRIVE_WRITES,
-            precondition_cap_drive_writes: crate::calibrate::PRECONDITION_CAP_DRIVE_WRITES,
+            precondition_min_drive_writes: crate::run::PRECONDITION_MIN_DRIVE_WRITES,
+            precondition_cap_drive_writes: crate::run::PRECONDITION_CAP_DRIVE_WRITES,
             snia_precondition: false,
             pts: false,
         }

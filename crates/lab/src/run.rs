@@ -9,6 +9,11 @@ use serde::{Deserialize, Serialize};
 use sim::{Engine, Io, Observer};
 use units::{Ns, NS_PER_SEC, SLOT_BYTES};
 
+/// Precondition lengths in drive writes under the SNIA rule: at least
+/// `MIN`, at most `CAP`.
+pub const PRECONDITION_MIN_DRIVE_WRITES: f64 = 5.0;
+pub const PRECONDITION_CAP_DRIVE_WRITES: f64 = 10.0;
+
 #[derive(Debug, Clone, Serialize)]
 pub struct RunSpec {
     pub device: String,
@@ -53,8 +58,8 @@ impl RunSpec {
             scale,
             seed,
             interval_s: profile.scaling(scale).round_s(),
-            precondition_cap_drive_writes: crate::calibrate::PRECONDITION_CAP_DRIVE_WRITES,
-            precondition_min_drive_writes: crate::calibrate::PRECONDITION_MIN_DRIVE_WRITES,
+            precondition_cap_drive_writes: PRECONDITION_CAP_DRIVE_WRITES,
+            precondition_min_drive_writes: PRECONDITION_MIN_DRIVE_WRITES,
             precondition_hours: None,
         }
     }
