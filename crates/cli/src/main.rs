@@ -197,7 +197,7 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
         all.push(c);
     }
     if let Some(sink) = json {
-        sink.write(&all)?;
+        sink.write(&all, a.quiet)?;
     }
     let outside: Vec<String> = all.iter().flat_map(|c| c.failures().map(move |f| format!("{} {} ({})", c.device, f.what, f.metric.unit()))).collect();
     if !outside.is_empty() {
@@ -300,10 +300,7 @@ fn run(a: RunArgs) -> Result<()> {
     let wall = started.elapsed().as_secs_f64();
     // The file first: a closed standard output ends the program at the summary.
     if let Some(sink) = json {
-        sink.write(&result)?;
-        if !a.quiet {
-            eprintln!("results written to {}", a.json.as_ref().expect("a sink has a path").display());
-        }
+        sink.write(&result, a.quiet)?;
     }
     print_result(&result, wall);
     Ok(())

@@ -52,8 +52,9 @@ impl JsonSink {
         Ok(JsonSink::File(path.to_path_buf(), f))
     }
 
-    /// Writes `value` as pretty JSON and a newline.
-    pub fn write<T: serde::Serialize>(self, value: &T) -> anyhow::Result<()> {
+    /// Writes `value` as pretty JSON and a newline; says where on standard
+    /// error unless `quiet` (standard output needs no saying).
+    pub fn write<T: serde::Serialize>(self, value: &T, quiet: bool) -> anyhow::Result<()> {
         let text = serde_json::to_string_pretty(value)? + "\n";
         match self {
             JsonSink::Stdout => {
@@ -66,6 +67,9 @@ impl JsonSink {
             JsonSink::File(path, mut f) => {
                 use anyhow::Context;
                 f.write_all(text.as_bytes()).with_context(|| format!("cannot write --json {}", path.display()))?;
+                if !quiet {
+                    eprintln!("results written to {}", path.display());
+                }
             }
         }
         Ok(())

@@ -187,7 +187,7 @@ impl<M: Media> Ftl<M> {
         let lba = self.p2l[ppa as usize];
         // The slot is valid, so the map points here: invalidate it without
         // loading the map entry (a random access the append only stores to).
-        self.invalidate_moved(ppa, sb);
+        self.invalidate(ppa, sb);
         if self.gc.sb == SB_NONE {
             self.writer_open(false)?;
         }

@@ -91,10 +91,7 @@ impl<M: Media> Ftl<M> {
         let old = self.l2p[lba as usize];
         if old != PPA_INVALID {
             debug_assert_eq!(self.p2l[old as usize], lba);
-            debug_assert!(self.is_valid(old));
-            self.valid[old as usize / 64] &= !(1u64 << (old % 64));
-            let sb = self.layout.superblock_of(old) as usize;
-            self.sbs[sb].valid -= 1;
+            self.invalidate(old, self.layout.superblock_of(old));
             self.l2p[lba as usize] = PPA_INVALID;
         }
     }
@@ -111,10 +108,12 @@ impl<M: Media> Ftl<M> {
         self.sbs[sb as usize].valid += 1;
     }
 
-    /// Clears the validity of `ppa`, which the map points to from its LBA,
-    /// without loading the map entry (GC's move: the entry is then stored to).
+    /// Clears the validity of `ppa` in superblock `sb`, the live copy of its
+    /// LBA, without touching the LBA's map entry (which the caller stores to:
+    /// `unmap` clears it, GC's move points it at the new place).
     #[inline]
-    pub(crate) fn invalidate_moved(&mut self, ppa: Ppa, sb: u32) {
+    pub(crate) fn invalidate(&mut self, ppa: Ppa, sb: u32) {
+        debug_assert!(valid_bit(&self.valid, ppa));
         debug_assert_eq!(self.l2p[self.p2l[ppa as usize] as usize], ppa);
         self.valid[ppa as usize / 64] &= !(1u64 << (ppa % 64));
         self.sbs[sb as usize].valid -= 1;

@@ -61,6 +61,7 @@ impl<M: Media> Ftl<M> {
     /// erased: it rejoins the free pool, one erase older.
     pub(crate) fn superblock_erased(&mut self, sb: u32) {
         let m = &mut self.sbs[sb as usize];
+        debug_assert_eq!(m.state, SbState::Victim);
         m.state = SbState::Free;
         m.valid = 0;
         m.erase_count += 1;
