@@ -276,6 +276,14 @@ impl Device {
         Device::plan(profile, format, scale).map(|_| ())
     }
 
+    /// The bytes of the maps the device would allocate (every member's),
+    /// without building it: most of a run's memory at full size.
+    pub fn map_bytes(profile: &Profile, format: &str, scale: u32) -> Result<u64, DeviceError> {
+        let (g, cfg, _) = Device::plan(profile, format, scale)?;
+        let layout = ftl::Layout::new(&g, cfg.stripe_width);
+        Ok(Ftl::<Recorder>::map_bytes(&layout, cfg.user_slots) * profile.members as u64)
+    }
+
     /// The scaled geometry and the FTL configuration of a format.
     fn plan(profile: &Profile, format: &str, scale: u32) -> Result<(nand::Geometry, FtlConfig, u64), DeviceError> {
         let usable = match profile.formats.get(format) {
@@ -410,6 +418,12 @@ impl Device {
     /// One round of the reviewers' procedure at this device's scale.
     pub fn round_ns(&self) -> Ns {
         self.profile.scaling(self.scale).round_ns()
+    }
+
+    /// Raw flash in bytes (after scaling): every member's pages, OOB
+    /// excluded.
+    pub fn raw_bytes(&self) -> u64 {
+        self.profile.scaling(self.scale).geometry(&self.profile.nand.geometry()).raw_bytes() * self.members.len() as u64
     }
 
     /// Usable capacity in bytes (after scaling).

@@ -10,7 +10,11 @@ fn catalog_loads_and_every_format_fits() {
     for p in &c {
         for (name, &bytes) in &p.formats {
             assert!(bytes <= p.usable_bytes_max(), "{} {name}", p.id);
-            accel::Device::new(p, name, 64).unwrap();
+            let d = accel::Device::new(p, name, 64).unwrap();
+            assert_eq!(d.raw_bytes(), p.raw_bytes() / 64, "{} {name}: a scale-64 card has 1/64 of the raw flash", p.id);
+            let maps = accel::Device::map_bytes(p, name, 64).unwrap();
+            let per_4k = maps as f64 / (d.raw_bytes() / 4096) as f64;
+            assert!((4.0..=8.2).contains(&per_4k), "{} {name}: maps of {per_4k:.2} B per 4 KiB of raw flash", p.id);
         }
         assert!(!p.published.is_empty(), "{} has calibration targets", p.id);
     }

@@ -3,6 +3,7 @@
 //! on its own; the machine is shared, so compare figures from one run.
 
 use anyhow::Result;
+use lab::run::{REVIEWERS_QUEUE_DEPTH, REVIEWERS_THREADS};
 use lab::{Length, Mix, Session};
 use std::time::Instant;
 
@@ -76,11 +77,11 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     let mut rss = 0;
     for _ in 0..a.repeat.max(1) {
         let t = Instant::now();
-        let w = s.measure("write", &write, 16, 16, Length::Ios(a.ios), &mut |_| {})?;
+        let w = s.measure("write", &write, REVIEWERS_THREADS, REVIEWERS_QUEUE_DEPTH, Length::Ios(a.ios), &mut |_| {})?;
         wr.push(rate(w.summary.all.ios, t.elapsed().as_secs_f64()));
         wa = w.wa;
         let t = Instant::now();
-        let r = s.measure("read", &read, 16, 16, Length::Ios(a.ios), &mut |_| {})?;
+        let r = s.measure("read", &read, REVIEWERS_THREADS, REVIEWERS_QUEUE_DEPTH, Length::Ios(a.ios), &mut |_| {})?;
         rr.push(rate(r.summary.all.ios, t.elapsed().as_secs_f64()));
         if rss == 0 {
             // Before the baseline allocates its own map.
@@ -89,7 +90,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
         br.push(baseline_ios_per_sec(entries, a.ios));
     }
     let d = &s.device;
-    let raw = profile.raw_bytes() / a.scale as u64;
+    let raw = s.device.raw_bytes();
     outln!(
         "device {} ({} dies), {:.1} GB raw, {:.1} GB usable; format (secure erase) {:.2} s wall",
         profile.id,

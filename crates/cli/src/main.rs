@@ -32,8 +32,8 @@ enum Command {
     Compare(review::CompareArgs),
     /// Measure the simulator's own speed and memory (a benchmark, not a test).
     Bench(bench::BenchArgs),
-    /// Reproduce the reviewers' steady-state 4K figures for catalog devices
-    /// and compare them with the published ones.
+    /// Reproduce every figure a profile publishes (reviewers' and vendor's),
+    /// each in the conditions it was measured in, and judge it.
     Calibrate(CalibrateArgs),
 }
 
@@ -141,6 +141,9 @@ fn calibrate(a: CalibrateArgs) -> Result<()> {
     for id in ids {
         let profile = accel::profile_load(&id).map_err(anyhow::Error::msg)?;
         let format = a.format.clone().unwrap_or_else(|| profile.default_format.clone());
+        if a.scale == 1 {
+            out::full_size_note(accel::Device::map_bytes(&profile, &format, 1)?, 1);
+        }
         let t = Instant::now();
         // Wall time of each phase, taken when the next one reports first.
         let mut phase = String::new();
@@ -252,6 +255,9 @@ fn run(a: RunArgs) -> Result<()> {
     }
     lab::run::spec_check(&spec)?;
     let json = a.json.as_deref().map(out::JsonSink::open).transpose()?;
+    if a.scale == 1 {
+        out::full_size_note(accel::Device::map_bytes(&profile, &format, 1)?, 1);
+    }
     if !a.quiet {
         eprintln!(
             "flashlab run {} --format {} --workload {} --threads {} --qd {} --scale {} --seed {}{}",

@@ -83,3 +83,15 @@ impl JsonSink {
         }
     }
 }
+
+/// Said before a full-size run (even with `-q`): one easily forgets
+/// `--scale`, and a full-size card takes gigabytes and up to an hour.
+/// `map_bytes` is the largest card's maps; `at_once` how many run together.
+pub fn full_size_note(map_bytes: u64, at_once: usize) {
+    let gb = |b: u64| b as f64 / 1e9;
+    let together = if at_once > 1 { format!(", {at_once} at once: {:.1} GB", gb(map_bytes * at_once as u64)) } else { String::new() };
+    eprintln!(
+        "flashlab: note: full size (no --scale): the maps alone take {:.1} GB a card{together}, and preconditioning takes minutes to an hour a card; --scale 64 settles where full size does, about 64 times sooner",
+        gb(map_bytes)
+    );
+}

@@ -4,7 +4,8 @@
 
 use anyhow::{Context, Result};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
-use lab::review::{self, ReviewEvent, ReviewResults, ReviewSpec};
+use lab::job::{self, ReviewEvent, ReviewSpec};
+use lab::review::{self, ReviewResults};
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
@@ -172,12 +173,12 @@ fn summary_print(r: &ReviewResults) {
             _ => "NOT REACHED".into(),
         };
         let main = match j.tests_kind {
-            review::Tests::FourK => {
+            job::Tests::FourK => {
                 let w = j.test("4K write").map_or(0.0, |t| t.summary.write.iops);
                 let rd = j.test("4K read").map_or(0.0, |t| t.summary.read.iops);
                 format!("4K write {w:.0} IOPS, 4K read {rd:.0} IOPS")
             }
-            review::Tests::Matrix => {
+            job::Tests::Matrix => {
                 let t = j.test("16T/16Q");
                 format!(
                     "16T/16Q {:.0} IOPS, {:.3} ms avg; 2T/2Q {:.0} IOPS",
@@ -220,9 +221,7 @@ pub fn review(a: ReviewArgs) -> Result<()> {
     spec.formats = a.format.clone();
     spec.profiles = a.profiles.clone();
     if let Some(i) = a.interval {
-        if !(i.is_finite() && (1e-3..=3600.0).contains(&i)) {
-            anyhow::bail!("--interval {i}: must be in 0.001..=3600 virtual seconds");
-        }
+        lab::run::interval_ns_of(i)?;
         spec.interval_s = Some(i);
     }
     spec.pts = a.pts;
@@ -231,18 +230,18 @@ pub fn review(a: ReviewArgs) -> Result<()> {
     spec.precondition_min_drive_writes = a.precondition_min;
     spec.precondition_cap_drive_writes = a.precondition_max;
     spec.snia_precondition = a.snia_precondition;
-    let (jobs, skipped) = review::jobs_of(&spec, &profiles)?;
+    let (jobs, skipped) = job::jobs_of(&spec, &profiles)?;
     // Every device must build at this scale and format before hours go in.
     for j in &jobs {
         accel::Device::validate(&j.profile, &j.format, spec.scale).map_err(|e| anyhow::anyhow!("{}: {e}", j.label()))?;
     }
     lab::report::out_dir_prepare(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
     if let Some(dir) = &a.export_fio {
-        let ps: Vec<&review::ReviewProfile> = spec.profiles.iter().map(|p| review::profile_find(p)).collect::<Result<_, _>>()?;
+        let ps: Vec<&job::ReviewProfile> = spec.profiles.iter().map(|p| job::profile_find(p)).collect::<Result<_, _>>()?;
         let o = lab::fio::FioOptions {
             filename: a.fio_filename.clone(),
             precondition_s: 6 * 3600,
-            round_s: 60,
+            round_s: accel::ROUND_FULL_SIZE_S,
             rounds_4k: spec.rounds_4k,
             rounds_matrix: spec.rounds_matrix,
         };
@@ -255,6 +254,10 @@ pub fn review(a: ReviewArgs) -> Result<()> {
     let threads = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     if threads == 0 {
         anyhow::bail!("--jobs 0: must be at least 1");
+    }
+    if spec.scale == 1 {
+        let most = jobs.iter().map(|j| accel::Device::map_bytes(&j.profile, &j.format, 1)).collect::<Result<Vec<_>, _>>()?;
+        crate::out::full_size_note(most.into_iter().max().unwrap_or(0), threads.min(jobs.len()));
     }
     let display = Display::new(a.quiet, jobs.len());
     // Said even with -q: a job the user asked for will not run.

@@ -10,8 +10,8 @@
 //! level and no write waits for a whole victim to be cleaned.
 //!
 //! The FTL reaches the media only through [`nand::Media`] and never reads a
-//! clock: the simulator times the operations it issues, the emulator runs
-//! them on real bytes.
+//! clock: the simulator times the operations it issues; on data-holding
+//! media the same operations move real bytes.
 
 mod check;
 mod gc;
@@ -124,6 +124,14 @@ impl<M: Media> Ftl<M> {
         sbs.saturating_sub(reserve_superblocks as u64 + 4) * layout.data_slots_per_superblock as u64
     }
 
+    /// The bytes of the maps an FTL of `layout` and `user_slots` allocates
+    /// (L2P, P2L and validity bitmap: the memory that grows with the card),
+    /// for telling a user before a run how much a card will take.
+    pub fn map_bytes(layout: &Layout, user_slots: u64) -> u64 {
+        let total = layout.total_slots();
+        user_slots * size_of::<Ppa>() as u64 + total * size_of::<SlotLba>() as u64 + total.div_ceil(64) * 8
+    }
+
     /// Formats `media` (every block erased) to the usable capacity in `cfg`.
     pub fn format(media: M, cfg: FtlConfig) -> Result<Ftl<M>, FtlError> {
         let g = media.geometry().clone();
@@ -170,6 +178,10 @@ impl<M: Media> Ftl<M> {
             layout,
             cfg,
         };
+        debug_assert_eq!(
+            Self::map_bytes(&ftl.layout, ftl.cfg.user_slots),
+            (ftl.l2p.len() * size_of::<Ppa>() + ftl.p2l.len() * size_of::<SlotLba>() + ftl.valid.len() * 8) as u64
+        );
         ftl.secure_erase()?;
         Ok(ftl)
     }

@@ -1,17 +1,46 @@
-//! The test lab: workloads, the metering of runs, steady-state detection
-//! and the results of a run. The only crate that turns runs into results.
+//! The test lab: the only crate that turns runs into results and files.
+//! Three layers, each using only the ones before it:
+//!
+//! - `runs`: a workload on a device and what is measured of it: workloads
+//!   (`workload`), metering (`metrics`), steady-state detection (`steady`),
+//!   a phase's results (`phase`), published figures beside simulated ones
+//!   (`published`), and a run or a sequence of steps (`run`).
+//! - `procedures`: the reviewers' procedure (`job`, `review`), the SNIA
+//!   PTS (`pts`) and the calibration against every published figure
+//!   (`calibrate`).
+//! - `outputs`: SVG charts (`chart`), the results files and the HTML
+//!   report (`report`), and fio job files for real cards (`fio`).
+//!
+//! `number` (how figures are written) is shared by all three.
 
-pub mod calibrate;
-pub mod chart;
-pub mod fio;
-pub mod metrics;
-pub mod pts;
-pub mod published;
-pub mod report;
-pub mod review;
-pub mod run;
-pub mod steady;
-pub mod workload;
+pub mod number;
 
-pub use run::{run, Length, Phase, Progress, RunError, RunResult, RunSpec, Session};
+pub mod runs {
+    pub mod metrics;
+    pub mod phase;
+    pub mod published;
+    pub mod run;
+    pub mod steady;
+    pub mod workload;
+}
+
+pub mod procedures {
+    pub mod calibrate;
+    pub mod job;
+    pub mod pts;
+    pub mod review;
+}
+
+pub mod outputs {
+    pub mod chart;
+    pub mod fio;
+    pub mod report;
+}
+
+pub use outputs::{chart, fio, report};
+pub use procedures::{calibrate, job, pts, review};
+pub use runs::{metrics, phase, published, run, steady, workload};
+
+pub use phase::Phase;
+pub use run::{run, Length, Progress, RunError, RunResult, RunSpec, Session};
 pub use workload::{Mix, MixGen};

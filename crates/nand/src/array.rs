@@ -19,7 +19,7 @@ pub enum OpTag {
 
 /// The narrow interface through which the FTL reaches its media. The
 /// simulator implements it with a recorder that times each operation; the
-/// emulator with an array holding real bytes. Addresses are multi-plane:
+/// tests with an array holding real bytes. Addresses are multi-plane:
 /// `page` is programmed on every plane of `die` at once.
 pub trait Media {
     fn geometry(&self) -> &Geometry;
@@ -78,8 +78,8 @@ impl MediaCounters {
 
 /// The state of every die block of one member device, with the NAND rules
 /// enforced: erase before program, pages of a block programmed in order.
-/// With `with_data`, it also keeps every programmed byte (tests and small
-/// emulated devices).
+/// With `with_data`, it also keeps every programmed byte (the tests'
+/// data-holding cards).
 pub struct Array {
     geometry: Geometry,
     /// Next programmable page of each die block, block-major (the dies of

@@ -8,8 +8,9 @@
 //! fixed length and logs IOPS and latency once a round; the logs are what a
 //! steady-state judgement needs.
 
-use crate::review::{ReviewProfile, Tests, MATRIX_QUEUE_DEPTHS, MATRIX_THREADS};
-use crate::workload::Mix;
+use crate::procedures::job::{ReviewProfile, Tests, MATRIX_QUEUE_DEPTHS, MATRIX_THREADS};
+use crate::runs::run::{REVIEWERS_QUEUE_DEPTH, REVIEWERS_THREADS};
+use crate::runs::workload::Mix;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -108,7 +109,8 @@ pub fn export(dir: &Path, profiles: &[&ReviewProfile], o: &FioOptions) -> std::i
         match p.tests {
             Tests::FourK => {
                 for name in ["4k-write", "4k-read"] {
-                    s += &section(name, &Mix::parse(name).expect("built-in workload"), 16, 16, o.round_s * o.rounds_4k as u64);
+                    s +=
+                        &section(name, &Mix::parse(name).expect("built-in workload"), REVIEWERS_THREADS, REVIEWERS_QUEUE_DEPTH, o.round_s * o.rounds_4k as u64);
                 }
             }
             Tests::Matrix => {
@@ -131,7 +133,7 @@ pub fn export(dir: &Path, profiles: &[&ReviewProfile], o: &FioOptions) -> std::i
 /// round after round until the 4KiB 100% write IOPS is steady), the
 /// throughput and the latency tests.
 pub fn export_pts(dir: &Path, o: &FioOptions) -> std::io::Result<Vec<PathBuf>> {
-    use crate::pts::{
+    use crate::procedures::pts::{
         IOPS_BLOCK_BYTES, IOPS_QUEUE_DEPTH, IOPS_READ_PCTS, IOPS_THREADS, LATENCY_BLOCK_BYTES, LATENCY_READ_PCTS, SEQ_QUEUE_DEPTH, THROUGHPUT_BLOCK_BYTES,
     };
     let d = dir.join("pts");
@@ -151,7 +153,7 @@ pub fn export_pts(dir: &Path, o: &FioOptions) -> std::io::Result<Vec<PathBuf>> {
     s += &global(o);
     for rd in IOPS_READ_PCTS {
         for bs in IOPS_BLOCK_BYTES {
-            s += &section(&format!("rnd-{}-r{rd}", size(bs)), &crate::pts::mix_of(rd, bs, false), IOPS_QUEUE_DEPTH, IOPS_THREADS, o.round_s);
+            s += &section(&format!("rnd-{}-r{rd}", size(bs)), &crate::procedures::pts::mix_of(rd, bs, false), IOPS_QUEUE_DEPTH, IOPS_THREADS, o.round_s);
         }
     }
     put("2-iops-round.fio", s)?;
@@ -159,7 +161,8 @@ pub fn export_pts(dir: &Path, o: &FioOptions) -> std::io::Result<Vec<PathBuf>> {
     s += &global(o);
     for bs in THROUGHPUT_BLOCK_BYTES {
         for rd in [0, 100] {
-            s += &section(&format!("seq-{}-r{rd}", size(bs)), &crate::pts::mix_of(rd, bs, true), SEQ_QUEUE_DEPTH, 1, o.round_s * o.rounds_4k as u64);
+            s +=
+                &section(&format!("seq-{}-r{rd}", size(bs)), &crate::procedures::pts::mix_of(rd, bs, true), SEQ_QUEUE_DEPTH, 1, o.round_s * o.rounds_4k as u64);
         }
     }
     put("3-throughput.fio", s)?;
@@ -167,7 +170,7 @@ pub fn export_pts(dir: &Path, o: &FioOptions) -> std::io::Result<Vec<PathBuf>> {
     s += &global(o);
     for rd in LATENCY_READ_PCTS {
         for bs in LATENCY_BLOCK_BYTES {
-            s += &section(&format!("lat-{}-r{rd}", size(bs)), &crate::pts::mix_of(rd, bs, false), 1, 1, o.round_s * o.rounds_4k as u64);
+            s += &section(&format!("lat-{}-r{rd}", size(bs)), &crate::procedures::pts::mix_of(rd, bs, false), 1, 1, o.round_s * o.rounds_4k as u64);
         }
     }
     put("4-latency.fio", s)?;

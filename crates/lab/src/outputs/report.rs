@@ -2,12 +2,13 @@
 //! (`results.json`), CSV tables, the charts as SVG files and a
 //! self-contained HTML report (the same charts inlined).
 
-use crate::chart::{color, esc, num, Band, BarChart, LineChart, Series};
-use crate::metrics::Summary;
-use crate::pts::PtsResult;
-use crate::review::{JobResult, ReviewResults, Tests, MATRIX_QUEUE_DEPTHS, MATRIX_THREADS, PROFILES};
-use crate::run::Phase;
-use crate::steady;
+use crate::outputs::chart::{color, esc, num, Band, BarChart, LineChart, Series};
+use crate::procedures::job::{Tests, MATRIX_QUEUE_DEPTHS, MATRIX_THREADS, PROFILES};
+use crate::procedures::pts::PtsResult;
+use crate::procedures::review::{JobResult, ReviewResults};
+use crate::runs::metrics::Summary;
+use crate::runs::phase::Phase;
+use crate::runs::steady;
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -247,7 +248,7 @@ pub fn csv_tables(r: &ReviewResults, dir: &Path) -> Result<Vec<PathBuf>, ReportE
         let pts = dir.join("pts.csv");
         let mut rows = Vec::new();
         for p in &r.pts {
-            let row = |test: String, c: &crate::pts::Cell| PtsRow {
+            let row = |test: String, c: &crate::procedures::pts::Cell| PtsRow {
                 device: p.device.id.clone(),
                 format: p.device.format.clone(),
                 scale: p.device.scale,
@@ -504,7 +505,7 @@ fn size_name(b: u32) -> String {
     }
 }
 
-fn steady_row(label: String, s: &crate::run::SteadyReport) -> Vec<String> {
+fn steady_row(label: String, s: &crate::runs::phase::SteadyReport) -> Vec<String> {
     let w = s.window.as_ref();
     vec![
         esc(&label),
@@ -527,12 +528,12 @@ fn pts_section(out: &mut String, files: &mut Vec<Chart>, p: &PtsResult) {
         out,
         "<p>Purge; workload-independent preconditioning: {:.2} drive writes of SEQ 128KiB writes at 1 thread x {} ({} MB/s); IOPS test in rounds of 7 read/write mixes x 8 block sizes at {}T/{}Q until the tracked 4KiB 100% write IOPS is steady (at most {} rounds); then throughput (SEQ, 1T/{}Q) and latency (RND, 1T/1Q).</p>",
         p.wipc.drive_writes,
-        crate::pts::SEQ_QUEUE_DEPTH,
+        crate::procedures::pts::SEQ_QUEUE_DEPTH,
         num(p.wipc.summary.write.mb_per_s),
-        crate::pts::IOPS_THREADS,
-        crate::pts::IOPS_QUEUE_DEPTH,
-        crate::pts::ROUNDS_MAX,
-        crate::pts::SEQ_QUEUE_DEPTH
+        crate::procedures::pts::IOPS_THREADS,
+        crate::procedures::pts::IOPS_QUEUE_DEPTH,
+        crate::procedures::pts::ROUNDS_MAX,
+        crate::procedures::pts::SEQ_QUEUE_DEPTH
     );
     out.push_str("<h3>Steady-state determination</h3>");
     table(
@@ -541,12 +542,12 @@ fn pts_section(out: &mut String, files: &mut Vec<Chart>, p: &PtsResult) {
         &[steady_row(label.clone(), &p.steady_state)],
     );
     // Convergence: 100% write IOPS of every block size per round.
-    let series = crate::pts::IOPS_BLOCK_BYTES
+    let series = crate::procedures::pts::IOPS_BLOCK_BYTES
         .iter()
         .enumerate()
         .map(|(i, &bs)| Series {
             name: size_name(bs),
-            points: p.rounds.iter().enumerate().filter_map(|(r, row)| crate::pts::cell(row, 0, bs).map(|c| ((r + 1) as f64, c.iops))).collect(),
+            points: p.rounds.iter().enumerate().filter_map(|(r, row)| crate::procedures::pts::cell(row, 0, bs).map(|c| ((r + 1) as f64, c.iops))).collect(),
             dashed: false,
             color: color(i),
         })
@@ -571,16 +572,16 @@ fn pts_section(out: &mut String, files: &mut Vec<Chart>, p: &PtsResult) {
         },
     ];
     // The IOPS matrix as the PTS plots it: IOPS by block size, a line a mix.
-    let names: Vec<String> = crate::pts::IOPS_BLOCK_BYTES.iter().map(|&b| size_name(b)).collect();
-    let series = crate::pts::IOPS_READ_PCTS
+    let names: Vec<String> = crate::procedures::pts::IOPS_BLOCK_BYTES.iter().map(|&b| size_name(b)).collect();
+    let series = crate::procedures::pts::IOPS_READ_PCTS
         .iter()
         .enumerate()
         .map(|(i, &rd)| Series {
             name: format!("{rd}/{}", 100 - rd),
-            points: crate::pts::IOPS_BLOCK_BYTES
+            points: crate::procedures::pts::IOPS_BLOCK_BYTES
                 .iter()
                 .enumerate()
-                .filter_map(|(x, &bs)| crate::pts::cell(&p.iops_matrix, rd, bs).map(|c| (x as f64, c.iops)))
+                .filter_map(|(x, &bs)| crate::procedures::pts::cell(&p.iops_matrix, rd, bs).map(|c| (x as f64, c.iops)))
                 .collect(),
             dashed: false,
             color: color(i),
@@ -603,12 +604,12 @@ fn pts_section(out: &mut String, files: &mut Vec<Chart>, p: &PtsResult) {
     out.push_str("<h3>IOPS (steady-state window average)</h3>");
     let mut head = vec!["read/write mix".to_string()];
     head.extend(names.iter().cloned());
-    let rows: Vec<Vec<String>> = crate::pts::IOPS_READ_PCTS
+    let rows: Vec<Vec<String>> = crate::procedures::pts::IOPS_READ_PCTS
         .iter()
         .map(|&rd| {
             let mut r = vec![format!("{rd}/{}", 100 - rd)];
-            for &bs in &crate::pts::IOPS_BLOCK_BYTES {
-                r.push(crate::pts::cell(&p.iops_matrix, rd, bs).map_or("-".into(), |c| num(c.iops)));
+            for &bs in &crate::procedures::pts::IOPS_BLOCK_BYTES {
+                r.push(crate::procedures::pts::cell(&p.iops_matrix, rd, bs).map_or("-".into(), |c| num(c.iops)));
             }
             r
         })
@@ -616,23 +617,25 @@ fn pts_section(out: &mut String, files: &mut Vec<Chart>, p: &PtsResult) {
     let head_ref: Vec<&str> = head.iter().map(|s| s.as_str()).collect();
     table(out, &head_ref, &rows);
     out.push_str("<h3>Throughput (sequential, MB/s)</h3>");
-    let rows: Vec<Vec<String>> = crate::pts::THROUGHPUT_BLOCK_BYTES
+    let rows: Vec<Vec<String>> = crate::procedures::pts::THROUGHPUT_BLOCK_BYTES
         .iter()
         .map(|&bs| {
-            let f = |rd: u32| crate::pts::cell(&p.throughput, rd, bs).map_or("-".into(), |c| num(c.mb_per_s));
+            let f = |rd: u32| crate::procedures::pts::cell(&p.throughput, rd, bs).map_or("-".into(), |c| num(c.mb_per_s));
             vec![format!("SEQ {}", size_name(bs)), f(0), f(100)]
         })
         .collect();
     table(out, &["transfer", "100% write", "100% read"], &rows);
     out.push_str("<h3>Latency (1 thread, queue depth 1; average / max, ms)</h3>");
     let mut head = vec!["read/write mix".to_string()];
-    head.extend(crate::pts::LATENCY_BLOCK_BYTES.iter().map(|&b| size_name(b)));
-    let rows: Vec<Vec<String>> = crate::pts::LATENCY_READ_PCTS
+    head.extend(crate::procedures::pts::LATENCY_BLOCK_BYTES.iter().map(|&b| size_name(b)));
+    let rows: Vec<Vec<String>> = crate::procedures::pts::LATENCY_READ_PCTS
         .iter()
         .map(|&rd| {
             let mut r = vec![format!("{rd}/{}", 100 - rd)];
-            for &bs in &crate::pts::LATENCY_BLOCK_BYTES {
-                r.push(crate::pts::cell(&p.latency, rd, bs).map_or("-".into(), |c| format!("{} / {}", num(c.latency_avg_ms), num(c.latency_max_ms))));
+            for &bs in &crate::procedures::pts::LATENCY_BLOCK_BYTES {
+                r.push(
+                    crate::procedures::pts::cell(&p.latency, rd, bs).map_or("-".into(), |c| format!("{} / {}", num(c.latency_avg_ms), num(c.latency_max_ms))),
+                );
             }
             r
         })
@@ -678,7 +681,7 @@ fn figures(out: &mut String, charts: &[Chart]) {
 pub fn html_report(r: &ReviewResults, dir: &Path) -> Result<PathBuf, ReportError> {
     let mut out = String::new();
     let _ = write!(out, "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>flashlab review</title><style>{CSS}</style></head><body>");
-    let infos: Vec<&crate::run::DeviceInfo> = r.jobs.iter().map(|j| &j.device).chain(r.pts.iter().map(|p| &p.device)).collect();
+    let infos: Vec<&crate::runs::run::DeviceInfo> = r.jobs.iter().map(|j| &j.device).chain(r.pts.iter().map(|p| &p.device)).collect();
     let devices: Vec<String> = {
         let mut d: Vec<String> = infos.iter().map(|d| format!("{} {}", d.name, d.format)).collect();
         d.dedup();
@@ -896,7 +899,7 @@ fn utilisation_section(out: &mut String, jobs: &[&JobResult]) {
     let _ = write!(
         out,
         "<p>Each resource's busy share over the test, in percent of its servers' time (never above 100%). The bottleneck is the busiest resource when it is at least {:.0}% busy.</p>",
-        crate::run::BOTTLENECK_PERCENT_MIN
+        crate::runs::phase::BOTTLENECK_PERCENT_MIN
     );
     table(out, &head, &rows);
 }

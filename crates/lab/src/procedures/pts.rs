@@ -17,10 +17,11 @@
 //! Unlike the full PTS the throughput and latency tests follow the IOPS
 //! test on the same device, without a purge of their own.
 
-use crate::review::{Job, ReviewEvent, ReviewSpec};
-use crate::run::{device_info, DeviceInfo, Length, Phase, Progress, RunError, SteadyReport};
-use crate::steady;
-use crate::workload::Mix;
+use crate::procedures::job::{Job, ReviewEvent, ReviewSpec};
+use crate::runs::phase::{Phase, SteadyReport};
+use crate::runs::run::{device_info, DeviceInfo, Length, Progress, RunError};
+use crate::runs::steady;
+use crate::runs::workload::Mix;
 use serde::{Deserialize, Serialize};
 use units::{KIB, SLOT_BYTES};
 
@@ -30,8 +31,8 @@ pub const IOPS_READ_PCTS: [u32; 7] = [100, 95, 65, 50, 35, 5, 0];
 pub const IOPS_BLOCK_BYTES: [u32; 8] = [1024 * 1024, 128 * 1024, 64 * 1024, 32 * 1024, 16 * 1024, 8 * 1024, 4 * 1024, 512];
 pub const ROUNDS_MAX: usize = 25;
 /// Outstanding I/Os of the IOPS test (the reviewers' heavy load).
-pub const IOPS_THREADS: u32 = 16;
-pub const IOPS_QUEUE_DEPTH: u32 = 16;
+pub const IOPS_THREADS: u32 = crate::runs::run::REVIEWERS_THREADS;
+pub const IOPS_QUEUE_DEPTH: u32 = crate::runs::run::REVIEWERS_QUEUE_DEPTH;
 /// Outstanding I/Os of the sequential tests: one stream, 32 deep.
 pub const SEQ_QUEUE_DEPTH: u32 = 32;
 pub const THROUGHPUT_BLOCK_BYTES: [u32; 2] = [128 * 1024, 1024 * 1024];
@@ -104,7 +105,7 @@ pub fn mix_of(read_pct: u32, block_bytes: u32, sequential: bool) -> Mix {
 /// Runs the PTS sequence on one job's device and format.
 pub fn pts_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&ReviewEvent) + Sync)) -> Result<PtsResult, RunError> {
     let label = format!("{} {} pts", job.profile.id, job.format);
-    let mut s = crate::run::Session::new(&job.profile, &job.format, spec.scale, spec.seed, spec.interval_s)?;
+    let mut s = crate::runs::run::Session::new(&job.profile, &job.format, spec.scale, spec.seed, spec.interval_s)?;
     s.secure_erase()?;
     let round = Length::Duration(s.interval_ns);
     events(&ReviewEvent::Step { job: index, label: &label, step: "purge, precondition" });

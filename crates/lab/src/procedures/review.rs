@@ -8,10 +8,11 @@
 //! threads as asked; results come back in job order whatever the threads
 //! did, so a seed gives the same results file on any machine.
 
-use crate::published::Check;
-use crate::run::{device_info, DeviceInfo, Length, Phase, Progress, Rule, RunError, Session};
-use crate::workload::Mix;
-use accel::Profile;
+use crate::procedures::job::{Job, ReviewEvent, ReviewSpec, Tests, MATRIX_QUEUE_DEPTHS, MATRIX_THREADS};
+use crate::runs::phase::Phase;
+use crate::runs::published::Check;
+use crate::runs::run::{device_info, DeviceInfo, Length, Progress, RunError, Session, REVIEWERS_QUEUE_DEPTH, REVIEWERS_THREADS};
+use crate::runs::workload::Mix;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Mutex;
@@ -20,109 +21,6 @@ use std::sync::Mutex;
 /// reads and writes.
 pub const RESULTS_KIND: &str = "flashlab-review";
 pub const RESULTS_SCHEMA_VERSION: u32 = 1;
-
-/// The main tests a profile gets.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Tests {
-    /// 100% write then 100% read, 4 KiB, at 16T/16Q.
-    FourK,
-    /// The profile's mix at threads {2, 4, 8, 16} x queue depth {2, 4, 8, 16}.
-    Matrix,
-}
-
-/// A profile of the procedure.
-#[derive(Debug, Clone, Copy)]
-pub struct ReviewProfile {
-    pub name: &'static str,
-    pub title: &'static str,
-    /// The workload of the main tests (a name of `workload::NAMED`).
-    pub workload: &'static str,
-    pub tests: Tests,
-}
-
-pub const PROFILES: &[ReviewProfile] = &[
-    ReviewProfile { name: "4k", title: "4K random", workload: "4k-write", tests: Tests::FourK },
-    ReviewProfile { name: "8k7030", title: "8K 70/30", workload: "8k-7030", tests: Tests::Matrix },
-    ReviewProfile { name: "fileserver", title: "File Server", workload: "fileserver", tests: Tests::Matrix },
-    ReviewProfile { name: "webserver", title: "Web Server", workload: "webserver", tests: Tests::Matrix },
-];
-
-pub const MATRIX_THREADS: [u32; 4] = [2, 4, 8, 16];
-pub const MATRIX_QUEUE_DEPTHS: [u32; 4] = [2, 4, 8, 16];
-
-pub fn profile_find(name: &str) -> Result<&'static ReviewProfile, RunError> {
-    PROFILES
-        .iter()
-        .find(|p| p.name == name)
-        .ok_or_else(|| RunError::Input(format!("unknown profile '{name}': expected one of {}", PROFILES.iter().map(|p| p.name).collect::<Vec<_>>().join(", "))))
-}
-
-/// Every setting of a review; stored whole in the results file.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct ReviewSpec {
-    pub devices: Vec<String>,
-    /// Formats to review; `None`: every named format of each device.
-    pub formats: Option<Vec<String>>,
-    pub profiles: Vec<String>,
-    pub scale: u32,
-    pub seed: u64,
-    /// Length of one round (interval), virtual seconds; `None`: each
-    /// device's own round for the scale (`accel::Scaling::round_ns`).
-    #[serde(default)]
-    pub interval_s: Option<f64>,
-    /// Rounds of each 4K main test.
-    pub rounds_4k: u32,
-    /// Rounds of each thread/queue point.
-    pub rounds_matrix: u32,
-    pub precondition_min_drive_writes: f64,
-    pub precondition_cap_drive_writes: f64,
-    /// Precondition every job by the SNIA rule (the two fields above) even
-    /// where the profile gives the reviewers' hours.
-    #[serde(default)]
-    pub snia_precondition: bool,
-    /// The SNIA PTS sequence instead of the reviewers' (`crate::pts`).
-    #[serde(default)]
-    pub pts: bool,
-}
-
-impl ReviewSpec {
-    fn snia_rule(&self) -> Rule {
-        Rule::Snia { min_drive_writes: self.precondition_min_drive_writes, cap_drive_writes: self.precondition_cap_drive_writes }
-    }
-
-    /// How a device is preconditioned: for the reviewers' hours where its
-    /// profile gives them (their published figures came after those), else
-    /// by the SNIA rule.
-    pub fn rule_for(&self, profile: &Profile) -> Rule {
-        if self.snia_precondition {
-            self.snia_rule()
-        } else {
-            Rule::for_profile(profile, self.snia_rule())
-        }
-    }
-
-    /// The procedure's defaults: every profile, rounds of 60 s of the
-    /// full-size device (shorter in proportion on a scaled one), 5 rounds
-    /// of each 4K test and 1 of each matrix point (the reviewers' fio runs
-    /// took 60 s each).
-    pub fn new(devices: Vec<String>, scale: u32, seed: u64) -> ReviewSpec {
-        ReviewSpec {
-            devices,
-            formats: None,
-            profiles: PROFILES.iter().map(|p| p.name.to_string()).collect(),
-            scale,
-            seed,
-            interval_s: None,
-            rounds_4k: 5,
-            rounds_matrix: 1,
-            precondition_min_drive_writes: crate::run::PRECONDITION_MIN_DRIVE_WRITES,
-            precondition_cap_drive_writes: crate::run::PRECONDITION_CAP_DRIVE_WRITES,
-            snia_precondition: false,
-            pts: false,
-        }
-    }
-}
 
 /// One device, format and profile.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -163,101 +61,7 @@ pub struct ReviewResults {
     pub jobs: Vec<JobResult>,
     /// SNIA PTS results (`--pts`), one per device and format.
     #[serde(default)]
-    pub pts: Vec<crate::pts::PtsResult>,
-}
-
-/// A job to run.
-#[derive(Debug, Clone)]
-pub struct Job {
-    pub profile: Profile,
-    pub format: String,
-    /// The profile of the reviewers' procedure; `None`: the SNIA PTS.
-    pub review: Option<&'static ReviewProfile>,
-}
-
-impl Job {
-    pub fn label(&self) -> String {
-        format!("{} {} {}", self.profile.id, self.format, self.review.map_or("pts", |r| r.name))
-    }
-}
-
-/// Where a job is, for a progress display.
-#[derive(Debug, Clone)]
-pub enum ReviewEvent<'a> {
-    /// A job starts a step: "precondition", "4K tests" or "matrix".
-    Step { job: usize, label: &'a str, step: &'a str },
-    /// A round closed. `fraction` is of the step; with `bound`, of the most
-    /// the step can take (a search for steady state may end sooner).
-    Round { job: usize, progress: &'a Progress<'a>, fraction: f64, bound: bool, detail: &'a str },
-    /// A step ended.
-    StepDone { job: usize, label: &'a str, step: &'a str, summary: &'a str },
-}
-
-/// The jobs of a spec, in order (device, format, profile), with the
-/// formats each device lacks listed apart (reviewing several devices, a
-/// format one of them lacks is skipped for it).
-/// A list that names something twice would run it twice: refused by name.
-fn duplicates_refuse<'a>(what: &str, names: impl Iterator<Item = &'a str>) -> Result<(), RunError> {
-    let mut seen = std::collections::BTreeSet::new();
-    for n in names {
-        if !seen.insert(n) {
-            return Err(RunError::Input(format!("{what} '{n}' is named twice: name each once")));
-        }
-    }
-    Ok(())
-}
-
-pub fn jobs_of(spec: &ReviewSpec, profiles: &[Profile]) -> Result<(Vec<Job>, Vec<String>), RunError> {
-    if spec.devices.is_empty() {
-        return Err(RunError::Input(format!(
-            "no device: name at least one of {} (or a profile file)",
-            accel::CATALOG.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
-        )));
-    }
-    if spec.profiles.is_empty() {
-        return Err(RunError::Input("--profiles is empty: name at least one profile".into()));
-    }
-    duplicates_refuse("device", profiles.iter().map(|p| p.id.as_str()))?;
-    duplicates_refuse("profile", spec.profiles.iter().map(String::as_str))?;
-    if let Some(formats) = &spec.formats {
-        duplicates_refuse("format", formats.iter().map(String::as_str))?;
-    }
-    let review: Vec<&'static ReviewProfile> = spec.profiles.iter().map(|p| profile_find(p)).collect::<Result<_, _>>()?;
-    if !(1..=1000).contains(&spec.rounds_4k) || !(1..=1000).contains(&spec.rounds_matrix) {
-        return Err(RunError::Input(format!("rounds {} / {}: must be in 1..=1000", spec.rounds_4k, spec.rounds_matrix)));
-    }
-    spec.snia_rule().check()?;
-    let mut jobs = Vec::new();
-    let mut skipped = Vec::new();
-    for p in profiles {
-        let formats: Vec<String> = match &spec.formats {
-            None => p.format_names(),
-            Some(list) => {
-                let mut f = Vec::new();
-                for name in list {
-                    if p.formats.contains_key(name) || accel::capacity_parse(name).is_some() {
-                        f.push(name.clone());
-                    } else {
-                        skipped.push(format!("{} has no format '{}' (it has {})", p.id, name, p.format_names().join(", ")));
-                    }
-                }
-                f
-            }
-        };
-        for format in formats {
-            if spec.pts {
-                jobs.push(Job { profile: p.clone(), format: format.clone(), review: None });
-                continue;
-            }
-            for &r in &review {
-                jobs.push(Job { profile: p.clone(), format: format.clone(), review: Some(r) });
-            }
-        }
-    }
-    if jobs.is_empty() {
-        return Err(RunError::Input(format!("nothing to review: {}", skipped.join("; "))));
-    }
-    Ok((jobs, skipped))
+    pub pts: Vec<crate::procedures::pts::PtsResult>,
 }
 
 /// Runs one job from secure erase to its last main test.
@@ -292,7 +96,7 @@ pub fn job_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&Rev
             let length = Length::Duration(spec.rounds_4k as u64 * s.interval_ns);
             for (i, (name, w)) in [("4K write", "4k-write"), ("4K read", "4k-read")].into_iter().enumerate() {
                 let mix = Mix::parse(w).expect("built-in workload");
-                let t = s.measure(name, &mix, 16, 16, length, &mut |p: &Progress| {
+                let t = s.measure(name, &mix, REVIEWERS_THREADS, REVIEWERS_QUEUE_DEPTH, length, &mut |p: &Progress| {
                     let detail = format!("{name}: {:.0} IOPS", p.last.iops);
                     let f = (i as f64 + p.fraction) / 2.0;
                     events(&ReviewEvent::Round { job: index, progress: p, fraction: f, bound: false, detail: &detail });
@@ -322,7 +126,7 @@ pub fn job_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&Rev
     }
     let mut judged = vec![(accel::State::Fresh, &pre)];
     judged.extend(tests.iter().map(|t| (accel::State::Steady, t)));
-    let comparison = crate::published::compare(&job.profile, &job.format, &judged);
+    let comparison = crate::runs::published::compare(&job.profile, &job.format, &judged);
     Ok(JobResult {
         device: device_info(&job.profile, &job.format, spec.scale, &s.device),
         profile: review.name.to_string(),
@@ -363,7 +167,7 @@ fn job_weight(job: &Job) -> u32 {
 pub fn review(spec: &ReviewSpec, jobs: &[Job], threads: usize, events: &(dyn Fn(&ReviewEvent) + Sync)) -> Result<ReviewResults, RunError> {
     enum Out {
         Review(Box<JobResult>),
-        Pts(Box<crate::pts::PtsResult>),
+        Pts(Box<crate::procedures::pts::PtsResult>),
     }
     // Longest jobs first, so that the last job to start is a short one and
     // the threads end together; results still land in job order.
@@ -382,7 +186,7 @@ pub fn review(spec: &ReviewSpec, jobs: &[Job], threads: usize, events: &(dyn Fn(
                 let job = &jobs[i];
                 let r = match job.review {
                     Some(_) => job_run(spec, job, i, events).map(|r| Out::Review(Box::new(r))),
-                    None => crate::pts::pts_run(spec, job, i, events).map(|r| Out::Pts(Box::new(r))),
+                    None => crate::procedures::pts::pts_run(spec, job, i, events).map(|r| Out::Pts(Box::new(r))),
                 };
                 if r.is_err() {
                     failed.store(true, Ordering::Relaxed);

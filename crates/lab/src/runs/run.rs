@@ -1,13 +1,33 @@
 //! One run: format (secure erase), optional preconditioning to steady
 //! state, then the measured phase, with every figure kept for the results.
 
-use crate::metrics::{interval_of, Closed, Interval, Meter, Summary};
-use crate::steady::{self, SteadyWindow};
-use crate::workload::{Mix, MixGen};
+use crate::runs::metrics::{interval_of, Closed, Interval, Meter};
+use crate::runs::phase::{drift_of, phase_states, utilisation_of, Phase, SteadyReport};
+use crate::runs::steady;
+use crate::runs::workload::{Mix, MixGen};
 use accel::{Device, DeviceCounters, Profile};
 use serde::{Deserialize, Serialize};
 use sim::{Engine, Io, Observer};
 use units::{Ns, NS_PER_SEC, SLOT_BYTES};
+
+/// The reviewers' load: 16 threads x 16 outstanding I/Os each (256 in
+/// flight). Preconditioning, the 4K tests, the PTS IOPS test and `run`'s
+/// default all use it.
+pub const REVIEWERS_THREADS: u32 = 16;
+pub const REVIEWERS_QUEUE_DEPTH: u32 = 16;
+
+/// Round (interval) lengths a user may give, in virtual seconds.
+pub const INTERVAL_S_MIN: f64 = 1e-4;
+pub const INTERVAL_S_MAX: f64 = 1e5;
+
+/// A round length given by the user, checked.
+pub fn interval_ns_of(interval_s: f64) -> Result<Ns, RunError> {
+    if interval_s.is_finite() && (INTERVAL_S_MIN..=INTERVAL_S_MAX).contains(&interval_s) {
+        Ok((interval_s * NS_PER_SEC as f64).round() as Ns)
+    } else {
+        Err(RunError::Input(format!("--interval {interval_s}: must be in {INTERVAL_S_MIN}..={INTERVAL_S_MAX} virtual seconds")))
+    }
+}
 
 /// Precondition lengths in drive writes under the SNIA rule: at least
 /// `MIN`, at most `CAP`.
@@ -50,8 +70,8 @@ impl RunSpec {
             device: profile.id.clone(),
             format: format.to_string(),
             workload: workload.to_string(),
-            threads: 16,
-            queue_depth: 16,
+            threads: REVIEWERS_THREADS,
+            queue_depth: REVIEWERS_QUEUE_DEPTH,
             precondition: false,
             duration_s: None,
             ios: None,
@@ -125,92 +145,6 @@ pub enum RunError {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct SteadyReport {
-    pub reached: bool,
-    pub rounds: usize,
-    pub drive_writes: f64,
-    /// The window that was judged last (the steady one when reached).
-    pub window: Option<SteadyWindow>,
-    pub tracked: String,
-    /// How preconditioning ended (the rule, in words).
-    #[serde(default)]
-    pub rule: String,
-    /// How much the tracked value still moved, in percent of its mean per
-    /// drive write, over the last drive write (or the whole phase when
-    /// shorter): how far from converged a "steady" figure is.
-    #[serde(default)]
-    pub drift_percent_per_drive_write: Option<f64>,
-}
-
-/// Rounds of the last drive write (at least a SNIA window), for the drift.
-fn drift_of(intervals: &[Interval], round_dw: &[f64]) -> Option<f64> {
-    let end = *round_dw.last()?;
-    let first = round_dw.iter().position(|&d| d >= end - 1.0).unwrap_or(0).min(round_dw.len().saturating_sub(steady::WINDOW));
-    let y: Vec<f64> = intervals[first..].iter().map(|i| i.iops).collect();
-    steady::drift_percent(&round_dw[first..], &y)
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Phase {
-    pub name: String,
-    pub workload: Mix,
-    pub threads: u32,
-    pub queue_depth: u32,
-    pub virtual_seconds: f64,
-    pub summary: Summary,
-    pub intervals: Vec<Interval>,
-    /// Data write amplification over the phase: (host + GC) / host.
-    pub wa: f64,
-    /// NAND slots programmed (parity included) per host slot written.
-    pub wa_with_parity: f64,
-    pub drive_writes: f64,
-    pub die_utilisation: f64,
-    /// Each kind of resource's busy share over the phase, and the busiest.
-    #[serde(default)]
-    pub utilisation: Vec<Utilisation>,
-    #[serde(default)]
-    pub bottleneck: String,
-    pub counters: DeviceCounters,
-    pub steady_state: Option<SteadyReport>,
-}
-
-/// One kind of resource's share of time busy over a phase, in percent of
-/// its servers' time (never above 100: work reserved past the phase's end
-/// is not counted beyond it).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Utilisation {
-    pub resource: String,
-    pub servers: u32,
-    pub percent: f64,
-}
-
-/// Below this, no resource is named the bottleneck: the load (threads x
-/// queue depth) or a wait that holds no resource sets the rate.
-pub const BOTTLENECK_PERCENT_MIN: f64 = 80.0;
-
-/// The utilisation table of a phase from the device's busy times at its
-/// start and end, and the bottleneck it names.
-pub fn utilisation_of(before: &[accel::ResourceBusy], after: &[accel::ResourceBusy], elapsed: Ns) -> (Vec<Utilisation>, String) {
-    let rows: Vec<Utilisation> = before
-        .iter()
-        .zip(after)
-        .map(|(b, a)| {
-            debug_assert_eq!(b.name, a.name);
-            let capacity = elapsed as f64 * a.servers.max(1) as f64;
-            let share = if elapsed == 0 { 0.0 } else { (a.busy_ns - b.busy_ns) as f64 / capacity };
-            Utilisation { resource: a.name.to_string(), servers: a.servers, percent: (share * 100.0).min(100.0) }
-        })
-        .collect();
-    let top = rows.iter().max_by(|x, y| x.percent.total_cmp(&y.percent));
-    let bottleneck = match top {
-        Some(u) if u.percent >= BOTTLENECK_PERCENT_MIN => format!("{} ({:.0}%)", u.resource, u.percent),
-        Some(u) => format!("none: the busiest resource, {}, is at {:.0}% (the load or a wait sets the rate)", u.resource, u.percent),
-        None => String::new(),
-    };
-    (rows, bottleneck)
-}
-
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct DeviceInfo {
     pub id: String,
     pub name: String,
@@ -232,7 +166,7 @@ pub struct RunResult {
     pub phases: Vec<Phase>,
     /// Published figures (reviewers' and vendor's) whose conditions a phase
     /// of this run met, judged.
-    pub comparison: Vec<crate::published::Check>,
+    pub comparison: Vec<crate::runs::published::Check>,
 }
 
 /// Progress of a phase, for a progress display.
@@ -442,8 +376,7 @@ impl Session {
         let device = Device::new(profile, format, scale)?;
         let interval_ns = match interval_s {
             None => device.round_ns(),
-            Some(i) if i.is_finite() && (1e-4..=1e5).contains(&i) => (i * NS_PER_SEC as f64).round() as Ns,
-            Some(i) => return Err(RunError::Input(format!("--interval {i}: must be in 0.0001..=100000 virtual seconds"))),
+            Some(i) => interval_ns_of(i)?,
         };
         Ok(Session { device, engine: Engine::new(seed), interval_ns })
     }
@@ -467,7 +400,8 @@ impl Session {
                 Stop::Judged((h * 3600.0 * NS_PER_SEC as f64 * share).round().max(1.0) as Ns)
             }
         };
-        let mut ph = phase(&mut self.engine, &mut self.device, "precondition", mix, 16, 16, stop, self.interval_ns, progress)?;
+        let mut ph =
+            phase(&mut self.engine, &mut self.device, "precondition", mix, REVIEWERS_THREADS, REVIEWERS_QUEUE_DEPTH, stop, self.interval_ns, progress)?;
         if let Some(ss) = ph.steady_state.as_mut() {
             ss.rule = rule.describe();
         }
@@ -518,7 +452,7 @@ pub fn run(profile: &Profile, spec: &RunSpec, progress: &mut dyn FnMut(&Progress
 
 /// The results file's content for phases run on a session.
 pub fn result_of(profile: &Profile, spec: &RunSpec, session: &Session, phases: Vec<Phase>) -> RunResult {
-    let comparison = crate::published::compare(profile, &spec.format, &phase_states(&phases));
+    let comparison = crate::runs::published::compare(profile, &spec.format, &phase_states(&phases));
     RunResult {
         flashlab_version: env!("CARGO_PKG_VERSION").to_string(),
         note: "simulated: every figure comes from flashlab's model of the device, in virtual time".into(),
@@ -530,20 +464,6 @@ pub fn result_of(profile: &Profile, spec: &RunSpec, session: &Session, phases: V
     }
 }
 
-/// The card's state in each phase of a run that starts on a secure-erased
-/// card: the first phase is fresh (its first round is the burst); a phase
-/// after preconditioning is steady.
-pub fn phase_states(phases: &[Phase]) -> Vec<(accel::State, &Phase)> {
-    phases
-        .iter()
-        .enumerate()
-        .map(|(k, ph)| {
-            let after_precondition = phases[..k].iter().any(|p| p.steady_state.is_some());
-            (if after_precondition { accel::State::Steady } else { accel::State::Fresh }, ph)
-        })
-        .collect()
-}
-
 /// What the results say of the device under test.
 pub fn device_info(profile: &Profile, format: &str, scale: u32, dev: &Device) -> DeviceInfo {
     DeviceInfo {
@@ -552,7 +472,7 @@ pub fn device_info(profile: &Profile, format: &str, scale: u32, dev: &Device) ->
         format: format.to_string(),
         scale,
         capacity_bytes: dev.capacity_bytes(),
-        raw_bytes: profile.raw_bytes() / scale as u64,
+        raw_bytes: dev.raw_bytes(),
         dies: dev.dies(),
         effective_op: dev.effective_op(),
     }

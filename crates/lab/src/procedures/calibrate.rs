@@ -12,9 +12,12 @@
 //!   the profile gives them, else to SNIA steady state), then the
 //!   workloads, writes first, each for `rounds` rounds.
 
-use crate::published::{for_format, mix_of, of_phase, same_load, Check};
-use crate::run::{Length, Phase, Rule, RunError, Session, PRECONDITION_CAP_DRIVE_WRITES, PRECONDITION_MIN_DRIVE_WRITES};
-use crate::workload::Mix;
+use crate::runs::phase::Phase;
+use crate::runs::published::{for_format, mix_of, of_phase, same_load, Check};
+use crate::runs::run::{
+    Length, Rule, RunError, Session, PRECONDITION_CAP_DRIVE_WRITES, PRECONDITION_MIN_DRIVE_WRITES, REVIEWERS_QUEUE_DEPTH, REVIEWERS_THREADS,
+};
+use crate::runs::workload::Mix;
 use accel::{Metric, Profile, Published, State};
 use serde::Serialize;
 
@@ -117,7 +120,7 @@ pub fn calibrate(
         let mut s = session()?;
         let fill = fill_mix();
         let ios = s.device.capacity_bytes() / fill.max_bytes() as u64;
-        s.measure("fill", &fill, 16, 16, Length::Ios(ios), progress)?;
+        s.measure("fill", &fill, REVIEWERS_THREADS, REVIEWERS_QUEUE_DEPTH, Length::Ios(ios), progress)?;
         s.idle();
         let mut twins = Vec::new();
         for l in &filled {
@@ -161,7 +164,7 @@ pub fn calibrate(
     }
 
     let judged: Vec<(State, &Phase)> = phases.iter().map(|(s, p)| (*s, p)).collect();
-    let checks = crate::published::compare(profile, format, &judged);
+    let checks = crate::runs::published::compare(profile, format, &judged);
     debug_assert_eq!(checks.len(), figures.len(), "every figure found its phase");
     Ok(Calibration { device: profile.id.clone(), format: format.to_string(), scale, seed, preconditions, phases, checks, beside })
 }

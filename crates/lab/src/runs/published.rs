@@ -4,9 +4,9 @@
 //! Every place that sets a published figure beside a simulated one (run,
 //! review, calibrate) goes through here.
 
-use crate::metrics::{DirStats, Interval};
-use crate::run::Phase;
-use crate::workload::Mix;
+use crate::runs::metrics::{DirStats, Interval};
+use crate::runs::phase::Phase;
+use crate::runs::workload::Mix;
 use accel::{Bound, By, Metric, Profile, Published, State};
 use serde::{Deserialize, Serialize};
 
@@ -78,7 +78,7 @@ impl Check {
 
     /// The published figure as the publisher states it.
     pub fn published_text(&self) -> String {
-        let v = |x: f64| crate::chart::num(x);
+        let v = |x: f64| crate::number::num(x);
         let core = match self.range {
             Some([lo, hi]) => format!("{} ({}-{})", v(self.published), v(lo), v(hi)),
             None => v(self.published),
@@ -107,7 +107,7 @@ impl Check {
             format!("[{}]", self.conditions()),
             self.published_text(),
             self.metric.unit(),
-            crate::chart::num(self.simulated),
+            crate::number::num(self.simulated),
             self.error_percent,
             self.tolerance_percent,
         )

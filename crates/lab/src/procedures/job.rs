@@ -1,0 +1,205 @@
+//! What a review runs: its settings (`ReviewSpec`), the reviewers' test
+//! profiles, and the jobs (device x format x profile, or the SNIA PTS per
+//! device and format) with the events they report. Both procedures, the
+//! reviewers' (`review`) and the PTS (`pts`), run these jobs.
+
+use crate::runs::run::{Progress, Rule, RunError};
+use accel::Profile;
+use serde::{Deserialize, Serialize};
+
+/// The main tests a profile gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Tests {
+    /// 100% write then 100% read, 4 KiB, at 16T/16Q.
+    FourK,
+    /// The profile's mix at threads {2, 4, 8, 16} x queue depth {2, 4, 8, 16}.
+    Matrix,
+}
+
+/// A profile of the procedure.
+#[derive(Debug, Clone, Copy)]
+pub struct ReviewProfile {
+    pub name: &'static str,
+    pub title: &'static str,
+    /// The workload of the main tests (a name of `workload::NAMED`).
+    pub workload: &'static str,
+    pub tests: Tests,
+}
+
+pub const PROFILES: &[ReviewProfile] = &[
+    ReviewProfile { name: "4k", title: "4K random", workload: "4k-write", tests: Tests::FourK },
+    ReviewProfile { name: "8k7030", title: "8K 70/30", workload: "8k-7030", tests: Tests::Matrix },
+    ReviewProfile { name: "fileserver", title: "File Server", workload: "fileserver", tests: Tests::Matrix },
+    ReviewProfile { name: "webserver", title: "Web Server", workload: "webserver", tests: Tests::Matrix },
+];
+
+pub const MATRIX_THREADS: [u32; 4] = [2, 4, 8, 16];
+pub const MATRIX_QUEUE_DEPTHS: [u32; 4] = [2, 4, 8, 16];
+
+pub fn profile_find(name: &str) -> Result<&'static ReviewProfile, RunError> {
+    PROFILES
+        .iter()
+        .find(|p| p.name == name)
+        .ok_or_else(|| RunError::Input(format!("unknown profile '{name}': expected one of {}", PROFILES.iter().map(|p| p.name).collect::<Vec<_>>().join(", "))))
+}
+
+/// Every setting of a review; stored whole in the results file.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ReviewSpec {
+    pub devices: Vec<String>,
+    /// Formats to review; `None`: every named format of each device.
+    pub formats: Option<Vec<String>>,
+    pub profiles: Vec<String>,
+    pub scale: u32,
+    pub seed: u64,
+    /// Length of one round (interval), virtual seconds; `None`: each
+    /// device's own round for the scale (`accel::Scaling::round_ns`).
+    #[serde(default)]
+    pub interval_s: Option<f64>,
+    /// Rounds of each 4K main test.
+    pub rounds_4k: u32,
+    /// Rounds of each thread/queue point.
+    pub rounds_matrix: u32,
+    pub precondition_min_drive_writes: f64,
+    pub precondition_cap_drive_writes: f64,
+    /// Precondition every job by the SNIA rule (the two fields above) even
+    /// where the profile gives the reviewers' hours.
+    #[serde(default)]
+    pub snia_precondition: bool,
+    /// The SNIA PTS sequence instead of the reviewers' (see `pts`).
+    #[serde(default)]
+    pub pts: bool,
+}
+
+impl ReviewSpec {
+    fn snia_rule(&self) -> Rule {
+        Rule::Snia { min_drive_writes: self.precondition_min_drive_writes, cap_drive_writes: self.precondition_cap_drive_writes }
+    }
+
+    /// How a device is preconditioned: for the reviewers' hours where its
+    /// profile gives them (their published figures came after those), else
+    /// by the SNIA rule.
+    pub fn rule_for(&self, profile: &Profile) -> Rule {
+        if self.snia_precondition {
+            self.snia_rule()
+        } else {
+            Rule::for_profile(profile, self.snia_rule())
+        }
+    }
+
+    /// The procedure's defaults: every profile, rounds of 60 s of the
+    /// full-size device (shorter in proportion on a scaled one), 5 rounds
+    /// of each 4K test and 1 of each matrix point (the reviewers' fio runs
+    /// took 60 s each).
+    pub fn new(devices: Vec<String>, scale: u32, seed: u64) -> ReviewSpec {
+        ReviewSpec {
+            devices,
+            formats: None,
+            profiles: PROFILES.iter().map(|p| p.name.to_string()).collect(),
+            scale,
+            seed,
+            interval_s: None,
+            rounds_4k: 5,
+            rounds_matrix: 1,
+            precondition_min_drive_writes: crate::runs::run::PRECONDITION_MIN_DRIVE_WRITES,
+            precondition_cap_drive_writes: crate::runs::run::PRECONDITION_CAP_DRIVE_WRITES,
+            snia_precondition: false,
+            pts: false,
+        }
+    }
+}
+
+/// A job to run.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub profile: Profile,
+    pub format: String,
+    /// The profile of the reviewers' procedure; `None`: the SNIA PTS.
+    pub review: Option<&'static ReviewProfile>,
+}
+
+impl Job {
+    pub fn label(&self) -> String {
+        format!("{} {} {}", self.profile.id, self.format, self.review.map_or("pts", |r| r.name))
+    }
+}
+
+/// Where a job is, for a progress display.
+#[derive(Debug, Clone)]
+pub enum ReviewEvent<'a> {
+    /// A job starts a step: "precondition", "4K tests" or "matrix".
+    Step { job: usize, label: &'a str, step: &'a str },
+    /// A round closed. `fraction` is of the step; with `bound`, of the most
+    /// the step can take (a search for steady state may end sooner).
+    Round { job: usize, progress: &'a Progress<'a>, fraction: f64, bound: bool, detail: &'a str },
+    /// A step ended.
+    StepDone { job: usize, label: &'a str, step: &'a str, summary: &'a str },
+}
+
+/// A list that names something twice would run it twice: refused by name.
+fn duplicates_refuse<'a>(what: &str, names: impl Iterator<Item = &'a str>) -> Result<(), RunError> {
+    let mut seen = std::collections::BTreeSet::new();
+    for n in names {
+        if !seen.insert(n) {
+            return Err(RunError::Input(format!("{what} '{n}' is named twice: name each once")));
+        }
+    }
+    Ok(())
+}
+
+/// The jobs of a spec, in order (device, format, profile), with the
+/// formats each device lacks listed apart (reviewing several devices, a
+/// format one of them lacks is skipped for it).
+pub fn jobs_of(spec: &ReviewSpec, profiles: &[Profile]) -> Result<(Vec<Job>, Vec<String>), RunError> {
+    if spec.devices.is_empty() {
+        return Err(RunError::Input(format!(
+            "no device: name at least one of {} (or a profile file)",
+            accel::CATALOG.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+        )));
+    }
+    if spec.profiles.is_empty() {
+        return Err(RunError::Input("--profiles is empty: name at least one profile".into()));
+    }
+    duplicates_refuse("device", profiles.iter().map(|p| p.id.as_str()))?;
+    duplicates_refuse("profile", spec.profiles.iter().map(String::as_str))?;
+    if let Some(formats) = &spec.formats {
+        duplicates_refuse("format", formats.iter().map(String::as_str))?;
+    }
+    let review: Vec<&'static ReviewProfile> = spec.profiles.iter().map(|p| profile_find(p)).collect::<Result<_, _>>()?;
+    if !(1..=1000).contains(&spec.rounds_4k) || !(1..=1000).contains(&spec.rounds_matrix) {
+        return Err(RunError::Input(format!("rounds {} / {}: must be in 1..=1000", spec.rounds_4k, spec.rounds_matrix)));
+    }
+    spec.snia_rule().check()?;
+    let mut jobs = Vec::new();
+    let mut skipped = Vec::new();
+    for p in profiles {
+        let formats: Vec<String> = match &spec.formats {
+            None => p.format_names(),
+            Some(list) => {
+                let mut f = Vec::new();
+                for name in list {
+                    if p.formats.contains_key(name) || accel::capacity_parse(name).is_some() {
+                        f.push(name.clone());
+                    } else {
+                        skipped.push(format!("{} has no format '{}' (it has {})", p.id, name, p.format_names().join(", ")));
+                    }
+                }
+                f
+            }
+        };
+        for format in formats {
+            if spec.pts {
+                jobs.push(Job { profile: p.clone(), format: format.clone(), review: None });
+                continue;
+            }
+            for &r in &review {
+                jobs.push(Job { profile: p.clone(), format: format.clone(), review: Some(r) });
+            }
+        }
+    }
+    if jobs.is_empty() {
+        return Err(RunError::Input(format!("nothing to review: {}", skipped.join("; "))));
+    }
+    Ok((jobs, skipped))
+}
