@@ -44,6 +44,69 @@ fn chromium(args: &[&str], profile: &Path) -> std::process::Output {
         .expect("chromium runs")
 }
 
+/// Run in the rendered report: every chart's title and axis labels (with
+/// units), legends clear of each other and of the plot, no text past a
+/// chart's edge, one colour per device and format in every chart, a line
+/// per thread count in the thread/queue charts, and a legend click hiding
+/// its series. Writes its findings as JSON into `#layout-check`.
+const LAYOUT_CHECK: &str = r#"
+(function(){
+var bad=[], colours={}, owners={}, charts=document.querySelectorAll('svg.chart');
+function box(e){var b=e.getBBox();return {x0:b.x,y0:b.y,x1:b.x+b.width,y1:b.y+b.height};}
+function meets(a,b){return a.x0<b.x1-0.5&&b.x0<a.x1-0.5&&a.y0<b.y1-0.5&&b.y0<a.y1-0.5;}
+function device(name){return name.replace(/ \((simulated|published[^)]*)\)$/,'');}
+charts.forEach(function(svg){
+  var id=svg.id;
+  var title=svg.querySelector('text.title'); if(!title||!title.textContent.trim()) bad.push(id+': no title');
+  var y=svg.querySelector('.axis-label.y');
+  if(!y||!/\(.+\)|IOPS/.test(y.textContent)) bad.push(id+': y axis label without a unit: '+(y&&y.textContent));
+  if(svg.getAttribute('data-kind')=='line'){var x=svg.querySelector('.axis-label.x'); if(!x||!x.textContent.trim()) bad.push(id+': no x axis label');}
+  var plot=box(svg.querySelector('rect.plot')), legends=[].slice.call(svg.querySelectorAll('g.legend')).map(function(g){return [g,box(g)];});
+  legends.forEach(function(a,i){
+    if(meets(a[1],plot)) bad.push(id+': legend "'+a[0].textContent+'" overlaps the plot');
+    legends.slice(i+1).forEach(function(b){if(meets(a[1],b[1])) bad.push(id+': legend entries overlap: '+a[0].textContent+' / '+b[0].textContent);});
+    var sw=a[0].querySelector('line,rect'), c=sw.getAttribute('stroke'), n=a[0].textContent;
+    if(/threads|mean|fit|per round|KiB|\//.test(n)) return;
+    if(colours[n]&&colours[n]!=c) bad.push('"'+n+'" is '+colours[n]+' in one chart and '+c+' in '+id);
+    colours[n]=c; var d=device(n);
+    if(owners[c]&&owners[c]!=d) bad.push(c+' stands for '+owners[c]+' and for '+d+' ('+id+')');
+    owners[c]=d;
+  });
+  var edge=svg.getBoundingClientRect();
+  svg.querySelectorAll('text').forEach(function(t){var b=t.getBoundingClientRect();
+    if(t.textContent&&(b.left<edge.left-0.5||b.right>edge.right+0.5||b.top<edge.top-0.5||b.bottom>edge.bottom+0.5)) bad.push(id+': text cut at the edge: '+t.textContent);});
+  if(/-matrix-/.test(id)){
+    var lines=svg.querySelectorAll('g.series'), labels=svg.querySelectorAll('text.end-label');
+    lines.forEach(function(g){if(!/(^| )(2|4|8|16)-threads( |$)/.test(g.getAttribute('data-keys'))) bad.push(id+': a line without its thread count');});
+    if(lines.length!=labels.length) bad.push(id+': '+lines.length+' lines, '+labels.length+' end labels');
+    window.matrixLines=(window.matrixLines||0)+lines.length;
+  }
+});
+var first=charts[0], g=first.querySelector('g.legend'), k=g.getAttribute('data-key');
+g.dispatchEvent(new MouseEvent('click',{bubbles:true}));
+var hidden=[].slice.call(first.querySelectorAll('[data-keys]')).filter(function(e){return e.getAttribute('data-keys').split(' ').indexOf(k)>=0;});
+if(!hidden.length||hidden.some(function(e){return e.style.display!='none';})) bad.push('a legend click does not hide its series');
+var pre=document.createElement('pre'); pre.id='layout-check';
+pre.textContent=JSON.stringify({charts:charts.length,devices:Object.keys(owners).length,matrix_lines:window.matrixLines||0,bad:bad});
+document.body.appendChild(pre);
+})();
+"#;
+
+/// Renders the report with `LAYOUT_CHECK` appended and asserts its findings.
+fn layout_check(out: &Path, prof: &Path) {
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    let page = out.join("layout-check.html");
+    std::fs::write(&page, html.replace("</body>", &format!("<script>{LAYOUT_CHECK}</script></body>"))).unwrap();
+    let o = chromium(&["--dump-dom", &format!("file://{}", page.display())], prof);
+    let dom = String::from_utf8_lossy(&o.stdout);
+    let found = dom.split("<pre id=\"layout-check\">").nth(1).and_then(|s| s.split("</pre>").next()).expect("the layout check ran");
+    let v: serde_json::Value = serde_json::from_str(&found.replace("&quot;", "\"").replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">")).unwrap();
+    assert_eq!(v["bad"].as_array().unwrap().len(), 0, "report layout: {:#}", v["bad"]);
+    assert_eq!(v["devices"], 2, "two devices (stock, hp), each with its own colour: {v}");
+    // 3 mixed profiles x 4 attributes x 2 formats x 4 thread counts.
+    assert_eq!(v["matrix_lines"], 3 * 4 * 2 * 4, "a line per thread count: {v}");
+}
+
 #[test]
 fn review_of_both_formats_writes_results_and_a_report_chromium_renders() {
     let out = tmp("full");
@@ -74,7 +137,10 @@ fn review_of_both_formats_writes_results_and_a_report_chromium_renders() {
     // Every local link of the report resolves.
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     for href in html.split("href=\"").skip(1).map(|s| &s[..s.find('"').unwrap()]) {
-        assert!(out.join(href).is_file(), "broken link {href}");
+        match href.strip_prefix('#') {
+            Some(anchor) => assert!(html.contains(&format!("id=\"{anchor}\"")), "broken anchor {href}"),
+            None => assert!(out.join(href).is_file(), "broken link {href}"),
+        }
     }
 
     // Chromium: the page loads without console errors and every chart is
@@ -115,6 +181,8 @@ fn review_of_both_formats_writes_results_and_a_report_chromium_renders() {
     let o = chromium(&["--dump-dom", &format!("file://{}", check.display())], &prof);
     let dom = String::from_utf8_lossy(&o.stdout);
     assert!(!dom.contains("parsererror") && dom.matches("<svg").count() == files, "SVG files are not well-formed XML");
+    // Layout, as the browser lays it out (below).
+    layout_check(&out, &prof);
     // A screenshot: the renderer lays the whole page out.
     let shot = out.join("report.png");
     let o = chromium(&["--window-size=1500,2000", &format!("--screenshot={}", shot.display()), &page], &prof);

@@ -8,8 +8,9 @@
 //! - `procedures`: the reviewers' procedure (`job`, `review`), the SNIA
 //!   PTS (`pts`) and the calibration against every published figure
 //!   (`calibrate`).
-//! - `outputs`: SVG charts (`chart`), the results files and the HTML
-//!   report (`report`), and fio job files for real cards (`fio`).
+//! - `outputs`: SVG charts (`chart`), the review's charts (`figures`), the
+//!   results files (`report`), CSV tables (`csv`), the HTML report (`html`,
+//!   `pts_page`), and fio job files for real cards (`fio`).
 //!
 //! `number` (how figures are written) is shared by all three.
 
@@ -33,7 +34,11 @@ pub mod procedures {
 
 pub mod outputs {
     pub mod chart;
+    pub mod csv;
+    pub mod figures;
     pub mod fio;
+    pub mod html;
+    pub mod pts_page;
     pub mod report;
 }
 

@@ -1,7 +1,14 @@
 //! SVG charts of the kinds reviewers publish: lines over time or over
-//! thread/queue points, grouped bars. Text stays text (`<text>`), so the
-//! browser sets it and it can be copied; every point carries a `<title>`
-//! with its value for a hover tooltip.
+//! queue depths, grouped bars. Text stays text (`<text>`), so the browser
+//! sets it and it can be copied; points and bars carry a `<title>` with
+//! their value for a hover tooltip; every series and legend entry carries
+//! keys (`data-keys`, `data-key`) by which the report's script shows and
+//! hides them.
+//!
+//! Layout is computed before drawing: the legend is laid out in rows under
+//! the title (text widths estimated generously) and the plot starts below
+//! it, so a legend never overlaps the plot or another entry; labels near
+//! an edge are anchored inward, so none is cut.
 //!
 //! Hand-written rather than plotters: plotters lays text out itself and so
 //! needs a font backend (fontconfig/FreeType, or a bundled font) even for
@@ -9,28 +16,109 @@
 
 use std::fmt::Write as _;
 
-/// Colours that stay apart for the colour-blind (Okabe-Ito), in series order.
+pub use crate::number::num;
+
+/// Colours that stay apart for the colour-blind (Okabe-Ito), in the order
+/// a report hands them to its devices.
 pub const PALETTE: &[&str] = &["#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#F0E442"];
+
+/// Neutral colours for what is not a series of its own (reference levels,
+/// fits, shaded windows): they never stand for a device.
+pub const INK: &str = "#222222";
+pub const GREY: &str = "#777777";
 
 pub fn color(i: usize) -> &'static str {
     PALETTE[i % PALETTE.len()]
 }
 
+/// A colour ramp of `n` steps from `from` to `to` (both `#rrggbb`): for an
+/// ordered quantity (block size, read share) rather than a set of names.
+pub fn ramp(from: &str, to: &str, i: usize, n: usize) -> String {
+    let rgb = |s: &str| [1, 3, 5].map(|k| u8::from_str_radix(&s[k..k + 2], 16).unwrap_or(0) as f64);
+    let (a, b) = (rgb(from), rgb(to));
+    let t = if n > 1 { i as f64 / (n - 1) as f64 } else { 0.0 };
+    let c = [0, 1, 2].map(|k| (a[k] + (b[k] - a[k]) * t).round() as u8);
+    format!("#{:02x}{:02x}{:02x}", c[0], c[1], c[2])
+}
+
 const W: f64 = 720.0;
-const H: f64 = 380.0;
+const PLOT_H: f64 = 270.0;
 const LEFT: f64 = 78.0;
-const RIGHT: f64 = 20.0;
-const TOP: f64 = 58.0;
+const RIGHT: f64 = 24.0;
 const BOTTOM: f64 = 52.0;
+/// The title's baseline, and the first legend row's.
+const TITLE_Y: f64 = 22.0;
+const LEGEND_Y: f64 = 42.0;
+const LEGEND_ROW: f64 = 17.0;
+/// Estimated width of a character at 12 px (wider than Helvetica's
+/// average, so estimates err towards room).
+const CHAR_W: f64 = 7.6;
+
+fn text_width(s: &str, font_px: f64) -> f64 {
+    s.chars().count() as f64 * CHAR_W * font_px / 12.0
+}
+
+/// How a line is drawn: series of one device share a colour and differ by
+/// stroke (thread counts; reference levels).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Stroke {
+    #[default]
+    Solid,
+    Dashed,
+    Dotted,
+    DashDot,
+}
+
+impl Stroke {
+    fn attr(self) -> &'static str {
+        match self {
+            Stroke::Solid => "",
+            Stroke::Dashed => r#" stroke-dasharray="7,4""#,
+            Stroke::Dotted => r#" stroke-dasharray="2,3""#,
+            Stroke::DashDot => r#" stroke-dasharray="8,3,2,3""#,
+        }
+    }
+}
+
+/// A legend entry: what a colour and stroke (or a hatched box) stand for.
+/// `key` names the series it shows and hides.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LegendItem {
+    pub name: String,
+    pub color: String,
+    pub stroke: Stroke,
+    /// A box (bars) rather than a line; hatched for published figures.
+    pub swatch: Swatch,
+    pub key: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Swatch {
+    #[default]
+    Line,
+    Box,
+    Hatched,
+}
 
 /// One line.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub struct Series {
     pub name: String,
     pub points: Vec<(f64, f64)>,
-    /// Dashed (a fitted line or a reference level).
-    pub dashed: bool,
-    pub color: &'static str,
+    pub color: String,
+    pub stroke: Stroke,
+    /// Legend keys that show and hide it.
+    pub keys: Vec<String>,
+    /// A label at its last point (as "16T" beside a thread count's line).
+    pub end_label: Option<String>,
+    pub width: f64,
+}
+
+impl Series {
+    /// A solid line of `width` 2 under one key.
+    pub fn line(name: &str, points: Vec<(f64, f64)>, color: &str, key: &str) -> Series {
+        Series { name: name.into(), points, color: color.into(), keys: vec![key.into()], width: 2.0, ..Default::default() }
+    }
 }
 
 /// A shaded x range, e.g. the steady-state window.
@@ -39,7 +127,11 @@ pub struct Band {
     pub x0: f64,
     pub x1: f64,
     pub label: String,
-    pub color: &'static str,
+    pub color: String,
+    pub keys: Vec<String>,
+    /// The label written in the plot too (else only its tooltip): for one
+    /// band a chart, where labels cannot collide.
+    pub show_label: bool,
 }
 
 /// A line chart over a numeric x axis, or over named points (`x_names`:
@@ -55,7 +147,9 @@ pub struct LineChart {
     pub x_from: f64,
     pub series: Vec<Series>,
     pub bands: Vec<Band>,
-    /// Marks at every point (for few points).
+    pub legend: Vec<LegendItem>,
+    /// Marks at every point (for few points); otherwise up to
+    /// `HOVER_POINTS_MAX` invisible hover targets a series.
     pub markers: bool,
 }
 
@@ -66,9 +160,24 @@ pub struct BarChart {
     pub title: String,
     pub y_label: String,
     pub categories: Vec<String>,
-    /// (series name, one value per category; `None`: no bar).
-    pub series: Vec<(String, Vec<Option<f64>>)>,
+    pub series: Vec<BarSeries>,
+    pub legend: Vec<LegendItem>,
 }
+
+/// One series of bars: a value per category (`None`: no bar).
+#[derive(Debug, Clone, Default)]
+pub struct BarSeries {
+    pub name: String,
+    pub values: Vec<Option<f64>>,
+    pub color: String,
+    /// Published figures: hatched, with whiskers at +-`tolerance_percent`.
+    pub hatched: bool,
+    pub tolerance_percent: Option<f64>,
+    pub key: String,
+}
+
+/// Hover targets drawn along a long line (every k-th point).
+const HOVER_POINTS_MAX: usize = 120;
 
 /// A "nice" axis: 0 (or below) to a round maximum with 1-2-5 steps.
 fn ticks(lo: f64, hi: f64, target: usize) -> (f64, f64, f64) {
@@ -79,181 +188,360 @@ fn ticks(lo: f64, hi: f64, target: usize) -> (f64, f64, f64) {
     ((lo / step).floor() * step, (hi / step).ceil() * step, step)
 }
 
-pub use crate::number::num;
-
 /// Escapes text for XML.
 pub fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
-fn header(out: &mut String, id: &str, kind: &str, title: &str) {
+/// Legend keys as an attribute value: slugs, space-separated.
+fn keys_attr(keys: &[String]) -> String {
+    keys.iter().map(|k| key_slug(k)).collect::<Vec<_>>().join(" ")
+}
+
+/// A key as the DOM holds it: no spaces or markup.
+pub fn key_slug(k: &str) -> String {
+    k.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect()
+}
+
+/// Where the plot sits, once the legend's rows are known.
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    top: f64,
+    right: f64,
+}
+
+impl Frame {
+    fn height(&self) -> f64 {
+        self.top + PLOT_H + BOTTOM
+    }
+    fn plot_w(&self) -> f64 {
+        W - LEFT - self.right
+    }
+    fn bottom(&self) -> f64 {
+        self.top + PLOT_H
+    }
+}
+
+/// Legend entries placed in rows under the title: (item, x, y).
+fn legend_layout(items: &[LegendItem]) -> Vec<(&LegendItem, f64, f64)> {
+    let (mut x, mut y) = (LEFT, LEGEND_Y);
+    let mut placed = Vec::new();
+    for it in items {
+        let w = 26.0 + text_width(&it.name, 12.0) + 20.0;
+        if x + w > W - RIGHT && x > LEFT {
+            x = LEFT;
+            y += LEGEND_ROW;
+        }
+        placed.push((it, x, y));
+        x += w;
+    }
+    placed
+}
+
+fn frame_for(legend: &[LegendItem], right: f64) -> Frame {
+    let rows_bottom = legend_layout(legend).last().map_or(TITLE_Y, |&(_, _, y)| y);
+    Frame { top: rows_bottom + 16.0, right }
+}
+
+fn header(out: &mut String, id: &str, kind: &str, title: &str, f: &Frame) {
+    let h = f.height();
     let _ = write!(
         out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" data-kind="{kind}" id="{}" viewBox="0 0 {W} {H}" width="{W}" height="{H}" font-family="Helvetica, Arial, sans-serif" font-size="12">"#,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" data-kind="{kind}" id="{}" viewBox="0 0 {W} {h}" width="{W}" height="{h}" font-family="Helvetica, Arial, sans-serif" font-size="12">"#,
         esc(id)
     );
     let _ = write!(
         out,
-        r##"<rect width="{W}" height="{H}" fill="#ffffff"/><text x="{}" y="22" text-anchor="middle" font-size="15" font-weight="bold">{}</text>"##,
+        r##"<rect width="{W}" height="{h}" fill="#ffffff"/><text class="title" x="{}" y="{TITLE_Y}" text-anchor="middle" font-size="15" font-weight="bold">{}</text>"##,
         W / 2.0,
         esc(title)
     );
+    let _ = write!(out, r##"<rect class="plot" x="{LEFT}" y="{}" width="{}" height="{PLOT_H}" fill="none"/>"##, f.top, f.plot_w());
 }
 
-fn legend(out: &mut String, names: &[(String, &'static str, bool)]) {
-    // One row under the title, wrapped onto a second when long.
-    let mut x = LEFT;
-    let mut y = 40.0;
-    for (name, color, dashed) in names {
-        let w = 30.0 + 7.0 * name.chars().count() as f64;
-        if x + w > W - RIGHT && x > LEFT {
-            x = LEFT;
-            y += 14.0;
+/// Hatch patterns, one per colour used by hatched swatches or bars.
+fn hatch_defs(out: &mut String, colors: &[&str]) {
+    let mut seen: Vec<&str> = Vec::new();
+    out.push_str("<defs>");
+    for c in colors {
+        if seen.contains(c) {
+            continue;
         }
-        let dash = if *dashed { r#" stroke-dasharray="5,3""# } else { "" };
-        let _ = write!(out, r#"<line x1="{x}" y1="{}" x2="{}" y2="{}" stroke="{color}" stroke-width="3"{dash}/>"#, y - 4.0, x + 18.0, y - 4.0);
-        let _ = write!(out, r#"<text x="{}" y="{y}" class="legend">{}</text>"#, x + 22.0, esc(name));
-        x += w;
+        seen.push(c);
+        let _ = write!(
+            out,
+            r##"<pattern id="hatch-{}" patternUnits="userSpaceOnUse" width="6" height="6" patternTransform="rotate(45)"><rect width="6" height="6" fill="#ffffff"/><line x1="0" y1="0" x2="0" y2="6" stroke="{c}" stroke-width="3"/></pattern>"##,
+            &c[1..]
+        );
+    }
+    out.push_str("</defs>");
+}
+
+fn legend(out: &mut String, items: &[LegendItem]) {
+    for (it, x, y) in legend_layout(items) {
+        let _ = write!(out, r#"<g class="legend" data-key="{}" style="cursor:pointer">"#, key_slug(&it.key));
+        match it.swatch {
+            Swatch::Line => {
+                let _ = write!(
+                    out,
+                    r#"<line x1="{x}" y1="{}" x2="{}" y2="{}" stroke="{}" stroke-width="3"{}/>"#,
+                    y - 4.0,
+                    x + 20.0,
+                    y - 4.0,
+                    it.color,
+                    it.stroke.attr()
+                );
+            }
+            Swatch::Box | Swatch::Hatched => {
+                let fill = if it.swatch == Swatch::Hatched { format!("url(#hatch-{})", &it.color[1..]) } else { it.color.clone() };
+                let _ = write!(out, r#"<rect x="{x}" y="{}" width="20" height="10" fill="{fill}" stroke="{}"/>"#, y - 9.0, it.color);
+            }
+        }
+        let _ = write!(out, r#"<text x="{}" y="{y}">{}</text></g>"#, x + 26.0, esc(&it.name));
     }
 }
 
 /// The y axis with grid lines; returns the value-to-pixel map.
-fn y_axis(out: &mut String, lo: f64, hi: f64, label: &str) -> impl Fn(f64) -> f64 {
+fn y_axis(out: &mut String, f: Frame, lo: f64, hi: f64, label: &str) -> impl Fn(f64) -> f64 {
     let (y0, y1, step) = ticks(lo.min(0.0), hi, 5);
-    let plot_h = H - TOP - BOTTOM;
-    let map = move |v: f64| TOP + plot_h - (v - y0) / (y1 - y0) * plot_h;
+    let map = move |v: f64| f.top + PLOT_H - (v - y0) / (y1 - y0) * PLOT_H;
     let mut v = y0;
     while v <= y1 + step * 0.5 {
         let y = map(v);
-        let _ = write!(out, r##"<line x1="{LEFT}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="#e0e0e0"/>"##, W - RIGHT);
+        let _ = write!(out, r##"<line x1="{LEFT}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="#e0e0e0"/>"##, W - f.right);
         let _ = write!(out, r#"<text x="{}" y="{:.1}" text-anchor="end">{}</text>"#, LEFT - 6.0, y + 4.0, num(v));
         v += step;
     }
-    let _ = write!(out, r#"<text transform="translate(16,{:.1}) rotate(-90)" text-anchor="middle">{}</text>"#, TOP + plot_h / 2.0, esc(label));
-    let _ = write!(out, r##"<line x1="{LEFT}" y1="{TOP}" x2="{LEFT}" y2="{}" stroke="#333"/>"##, H - BOTTOM);
-    let _ = write!(out, r##"<line x1="{LEFT}" y1="{}" x2="{}" y2="{}" stroke="#333"/>"##, H - BOTTOM, W - RIGHT, H - BOTTOM);
+    let _ = write!(
+        out,
+        r#"<text class="axis-label y" transform="translate(16,{:.1}) rotate(-90)" text-anchor="middle">{}</text>"#,
+        f.top + PLOT_H / 2.0,
+        esc(label)
+    );
+    let _ = write!(out, r##"<line x1="{LEFT}" y1="{}" x2="{LEFT}" y2="{}" stroke="#333"/>"##, f.top, f.bottom());
+    let _ = write!(out, r##"<line x1="{LEFT}" y1="{}" x2="{}" y2="{}" stroke="#333"/>"##, f.bottom(), W - f.right, f.bottom());
     map
 }
 
+/// Labels at line ends, moved apart vertically so none overlaps another.
+fn end_labels(out: &mut String, mut labels: Vec<(f64, f64, String, String, String)>) {
+    const GAP: f64 = 12.0;
+    labels.sort_by(|a, b| a.1.total_cmp(&b.1));
+    for i in 1..labels.len() {
+        if labels[i].1 - labels[i - 1].1 < GAP {
+            labels[i].1 = labels[i - 1].1 + GAP;
+        }
+    }
+    for (x, y, text, color, keys) in labels {
+        let _ = write!(
+            out,
+            r#"<text class="end-label" data-keys="{keys}" x="{:.1}" y="{:.1}" font-size="10" fill="{color}">{}</text>"#,
+            x + 6.0,
+            y + 3.5,
+            esc(&text)
+        );
+    }
+}
+
 impl LineChart {
-    pub fn svg(&self) -> String {
-        let mut out = String::new();
-        header(&mut out, &self.id, "line", &self.title);
-        let pts = || self.series.iter().flat_map(|s| s.points.iter());
-        let categorical = !self.x_names.is_empty();
-        let (x0, x1, xstep) = if categorical {
-            (-0.5, self.x_names.len() as f64 - 0.5, 1.0)
+    /// Room right of the plot: wider where lines carry end labels.
+    fn right(&self) -> f64 {
+        let widest = self.series.iter().filter_map(|s| s.end_label.as_ref()).map(|l| text_width(l, 10.0)).fold(0.0, f64::max);
+        if widest > 0.0 {
+            RIGHT.max(widest + 12.0)
         } else {
-            let hi = pts().map(|p| p.0).chain(self.bands.iter().map(|b| b.x1)).fold(self.x_from, f64::max);
-            ticks(self.x_from, hi, 8)
-        };
-        let y_hi = pts().map(|p| p.1).fold(0.0f64, f64::max);
-        let y_lo = pts().map(|p| p.1).fold(0.0f64, f64::min);
-        let plot_w = W - LEFT - RIGHT;
-        let xmap = |v: f64| LEFT + (v - x0) / (x1 - x0) * plot_w;
-        // Bands first, under the grid and the lines.
+            RIGHT
+        }
+    }
+
+    fn x_range(&self) -> (f64, f64, f64) {
+        if !self.x_names.is_empty() {
+            return (-0.5, self.x_names.len() as f64 - 0.5, 1.0);
+        }
+        let hi = self.series.iter().flat_map(|s| s.points.iter()).map(|p| p.0).chain(self.bands.iter().map(|b| b.x1)).fold(self.x_from, f64::max);
+        ticks(self.x_from, hi, 8)
+    }
+
+    pub fn svg(&self) -> String {
+        let f = frame_for(&self.legend, self.right());
+        let mut out = String::new();
+        header(&mut out, &self.id, "line", &self.title, &f);
+        let (x0, x1, xstep) = self.x_range();
+        let xmap = |v: f64| LEFT + (v - x0) / (x1 - x0) * f.plot_w();
+        self.bands_draw(&mut out, f, &xmap, x0, x1);
+        let ys = || self.series.iter().flat_map(|s| s.points.iter()).map(|p| p.1);
+        let ymap = y_axis(&mut out, f, ys().fold(0.0f64, f64::min), ys().fold(0.0f64, f64::max), &self.y_label);
+        self.x_axis(&mut out, f, &xmap, x0, x1, xstep);
+        let mut labels = Vec::new();
+        for s in self.series.iter().filter(|s| !s.points.is_empty()) {
+            self.series_draw(&mut out, s, &xmap, &ymap);
+            if let (Some(l), Some(&(x, y))) = (&s.end_label, s.points.last()) {
+                labels.push((xmap(x), ymap(y), l.clone(), s.color.clone(), keys_attr(&s.keys)));
+            }
+        }
+        end_labels(&mut out, labels);
+        legend(&mut out, &self.legend);
+        out.push_str("</svg>");
+        out
+    }
+
+    fn bands_draw(&self, out: &mut String, f: Frame, xmap: &impl Fn(f64) -> f64, x0: f64, x1: f64) {
         for b in &self.bands {
             let (a, z) = (xmap(b.x0.max(x0)), xmap(b.x1.min(x1)));
             let _ = write!(
                 out,
-                r#"<rect class="band" x="{a:.1}" y="{TOP}" width="{:.1}" height="{}" fill="{}" fill-opacity="0.13"><title>{}</title></rect>"#,
+                r#"<rect class="band" data-keys="{}" x="{a:.1}" y="{}" width="{:.1}" height="{PLOT_H}" fill="{}" fill-opacity="0.15"><title>{}</title></rect>"#,
+                keys_attr(&b.keys),
+                f.top,
                 (z - a).max(1.0),
-                H - TOP - BOTTOM,
                 b.color,
                 esc(&b.label)
             );
-        }
-        let ymap = y_axis(&mut out, y_lo, y_hi, &self.y_label);
-        if categorical {
-            for (i, n) in self.x_names.iter().enumerate() {
-                let _ = write!(out, r#"<text x="{:.1}" y="{}" text-anchor="middle" font-size="10">{}</text>"#, xmap(i as f64), H - BOTTOM + 15.0, esc(n));
-            }
-        } else {
-            let mut v = x0;
-            while v <= x1 + xstep * 0.5 {
-                let _ = write!(out, r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#, xmap(v), H - BOTTOM + 16.0, num(v));
-                v += xstep;
-            }
-        }
-        let _ = write!(out, r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#, LEFT + plot_w / 2.0, H - 10.0, esc(&self.x_label));
-        for b in &self.bands {
-            let _ = write!(out, r#"<text x="{:.1}" y="{}" font-size="10" fill="{}">{}</text>"#, xmap(b.x0) + 3.0, TOP + 12.0, b.color, esc(&b.label));
-        }
-        for s in &self.series {
-            if s.points.is_empty() {
+            if !b.show_label {
                 continue;
             }
-            let mut d = String::new();
-            for (x, y) in &s.points {
-                let _ = write!(d, "{:.1},{:.1} ", xmap(*x), ymap(*y));
-            }
-            let dash = if s.dashed { r#" stroke-dasharray="5,3""# } else { "" };
+            // Inside the plot, anchored away from the nearer edge.
+            let right_half = (a + z) / 2.0 > LEFT + f.plot_w() / 2.0;
+            let (x, anchor) = if right_half { (z - 3.0, "end") } else { (a + 3.0, "start") };
             let _ = write!(
                 out,
-                r#"<polyline class="series" data-name="{}" points="{}" fill="none" stroke="{}" stroke-width="{}"{dash}/>"#,
-                esc(&s.name),
-                d.trim_end(),
-                s.color,
-                if s.dashed { 1.5 } else { 2.0 }
+                r#"<text class="band-label" data-keys="{}" x="{x:.1}" y="{}" font-size="10" fill="{GREY}" text-anchor="{anchor}">{}</text>"#,
+                keys_attr(&b.keys),
+                f.top + 12.0,
+                esc(&b.label)
             );
-            if self.markers && !s.dashed {
-                for (x, y) in &s.points {
-                    let at = if categorical { self.x_names.get(*x as usize).cloned().unwrap_or_default() } else { num(*x) };
-                    let _ = write!(
-                        out,
-                        r#"<circle cx="{:.1}" cy="{:.1}" r="3.5" fill="{}"><title>{}: {} at {}</title></circle>"#,
-                        xmap(*x),
-                        ymap(*y),
-                        s.color,
-                        esc(&s.name),
-                        num(*y),
-                        esc(&at)
-                    );
-                }
+        }
+    }
+
+    fn x_axis(&self, out: &mut String, f: Frame, xmap: &impl Fn(f64) -> f64, x0: f64, x1: f64, xstep: f64) {
+        if self.x_names.is_empty() {
+            let mut v = x0;
+            while v <= x1 + xstep * 0.5 {
+                let _ = write!(out, r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#, xmap(v), f.bottom() + 16.0, num(v));
+                v += xstep;
+            }
+        } else {
+            for (i, n) in self.x_names.iter().enumerate() {
+                let _ = write!(out, r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#, xmap(i as f64), f.bottom() + 16.0, esc(n));
             }
         }
-        let names: Vec<(String, &'static str, bool)> = self.series.iter().map(|s| (s.name.clone(), s.color, s.dashed)).collect();
-        legend(&mut out, &names);
-        out.push_str("</svg>");
-        out
+        let _ = write!(
+            out,
+            r#"<text class="axis-label x" x="{:.1}" y="{}" text-anchor="middle">{}</text>"#,
+            LEFT + f.plot_w() / 2.0,
+            f.bottom() + 40.0,
+            esc(&self.x_label)
+        );
+    }
+
+    fn point_name(&self, x: f64) -> String {
+        if self.x_names.is_empty() {
+            num(x)
+        } else {
+            self.x_names.get(x as usize).cloned().unwrap_or_default()
+        }
+    }
+
+    fn series_draw(&self, out: &mut String, s: &Series, xmap: &impl Fn(f64) -> f64, ymap: &impl Fn(f64) -> f64) {
+        let mut d = String::new();
+        for (x, y) in &s.points {
+            let _ = write!(d, "{:.1},{:.1} ", xmap(*x), ymap(*y));
+        }
+        let keys = keys_attr(&s.keys);
+        let _ = write!(out, r#"<g class="series" data-keys="{keys}" data-name="{}">"#, esc(&s.name));
+        let _ = write!(
+            out,
+            r#"<polyline points="{}" fill="none" stroke="{}" stroke-width="{}"{}><title>{}</title></polyline>"#,
+            d.trim_end(),
+            s.color,
+            if s.width > 0.0 { s.width } else { 2.0 },
+            s.stroke.attr(),
+            esc(&s.name)
+        );
+        // Visible marks on the data series of a short chart, not on
+        // reference levels; elsewhere invisible hover targets.
+        let marked = self.markers && s.width >= 2.0;
+        let step = if marked { 1 } else { s.points.len().div_ceil(HOVER_POINTS_MAX).max(1) };
+        let (r, opacity) = if marked { (3.5, 1.0) } else { (4.0, 0.0) };
+        for (x, y) in s.points.iter().step_by(step) {
+            let _ = write!(
+                out,
+                r#"<circle cx="{:.1}" cy="{:.1}" r="{r}" fill="{}" fill-opacity="{opacity}"><title>{}: {} at {}</title></circle>"#,
+                xmap(*x),
+                ymap(*y),
+                s.color,
+                esc(&s.name),
+                num(*y),
+                esc(&self.point_name(*x))
+            );
+        }
+        out.push_str("</g>");
     }
 }
 
 impl BarChart {
     pub fn svg(&self) -> String {
+        let f = frame_for(&self.legend, RIGHT);
         let mut out = String::new();
-        header(&mut out, &self.id, "bar", &self.title);
-        let y_hi = self.series.iter().flat_map(|(_, v)| v.iter().flatten()).fold(0.0f64, |a, &b| a.max(b));
-        let ymap = y_axis(&mut out, 0.0, y_hi * 1.08, &self.y_label);
-        let plot_w = W - LEFT - RIGHT;
-        let groups = self.categories.len().max(1) as f64;
-        let group_w = plot_w / groups;
+        header(&mut out, &self.id, "bar", &self.title, &f);
+        let hatched: Vec<&str> = self.series.iter().map(|s| s.color.as_str()).chain(self.legend.iter().map(|l| l.color.as_str())).collect();
+        hatch_defs(&mut out, &hatched);
+        let top = |s: &BarSeries, v: f64| v * (1.0 + s.tolerance_percent.unwrap_or(0.0) / 100.0);
+        let y_hi = self.series.iter().flat_map(|s| s.values.iter().flatten().map(move |&v| top(s, v))).fold(0.0f64, f64::max);
+        let ymap = y_axis(&mut out, f, 0.0, y_hi * 1.08, &self.y_label);
+        let group_w = f.plot_w() / self.categories.len().max(1) as f64;
         let n = self.series.len().max(1) as f64;
         let bar_w = (group_w * 0.8 / n).min(70.0);
         for (ci, cat) in self.categories.iter().enumerate() {
             let gx = LEFT + group_w * ci as f64 + (group_w - bar_w * n) / 2.0;
-            for (si, (name, values)) in self.series.iter().enumerate() {
-                let Some(v) = values.get(ci).copied().flatten() else { continue };
-                let (x, y) = (gx + bar_w * si as f64, ymap(v));
-                let _ = write!(
-                    out,
-                    r#"<rect class="bar" x="{x:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{}"><title>{}, {}: {}</title></rect>"#,
-                    bar_w - 2.0,
-                    (ymap(0.0) - y).max(0.0),
-                    color(si),
-                    esc(name),
-                    esc(cat),
-                    num(v)
-                );
-                let _ = write!(out, r#"<text x="{:.1}" y="{:.1}" text-anchor="middle" font-size="10">{}</text>"#, x + bar_w / 2.0 - 1.0, y - 4.0, num(v));
+            for (si, s) in self.series.iter().enumerate() {
+                if let Some(v) = s.values.get(ci).copied().flatten() {
+                    bar_draw(&mut out, s, cat, v, gx + bar_w * si as f64, bar_w, &ymap);
+                }
             }
-            let _ = write!(out, r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#, LEFT + group_w * (ci as f64 + 0.5), H - BOTTOM + 18.0, esc(cat));
+            let _ = write!(out, r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#, LEFT + group_w * (ci as f64 + 0.5), f.bottom() + 18.0, esc(cat));
         }
-        let names: Vec<(String, &'static str, bool)> = self.series.iter().enumerate().map(|(i, (n, _))| (n.clone(), color(i), false)).collect();
-        legend(&mut out, &names);
+        legend(&mut out, &self.legend);
         out.push_str("</svg>");
         out
     }
+}
+
+/// One bar, its value above it where it fits, and for a published figure
+/// whiskers at its tolerance.
+fn bar_draw(out: &mut String, s: &BarSeries, cat: &str, v: f64, x: f64, bar_w: f64, ymap: &impl Fn(f64) -> f64) {
+    let y = ymap(v);
+    let fill = if s.hatched { format!("url(#hatch-{})", &s.color[1..]) } else { s.color.clone() };
+    let _ = write!(out, r#"<g class="series" data-keys="{}">"#, key_slug(&s.key));
+    let tol = s.tolerance_percent.map(|t| format!(", tolerance +-{t:.0}%")).unwrap_or_default();
+    let _ = write!(
+        out,
+        r#"<rect class="bar" x="{x:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{fill}" stroke="{}"><title>{}, {}: {}{tol}</title></rect>"#,
+        bar_w - 2.0,
+        (ymap(0.0) - y).max(0.0),
+        s.color,
+        esc(&s.name),
+        esc(cat),
+        num(v)
+    );
+    let mid = x + bar_w / 2.0 - 1.0;
+    let mut label_y = y - 4.0;
+    if let Some(t) = s.tolerance_percent {
+        let (hi, lo) = (ymap(v * (1.0 + t / 100.0)), ymap(v * (1.0 - t / 100.0)));
+        let _ = write!(
+            out,
+            r#"<path class="tolerance" d="M{mid:.1},{hi:.1}V{lo:.1}M{:.1},{hi:.1}H{:.1}M{:.1},{lo:.1}H{:.1}" stroke="{INK}" stroke-width="1.2" fill="none"/>"#,
+            mid - 5.0,
+            mid + 5.0,
+            mid - 5.0,
+            mid + 5.0
+        );
+        label_y = hi - 4.0;
+    }
+    if text_width(&num(v), 10.0) <= bar_w {
+        let _ = write!(out, r#"<text x="{mid:.1}" y="{label_y:.1}" text-anchor="middle" font-size="10">{}</text>"#, num(v));
+    }
+    out.push_str("</g>");
 }
 
 #[cfg(test)]
@@ -268,6 +556,10 @@ mod tests {
         assert!(lo == 0.0 && hi >= 1.0 && step > 0.0);
     }
 
+    fn item(name: &str) -> LegendItem {
+        LegendItem { name: name.into(), color: color(0).into(), stroke: Stroke::Solid, swatch: Swatch::Line, key: name.into() }
+    }
+
     #[test]
     fn charts_hold_their_series_and_escape_text() {
         let c = LineChart {
@@ -275,8 +567,9 @@ mod tests {
             title: "IOPS <fresh> & steady".into(),
             x_label: "minutes".into(),
             y_label: "IOPS".into(),
-            series: vec![Series { name: "A & B".into(), points: vec![(0.0, 1.0), (1.0, 2.0)], dashed: false, color: color(0) }],
-            bands: vec![Band { x0: 0.5, x1: 1.0, label: "steady-state window".into(), color: color(0) }],
+            series: vec![Series::line("A & B", vec![(0.0, 1.0), (1.0, 2.0)], color(0), "a")],
+            bands: vec![Band { x0: 0.5, x1: 1.0, label: "steady-state window".into(), color: GREY.into(), keys: vec!["a".into()], show_label: true }],
+            legend: vec![item("A & B")],
             markers: true,
             ..Default::default()
         }
@@ -291,9 +584,51 @@ mod tests {
             title: "t".into(),
             y_label: "IOPS".into(),
             categories: vec!["read".into(), "write".into()],
-            series: vec![("x".into(), vec![Some(5.0), None]), ("y".into(), vec![Some(3.0), Some(1.0)])],
+            series: vec![
+                BarSeries { name: "x".into(), values: vec![Some(5.0), None], color: color(0).into(), key: "x".into(), ..Default::default() },
+                BarSeries {
+                    name: "y".into(),
+                    values: vec![Some(3.0), Some(1.0)],
+                    color: color(0).into(),
+                    hatched: true,
+                    tolerance_percent: Some(10.0),
+                    key: "x".into(),
+                },
+            ],
+            legend: vec![item("x")],
         }
         .svg();
         assert_eq!(b.matches(r#"class="bar""#).count(), 3);
+        assert_eq!(b.matches(r#"class="tolerance""#).count(), 2);
+        assert!(b.contains("url(#hatch-0072B2)") && b.contains(r#"<pattern id="hatch-0072B2""#));
+    }
+
+    #[test]
+    fn a_long_legend_wraps_and_pushes_the_plot_down() {
+        let one = frame_for(&[item("short")], RIGHT);
+        let many: Vec<LegendItem> = (0..8).map(|i| item(&format!("Virident FlashMAX II 2.2 TB MLC stock {i}"))).collect();
+        let placed = legend_layout(&many);
+        let rows = placed.iter().map(|p| p.2 as i64).collect::<std::collections::BTreeSet<_>>().len();
+        assert!(rows >= 4, "{rows} rows");
+        for &(it, x, _) in &placed {
+            assert!(x + 26.0 + text_width(&it.name, 12.0) <= W - RIGHT || x == LEFT, "{} runs past the edge", it.name);
+        }
+        let f = frame_for(&many, RIGHT);
+        assert!(f.top > placed.last().unwrap().2 + 8.0 && f.top > one.top);
+    }
+
+    #[test]
+    fn end_labels_never_overlap() {
+        let mut out = String::new();
+        end_labels(&mut out, (0..4).map(|i| (100.0, 50.0 + i as f64, format!("{i}T"), INK.into(), String::new())).collect());
+        let ys: Vec<f64> = out.split(" y=\"").skip(1).map(|s| s[..s.find('"').unwrap()].parse().unwrap()).collect();
+        assert!(ys.windows(2).all(|w| w[1] - w[0] >= 12.0 - 1e-9), "{ys:?}");
+    }
+
+    #[test]
+    fn ramps_run_from_one_colour_to_the_other() {
+        assert_eq!(ramp("#000000", "#ffffff", 0, 3), "#000000");
+        assert_eq!(ramp("#000000", "#ffffff", 2, 3), "#ffffff");
+        assert_eq!(ramp("#000000", "#ffffff", 1, 3), "#808080");
     }
 }

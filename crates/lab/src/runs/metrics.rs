@@ -192,11 +192,28 @@ impl Meter {
     }
 }
 
+/// The reviewers' latency standard deviation: the read and the write
+/// standard deviations averaged, weighted by their I/O counts.
+pub fn latency_std_ms_reviewers(read_std_ms: f64, read_ios: u64, write_std_ms: f64, write_ios: u64) -> f64 {
+    let n = read_ios + write_ios;
+    if n == 0 {
+        return 0.0;
+    }
+    (read_std_ms * read_ios as f64 + write_std_ms * write_ios as f64) / n as f64
+}
+
+impl Summary {
+    /// The reviewers' standard deviation of a phase (as of a round).
+    pub fn latency_std_ms_reviewers(&self) -> f64 {
+        latency_std_ms_reviewers(self.read.latency_std_ms, self.read.ios, self.write.latency_std_ms, self.write.ios)
+    }
+}
+
 /// The reviewer's four attributes (and the split) of a closed interval.
 pub fn interval_of(c: &Closed, phase_start: Ns, wa: f64, free_superblocks: u64) -> Interval {
     let secs = c.length as f64 / NS_PER_SEC as f64;
     let all = c.read.merge(&c.write);
-    let std = if all.ios == 0 { 0.0 } else { (c.read.std_ms() * c.read.ios as f64 + c.write.std_ms() * c.write.ios as f64) / all.ios as f64 };
+    let std = latency_std_ms_reviewers(c.read.std_ms(), c.read.ios, c.write.std_ms(), c.write.ios);
     Interval {
         start_s: (c.start - phase_start) as f64 / NS_PER_SEC as f64,
         length_s: secs,

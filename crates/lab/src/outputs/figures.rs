@@ -1,0 +1,289 @@
+//! The review's charts: preconditioning curves, SNIA steady-state plots,
+//! the 4K bars beside the published figures, and the thread/queue charts.
+//! Each device and format keeps one colour in every chart of a report
+//! (`Colors`); what is not a device (reference levels, fits, windows) is
+//! drawn in neutral ink, and published figures in their device's colour,
+//! hatched, with whiskers at their tolerance.
+
+use crate::outputs::chart::{key_slug, BarChart, BarSeries, LegendItem, LineChart, Series, Stroke, Swatch, GREY, INK, PALETTE};
+use crate::procedures::job::{MATRIX_QUEUE_DEPTHS, MATRIX_THREADS};
+use crate::procedures::review::{JobResult, ReviewResults};
+use crate::runs::phase::Phase;
+use crate::runs::steady;
+
+/// One chart, named for its file.
+pub struct Chart {
+    pub file: String,
+    pub caption: String,
+    pub svg: String,
+}
+
+/// Each device and format's colour, the same in every chart of a report,
+/// handed out in the order the results first name them.
+pub struct Colors {
+    labels: Vec<String>,
+}
+
+impl Colors {
+    pub fn of(r: &ReviewResults) -> Colors {
+        let mut labels: Vec<String> = Vec::new();
+        for l in r.jobs.iter().map(|j| j.label()).chain(r.pts.iter().map(|p| format!("{} {}", p.device.name, p.device.format))) {
+            if !labels.contains(&l) {
+                labels.push(l);
+            }
+        }
+        Colors { labels }
+    }
+
+    pub fn get(&self, label: &str) -> &'static str {
+        let i = self.labels.iter().position(|l| l == label).expect("every label of the results has a colour");
+        PALETTE[i % PALETTE.len()]
+    }
+
+    fn item(&self, label: &str, swatch: Swatch) -> LegendItem {
+        LegendItem { name: label.into(), color: self.get(label).into(), stroke: Stroke::Solid, swatch, key: label.into() }
+    }
+}
+
+/// The four attributes of a round or a phase, as charts title them.
+pub const ATTRIBUTES: [(&str, &str, &str); 4] = [
+    ("iops", "throughput", "IOPS (read + write)"),
+    ("latency-avg", "average latency", "average latency (ms)"),
+    ("latency-max", "max latency", "max latency (ms)"),
+    ("latency-std", "latency standard deviation", "latency std dev (ms)"),
+];
+
+pub fn slug(s: &str) -> String {
+    key_slug(s)
+}
+
+fn time_label(jobs: &[&JobResult]) -> String {
+    let scale = jobs.first().map_or(1, |j| j.device.scale);
+    if scale > 1 {
+        format!("virtual minutes (devices at 1/{scale} scale fill {scale}x sooner)")
+    } else {
+        "virtual minutes".into()
+    }
+}
+
+fn round_value(v: &crate::runs::metrics::Interval, key: &str) -> f64 {
+    match key {
+        "iops" => v.iops,
+        "latency-avg" => v.latency_avg_ms,
+        "latency-max" => v.latency_max_ms,
+        _ => v.latency_std_ms,
+    }
+}
+
+pub fn phase_value(t: &Phase, key: &str) -> f64 {
+    let s = &t.summary;
+    match key {
+        "iops" => s.all.iops,
+        "latency-avg" => s.all.latency_avg_ms,
+        "latency-max" => s.all.latency_max_ms,
+        _ => s.latency_std_ms_reviewers(),
+    }
+}
+
+/// The four attributes through preconditioning, a line per job, each
+/// job's steady-state window shaded in its colour.
+pub fn precondition_charts(profile: &str, title: &str, jobs: &[&JobResult], colors: &Colors) -> Vec<Chart> {
+    ATTRIBUTES
+        .iter()
+        .map(|&(key, what, y)| {
+            let mut c = LineChart {
+                id: format!("{profile}-precondition-{key}"),
+                title: format!("{title} preconditioning: {what}"),
+                x_label: time_label(jobs),
+                y_label: y.into(),
+                legend: jobs.iter().map(|j| colors.item(&j.label(), Swatch::Line)).collect(),
+                ..Default::default()
+            };
+            for j in jobs {
+                let (label, iv) = (j.label(), &j.precondition.intervals);
+                let points = iv.iter().map(|v| ((v.start_s + v.length_s) / 60.0, round_value(v, key))).collect();
+                c.series.push(Series::line(&label, points, colors.get(&label), &label));
+                let window = j.precondition.steady_state.as_ref().filter(|s| s.reached).and_then(|s| s.window.as_ref());
+                if let Some((a, z)) = window.and_then(|w| Some((iv.get(w.first_round)?, iv.get(w.first_round + steady::WINDOW - 1)?))) {
+                    let (x0, x1) = (a.start_s / 60.0, (z.start_s + z.length_s) / 60.0);
+                    c.bands.push(crate::outputs::chart::Band {
+                        x0,
+                        x1,
+                        label: format!("{label}: steady-state window"),
+                        color: colors.get(&label).into(),
+                        keys: vec![label],
+                        show_label: false,
+                    });
+                }
+            }
+            Chart {
+                file: format!("{profile}-precondition-{key}.svg"),
+                caption: format!("Preconditioning, {what}: burst to steady state (shaded, in each device's colour: its steady-state window)"),
+                svg: c.svg(),
+            }
+        })
+        .collect()
+}
+
+/// The reviewers' steady-state figure a job's 4K test is compared with.
+fn published_of(j: &JobResult, key: &str, workload: &str) -> Option<(f64, f64)> {
+    let metric = match key {
+        "iops" => accel::Metric::Iops,
+        "latency-avg" => accel::Metric::LatencyAvgMs,
+        "latency-max" => accel::Metric::LatencyMaxMs,
+        _ => return None,
+    };
+    j.comparison
+        .iter()
+        .find(|c| c.by == accel::By::Reviewer && c.state == accel::State::Steady && c.metric == metric && c.workload == workload)
+        .map(|c| (c.published, c.tolerance_percent))
+}
+
+/// 4K read and write at 16T/16Q: a bar per job, and beside it the
+/// reviewers' figure (hatched, whiskers at its tolerance) where one exists.
+pub fn four_k_charts(jobs: &[&JobResult], colors: &Colors) -> Vec<Chart> {
+    ATTRIBUTES
+        .iter()
+        .map(|&(key, what, y)| {
+            let mut c = BarChart {
+                id: format!("4k-main-{key}"),
+                title: format!("4K random, 16T/16Q: {what}"),
+                y_label: y.into(),
+                categories: vec!["100% read".into(), "100% write".into()],
+                ..Default::default()
+            };
+            for j in jobs {
+                let label = j.label();
+                let color = colors.get(&label).to_string();
+                let values = ["4K read", "4K write"].map(|n| j.test(n).map(|t| phase_value(t, key))).to_vec();
+                c.series.push(BarSeries { name: format!("{label} (simulated)"), values, color: color.clone(), key: label.clone(), ..Default::default() });
+                c.legend.push(LegendItem { name: format!("{label} (simulated)"), ..colors.item(&label, Swatch::Box) });
+                let published = ["4k-read", "4k-write"].map(|w| published_of(j, key, w));
+                if let Some(tol) = published.iter().flatten().map(|p| p.1).next() {
+                    let key = format!("{label} published");
+                    let name = format!("{label} (published, +-{tol:.0}%)");
+                    let values = published.iter().map(|p| p.map(|p| p.0)).collect();
+                    c.series.push(BarSeries { name: name.clone(), values, color, hatched: true, tolerance_percent: Some(tol), key: key.clone() });
+                    c.legend.push(LegendItem { name, key, ..colors.item(&label, Swatch::Hatched) });
+                }
+            }
+            Chart { file: format!("4k-main-{key}.svg"), caption: format!("4K random read and write at 16 threads x 16 queue depth: {what}"), svg: c.svg() }
+        })
+        .collect()
+}
+
+/// The test name of a thread/queue point.
+pub fn matrix_name(threads: u32, queue_depth: u32) -> String {
+    format!("{threads}T/{queue_depth}Q")
+}
+
+pub fn matrix_names() -> Vec<String> {
+    MATRIX_THREADS.iter().flat_map(|&t| MATRIX_QUEUE_DEPTHS.iter().map(move |&q| matrix_name(t, q))).collect()
+}
+
+/// Strokes of the thread counts, fewest threads lightest.
+const THREAD_STROKES: [Stroke; 4] = [Stroke::Dotted, Stroke::DashDot, Stroke::Dashed, Stroke::Solid];
+
+/// A line per job and thread count over the queue depths: colour is the
+/// job, stroke (and the label at its end) the thread count.
+pub fn matrix_charts(profile: &str, title: &str, jobs: &[&JobResult], colors: &Colors) -> Vec<Chart> {
+    ATTRIBUTES
+        .iter()
+        .map(|&(key, what, y)| {
+            let mut c = LineChart {
+                id: format!("{profile}-matrix-{key}"),
+                title: format!("{title}: {what} by threads x queue depth"),
+                x_label: "queue depth per thread".into(),
+                y_label: y.into(),
+                x_names: MATRIX_QUEUE_DEPTHS.iter().map(|q| q.to_string()).collect(),
+                legend: jobs.iter().map(|j| colors.item(&j.label(), Swatch::Line)).collect(),
+                markers: true,
+                ..Default::default()
+            };
+            for (ti, &t) in MATRIX_THREADS.iter().enumerate() {
+                let tkey = format!("{t} threads");
+                c.legend.push(LegendItem { name: tkey.clone(), color: INK.into(), stroke: THREAD_STROKES[ti], swatch: Swatch::Line, key: tkey.clone() });
+                for j in jobs {
+                    let label = j.label();
+                    let points = MATRIX_QUEUE_DEPTHS
+                        .iter()
+                        .enumerate()
+                        .filter_map(|(x, &q)| j.test(&matrix_name(t, q)).map(|p| (x as f64, phase_value(p, key))))
+                        .collect();
+                    c.series.push(Series {
+                        name: format!("{label}, {t} threads"),
+                        points,
+                        color: colors.get(&label).into(),
+                        stroke: THREAD_STROKES[ti],
+                        keys: vec![label, tkey.clone()],
+                        end_label: Some(format!("{t}T")),
+                        width: 2.0,
+                    });
+                }
+            }
+            Chart {
+                file: format!("{profile}-matrix-{key}.svg"),
+                caption: format!("{title}, {what}: a line per thread count (labelled at its end), queue depth 2 to 16"),
+                svg: c.svg(),
+            }
+        })
+        .collect()
+}
+
+/// The SNIA convergence plot of one job: the tracked value per round, the
+/// window, its mean, the +-10% band and the fitted line.
+pub fn steady_chart(j: &JobResult, colors: &Colors) -> Chart {
+    let y: Vec<f64> = j.precondition.intervals.iter().map(|v| v.iops).collect();
+    let window = j.precondition.steady_state.as_ref().and_then(|s| s.window.as_ref());
+    let id = format!("{}-{}-{}-steady", j.profile, j.device.id, slug(&j.device.format));
+    let title = format!("{}: steady state, {} ({})", j.label(), j.profile_title, j.preconditioner.name);
+    let svg = snia_chart(&id, &title, "IOPS", &y, window, colors.get(&j.label()));
+    Chart { file: format!("{id}.svg"), caption: format!("{}: SNIA steady-state determination", j.label()), svg }
+}
+
+/// The SNIA plot of a tracked series: up to 20 rounds before the window,
+/// the window shaded, its mean, the +-10% band and the least-squares line.
+pub fn snia_chart(id: &str, title: &str, y_label: &str, y: &[f64], window: Option<&steady::SteadyWindow>, color: &str) -> String {
+    let from = window.map_or(0, |w| w.first_round.saturating_sub(20));
+    let tracked = format!("{y_label} per round");
+    let points = y.iter().enumerate().skip(from).map(|(i, v)| ((i + 1) as f64, *v)).collect();
+    let mut c = LineChart {
+        id: id.to_string(),
+        title: title.to_string(),
+        x_label: if from > 0 { format!("round (rounds {}-{} of {})", from + 1, y.len(), y.len()) } else { "round".into() },
+        x_from: (from + 1) as f64,
+        y_label: y_label.into(),
+        series: vec![Series::line(&tracked, points, color, &tracked)],
+        legend: vec![LegendItem { name: tracked.clone(), color: color.into(), stroke: Stroke::Solid, swatch: Swatch::Line, key: tracked.clone() }],
+        markers: y.len() - from <= 60,
+        ..Default::default()
+    };
+    if let Some(w) = window {
+        snia_levels(&mut c, w);
+    }
+    c.svg()
+}
+
+/// The window's mean, its +-10% band and fitted line, and the window shaded.
+fn snia_levels(c: &mut LineChart, w: &steady::SteadyWindow) {
+    let (a, z) = ((w.first_round + 1) as f64, (w.first_round + steady::WINDOW) as f64);
+    let level = |name: &str, v: f64, color: &str, stroke: Stroke, key: &str| Series {
+        name: name.into(),
+        points: vec![(a, v), (z, v)],
+        color: color.into(),
+        stroke,
+        keys: vec![key.into()],
+        end_label: None,
+        width: 1.5,
+    };
+    c.series.push(level("window mean", w.mean, INK, Stroke::Solid, "window mean"));
+    c.series.push(level("mean +10%", w.mean * 1.1, GREY, Stroke::Dashed, "mean +-10%"));
+    c.series.push(level("mean -10%", w.mean * 0.9, GREY, Stroke::Dashed, "mean +-10%"));
+    let fit_end = w.intercept + w.slope * (steady::WINDOW - 1) as f64;
+    c.series.push(Series { points: vec![(a, w.intercept), (z, fit_end)], ..level("least-squares fit", 0.0, INK, Stroke::DashDot, "least-squares fit") });
+    for (name, color, stroke) in [("window mean", INK, Stroke::Solid), ("mean +-10%", GREY, Stroke::Dashed), ("least-squares fit", INK, Stroke::DashDot)] {
+        c.legend.push(LegendItem { name: name.into(), color: color.into(), stroke, swatch: Swatch::Line, key: name.into() });
+    }
+    let verdict = if w.steady { "measurement window (steady)" } else { "last window judged (not steady)" };
+    c.bands.push(crate::outputs::chart::Band { x0: a - 0.5, x1: z + 0.5, label: verdict.into(), color: GREY.into(), keys: Vec::new(), show_label: true });
+}

@@ -1,0 +1,306 @@
+//! The review's HTML report: one self-contained page (styles, charts and
+//! a small script inlined; nothing fetched), a section per test profile,
+//! the SNIA PTS sections, and the definitions a reader needs. Clicking a
+//! legend entry hides or shows its series in that chart.
+
+use crate::number::num;
+use crate::outputs::chart::esc;
+use crate::outputs::figures::{self, matrix_names, Chart, Colors};
+use crate::outputs::report::{io_err, ReportError};
+use crate::procedures::job::{ReviewProfile, Tests, PROFILES};
+use crate::procedures::review::{JobResult, ReviewResults};
+use crate::runs::run::DeviceInfo;
+use crate::runs::steady;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+const CSS: &str = "body{font-family:Helvetica,Arial,sans-serif;margin:24px auto;max-width:1560px;color:#222;padding:0 16px}\
+h1{margin-bottom:4px}h2{border-bottom:2px solid #0072B2;padding-bottom:4px;margin-top:40px}\
+.note{background:#fff8e1;border-left:4px solid #E69F00;padding:8px 12px}\
+.grid{display:flex;flex-wrap:wrap;gap:16px}figure{margin:0}figcaption{font-size:13px;color:#555;max-width:720px}\
+table{border-collapse:collapse;margin:12px 0;font-size:13px}th,td{border:1px solid #ccc;padding:4px 8px;text-align:right}\
+th{background:#f0f4f8}td:first-child,th:first-child{text-align:left}.bad{color:#b00020;font-weight:bold}.ok{color:#007a3d}\
+svg.chart{max-width:100%;height:auto;border:1px solid #ddd}svg .legend.off{opacity:0.35}dt{font-weight:bold;margin-top:8px}dd{margin-left:16px}";
+
+/// Legend entries toggle the series that carry their key.
+const SCRIPT: &str = "document.querySelectorAll('svg.chart').forEach(function(svg){\
+var off={};function apply(){svg.querySelectorAll('[data-keys]').forEach(function(e){\
+var hide=e.getAttribute('data-keys').split(' ').some(function(k){return off[k];});e.style.display=hide?'none':'';});}\
+svg.querySelectorAll('.legend').forEach(function(g){g.addEventListener('click',function(){\
+var k=g.getAttribute('data-key');off[k]=!off[k];g.classList.toggle('off',off[k]);apply();});});});";
+
+/// The terms a reader of the report meets, defined once.
+const DEFINITIONS: &[(&str, &str)] = &[
+    ("Simulated", "Every figure comes from flashlab's model of the card (NAND, flash translation layer, controllers, host), run in virtual time; published figures are the reviewers' or the vendor's measurements of the real card."),
+    ("IOPS", "I/Os completed per second, reads and writes together unless a column says otherwise."),
+    ("Average, max latency", "From submission to completion of each I/O, in milliseconds: the mean, and the largest seen."),
+    ("Latency standard deviation", "The read and the write standard deviations averaged, weighted by their I/O counts, as the reviewers chart it."),
+    ("T/Q", "Host threads x outstanding I/Os per thread: 16T/16Q keeps 256 I/Os in flight."),
+    ("Drive write", "Host writes equal to the card's usable capacity."),
+    ("Preconditioning", "Writing a secure-erased card until its garbage collection reaches steady state; the first rounds (the burst) run on free flash."),
+    ("Steady state (SNIA)", "Over a window of 5 rounds, the tracked IOPS ranges over at most 20% of its mean and its least-squares line moves by at most 10% of the mean."),
+    ("Drift", "How much IOPS still moved over the last drive write of preconditioning, in percent of its mean per drive write: how far from converged a steady figure is."),
+    ("Round", "One measuring interval: 60 virtual seconds on a full-size card, shorter in proportion on a scaled one."),
+    ("Scale", "A card at scale 1/N has N times less flash (dies, channels and timings kept): it fills and settles N times sooner, at the full-size steady state."),
+    ("Effective OP", "Over-provisioning: spare flash as a share of the usable capacity, after garbage collection's reserve."),
+    ("Tolerance", "How far a simulated figure may be from the published one and still be held to match it (whiskers on the published bars)."),
+    ("Bottleneck", "The busiest resource of a test, named when at least 80% busy."),
+];
+
+pub(crate) fn table(out: &mut String, head: &[&str], rows: &[Vec<String>]) {
+    out.push_str("<table><tr>");
+    for h in head {
+        let _ = write!(out, "<th>{}</th>", esc(h));
+    }
+    out.push_str("</tr>");
+    for r in rows {
+        out.push_str("<tr>");
+        for c in r {
+            // Cells are escaped by their makers (some carry markup).
+            let _ = write!(out, "<td>{c}</td>");
+        }
+        out.push_str("</tr>");
+    }
+    out.push_str("</table>");
+}
+
+pub(crate) fn figures_of(out: &mut String, files: &mut Vec<Chart>, charts: Vec<Chart>) {
+    out.push_str(r#"<div class="grid">"#);
+    for c in &charts {
+        let _ = write!(out, "<figure>{}<figcaption>{} (<a href=\"charts/{}\">SVG</a>)</figcaption></figure>", c.svg, esc(&c.caption), esc(&c.file));
+    }
+    out.push_str("</div>");
+    files.extend(charts);
+}
+
+/// Writes the charts and the HTML report; returns the report's path.
+pub fn html_report(r: &ReviewResults, dir: &Path) -> Result<PathBuf, ReportError> {
+    let colors = Colors::of(r);
+    let mut out = String::new();
+    let mut files: Vec<Chart> = Vec::new();
+    head_section(&mut out, r);
+    for p in PROFILES {
+        let jobs: Vec<&JobResult> = r.jobs.iter().filter(|j| j.profile == p.name).collect();
+        if !jobs.is_empty() {
+            profile_section(&mut out, &mut files, p, &jobs, &colors);
+        }
+    }
+    for p in &r.pts {
+        crate::outputs::pts_page::pts_section(&mut out, &mut files, p, &colors);
+    }
+    definitions_section(&mut out);
+    let _ = writeln!(out, "<script>{SCRIPT}</script></body></html>");
+    for c in &files {
+        let path = dir.join("charts").join(&c.file);
+        std::fs::write(&path, format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{}\n", c.svg)).map_err(io_err(&path))?;
+    }
+    let path = dir.join("report.html");
+    std::fs::write(&path, out).map_err(io_err(&path))?;
+    Ok(path)
+}
+
+/// Title, the simulated-figures note and the devices under test.
+fn head_section(out: &mut String, r: &ReviewResults) {
+    let _ = write!(out, "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>flashlab review</title><style>{CSS}</style></head><body>");
+    let infos: Vec<&DeviceInfo> = r.jobs.iter().map(|j| &j.device).chain(r.pts.iter().map(|p| &p.device)).collect();
+    let mut devices: Vec<String> = infos.iter().map(|d| format!("{} {}", d.name, d.format)).collect();
+    devices.dedup();
+    let _ = write!(out, "<h1>flashlab review: {}</h1>", esc(&devices.join(", ")));
+    let _ = write!(
+        out,
+        "<p class=\"note\">Simulated: every figure here comes from flashlab {}'s model of the device, in virtual time, not from a real card. \
+         Seed {}; results in <a href=\"results.json\">results.json</a>, tables in <a href=\"precondition.csv\">precondition.csv</a>, \
+         <a href=\"tests.csv\">tests.csv</a>, <a href=\"steady_state.csv\">steady_state.csv</a>, <a href=\"published.csv\">published.csv</a>{}. \
+         Click a legend entry to hide or show its series; hover a point or bar for its value. <a href=\"#definitions\">Definitions</a> at the end.</p>",
+        esc(&r.flashlab_version),
+        r.seed,
+        if r.pts.is_empty() { "" } else { " and <a href=\"pts.csv\">pts.csv</a>" }
+    );
+    out.push_str("<h2>Devices under test</h2>");
+    let mut seen = Vec::new();
+    let rows: Vec<Vec<String>> = infos
+        .iter()
+        .filter(|d| {
+            let k = (d.id.clone(), d.format.clone(), d.scale);
+            let new = !seen.contains(&k);
+            seen.push(k);
+            new
+        })
+        .map(|d| device_row(d))
+        .collect();
+    table(out, &["device", "format", "scale", "usable GB", "raw GB", "dies", "effective OP"], &rows);
+}
+
+fn device_row(d: &DeviceInfo) -> Vec<String> {
+    vec![
+        esc(&d.name),
+        esc(&d.format),
+        if d.scale == 1 { "full size".into() } else { format!("1/{}", d.scale) },
+        format!("{:.1}", d.capacity_bytes as f64 / 1e9),
+        format!("{:.1}", d.raw_bytes as f64 / 1e9),
+        d.dies.to_string(),
+        format!("{:.1}%", d.effective_op * 100.0),
+    ]
+}
+
+/// One test profile: preconditioning, steady state, main tests, why, and
+/// the published figures.
+fn profile_section(out: &mut String, files: &mut Vec<Chart>, p: &ReviewProfile, jobs: &[&JobResult], colors: &Colors) {
+    let _ = write!(out, "<h2 id=\"profile-{}\">{} profile</h2>", p.name, esc(p.title));
+    let mut rules: Vec<String> = jobs.iter().filter_map(|j| j.precondition.steady_state.as_ref().map(|s| format!("{}: {}", j.label(), s.rule))).collect();
+    rules.dedup();
+    let _ = write!(
+        out,
+        "<p>Secure erase, then preconditioning with <code>{}</code> at 16 threads x 16 queue depth ({}); either way the last {} rounds are judged by the SNIA criteria.</p>",
+        esc(&jobs[0].preconditioner.name),
+        esc(&rules.join("; ")),
+        steady::WINDOW
+    );
+    out.push_str("<h3>Preconditioning</h3>");
+    figures_of(out, files, figures::precondition_charts(p.name, p.title, jobs, colors));
+    out.push_str("<h3>Steady-state determination</h3>");
+    steady_table(out, jobs);
+    figures_of(out, files, jobs.iter().map(|j| figures::steady_chart(j, colors)).collect());
+    out.push_str("<h3>Main tests</h3>");
+    match p.tests {
+        Tests::FourK => {
+            figures_of(out, files, figures::four_k_charts(jobs, colors));
+            four_k_table(out, jobs);
+        }
+        Tests::Matrix => {
+            figures_of(out, files, figures::matrix_charts(p.name, p.title, jobs, colors));
+            matrix_table(out, jobs);
+        }
+    }
+    utilisation_section(out, jobs);
+    published_section(out, jobs);
+}
+
+fn steady_table(out: &mut String, jobs: &[&JobResult]) {
+    let rows: Vec<Vec<String>> = jobs
+        .iter()
+        .map(|j| {
+            let s = j.precondition.steady_state.as_ref();
+            let w = s.and_then(|s| s.window.as_ref());
+            let reached = s.is_some_and(|s| s.reached);
+            vec![
+                esc(&j.label()),
+                esc(s.map_or("-", |s| s.rule.as_str())),
+                if reached { "<span class=\"ok\">reached</span>".into() } else { "<span class=\"bad\">NOT REACHED</span>".into() },
+                s.map_or(0, |s| s.rounds).to_string(),
+                format!("{:.2}", j.precondition.drive_writes),
+                s.and_then(|s| s.drift_percent_per_drive_write).map_or("-".into(), |d| format!("{d:+.1}%")),
+                w.map_or("-".into(), |w| format!("{}-{}", w.first_round + 1, w.first_round + steady::WINDOW)),
+                w.map_or("-".into(), |w| num(w.mean)),
+                w.map_or("-".into(), |w| format!("{} (max {})", num(w.range), num(w.range_allowed))),
+                w.map_or("-".into(), |w| format!("{} (max {})", num(w.slope_excursion), num(w.slope_excursion_allowed))),
+            ]
+        })
+        .collect();
+    let head = [
+        "device",
+        "preconditioning",
+        "steady state (SNIA, last 5 rounds)",
+        "rounds",
+        "drive writes",
+        "drift per drive write",
+        "window (rounds)",
+        "mean IOPS",
+        "range",
+        "slope excursion",
+    ];
+    table(out, &head, &rows);
+}
+
+fn four_k_table(out: &mut String, jobs: &[&JobResult]) {
+    let mut rows = Vec::new();
+    for j in jobs {
+        for (name, read) in [("4K read", true), ("4K write", false)] {
+            let Some(t) = j.test(name) else { continue };
+            let d = if read { &t.summary.read } else { &t.summary.write };
+            let figures = [d.iops, d.mb_per_s, d.latency_avg_ms, d.latency_max_ms, d.latency_std_ms, d.latency_p99_ms, d.latency_p9999_ms];
+            rows.push([esc(&j.label()), name.into()].into_iter().chain(figures.map(num)).collect());
+        }
+    }
+    table(out, &["device", "test", "IOPS", "MB/s", "avg ms", "max ms", "std dev ms", "p99 ms", "p99.99 ms"], &rows);
+}
+
+fn matrix_table(out: &mut String, jobs: &[&JobResult]) {
+    let mut rows = Vec::new();
+    for j in jobs {
+        for n in matrix_names() {
+            let Some(t) = j.test(&n) else { continue };
+            let s = &t.summary;
+            let figures = [s.all.iops, s.all.mb_per_s, s.all.latency_avg_ms, s.all.latency_max_ms, s.latency_std_ms_reviewers()];
+            rows.push([esc(&j.label()), esc(&n)].into_iter().chain(figures.map(num)).collect());
+        }
+    }
+    table(out, &["device", "T/Q", "IOPS", "MB/s", "avg ms", "max ms", "std dev ms"], &rows);
+}
+
+/// The published figures each job's phases were comparable to, judged.
+fn published_section(out: &mut String, jobs: &[&JobResult]) {
+    let cmp: Vec<Vec<String>> = jobs
+        .iter()
+        .flat_map(|j| {
+            j.comparison.iter().map(move |c| {
+                vec![
+                    esc(&j.label()),
+                    esc(&format!("{} ({})", c.what, c.metric.unit())),
+                    esc(&c.conditions()),
+                    esc(&c.published_text()),
+                    num(c.simulated),
+                    format!("{:+.1}%", c.error_percent),
+                    format!("{:.0}%", c.tolerance_percent),
+                    esc(&match &c.conflict {
+                        Some(why) if !c.within => format!("conflict: {why}"),
+                        _ => c.verdict().to_string(),
+                    }),
+                ]
+            })
+        })
+        .collect();
+    if cmp.is_empty() {
+        return;
+    }
+    out.push_str("<h3>Published and simulated</h3>");
+    let mut sources: Vec<String> = jobs.iter().flat_map(|j| j.comparison.iter().map(|c| c.source.clone())).collect();
+    sources.sort();
+    sources.dedup();
+    table(out, &["device", "figure", "conditions", "published", "simulated", "error", "tolerance", "verdict"], &cmp);
+    let _ = write!(out, "<p>Sources: {}</p>", esc(&sources.join("; ")));
+}
+
+/// Why each test ran at its rate: every resource's busy share and the
+/// bottleneck named where one is at least `BOTTLENECK_PERCENT_MIN` busy.
+fn utilisation_section(out: &mut String, jobs: &[&JobResult]) {
+    let Some(first) = jobs.iter().flat_map(|j| j.tests.iter()).find(|t| !t.utilisation.is_empty()) else { return };
+    let names: Vec<&str> = first.utilisation.iter().map(|u| u.resource.as_str()).collect();
+    let mut rows = Vec::new();
+    for j in jobs {
+        for t in j.tests.iter() {
+            let mut row = vec![esc(&j.label()), esc(&t.name)];
+            row.extend(names.iter().map(|n| t.utilisation.iter().find(|u| u.resource == *n).map_or("-".into(), |u| format!("{:.0}%", u.percent))));
+            row.push(esc(if t.bottleneck.is_empty() { "none (the load sets the rate)" } else { &t.bottleneck }));
+            rows.push(row);
+        }
+    }
+    let mut head = vec!["device", "test"];
+    head.extend(names.iter().copied());
+    head.push("bottleneck");
+    out.push_str("<h3>Why: resource utilisation</h3>");
+    let _ = write!(
+        out,
+        "<p>Each resource's busy share over the test, in percent of its servers' time (never above 100%). The bottleneck is the busiest resource when it is at least {:.0}% busy.</p>",
+        crate::runs::phase::BOTTLENECK_PERCENT_MIN
+    );
+    table(out, &head, &rows);
+}
+
+fn definitions_section(out: &mut String) {
+    out.push_str("<h2 id=\"definitions\">Definitions</h2><dl>");
+    for (term, def) in DEFINITIONS {
+        let _ = write!(out, "<dt>{}</dt><dd>{}</dd>", esc(term), esc(def));
+    }
+    out.push_str("</dl>");
+}

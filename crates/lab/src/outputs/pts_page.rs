@@ -1,0 +1,170 @@
+//! The report's SNIA PTS section for one device and format: the
+//! steady-state determination, the IOPS test's convergence and matrix
+//! (block sizes in a blue ramp, small to large; read/write mixes in a ramp
+//! from all reads, blue, to all writes, red), and the throughput and
+//! latency tables.
+
+use crate::number::num;
+use crate::outputs::chart::{esc, ramp, LegendItem, LineChart, Series, Stroke, Swatch};
+use crate::outputs::figures::{slug, snia_chart, Chart, Colors};
+use crate::outputs::html::{figures_of, table};
+use crate::procedures::pts::{self, PtsResult};
+use crate::runs::steady;
+use std::fmt::Write as _;
+
+fn size_name(b: u32) -> String {
+    if b >= 1024 {
+        format!("{}KiB", b / 1024)
+    } else {
+        format!("{:.1}KiB", b as f64 / 1024.0)
+    }
+}
+
+fn mix_name(read_pct: u32) -> String {
+    format!("{read_pct}/{}", 100 - read_pct)
+}
+
+/// Block sizes from light (small) to dark (large) blue.
+fn size_color(i: usize) -> String {
+    let n = pts::IOPS_BLOCK_BYTES.len();
+    // IOPS_BLOCK_BYTES runs large to small.
+    ramp("#08306b", "#9ecae1", i, n)
+}
+
+/// Read/write mixes from all reads (blue) to all writes (red).
+fn mix_color(i: usize) -> String {
+    ramp("#2c7bb6", "#d7191c", i, pts::IOPS_READ_PCTS.len())
+}
+
+fn steady_row(label: &str, s: &crate::runs::phase::SteadyReport) -> Vec<String> {
+    let w = s.window.as_ref();
+    vec![
+        esc(label),
+        esc(&s.tracked),
+        if s.reached { "<span class=\"ok\">reached</span>".into() } else { "<span class=\"bad\">NOT REACHED (cap hit)</span>".into() },
+        s.rounds.to_string(),
+        w.map_or("-".into(), |w| format!("{}-{}", w.first_round + 1, w.first_round + steady::WINDOW)),
+        w.map_or("-".into(), |w| num(w.mean)),
+        w.map_or("-".into(), |w| format!("{} (max {})", num(w.range), num(w.range_allowed))),
+        w.map_or("-".into(), |w| format!("{} (max {})", num(w.slope_excursion), num(w.slope_excursion_allowed))),
+    ]
+}
+
+/// The PTS report of one device and format.
+pub fn pts_section(out: &mut String, files: &mut Vec<Chart>, p: &PtsResult, colors: &Colors) {
+    let label = format!("{} {}", p.device.name, p.device.format);
+    let key = format!("pts-{}-{}", p.device.id, slug(&p.device.format));
+    let _ = write!(out, "<h2 id=\"{key}\">SNIA PTS: {}</h2>", esc(&label));
+    let _ = write!(
+        out,
+        "<p>Purge; workload-independent preconditioning: {:.2} drive writes of SEQ 128KiB writes at 1 thread x {} ({} MB/s); IOPS test in rounds of 7 read/write mixes x 8 block sizes at {}T/{}Q until the tracked 4KiB 100% write IOPS is steady (at most {} rounds); then throughput (SEQ, 1T/{}Q) and latency (RND, 1T/1Q).</p>",
+        p.wipc.drive_writes,
+        pts::SEQ_QUEUE_DEPTH,
+        num(p.wipc.summary.write.mb_per_s),
+        pts::IOPS_THREADS,
+        pts::IOPS_QUEUE_DEPTH,
+        pts::ROUNDS_MAX,
+        pts::SEQ_QUEUE_DEPTH
+    );
+    out.push_str("<h3>Steady-state determination</h3>");
+    let head = ["device", "tracked", "steady state", "rounds", "window (rounds)", "mean", "range", "slope excursion"];
+    table(out, &head, &[steady_row(&label, &p.steady_state)]);
+    let steady_id = format!("{key}-steady");
+    let steady_svg =
+        snia_chart(&steady_id, &format!("{label}: steady state, RND 4KiB 100% write"), "IOPS", &p.tracked, p.steady_state.window.as_ref(), colors.get(&label));
+    let charts = vec![
+        convergence_chart(&key, &label, p),
+        Chart { file: format!("{steady_id}.svg"), caption: "IOPS test: the tracked variable and its steady-state window".into(), svg: steady_svg },
+        matrix_chart(&key, &label, p),
+    ];
+    figures_of(out, files, charts);
+    iops_table(out, p);
+    throughput_table(out, p);
+    latency_table(out, p);
+}
+
+fn legend_item(name: String, color: String) -> LegendItem {
+    LegendItem { key: name.clone(), name, color, stroke: Stroke::Solid, swatch: Swatch::Line }
+}
+
+/// Convergence: 100% write IOPS of every block size per round.
+fn convergence_chart(key: &str, label: &str, p: &PtsResult) -> Chart {
+    let mut c = LineChart {
+        id: format!("{key}-convergence"),
+        title: format!("{label}: IOPS convergence, 100% write, by block size"),
+        x_label: "round".into(),
+        x_from: 1.0,
+        y_label: "IOPS".into(),
+        markers: true,
+        ..Default::default()
+    };
+    for (i, &bs) in pts::IOPS_BLOCK_BYTES.iter().enumerate() {
+        let points = p.rounds.iter().enumerate().filter_map(|(r, row)| pts::cell(row, 0, bs).map(|c| ((r + 1) as f64, c.iops))).collect();
+        c.series.push(Series::line(&size_name(bs), points, &size_color(i), &size_name(bs)));
+        c.legend.push(legend_item(size_name(bs), size_color(i)));
+    }
+    Chart { file: format!("{key}-convergence.svg"), caption: "IOPS test: convergence of the 100% write IOPS, every block size".into(), svg: c.svg() }
+}
+
+/// The IOPS matrix as the PTS plots it: IOPS by block size, a line a mix.
+fn matrix_chart(key: &str, label: &str, p: &PtsResult) -> Chart {
+    let mut c = LineChart {
+        id: format!("{key}-iops"),
+        title: format!("{label}: IOPS by block size and read/write mix (steady-state average)"),
+        x_label: "block size".into(),
+        y_label: "IOPS".into(),
+        x_names: pts::IOPS_BLOCK_BYTES.iter().map(|&b| size_name(b)).collect(),
+        markers: true,
+        ..Default::default()
+    };
+    for (i, &rd) in pts::IOPS_READ_PCTS.iter().enumerate() {
+        let points = pts::IOPS_BLOCK_BYTES.iter().enumerate().filter_map(|(x, &bs)| pts::cell(&p.iops_matrix, rd, bs).map(|c| (x as f64, c.iops))).collect();
+        c.series.push(Series::line(&mix_name(rd), points, &mix_color(i), &mix_name(rd)));
+        c.legend.push(legend_item(mix_name(rd), mix_color(i)));
+    }
+    Chart { file: format!("{key}-iops.svg"), caption: "IOPS test: the steady-state matrix, a line per read/write mix".into(), svg: c.svg() }
+}
+
+fn iops_table(out: &mut String, p: &PtsResult) {
+    out.push_str("<h3>IOPS (steady-state window average)</h3>");
+    let mut head = vec!["read/write mix".to_string()];
+    head.extend(pts::IOPS_BLOCK_BYTES.iter().map(|&b| size_name(b)));
+    let rows: Vec<Vec<String>> = pts::IOPS_READ_PCTS
+        .iter()
+        .map(|&rd| {
+            let cells = pts::IOPS_BLOCK_BYTES.iter().map(|&bs| pts::cell(&p.iops_matrix, rd, bs).map_or("-".into(), |c| num(c.iops)));
+            std::iter::once(mix_name(rd)).chain(cells).collect()
+        })
+        .collect();
+    let head_ref: Vec<&str> = head.iter().map(|s| s.as_str()).collect();
+    table(out, &head_ref, &rows);
+}
+
+fn throughput_table(out: &mut String, p: &PtsResult) {
+    out.push_str("<h3>Throughput (sequential, MB/s)</h3>");
+    let rows: Vec<Vec<String>> = pts::THROUGHPUT_BLOCK_BYTES
+        .iter()
+        .map(|&bs| {
+            let f = |rd: u32| pts::cell(&p.throughput, rd, bs).map_or("-".into(), |c| num(c.mb_per_s));
+            vec![format!("SEQ {}", size_name(bs)), f(0), f(100)]
+        })
+        .collect();
+    table(out, &["transfer", "100% write", "100% read"], &rows);
+}
+
+fn latency_table(out: &mut String, p: &PtsResult) {
+    out.push_str("<h3>Latency (1 thread, queue depth 1; average / max, ms)</h3>");
+    let mut head = vec!["read/write mix".to_string()];
+    head.extend(pts::LATENCY_BLOCK_BYTES.iter().map(|&b| size_name(b)));
+    let rows: Vec<Vec<String>> = pts::LATENCY_READ_PCTS
+        .iter()
+        .map(|&rd| {
+            let cells = pts::LATENCY_BLOCK_BYTES
+                .iter()
+                .map(|&bs| pts::cell(&p.latency, rd, bs).map_or("-".into(), |c| format!("{} / {}", num(c.latency_avg_ms), num(c.latency_max_ms))));
+            std::iter::once(mix_name(rd)).chain(cells).collect()
+        })
+        .collect();
+    let head_ref: Vec<&str> = head.iter().map(|s| s.as_str()).collect();
+    table(out, &head_ref, &rows);
+}
