@@ -8,9 +8,9 @@
 //! - `procedures`: the reviewers' procedure (`job`, `review`), the SNIA
 //!   PTS (`pts`) and the calibration against every published figure
 //!   (`calibrate`).
-//! - `outputs`: SVG charts (`chart`), the review's charts (`figures`), the
-//!   results files (`report`), CSV tables (`csv`), the HTML report (`html`,
-//!   `pts_page`), and fio job files for real cards (`fio`).
+//! - `outputs`: SVG charts (`chart`), the review's charts (`figures`), what
+//!   a review leaves (`report`, `files`), CSV tables (`csv`), the HTML
+//!   report (`html`, `pts_page`, `page`), and fio job files (`fio`).
 //!
 //! `number` (how figures are written) is shared by all three.
 
@@ -36,8 +36,10 @@ pub mod outputs {
     pub mod chart;
     pub mod csv;
     pub mod figures;
+    pub mod files;
     pub mod fio;
     pub mod html;
+    pub mod page;
     pub mod pts_page;
     pub mod report;
 }

@@ -2,7 +2,7 @@
 //! every steady-state judgement, every published figure set beside a
 //! simulated one, and (with `--pts`) every PTS cell.
 
-use crate::outputs::report::{io_err, ReportError};
+use crate::outputs::files::{io_err, ReportError};
 use crate::procedures::review::{JobResult, ReviewResults};
 use crate::runs::phase::Phase;
 use crate::runs::steady;

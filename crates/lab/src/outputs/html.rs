@@ -6,7 +6,8 @@
 use crate::number::num;
 use crate::outputs::chart::esc;
 use crate::outputs::figures::{self, matrix_names, Chart, Colors};
-use crate::outputs::report::{io_err, ReportError};
+use crate::outputs::files::{io_err, ReportError};
+use crate::outputs::page::{figures_of, table};
 use crate::procedures::job::{ReviewProfile, Tests, PROFILES};
 use crate::procedures::review::{JobResult, ReviewResults};
 use crate::runs::run::DeviceInfo;
@@ -17,10 +18,10 @@ use std::path::{Path, PathBuf};
 const CSS: &str = "body{font-family:Helvetica,Arial,sans-serif;margin:24px auto;max-width:1560px;color:#222;padding:0 16px}\
 h1{margin-bottom:4px}h2{border-bottom:2px solid #0072B2;padding-bottom:4px;margin-top:40px}\
 .note{background:#fff8e1;border-left:4px solid #E69F00;padding:8px 12px}\
-.grid{display:flex;flex-wrap:wrap;gap:16px}figure{margin:0}figcaption{font-size:13px;color:#555;max-width:720px}\
+.grid{display:flex;flex-wrap:wrap;gap:16px}figure{margin:0;flex:1 1 600px;max-width:720px}figcaption{font-size:13px;color:#555}\
 table{border-collapse:collapse;margin:12px 0;font-size:13px}th,td{border:1px solid #ccc;padding:4px 8px;text-align:right}\
 th{background:#f0f4f8}td:first-child,th:first-child{text-align:left}.bad{color:#b00020;font-weight:bold}.ok{color:#007a3d}\
-svg.chart{max-width:100%;height:auto;border:1px solid #ddd}svg .legend.off{opacity:0.35}dt{font-weight:bold;margin-top:8px}dd{margin-left:16px}";
+svg.chart{width:100%;height:auto;border:1px solid #ddd;box-sizing:border-box}svg .legend.off{opacity:0.35}dt{font-weight:bold;margin-top:8px}dd{margin-left:16px}";
 
 /// Legend entries toggle the series that carry their key.
 const SCRIPT: &str = "document.querySelectorAll('svg.chart').forEach(function(svg){\
@@ -47,38 +48,12 @@ const DEFINITIONS: &[(&str, &str)] = &[
     ("Bottleneck", "The busiest resource of a test, named when at least 80% busy."),
 ];
 
-pub(crate) fn table(out: &mut String, head: &[&str], rows: &[Vec<String>]) {
-    out.push_str("<table><tr>");
-    for h in head {
-        let _ = write!(out, "<th>{}</th>", esc(h));
-    }
-    out.push_str("</tr>");
-    for r in rows {
-        out.push_str("<tr>");
-        for c in r {
-            // Cells are escaped by their makers (some carry markup).
-            let _ = write!(out, "<td>{c}</td>");
-        }
-        out.push_str("</tr>");
-    }
-    out.push_str("</table>");
-}
-
-pub(crate) fn figures_of(out: &mut String, files: &mut Vec<Chart>, charts: Vec<Chart>) {
-    out.push_str(r#"<div class="grid">"#);
-    for c in &charts {
-        let _ = write!(out, "<figure>{}<figcaption>{} (<a href=\"charts/{}\">SVG</a>)</figcaption></figure>", c.svg, esc(&c.caption), esc(&c.file));
-    }
-    out.push_str("</div>");
-    files.extend(charts);
-}
-
 /// Writes the charts and the HTML report; returns the report's path.
 pub fn html_report(r: &ReviewResults, dir: &Path) -> Result<PathBuf, ReportError> {
     let colors = Colors::of(r);
     let mut out = String::new();
     let mut files: Vec<Chart> = Vec::new();
-    head_section(&mut out, r);
+    head_section(&mut out, r, &colors);
     for p in PROFILES {
         let jobs: Vec<&JobResult> = r.jobs.iter().filter(|j| j.profile == p.name).collect();
         if !jobs.is_empty() {
@@ -100,7 +75,7 @@ pub fn html_report(r: &ReviewResults, dir: &Path) -> Result<PathBuf, ReportError
 }
 
 /// Title, the simulated-figures note and the devices under test.
-fn head_section(out: &mut String, r: &ReviewResults) {
+fn head_section(out: &mut String, r: &ReviewResults, colors: &Colors) {
     let _ = write!(out, "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>flashlab review</title><style>{CSS}</style></head><body>");
     let infos: Vec<&DeviceInfo> = r.jobs.iter().map(|j| &j.device).chain(r.pts.iter().map(|p| &p.device)).collect();
     let mut devices: Vec<String> = infos.iter().map(|d| format!("{} {}", d.name, d.format)).collect();
@@ -126,14 +101,16 @@ fn head_section(out: &mut String, r: &ReviewResults) {
             seen.push(k);
             new
         })
-        .map(|d| device_row(d))
+        .map(|d| device_row(d, colors))
         .collect();
     table(out, &["device", "format", "scale", "usable GB", "raw GB", "dies", "effective OP"], &rows);
 }
 
-fn device_row(d: &DeviceInfo) -> Vec<String> {
+/// A device's row, its name beside the colour it has in every chart.
+fn device_row(d: &DeviceInfo, colors: &Colors) -> Vec<String> {
+    let swatch = format!("<span style=\"color:{}\">&#9632;</span> ", colors.get(&format!("{} {}", d.name, d.format)));
     vec![
-        esc(&d.name),
+        swatch + &esc(&d.name),
         esc(&d.format),
         if d.scale == 1 { "full size".into() } else { format!("1/{}", d.scale) },
         format!("{:.1}", d.capacity_bytes as f64 / 1e9),

@@ -7,7 +7,7 @@
 use crate::number::num;
 use crate::outputs::chart::{esc, ramp, LegendItem, LineChart, Series, Stroke, Swatch};
 use crate::outputs::figures::{slug, snia_chart, Chart, Colors};
-use crate::outputs::html::{figures_of, table};
+use crate::outputs::page::{figures_of, table};
 use crate::procedures::pts::{self, PtsResult};
 use crate::runs::steady;
 use std::fmt::Write as _;

@@ -5,25 +5,8 @@
 use crate::procedures::review::ReviewResults;
 use std::path::{Path, PathBuf};
 
-#[derive(Debug, thiserror::Error)]
-pub enum ReportError {
-    #[error("cannot write {path}: {source}")]
-    Io { path: String, source: std::io::Error },
-    #[error("cannot write {path}: {msg}")]
-    Csv { path: String, msg: String },
-}
-
-pub(crate) fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ReportError + '_ {
-    move |source| ReportError::Io { path: path.display().to_string(), source }
-}
-
-/// Makes `dir` and proves it writable, before hours of work go into it.
-pub fn out_dir_prepare(dir: &Path) -> Result<(), ReportError> {
-    std::fs::create_dir_all(dir.join("charts")).map_err(io_err(dir))?;
-    let probe = dir.join(".flashlab-write-test");
-    std::fs::write(&probe, b"").map_err(io_err(dir))?;
-    std::fs::remove_file(&probe).map_err(io_err(dir))
-}
+use crate::outputs::files::io_err;
+pub use crate::outputs::files::{out_dir_prepare, ReportError};
 
 /// Everything a review leaves: results file, CSV tables, charts, report.
 pub fn write_all(r: &ReviewResults, dir: &Path, results_file: bool) -> Result<Vec<PathBuf>, ReportError> {

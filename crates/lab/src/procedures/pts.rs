@@ -19,7 +19,7 @@
 
 use crate::procedures::job::{Job, ReviewEvent, ReviewSpec};
 use crate::runs::phase::{Phase, SteadyReport};
-use crate::runs::run::{device_info, DeviceInfo, Length, Progress, RunError};
+use crate::runs::run::{device_info, DeviceInfo, Length, Progress, RunError, Session};
 use crate::runs::steady;
 use crate::runs::workload::Mix;
 use serde::{Deserialize, Serialize};
@@ -102,60 +102,34 @@ pub fn mix_of(read_pct: u32, block_bytes: u32, sequential: bool) -> Mix {
     Mix { name: format!("{kind} {size} {read_pct}/{}", 100 - read_pct), read_ppm: read_pct * 10_000, sizes: vec![(block_bytes, 1_000_000)], sequential }
 }
 
+/// Where a PTS job reports its progress.
+struct Reporter<'a> {
+    index: usize,
+    label: String,
+    events: &'a (dyn Fn(&ReviewEvent) + Sync),
+}
+
+impl Reporter<'_> {
+    fn step(&self, step: &str) {
+        (self.events)(&ReviewEvent::Step { job: self.index, label: &self.label, step });
+    }
+    fn done(&self, step: &str, summary: &str) {
+        (self.events)(&ReviewEvent::StepDone { job: self.index, label: &self.label, step, summary });
+    }
+    fn round(&self, p: &Progress, fraction: f64, bound: bool, detail: &str) {
+        (self.events)(&ReviewEvent::Round { job: self.index, progress: p, fraction, bound, detail });
+    }
+}
+
 /// Runs the PTS sequence on one job's device and format.
 pub fn pts_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&ReviewEvent) + Sync)) -> Result<PtsResult, RunError> {
-    let label = format!("{} {} pts", job.profile.id, job.format);
+    let rep = Reporter { index, label: format!("{} {} pts", job.profile.id, job.format), events };
     let mut s = crate::runs::run::Session::new(&job.profile, &job.format, spec.scale, spec.seed, spec.interval_s)?;
     s.secure_erase()?;
-    let round = Length::Duration(s.interval_ns);
-    events(&ReviewEvent::Step { job: index, label: &label, step: "purge, precondition" });
-    let wipc_mix = mix_of(0, 128 * 1024, true);
-    let ios = 2 * s.device.capacity_bytes() / (128 * 1024);
-    let wipc = s.measure("wipc", &wipc_mix, 1, SEQ_QUEUE_DEPTH, Length::Ios(ios), &mut |p: &Progress| {
-        let d = format!("{:.2} drive writes", p.drive_writes);
-        events(&ReviewEvent::Round { job: index, progress: p, fraction: p.fraction, bound: false, detail: &d });
-    })?;
-    let summary = format!("{:.0} MB/s", wipc.summary.write.mb_per_s);
-    events(&ReviewEvent::StepDone { job: index, label: &label, step: "preconditioning", summary: &summary });
-
-    events(&ReviewEvent::Step { job: index, label: &label, step: "IOPS rounds" });
-    let cells = IOPS_READ_PCTS.len() * IOPS_BLOCK_BYTES.len();
-    let mut rounds: Vec<Vec<Cell>> = Vec::new();
-    let mut tracked = Vec::new();
-    let mut window = None;
-    for r in 0..ROUNDS_MAX {
-        let mut row = Vec::with_capacity(cells);
-        for (i, (rd, bs)) in IOPS_READ_PCTS.iter().flat_map(|&rd| IOPS_BLOCK_BYTES.iter().map(move |&bs| (rd, bs))).enumerate() {
-            let mix = mix_of(rd, bs, false);
-            let ph = s.measure(&mix.name, &mix, IOPS_THREADS, IOPS_QUEUE_DEPTH, round, &mut |p: &Progress| {
-                let d = format!("round {} of at most {ROUNDS_MAX}, {}", r + 1, p.phase);
-                let f = (r as f64 + i as f64 / cells as f64) / ROUNDS_MAX as f64;
-                events(&ReviewEvent::Round { job: index, progress: p, fraction: f, bound: true, detail: &d });
-            })?;
-            row.push(Cell::of(&mix, &ph));
-        }
-        tracked.push(cell(&row, 0, 4096).map_or(0.0, |c| c.iops));
-        rounds.push(row);
-        window = steady::latest(&tracked);
-        if window.as_ref().is_some_and(|w| w.steady) {
-            break;
-        }
-    }
+    let wipc = wipc_run(&mut s, &rep)?;
+    rep.step("IOPS rounds");
+    let (rounds, tracked, window) = iops_rounds(&mut s, &rep)?;
     let reached = window.as_ref().is_some_and(|w| w.steady);
-    let first = rounds.len().saturating_sub(steady::WINDOW);
-    let iops_matrix = (0..cells)
-        .map(|i| {
-            let w = &rounds[first..];
-            let n = w.len() as f64;
-            let mut c = w[0][i].clone();
-            c.iops = w.iter().map(|r| r[i].iops).sum::<f64>() / n;
-            c.mb_per_s = w.iter().map(|r| r[i].mb_per_s).sum::<f64>() / n;
-            c.latency_avg_ms = w.iter().map(|r| r[i].latency_avg_ms).sum::<f64>() / n;
-            c.latency_max_ms = w.iter().map(|r| r[i].latency_max_ms).fold(0.0, f64::max);
-            c.latency_p9999_ms = w.iter().map(|r| r[i].latency_p9999_ms).fold(0.0, f64::max);
-            c
-        })
-        .collect();
     let written = s.device.counters().host_slots_written as f64 / (s.device.capacity_bytes() / SLOT_BYTES) as f64;
     let steady_state = SteadyReport {
         reached,
@@ -167,41 +141,9 @@ pub fn pts_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&Rev
         drift_percent_per_drive_write: None,
     };
     let summary = format!("{} after {} rounds", if reached { "steady state reached" } else { "STEADY STATE NOT REACHED (25 rounds)" }, rounds.len());
-    events(&ReviewEvent::StepDone { job: index, label: &label, step: "IOPS rounds", summary: &summary });
-
-    events(&ReviewEvent::Step { job: index, label: &label, step: "throughput, latency" });
-    let mut throughput = Vec::new();
-    let seq_len = Length::Duration(s.interval_ns * spec.rounds_4k as u64);
-    let steps = THROUGHPUT_BLOCK_BYTES.len() * 2 + LATENCY_BLOCK_BYTES.len() * LATENCY_READ_PCTS.len();
-    let mut done = 0;
-    for bs in THROUGHPUT_BLOCK_BYTES {
-        for rd in [0, 100] {
-            let mix = mix_of(rd, bs, true);
-            let ph = s.measure(&mix.name, &mix, 1, SEQ_QUEUE_DEPTH, seq_len, &mut |p: &Progress| {
-                events(&ReviewEvent::Round { job: index, progress: p, fraction: done as f64 / steps as f64, bound: false, detail: p.phase });
-            })?;
-            throughput.push(Cell::of(&mix, &ph));
-            done += 1;
-        }
-    }
-    let mut latency = Vec::new();
-    for rd in LATENCY_READ_PCTS {
-        for bs in LATENCY_BLOCK_BYTES {
-            let mix = mix_of(rd, bs, false);
-            let ph = s.measure(&mix.name, &mix, 1, 1, seq_len, &mut |p: &Progress| {
-                events(&ReviewEvent::Round { job: index, progress: p, fraction: done as f64 / steps as f64, bound: false, detail: p.phase });
-            })?;
-            latency.push(Cell::of(&mix, &ph));
-            done += 1;
-        }
-    }
-    let summary = format!(
-        "SEQ 1024KiB write {:.0} MB/s, read {:.0} MB/s; RND 4KiB read QD1 {:.3} ms",
-        throughput[2].mb_per_s,
-        throughput[3].mb_per_s,
-        cell(&latency, 100, 4096).map_or(0.0, |c| c.latency_avg_ms)
-    );
-    events(&ReviewEvent::StepDone { job: index, label: &label, step: "throughput, latency", summary: &summary });
+    rep.done("IOPS rounds", &summary);
+    let iops_matrix = window_average(&rounds);
+    let (throughput, latency) = throughput_latency_run(&mut s, spec, &rep)?;
     Ok(PtsResult {
         device: device_info(&job.profile, &job.format, spec.scale, &s.device),
         wipc,
@@ -212,4 +154,88 @@ pub fn pts_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&Rev
         throughput,
         latency,
     })
+}
+
+/// Workload-independent preconditioning: twice the capacity in 128 KiB
+/// sequential writes.
+fn wipc_run(s: &mut Session, rep: &Reporter) -> Result<Phase, RunError> {
+    rep.step("purge, precondition");
+    let wipc_mix = mix_of(0, 128 * 1024, true);
+    let ios = 2 * s.device.capacity_bytes() / (128 * 1024);
+    let wipc = s.measure("wipc", &wipc_mix, 1, SEQ_QUEUE_DEPTH, Length::Ios(ios), &mut |p: &Progress| {
+        rep.round(p, p.fraction, false, &format!("{:.2} drive writes", p.drive_writes));
+    })?;
+    rep.done("preconditioning", &format!("{:.0} MB/s", wipc.summary.write.mb_per_s));
+    Ok(wipc)
+}
+
+/// Every round's cells, the tracked series, the last window judged.
+type IopsRounds = (Vec<Vec<Cell>>, Vec<f64>, Option<steady::SteadyWindow>);
+
+/// The IOPS test's rounds until the tracked 4 KiB write IOPS is steady (at
+/// most `ROUNDS_MAX`): every round's cells, the tracked series, the last
+/// window judged.
+fn iops_rounds(s: &mut Session, rep: &Reporter) -> Result<IopsRounds, RunError> {
+    let round = Length::Duration(s.interval_ns);
+    let cells = IOPS_READ_PCTS.len() * IOPS_BLOCK_BYTES.len();
+    let (mut rounds, mut tracked, mut window) = (Vec::new(), Vec::new(), None);
+    for r in 0..ROUNDS_MAX {
+        let mut row = Vec::with_capacity(cells);
+        for (i, (rd, bs)) in IOPS_READ_PCTS.iter().flat_map(|&rd| IOPS_BLOCK_BYTES.iter().map(move |&bs| (rd, bs))).enumerate() {
+            let mix = mix_of(rd, bs, false);
+            let ph = s.measure(&mix.name, &mix, IOPS_THREADS, IOPS_QUEUE_DEPTH, round, &mut |p: &Progress| {
+                let f = (r as f64 + i as f64 / cells as f64) / ROUNDS_MAX as f64;
+                rep.round(p, f, true, &format!("round {} of at most {ROUNDS_MAX}, {}", r + 1, p.phase));
+            })?;
+            row.push(Cell::of(&mix, &ph));
+        }
+        tracked.push(cell(&row, 0, 4096).map_or(0.0, |c| c.iops));
+        rounds.push(row);
+        window = steady::latest(&tracked);
+        if window.as_ref().is_some_and(|w| w.steady) {
+            break;
+        }
+    }
+    Ok((rounds, tracked, window))
+}
+
+/// Each cell averaged over the last window of rounds (maxima: the largest).
+fn window_average(rounds: &[Vec<Cell>]) -> Vec<Cell> {
+    let w = &rounds[rounds.len().saturating_sub(steady::WINDOW)..];
+    let n = w.len() as f64;
+    (0..w[0].len())
+        .map(|i| {
+            let mut c = w[0][i].clone();
+            c.iops = w.iter().map(|r| r[i].iops).sum::<f64>() / n;
+            c.mb_per_s = w.iter().map(|r| r[i].mb_per_s).sum::<f64>() / n;
+            c.latency_avg_ms = w.iter().map(|r| r[i].latency_avg_ms).sum::<f64>() / n;
+            c.latency_max_ms = w.iter().map(|r| r[i].latency_max_ms).fold(0.0, f64::max);
+            c.latency_p9999_ms = w.iter().map(|r| r[i].latency_p9999_ms).fold(0.0, f64::max);
+            c
+        })
+        .collect()
+}
+
+/// Throughput (sequential, 1 thread x 32) and latency (random, 1 x 1).
+fn throughput_latency_run(s: &mut Session, spec: &ReviewSpec, rep: &Reporter) -> Result<(Vec<Cell>, Vec<Cell>), RunError> {
+    rep.step("throughput, latency");
+    let seq_len = Length::Duration(s.interval_ns * spec.rounds_4k as u64);
+    let steps = THROUGHPUT_BLOCK_BYTES.len() * 2 + LATENCY_BLOCK_BYTES.len() * LATENCY_READ_PCTS.len();
+    let seq = THROUGHPUT_BLOCK_BYTES.iter().flat_map(|&bs| [0, 100].map(|rd| (rd, bs, true, SEQ_QUEUE_DEPTH)));
+    let lat = LATENCY_READ_PCTS.iter().flat_map(|&rd| LATENCY_BLOCK_BYTES.map(|bs| (rd, bs, false, 1)));
+    let mut cells = Vec::with_capacity(steps);
+    for (done, (rd, bs, sequential, qd)) in seq.chain(lat).enumerate() {
+        let mix = mix_of(rd, bs, sequential);
+        let ph = s.measure(&mix.name, &mix, 1, qd, seq_len, &mut |p: &Progress| rep.round(p, done as f64 / steps as f64, false, p.phase))?;
+        cells.push(Cell::of(&mix, &ph));
+    }
+    let latency = cells.split_off(THROUGHPUT_BLOCK_BYTES.len() * 2);
+    let summary = format!(
+        "SEQ 1024KiB write {:.0} MB/s, read {:.0} MB/s; RND 4KiB read QD1 {:.3} ms",
+        cells[2].mb_per_s,
+        cells[3].mb_per_s,
+        cell(&latency, 100, 4096).map_or(0.0, |c| c.latency_avg_ms)
+    );
+    rep.done("throughput, latency", &summary);
+    Ok((cells, latency))
 }

@@ -1,0 +1,24 @@
+//! Writing a review's files: the errors that name the path, and the
+//! output directory proven writable before any work goes into it.
+
+use std::path::Path;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error("cannot write {path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("cannot write {path}: {msg}")]
+    Csv { path: String, msg: String },
+}
+
+pub(crate) fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ReportError + '_ {
+    move |source| ReportError::Io { path: path.display().to_string(), source }
+}
+
+/// Makes `dir` and proves it writable, before hours of work go into it.
+pub fn out_dir_prepare(dir: &Path) -> Result<(), ReportError> {
+    std::fs::create_dir_all(dir.join("charts")).map_err(io_err(dir))?;
+    let probe = dir.join(".flashlab-write-test");
+    std::fs::write(&probe, b"").map_err(io_err(dir))?;
+    std::fs::remove_file(&probe).map_err(io_err(dir))
+}
