@@ -318,7 +318,7 @@ impl Device {
             let mut slots = if scale == 1 { full_slots } else { (full_slots as f64 * t_eff(&layout) / t_eff(&full_layout)) as u64 };
             if members_n > 1 {
                 // RAID 0 needs every member to end on a whole chunk.
-                let chunk_slots = (profile.member_stripe_kib as u64 * 1024 / SLOT_BYTES).max(1);
+                let chunk_slots = (profile.member_stripe_bytes() / SLOT_BYTES).max(1);
                 slots -= slots % chunk_slots;
             }
             (slots >= 1 && slots <= Ftl::<Recorder>::user_slots_max(&layout, reserve)).then_some(slots)
@@ -344,36 +344,54 @@ impl Device {
     }
 
     fn build(profile: &Profile, format: &str, scale: u32, (g, cfg, full_bytes): (nand::Geometry, FtlConfig, u64)) -> Result<Device, DeviceError> {
-        let members_n = profile.members as u64;
-        let user_slots = cfg.user_slots;
-        let mut members = Vec::new();
-        let c = &profile.controller;
-        let t = profile.nand.timings();
-        let scaling = profile.scaling(scale);
         let buffer_slots = (profile.write_buffer_bytes(scale) / SLOT_BYTES) as u32;
-        for _ in 0..members_n {
+        let mut members = Vec::new();
+        for _ in 0..profile.members {
             let ftl = Ftl::format(Recorder::new(Array::new(g.clone(), false)), cfg.clone())?;
-            members.push(Member {
-                ftl,
-                dies: vec![Timeline::default(); g.dies() as usize],
-                channels: vec![Timeline::default(); g.channels as usize],
-                command: vec![Timeline::default(); c.count as usize],
-                program_path: vec![Timeline::default(); c.count as usize],
-                read_path: vec![Timeline::default(); c.count as usize],
-                link_in: Timeline::default(),
-                link_out: Timeline::default(),
-                buffer: WriteBuffer {
-                    free: buffer_slots,
-                    capacity: buffer_slots,
-                    slots_per_page: g.slots_per_mpage(),
-                    pending: MinHeap::with_capacity((buffer_slots / g.slots_per_mpage()) as usize + 1),
-                },
-                gc_ready: 0,
-                gc_cpu: Pool::new(profile.ftl.gc_threads),
-                erased_at: vec![0; g.blocks_per_plane as usize],
-            });
+            members.push(Device::member_new(profile, &g, ftl, buffer_slots));
         }
-        let costs = Costs {
+        Ok(Device {
+            profile: profile.clone(),
+            format: format.to_string(),
+            scale,
+            cpu: Pool::new(profile.host.cpu_cores),
+            costs: Device::costs_of(profile, &g, scale),
+            stripe_bytes: profile.member_stripe_bytes(),
+            member_bytes: cfg.user_slots * SLOT_BYTES,
+            full_bytes,
+            members,
+        })
+    }
+
+    /// A member: its FTL, its timelines (dies, channels, controllers, link),
+    /// its write buffer and GC threads.
+    fn member_new(profile: &Profile, g: &nand::Geometry, ftl: Ftl<Recorder>, buffer_slots: u32) -> Member {
+        let c = &profile.controller;
+        Member {
+            ftl,
+            dies: vec![Timeline::default(); g.dies() as usize],
+            channels: vec![Timeline::default(); g.channels as usize],
+            command: vec![Timeline::default(); c.count as usize],
+            program_path: vec![Timeline::default(); c.count as usize],
+            read_path: vec![Timeline::default(); c.count as usize],
+            link_in: Timeline::default(),
+            link_out: Timeline::default(),
+            buffer: WriteBuffer {
+                free: buffer_slots,
+                capacity: buffer_slots,
+                slots_per_page: g.slots_per_mpage(),
+                pending: MinHeap::with_capacity((buffer_slots / g.slots_per_mpage()) as usize + 1),
+            },
+            gc_ready: 0,
+            gc_cpu: Pool::new(profile.ftl.gc_threads),
+            erased_at: vec![0; g.blocks_per_plane as usize],
+        }
+    }
+
+    /// Every cost the timing model charges, from the profile at a scale.
+    fn costs_of(profile: &Profile, g: &nand::Geometry, scale: u32) -> Costs {
+        let (c, t, scaling) = (&profile.controller, profile.nand.timings(), profile.scaling(scale));
+        Costs {
             read_ns: t.read_ns,
             program_ns: t.program_ns,
             erase_ns: scaling.erase_ns(t.erase_ns),
@@ -401,18 +419,7 @@ impl Device {
             die_controller: (0..g.dies()).map(|d| g.channel_of(d) / (g.channels / c.count)).collect(),
             controllers: c.count,
             spm: g.slots_per_mpage(),
-        };
-        Ok(Device {
-            profile: profile.clone(),
-            format: format.to_string(),
-            scale,
-            cpu: Pool::new(profile.host.cpu_cores),
-            costs,
-            stripe_bytes: profile.member_stripe_kib as u64 * 1024,
-            member_bytes: user_slots * SLOT_BYTES,
-            full_bytes,
-            members,
-        })
+        }
     }
 
     /// One round of the reviewers' procedure at this device's scale.
@@ -588,75 +595,100 @@ impl Member {
         if self.ftl.media().ops.is_empty() {
             return user_done;
         }
-        // The log is a field of the FTL's media, apart from the resources.
-        let ops = &self.ftl.media().ops;
-        for op in ops {
-            let MediaOp { kind, tag, die, block, mask, .. } = *op;
-            let d = die as usize;
-            let ch = c.die_channel[d] as usize;
-            let ctl = c.die_controller[d] as usize;
-            match kind {
-                OpKind::Read => {
-                    // Sense (tR), then the named slots (or a short read's
-                    // codewords) cross the channel, the die holding the data
-                    // in its register until then; then ECC decode and DMA.
-                    let (xfer, path) = match sub_slot {
-                        Some(bytes) if tag == OpTag::User => (bytes / c.codeword_bytes * c.codeword_transfer_ns, transfer_ns(bytes, c.read_path_bytes_per_sec)),
-                        _ => {
-                            let n = mask.count_ones() as u64;
-                            (n * c.slot_transfer_ns, n * c.read_path_slot_ns)
-                        }
-                    };
-                    if tag == OpTag::Gc {
-                        let sensed = self.dies[d].reserve(ready, c.read_ns + xfer);
-                        let out = self.channels[ch].reserve(sensed - xfer, xfer).max(sensed);
-                        self.gc_ready = self.gc_ready.max(self.read_path[ctl].reserve(out, path));
-                    } else {
-                        // Host reads go ahead of queued programs and GC
-                        // work, behind at most the operation in progress.
-                        let sensed = self.dies[d].reserve_priority(ready, c.read_ns + xfer, c.die_op_max_ns);
-                        let out = self.channels[ch].reserve_priority(sensed - xfer, xfer, c.mpage_transfer_ns).max(sensed);
-                        user_done = user_done.max(self.read_path[ctl].reserve_priority(out, path, c.read_path_mpage_ns));
-                    }
-                }
-                OpKind::Program => {
-                    // GC data must first have been read out of the victim,
-                    // and a GC thread must have handled the page's slots
-                    // (on a host core, for a host-managed card).
-                    let gc = matches!(tag, OpTag::Gc | OpTag::GcParity);
-                    let r = match tag {
-                        OpTag::Gc => {
-                            // On a host-managed card the GC thread's time is
-                            // also a host core's: taken from the cores as the
-                            // host I/O that paces it is issued (in time order:
-                            // a pool has no gaps, and a reservation at the
-                            // GC's later start would idle a core until then).
-                            if c.gc_on_host {
-                                cpu.reserve(ready, c.gc_mpage_cpu_ns);
-                            }
-                            self.gc_cpu.reserve(ready.max(self.gc_ready), c.gc_mpage_cpu_ns)
-                        }
-                        OpTag::GcParity => ready.max(self.gc_ready),
-                        _ => ready,
-                    };
-                    let r = r.max(self.erased_at[block as usize]);
-                    let staged = if gc && !c.gc_through_program_path { r } else { self.program_path[ctl].reserve(r, c.program_path_mpage_ns) };
-                    let loaded = self.channels[ch].reserve(staged, c.mpage_transfer_ns);
-                    let end = self.dies[d].reserve(loaded, c.program_ns);
-                    if tag == OpTag::User {
-                        self.buffer.release(end);
-                    }
-                }
+        // The log is taken from the FTL's media while the resources are
+        // reserved, and given back emptied (its capacity kept).
+        let mut ops = std::mem::take(&mut self.ftl.media_mut().ops);
+        for op in &ops {
+            match op.kind {
+                OpKind::Read => user_done = user_done.max(self.read_time(c, op, ready, sub_slot)),
+                OpKind::Program => self.program_time(c, cpu, op, ready),
                 OpKind::Erase => {
                     // A victim is erased once all its valid data is read out.
-                    let end = self.dies[d].reserve(ready.max(self.gc_ready), c.erase_ns);
-                    let e = &mut self.erased_at[block as usize];
+                    let end = self.dies[op.die as usize].reserve(ready.max(self.gc_ready), c.erase_ns);
+                    let e = &mut self.erased_at[op.block as usize];
                     *e = (*e).max(end);
                 }
             }
         }
-        self.ftl.media_mut().ops.clear();
+        ops.clear();
+        self.ftl.media_mut().ops = ops;
         user_done
+    }
+
+    /// A read: sense (tR), then the named slots (or a short read's
+    /// codewords) cross the channel, the die holding the data in its
+    /// register until then; then ECC decode and DMA. A host read returns
+    /// when its data is out; a GC read moves `gc_ready` (and returns `ready`).
+    #[inline(always)]
+    fn read_time(&mut self, c: &Costs, op: &MediaOp, ready: Ns, sub_slot: Option<u64>) -> Ns {
+        let d = op.die as usize;
+        let (ch, ctl) = (c.die_channel[d] as usize, c.die_controller[d] as usize);
+        let (xfer, path) = match sub_slot {
+            Some(bytes) if op.tag == OpTag::User => (bytes / c.codeword_bytes * c.codeword_transfer_ns, transfer_ns(bytes, c.read_path_bytes_per_sec)),
+            _ => {
+                let n = op.mask.count_ones() as u64;
+                (n * c.slot_transfer_ns, n * c.read_path_slot_ns)
+            }
+        };
+        if op.tag == OpTag::Gc {
+            let sensed = self.dies[d].reserve(ready, c.read_ns + xfer);
+            let out = self.channels[ch].reserve(sensed - xfer, xfer).max(sensed);
+            self.gc_ready = self.gc_ready.max(self.read_path[ctl].reserve(out, path));
+            return ready;
+        }
+        // Host reads go ahead of queued programs and GC work, behind at
+        // most the operation in progress.
+        let sensed = self.dies[d].reserve_priority(ready, c.read_ns + xfer, c.die_op_max_ns);
+        let out = self.channels[ch].reserve_priority(sensed - xfer, xfer, c.mpage_transfer_ns).max(sensed);
+        self.read_path[ctl].reserve_priority(out, path, c.read_path_mpage_ns)
+    }
+
+    /// A program: GC data must first have been read out of the victim, and
+    /// a GC thread must have handled the page's slots (on a host core, for
+    /// a host-managed card); the block must be erased; then the program
+    /// path, the channel and the die.
+    #[inline(always)]
+    fn program_time(&mut self, c: &Costs, cpu: &mut Pool, op: &MediaOp, ready: Ns) {
+        let d = op.die as usize;
+        let (ch, ctl) = (c.die_channel[d] as usize, c.die_controller[d] as usize);
+        let gc = matches!(op.tag, OpTag::Gc | OpTag::GcParity);
+        let r = match op.tag {
+            OpTag::Gc => {
+                // On a host-managed card the GC thread's time is also a
+                // host core's: taken from the cores as the host I/O that
+                // paces it is issued (in time order: a pool has no gaps, and
+                // a reservation at the GC's later start would idle a core
+                // until then).
+                if c.gc_on_host {
+                    cpu.reserve(ready, c.gc_mpage_cpu_ns);
+                }
+                self.gc_cpu.reserve(ready.max(self.gc_ready), c.gc_mpage_cpu_ns)
+            }
+            OpTag::GcParity => ready.max(self.gc_ready),
+            _ => ready,
+        };
+        let r = r.max(self.erased_at[op.block as usize]);
+        let staged = if gc && !c.gc_through_program_path { r } else { self.program_path[ctl].reserve(r, c.program_path_mpage_ns) };
+        let loaded = self.channels[ch].reserve(staged, c.mpage_transfer_ns);
+        let end = self.dies[d].reserve(loaded, c.program_ns);
+        if op.tag == OpTag::User {
+            self.buffer.release(end);
+        }
+    }
+}
+
+impl Device {
+    /// The member a byte offset lives on and the offset within it: RAID 0
+    /// over the members in chunks of `stripe_bytes` (the one rule of the
+    /// split; a single member is the identity).
+    #[inline(always)]
+    fn member_of(&self, offset: u64) -> (usize, u64) {
+        if self.members.len() == 1 {
+            return (0, offset);
+        }
+        let n = self.members.len() as u64;
+        let stripe = offset / self.stripe_bytes;
+        ((stripe % n) as usize, (stripe / n) * self.stripe_bytes + offset % self.stripe_bytes)
     }
 }
 
@@ -665,13 +697,7 @@ impl Target for Device {
 
     #[inline]
     fn prefetch(&self, io: &Io, stage: u8) {
-        let (member, off) = if self.members.len() == 1 {
-            (0, io.offset_bytes)
-        } else {
-            let n = self.members.len() as u64;
-            let stripe = io.offset_bytes / self.stripe_bytes;
-            ((stripe % n) as usize, (stripe / n) * self.stripe_bytes + io.offset_bytes % self.stripe_bytes)
-        };
+        let (member, off) = self.member_of(io.offset_bytes);
         // Stage 0: an I/O of several slots (within the member's chunk for
         // a striped card) spans one or two L2P lines. Stage 1: its slots,
         // up to 16, each have their own old place: a write clears its
@@ -707,15 +733,12 @@ impl Target for Device {
             self.member_io(0, t, offset, len, io.write)?
         } else {
             // RAID 0 across members: split at chunk boundaries.
-            let n = self.members.len() as u64;
             let chunk = self.stripe_bytes;
             let mut done = t;
             let (mut off, end) = (offset, offset + len);
             while off < end {
-                let stripe = off / chunk;
-                let piece_end = ((stripe + 1) * chunk).min(end);
-                let member = (stripe % n) as usize;
-                let member_off = (stripe / n) * chunk + off % chunk;
+                let piece_end = ((off / chunk + 1) * chunk).min(end);
+                let (member, member_off) = self.member_of(off);
                 done = done.max(self.member_io(member, t, member_off, piece_end - off, io.write)?);
                 off = piece_end;
             }

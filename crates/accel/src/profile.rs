@@ -153,107 +153,122 @@ impl Profile {
         ProfileError::Field { id: self.id.clone(), field: field.to_string(), value: value.to_string(), range: range.to_string() }
     }
 
+    /// `value` within `range`, else an error naming the field and `allowed`.
+    fn within<T: PartialOrd + std::fmt::Display>(&self, field: &str, value: T, range: std::ops::RangeInclusive<T>, allowed: &str) -> Result<(), ProfileError> {
+        if range.contains(&value) {
+            Ok(())
+        } else {
+            Err(self.field(field, value, allowed))
+        }
+    }
+
+    /// Every field checked against its physical range and the others it
+    /// must agree with; the first problem is named.
     pub fn validate(&self) -> Result<(), ProfileError> {
-        let id = self.id.clone();
-        let id_ok = (1..=40).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') && !id.starts_with('-');
-        if !id_ok {
-            return Err(ProfileError::Inconsistent {
-                id: id.clone(),
-                msg: "id: must be 1 to 40 letters, digits, '-' or '_', not starting with '-' (it names result files and report rows)".into(),
-            });
-        }
+        self.validate_id()?;
         let g = &self.nand.geometry();
-        g.validate().map_err(|e| ProfileError::Inconsistent { id: id.clone(), msg: format!("nand.{e}") })?;
-        self.nand.timings().validate().map_err(|e| ProfileError::Inconsistent { id: id.clone(), msg: format!("nand.{e}") })?;
-        if !(1..=16).contains(&self.members) {
-            return Err(self.field("members", self.members, "in 1..=16"));
+        g.validate().map_err(|e| ProfileError::Inconsistent { id: self.id.clone(), msg: format!("nand.{e}") })?;
+        self.nand.timings().validate().map_err(|e| ProfileError::Inconsistent { id: self.id.clone(), msg: format!("nand.{e}") })?;
+        self.validate_controller()?;
+        self.validate_host()?;
+        self.validate_ftl()?;
+        self.validate_formats()?;
+        if let Some(h) = self.precondition_hours {
+            if !(h.is_finite() && h > 0.0 && h <= 1000.0) {
+                return Err(self.field("precondition_hours", h, "in (0, 1000]"));
+            }
         }
-        if self.members > 1 && !(4..=65536).contains(&self.member_stripe_kib) {
-            return Err(self.field("member_stripe_kib", self.member_stripe_kib, "in 4..=65536 when members > 1"));
+        self.validate_published()
+    }
+
+    fn validate_id(&self) -> Result<(), ProfileError> {
+        let id = &self.id;
+        let id_ok = (1..=40).contains(&id.len()) && id.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_') && !id.starts_with('-');
+        if id_ok {
+            return Ok(());
+        }
+        Err(ProfileError::Inconsistent {
+            id: id.clone(),
+            msg: "id: must be 1 to 40 letters, digits, '-' or '_', not starting with '-' (it names result files and report rows)".into(),
+        })
+    }
+
+    fn validate_controller(&self) -> Result<(), ProfileError> {
+        let g = self.nand.geometry();
+        self.within("members", self.members, 1..=16, "in 1..=16")?;
+        if self.members > 1 {
+            self.within("member_stripe_kib", self.member_stripe_kib, 4..=65536, "in 4..=65536 when members > 1")?;
         }
         let c = &self.controller;
         if c.count == 0 || !g.channels.is_multiple_of(c.count) {
             return Err(self.field("controller.count", c.count, &format!("at least 1 and divide nand.channels ({})", g.channels)));
         }
-        if !(1_000..=100_000_000).contains(&c.read_commands_per_sec) {
-            return Err(self.field("controller.read_commands_per_sec", c.read_commands_per_sec, "in 1000..=100000000"));
+        self.within("controller.read_commands_per_sec", c.read_commands_per_sec, 1_000..=100_000_000, "in 1000..=100000000")?;
+        self.within("controller.write_commands_per_sec", c.write_commands_per_sec, 1_000..=100_000_000, "in 1000..=100000000")?;
+        for (k, v) in [
+            ("controller.program_path_bytes_per_sec", c.program_path_bytes_per_sec),
+            ("controller.read_path_bytes_per_sec", c.read_path_bytes_per_sec),
+            ("controller.link_bytes_per_sec", c.link_bytes_per_sec),
+        ] {
+            self.within(k, v, 1_000_000..=1_000_000_000_000, "in 1 MB/s..=1 TB/s")?;
         }
-        if !(1_000..=100_000_000).contains(&c.write_commands_per_sec) {
-            return Err(self.field("controller.write_commands_per_sec", c.write_commands_per_sec, "in 1000..=100000000"));
+        self.within("controller.io_overhead_ns", c.io_overhead_ns, 0..=10_000_000, "at most 10 ms")?;
+        let cw = self.nand.codeword_bytes;
+        if !(512..=4096).contains(&cw) || !cw.is_power_of_two() {
+            return Err(self.field("nand.codeword_bytes", cw, "a power of two in 512..=4096"));
         }
-        if !(1_000_000..=1_000_000_000_000).contains(&c.program_path_bytes_per_sec) {
-            return Err(self.field("controller.program_path_bytes_per_sec", c.program_path_bytes_per_sec, "in 1 MB/s..=1 TB/s"));
-        }
-        if !(1_000_000..=1_000_000_000_000).contains(&c.read_path_bytes_per_sec) {
-            return Err(self.field("controller.read_path_bytes_per_sec", c.read_path_bytes_per_sec, "in 1 MB/s..=1 TB/s"));
-        }
-        if !(1_000_000..=1_000_000_000_000).contains(&c.link_bytes_per_sec) {
-            return Err(self.field("controller.link_bytes_per_sec", c.link_bytes_per_sec, "in 1 MB/s..=1 TB/s"));
-        }
-        if c.io_overhead_ns > 10_000_000 {
-            return Err(self.field("controller.io_overhead_ns", c.io_overhead_ns, "at most 10 ms"));
-        }
-        if !(1..=1024).contains(&self.host.cpu_cores) {
-            return Err(self.field("host.cpu_cores", self.host.cpu_cores, "in 1..=1024"));
-        }
+        Ok(())
+    }
+
+    fn validate_host(&self) -> Result<(), ProfileError> {
+        self.within("host.cpu_cores", self.host.cpu_cores, 1..=1024, "in 1..=1024")?;
         for (k, v) in [
             ("host.cpu_ns_per_io", self.host.cpu_ns_per_io),
             ("host.cpu_ns_per_slot", self.host.cpu_ns_per_slot),
             ("host.os_submit_ns", self.host.os_submit_ns),
             ("host.os_complete_ns", self.host.os_complete_ns),
         ] {
-            if v > 10_000_000 {
-                return Err(self.field(k, v, "at most 10 ms"));
-            }
+            self.within(k, v, 0..=10_000_000, "at most 10 ms")?;
         }
-        let cw = self.nand.codeword_bytes;
-        if !(512..=4096).contains(&cw) || !cw.is_power_of_two() {
-            return Err(self.field("nand.codeword_bytes", cw, "a power of two in 512..=4096"));
-        }
-        let f = &self.ftl;
+        Ok(())
+    }
+
+    fn validate_ftl(&self) -> Result<(), ProfileError> {
+        let (g, f) = (self.nand.geometry(), &self.ftl);
         if f.stripe_width == 0 || !g.dies().is_multiple_of(f.stripe_width) {
             return Err(self.field("ftl.stripe_width", f.stripe_width, &format!("at least 1 and divide the {} dies of a member", g.dies())));
         }
-        if f.reserve_superblocks == 0 || f.reserve_superblocks > g.blocks_per_plane / 4 {
-            return Err(self.field("ftl.reserve_superblocks", f.reserve_superblocks, &format!("in 1..={}", g.blocks_per_plane / 4)));
-        }
+        let sb_max = g.blocks_per_plane / 4;
+        self.within("ftl.reserve_superblocks", f.reserve_superblocks, 1..=sb_max, &format!("in 1..={sb_max}"))?;
         let buffer_min = self.write_buffer_floor();
-        if f.write_buffer_bytes < buffer_min || f.write_buffer_bytes > 64 << 30 {
-            return Err(self.field(
-                "ftl.write_buffer_bytes",
-                f.write_buffer_bytes,
-                &format!("in {buffer_min}..={} (two stripes of pages at least)", 64u64 << 30),
-            ));
-        }
-        if !(1..=64).contains(&f.gc_threads) {
-            return Err(self.field("ftl.gc_threads", f.gc_threads, "in 1..=64"));
-        }
-        if f.gc_ns_per_slot > 1_000_000 {
-            return Err(self.field("ftl.gc_ns_per_slot", f.gc_ns_per_slot, "at most 1 ms"));
-        }
+        let buffer_max = 64u64 << 30;
+        self.within(
+            "ftl.write_buffer_bytes",
+            f.write_buffer_bytes,
+            buffer_min..=buffer_max,
+            &format!("in {buffer_min}..={buffer_max} (two stripes of pages at least)"),
+        )?;
+        self.within("ftl.gc_threads", f.gc_threads, 1..=64, "in 1..=64")?;
+        self.within("ftl.gc_ns_per_slot", f.gc_ns_per_slot, 0..=1_000_000, "at most 1 ms")
+    }
+
+    fn validate_formats(&self) -> Result<(), ProfileError> {
         if self.formats.is_empty() {
-            return Err(ProfileError::Inconsistent { id, msg: "formats: at least one format is needed".into() });
+            return Err(ProfileError::Inconsistent { id: self.id.clone(), msg: "formats: at least one format is needed".into() });
         }
         if !self.formats.contains_key(&self.default_format) {
             return Err(self.field("default_format", &self.default_format, &format!("one of the formats ({})", self.format_names().join(", "))));
         }
-        let raw = g.raw_bytes() * self.members as u64;
+        // The most a format may expose: what the FTL can hold at full size.
+        let (raw, max) = (self.raw_bytes(), self.usable_bytes_max());
         for (name, &usable) in &self.formats {
-            // The most a format may expose: what the FTL can hold at full size.
-            let max = self.usable_bytes_max();
-            if usable == 0 || usable > max {
-                return Err(self.field(
-                    &format!("formats.{name}"),
-                    usable,
-                    &format!("in 1..={max} bytes: the raw {raw} bytes less parity (1/{}), the GC reserve and the open superblocks", f.stripe_width),
-                ));
-            }
+            let allowed = format!("in 1..={max} bytes: the raw {raw} bytes less parity (1/{}), the GC reserve and the open superblocks", self.ftl.stripe_width);
+            self.within(&format!("formats.{name}"), usable, 1..=max, &allowed)?;
         }
-        if let Some(h) = self.precondition_hours {
-            if !(h.is_finite() && h > 0.0 && h <= 1000.0) {
-                return Err(self.field("precondition_hours", h, "in (0, 1000]"));
-            }
-        }
+        Ok(())
+    }
+
+    fn validate_published(&self) -> Result<(), ProfileError> {
         for (k, p) in self.published.iter().enumerate() {
             let format = p.format_or(&self.default_format);
             if !self.formats.contains_key(format) {
@@ -269,6 +284,11 @@ impl Profile {
         let mut names: Vec<String> = self.formats.keys().cloned().collect();
         names.sort_by_key(|n| (*n != self.default_format, n.clone()));
         names
+    }
+
+    /// The chunk of RAID 0 over several members, in bytes.
+    pub fn member_stripe_bytes(&self) -> u64 {
+        self.member_stripe_kib as u64 * 1024
     }
 
     /// The largest usable capacity of the card, in bytes.

@@ -61,34 +61,11 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     let t = Instant::now();
     let mut s = Session::new(&profile, &profile.default_format, a.scale, 1, None)?;
     let format_s = t.elapsed().as_secs_f64();
-    let write = Mix::parse("4k-write")?;
-    let read = Mix::parse("4k-read")?;
     let t = Instant::now();
-    let pre = s.precondition(
-        &write,
-        lab::run::Rule::Snia { min_drive_writes: lab::run::PRECONDITION_MIN_DRIVE_WRITES, cap_drive_writes: lab::run::PRECONDITION_CAP_DRIVE_WRITES },
-        &mut |_| {},
-    )?;
+    let pre = s.precondition(&Mix::parse("4k-write")?, lab::run::Rule::SNIA_DEFAULT, &mut |_| {})?;
     let pre_s = t.elapsed().as_secs_f64();
-    let rate = |n: u64, s: f64| n as f64 / s.max(1e-9);
     let entries = (s.device.capacity_bytes() / 4096) as usize;
-    let (mut wr, mut rr, mut br) = (Vec::new(), Vec::new(), Vec::new());
-    let mut wa = 0.0;
-    let mut rss = 0;
-    for _ in 0..a.repeat.max(1) {
-        let t = Instant::now();
-        let w = s.measure("write", &write, REVIEWERS_THREADS, REVIEWERS_QUEUE_DEPTH, Length::Ios(a.ios), &mut |_| {})?;
-        wr.push(rate(w.summary.all.ios, t.elapsed().as_secs_f64()));
-        wa = w.wa;
-        let t = Instant::now();
-        let r = s.measure("read", &read, REVIEWERS_THREADS, REVIEWERS_QUEUE_DEPTH, Length::Ios(a.ios), &mut |_| {})?;
-        rr.push(rate(r.summary.all.ios, t.elapsed().as_secs_f64()));
-        if rss == 0 {
-            // Before the baseline allocates its own map.
-            rss = rss_peak_bytes().unwrap_or(0);
-        }
-        br.push(baseline_ios_per_sec(entries, a.ios));
-    }
+    let Rates { write: wr, read: rr, baseline: br, wa, rss } = rates_measure(&mut s, &a, entries)?;
     let d = &s.device;
     let raw = s.device.raw_bytes();
     outln!(
@@ -125,4 +102,39 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     );
     outln!("for comparison (measured on a 2-core machine of this class, one core a run): MQSim ~49,000 simulated I/Os per wall second in steady-state write, ~163,000 in read");
     Ok(())
+}
+
+fn rate(n: u64, s: f64) -> f64 {
+    n as f64 / s.max(1e-9)
+}
+
+/// Simulated I/Os per wall second of each repeat, write, read and the
+/// baseline; the write amplification and the peak memory before the
+/// baseline's own map.
+struct Rates {
+    write: Vec<f64>,
+    read: Vec<f64>,
+    baseline: Vec<f64>,
+    wa: f64,
+    rss: u64,
+}
+
+fn rates_measure(s: &mut Session, a: &BenchArgs, entries: usize) -> Result<Rates> {
+    let (write, read) = (Mix::parse("4k-write")?, Mix::parse("4k-read")?);
+    let mut r = Rates { write: Vec::new(), read: Vec::new(), baseline: Vec::new(), wa: 0.0, rss: 0 };
+    for _ in 0..a.repeat.max(1) {
+        let t = Instant::now();
+        let w = s.measure("write", &write, REVIEWERS_THREADS, REVIEWERS_QUEUE_DEPTH, Length::Ios(a.ios), &mut |_| {})?;
+        r.write.push(rate(w.summary.all.ios, t.elapsed().as_secs_f64()));
+        r.wa = w.wa;
+        let t = Instant::now();
+        let rd = s.measure("read", &read, REVIEWERS_THREADS, REVIEWERS_QUEUE_DEPTH, Length::Ios(a.ios), &mut |_| {})?;
+        r.read.push(rate(rd.summary.all.ios, t.elapsed().as_secs_f64()));
+        if r.rss == 0 {
+            // Before the baseline allocates its own map.
+            r.rss = rss_peak_bytes().unwrap_or(0);
+        }
+        r.baseline.push(baseline_ios_per_sec(entries, a.ios));
+    }
+    Ok(r)
 }

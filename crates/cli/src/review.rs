@@ -217,19 +217,7 @@ pub fn review(a: ReviewArgs) -> Result<()> {
     for d in &a.devices {
         profiles.push(accel::profile_load(d).map_err(anyhow::Error::msg)?);
     }
-    let mut spec = ReviewSpec::new(profiles.iter().map(|p| p.id.clone()).collect(), a.scale, a.seed);
-    spec.formats = a.format.clone();
-    spec.profiles = a.profiles.clone();
-    if let Some(i) = a.interval {
-        lab::run::interval_ns_of(i)?;
-        spec.interval_s = Some(i);
-    }
-    spec.pts = a.pts;
-    spec.rounds_4k = a.rounds_4k;
-    spec.rounds_matrix = a.rounds_matrix;
-    spec.precondition_min_drive_writes = a.precondition_min;
-    spec.precondition_cap_drive_writes = a.precondition_max;
-    spec.snia_precondition = a.snia_precondition;
+    let spec = spec_of(&a, &profiles)?;
     let (jobs, skipped) = job::jobs_of(&spec, &profiles)?;
     // Every device must build at this scale and format before hours go in.
     for j in &jobs {
@@ -237,19 +225,7 @@ pub fn review(a: ReviewArgs) -> Result<()> {
     }
     lab::report::out_dir_prepare(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
     if let Some(dir) = &a.export_fio {
-        let ps: Vec<&job::ReviewProfile> = spec.profiles.iter().map(|p| job::profile_find(p)).collect::<Result<_, _>>()?;
-        let o = lab::fio::FioOptions {
-            filename: a.fio_filename.clone(),
-            precondition_s: 6 * 3600,
-            round_s: accel::ROUND_FULL_SIZE_S,
-            rounds_4k: spec.rounds_4k,
-            rounds_matrix: spec.rounds_matrix,
-        };
-        let files = if spec.pts { lab::fio::export_pts(dir, &o) } else { lab::fio::export(dir, &ps, &o) };
-        let files = files.with_context(|| format!("cannot write --export-fio {}", dir.display()))?;
-        if !a.quiet {
-            eprintln!("fio job files written: {} files under {}", files.len(), dir.display());
-        }
+        fio_export(&a, &spec, dir)?;
     }
     let threads = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     if threads == 0 {
@@ -282,6 +258,42 @@ pub fn review(a: ReviewArgs) -> Result<()> {
     summary_print(&results);
     outln!("\nwrote {} files to {}: report {}", paths.len(), a.out.display(), a.out.join("report.html").display());
     outln!("wall time {wall:.1} s");
+    Ok(())
+}
+
+/// The review's settings from its arguments.
+fn spec_of(a: &ReviewArgs, profiles: &[accel::Profile]) -> Result<ReviewSpec> {
+    let mut spec = ReviewSpec::new(profiles.iter().map(|p| p.id.clone()).collect(), a.scale, a.seed);
+    spec.formats = a.format.clone();
+    spec.profiles = a.profiles.clone();
+    if let Some(i) = a.interval {
+        lab::run::interval_ns_of(i)?;
+        spec.interval_s = Some(i);
+    }
+    spec.pts = a.pts;
+    spec.rounds_4k = a.rounds_4k;
+    spec.rounds_matrix = a.rounds_matrix;
+    spec.precondition_min_drive_writes = a.precondition_min;
+    spec.precondition_cap_drive_writes = a.precondition_max;
+    spec.snia_precondition = a.snia_precondition;
+    Ok(spec)
+}
+
+/// The same procedure as fio job files for a real card.
+fn fio_export(a: &ReviewArgs, spec: &ReviewSpec, dir: &std::path::Path) -> Result<()> {
+    let ps: Vec<&job::ReviewProfile> = spec.profiles.iter().map(|p| job::profile_find(p)).collect::<Result<_, _>>()?;
+    let o = lab::fio::FioOptions {
+        filename: a.fio_filename.clone(),
+        precondition_s: 6 * 3600,
+        round_s: accel::ROUND_FULL_SIZE_S,
+        rounds_4k: spec.rounds_4k,
+        rounds_matrix: spec.rounds_matrix,
+    };
+    let files = if spec.pts { lab::fio::export_pts(dir, &o) } else { lab::fio::export(dir, &ps, &o) };
+    let files = files.with_context(|| format!("cannot write --export-fio {}", dir.display()))?;
+    if !a.quiet {
+        eprintln!("fio job files written: {} files under {}", files.len(), dir.display());
+    }
     Ok(())
 }
 

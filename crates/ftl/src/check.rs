@@ -16,17 +16,38 @@ impl<M: Media> Ftl<M> {
     /// - on data-holding media, every complete stripe's parity page is the
     ///   XOR of its data pages.
     pub fn check(&self) -> Result<(), String> {
-        let l = &self.layout;
+        self.check_l2p()?;
+        let valid = self.check_p2l()?;
+        let mut free_count = 0;
+        for (sb, m) in self.sbs.iter().enumerate() {
+            if m.valid != valid[sb] {
+                return Err(format!("superblock {sb}: valid count {} but {} valid slots", m.valid, valid[sb]));
+            }
+            free_count += (m.state == SbState::Free) as usize;
+            self.check_superblock(sb as u32)?;
+        }
+        if free_count != self.free.len() {
+            return Err(format!("{} free superblocks but {} in the free pool", free_count, self.free.len()));
+        }
+        self.check_writers()
+    }
+
+    /// Every mapped LBA's slot is valid and maps back to it.
+    fn check_l2p(&self) -> Result<(), String> {
         for (lba, &ppa) in self.l2p.iter().enumerate() {
             if ppa != PPA_INVALID && (self.p2l[ppa as usize] != lba as u32 || !self.is_valid(ppa)) {
                 return Err(format!("L2P[{lba}] = {ppa} but P2L[{ppa}] = {} (valid: {})", self.p2l[ppa as usize], self.is_valid(ppa)));
             }
         }
+        Ok(())
+    }
+
+    /// Every valid slot maps back from its LBA and lies in a data page;
+    /// returns the valid slots of each superblock.
+    fn check_p2l(&self) -> Result<Vec<u32>, String> {
+        let l = &self.layout;
         let mut valid = vec![0u32; l.superblocks as usize];
-        for ppa in 0..l.total_slots() as u32 {
-            if !self.is_valid(ppa) {
-                continue;
-            }
+        for ppa in (0..l.total_slots() as u32).filter(|&p| self.is_valid(p)) {
             let lba = self.p2l[ppa as usize];
             if lba as u64 >= self.cfg.user_slots || self.l2p[lba as usize] != ppa {
                 return Err(format!("valid slot {ppa} holds LBA {lba}, which is not mapped back"));
@@ -37,55 +58,53 @@ impl<M: Media> Ftl<M> {
             }
             valid[a.superblock as usize] += 1;
         }
-        let mut free_count = 0;
-        for (sb, m) in self.sbs.iter().enumerate() {
-            if m.valid != valid[sb] {
-                return Err(format!("superblock {sb}: valid count {} but {} valid slots", m.valid, valid[sb]));
+        Ok(valid)
+    }
+
+    /// A superblock's media state agrees with its state: free ones erased
+    /// and empty, closed and victim ones fully programmed, an open one
+    /// programmed exactly as far as its writer has gone; parity recomputes.
+    fn check_superblock(&self, sb: u32) -> Result<(), String> {
+        let (l, m) = (&self.layout, &self.sbs[sb as usize]);
+        match m.state {
+            SbState::Free => {
+                if m.valid != 0 {
+                    return Err(format!("free superblock {sb} holds {} valid slots", m.valid));
+                }
+                if let Some(die) = (0..l.dies).find(|&die| self.media.block_next_page(die, sb) != 0) {
+                    return Err(format!("free superblock {sb} is not erased on die {die}"));
+                }
+                Ok(())
             }
-            let sb = sb as u32;
-            match m.state {
-                SbState::Free => {
-                    free_count += 1;
-                    if m.valid != 0 {
-                        return Err(format!("free superblock {sb} holds {} valid slots", m.valid));
-                    }
-                    for die in 0..l.dies {
-                        if self.media.block_next_page(die, sb) != 0 {
-                            return Err(format!("free superblock {sb} is not erased on die {die}"));
-                        }
-                    }
+            SbState::Closed | SbState::Victim => {
+                if let Some(die) = (0..l.dies).find(|&die| self.media.block_next_page(die, sb) != l.pages_per_block) {
+                    return Err(format!("closed superblock {sb} not fully programmed on die {die}"));
                 }
-                SbState::Closed | SbState::Victim => {
-                    for die in 0..l.dies {
-                        if self.media.block_next_page(die, sb) != l.pages_per_block {
-                            return Err(format!("closed superblock {sb} not fully programmed on die {die}"));
-                        }
-                    }
-                    self.parity_check(sb, l.pages_per_block)?;
-                }
-                SbState::Open => {
-                    let w = [&self.user, &self.gc].into_iter().find(|w| w.sb == sb).ok_or(format!("open superblock {sb} has no writer"))?;
-                    for die in 0..l.dies {
-                        let next = self.media.block_next_page(die, sb);
-                        // A die's row is programmed when the writer passed it,
-                        // or when its whole stripe is done (parity).
-                        let stripe_done = |page: u32| w.die > l.stripe_last_data_die(page, die);
-                        let programmed = if l.is_parity(w.page, die) { stripe_done(w.page) } else { die < w.die };
-                        let expect = if programmed { w.page + 1 } else { w.page };
-                        if next != expect {
-                            return Err(format!(
-                                "open superblock {sb} die {die}: next page {next}, expected {expect} (writer at row {} die {})",
-                                w.page, w.die
-                            ));
-                        }
-                    }
-                    self.parity_check(sb, w.page)?;
-                }
+                self.parity_check(sb, l.pages_per_block)
+            }
+            SbState::Open => self.check_open(sb),
+        }
+    }
+
+    fn check_open(&self, sb: u32) -> Result<(), String> {
+        let l = &self.layout;
+        let w = [&self.user, &self.gc].into_iter().find(|w| w.sb == sb).ok_or(format!("open superblock {sb} has no writer"))?;
+        for die in 0..l.dies {
+            let next = self.media.block_next_page(die, sb);
+            // A die's row is programmed when the writer passed it, or when
+            // its whole stripe is done (parity).
+            let stripe_done = |page: u32| w.die > l.stripe_last_data_die(page, die);
+            let programmed = if l.is_parity(w.page, die) { stripe_done(w.page) } else { die < w.die };
+            let expect = if programmed { w.page + 1 } else { w.page };
+            if next != expect {
+                return Err(format!("open superblock {sb} die {die}: next page {next}, expected {expect} (writer at row {} die {})", w.page, w.die));
             }
         }
-        if free_count != self.free.len() {
-            return Err(format!("{} free superblocks but {} in the free pool", free_count, self.free.len()));
-        }
+        self.parity_check(sb, w.page)
+    }
+
+    /// Writers sit on open superblocks, the victim on a victim.
+    fn check_writers(&self) -> Result<(), String> {
         for w in [&self.user, &self.gc] {
             if w.sb != SB_NONE && self.sbs[w.sb as usize].state != SbState::Open {
                 return Err(format!("writer on superblock {} which is {:?}", w.sb, self.sbs[w.sb as usize].state));

@@ -102,21 +102,8 @@ impl Engine {
             io
         };
         let mut ios = Vec::with_capacity(slots);
-        // An event's key: completion time since `epoch`, then slot, in one
-        // u64 (keys compare in one instruction). The slot needs 20 bits; the
-        // 44 above them hold 4.9 virtual hours, and the epoch moves up every
-        // 73 virtual minutes (every key is rebased, order unchanged), so a
-        // completion may lie up to 3.6 virtual hours ahead of the clock.
-        const SLOT_BITS: u32 = 20;
-        const TIME_LIMIT: Ns = 1 << (64 - SLOT_BITS);
-        const REBASE_AFTER: Ns = TIME_LIMIT / 4;
         assert!(slots <= 1 << SLOT_BITS, "at most 2^20 host slots");
-        let mut epoch = self.now;
-        let key = |epoch: Ns, t: Ns, slot: usize| {
-            let rel = t - epoch;
-            assert!(rel < TIME_LIMIT, "an I/O completes {rel} ns ahead of the event epoch: beyond the engine's range");
-            rel << SLOT_BITS | slot as u64
-        };
+        let mut keys = Keys { epoch: self.now };
         let mut events = SlotTree::new(slots);
         let start = self.now;
         for slot in 0..slots {
@@ -124,14 +111,12 @@ impl Engine {
             let done = target.submit(start, &io)?;
             debug_assert!(done >= start);
             ios.push((start, io));
-            events.set(slot, key(epoch, done, slot));
+            events.set(slot, keys.key(done, slot));
         }
         // Every completion is followed by its slot's next I/O: the slot's
         // key is replaced in place.
         loop {
-            let top = events.min();
-            let done = epoch + (top >> SLOT_BITS);
-            let slot = (top & ((1 << SLOT_BITS) - 1)) as usize;
+            let (done, slot) = keys.event(events.min());
             self.now = done;
             let (issued, io) = ios[slot];
             if !observer.complete(target, issued, done, &io) {
@@ -141,13 +126,48 @@ impl Engine {
             let t = target.submit(done, &io)?;
             debug_assert!(t >= done);
             ios[slot] = (done, io);
-            if done - epoch >= REBASE_AFTER {
-                let shift = (done - epoch) << SLOT_BITS;
-                events.map_keys(|k| k - shift);
-                epoch = done;
-            }
-            events.set(slot, key(epoch, t, slot));
+            keys.rebase_when_due(done, &mut events);
+            events.set(slot, keys.key(t, slot));
         }
         Ok(())
+    }
+}
+
+/// An event's key: completion time since `epoch`, then slot, in one u64
+/// (keys compare in one instruction). The slot needs 20 bits; the 44 above
+/// them hold 4.9 virtual hours, and the epoch moves up every 73 virtual
+/// minutes (every key is rebased, order unchanged), so a completion may lie
+/// up to 3.6 virtual hours ahead of the clock.
+const SLOT_BITS: u32 = 20;
+const TIME_LIMIT: Ns = 1 << (64 - SLOT_BITS);
+const REBASE_AFTER: Ns = TIME_LIMIT / 4;
+
+struct Keys {
+    epoch: Ns,
+}
+
+impl Keys {
+    #[inline(always)]
+    fn key(&self, t: Ns, slot: usize) -> u64 {
+        let rel = t - self.epoch;
+        assert!(rel < TIME_LIMIT, "an I/O completes {rel} ns ahead of the event epoch: beyond the engine's range");
+        rel << SLOT_BITS | slot as u64
+    }
+
+    /// The completion time and slot of a key.
+    #[inline(always)]
+    fn event(&self, key: u64) -> (Ns, usize) {
+        (self.epoch + (key >> SLOT_BITS), (key & ((1 << SLOT_BITS) - 1)) as usize)
+    }
+
+    /// Moves the epoch up to `now` once it is `REBASE_AFTER` behind,
+    /// rebasing every key (their order unchanged).
+    #[inline(always)]
+    fn rebase_when_due(&mut self, now: Ns, events: &mut SlotTree) {
+        if now - self.epoch >= REBASE_AFTER {
+            let shift = (now - self.epoch) << SLOT_BITS;
+            events.map_keys(|k| k - shift);
+            self.epoch = now;
+        }
     }
 }

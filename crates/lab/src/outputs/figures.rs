@@ -6,7 +6,7 @@
 //! hatched, with whiskers at their tolerance.
 
 use crate::outputs::chart::{key_slug, BarChart, BarSeries, LegendItem, LineChart, Series, Stroke, Swatch, GREY, INK, PALETTE};
-use crate::procedures::job::{MATRIX_QUEUE_DEPTHS, MATRIX_THREADS};
+use crate::procedures::job::{matrix_name, MATRIX_QUEUE_DEPTHS, MATRIX_THREADS};
 use crate::procedures::review::{JobResult, ReviewResults};
 use crate::runs::phase::Phase;
 use crate::runs::steady;
@@ -170,11 +170,6 @@ pub fn four_k_charts(jobs: &[&JobResult], colors: &Colors) -> Vec<Chart> {
             Chart { file: format!("4k-main-{key}.svg"), caption: format!("4K random read and write at 16 threads x 16 queue depth: {what}"), svg: c.svg() }
         })
         .collect()
-}
-
-/// The test name of a thread/queue point.
-pub fn matrix_name(threads: u32, queue_depth: u32) -> String {
-    format!("{threads}T/{queue_depth}Q")
 }
 
 pub fn matrix_names() -> Vec<String> {

@@ -14,9 +14,7 @@
 
 use crate::runs::phase::Phase;
 use crate::runs::published::{for_format, mix_of, of_phase, same_load, Check};
-use crate::runs::run::{
-    Length, Rule, RunError, Session, PRECONDITION_CAP_DRIVE_WRITES, PRECONDITION_MIN_DRIVE_WRITES, REVIEWERS_QUEUE_DEPTH, REVIEWERS_THREADS,
-};
+use crate::runs::run::{Length, Rule, RunError, Session, REVIEWERS_QUEUE_DEPTH, REVIEWERS_THREADS};
 use crate::runs::workload::Mix;
 use accel::{Metric, Profile, Published, State};
 use serde::Serialize;
@@ -24,7 +22,7 @@ use serde::Serialize;
 /// The rule a profile's published steady-state figures came from: the
 /// reviewers' hours where the profile states them, else SNIA steady state.
 pub fn rule_for(profile: &Profile) -> Rule {
-    Rule::for_profile(profile, Rule::Snia { min_drive_writes: PRECONDITION_MIN_DRIVE_WRITES, cap_drive_writes: PRECONDITION_CAP_DRIVE_WRITES })
+    Rule::for_profile(profile, Rule::SNIA_DEFAULT)
 }
 
 /// A simulated figure with no published one to judge it by, shown beside
@@ -95,6 +93,8 @@ pub fn fill_mix() -> Mix {
     Mix::parse("read=0;bs=128k/100;pattern=seq").expect("built in")
 }
 
+/// Every published figure of `profile`'s `format`, each measured in its
+/// own card state (fresh, filled, steady) and judged.
 pub fn calibrate(
     profile: &Profile,
     format: &str,
@@ -106,46 +106,13 @@ pub fn calibrate(
     let figures: Vec<&Published> = for_format(profile, format).collect();
     let session = || Session::new(profile, format, scale, seed, None);
     let mut phases: Vec<(State, Phase)> = Vec::new();
-    let mut preconditions = Vec::new();
-    let mut beside = Vec::new();
-
     for l in loads(&figures, State::Fresh, |_| 0)? {
         let mut s = session()?;
         let round = Length::Duration(s.interval_ns);
         phases.push((State::Fresh, s.measure(&format!("fresh {}", l.name()), &l.mix, l.threads, l.qd, round, progress)?));
     }
-
     let filled = loads(&figures, State::Filled, |l| 1_000_000 - l.mix.read_ppm)?;
-    if !filled.is_empty() {
-        let mut s = session()?;
-        let fill = fill_mix();
-        let ios = s.device.capacity_bytes() / fill.max_bytes() as u64;
-        s.measure("fill", &fill, REVIEWERS_THREADS, REVIEWERS_QUEUE_DEPTH, Length::Ios(ios), progress)?;
-        s.idle();
-        let mut twins = Vec::new();
-        for l in &filled {
-            let round = Length::Duration(s.interval_ns);
-            phases.push((State::Filled, s.measure(&format!("filled {}", l.name()), &l.mix, l.threads, l.qd, round, progress)?));
-            s.idle();
-            // At queue depth 1 the 4 KiB latency beside a smaller size.
-            if l.threads == 1 && l.qd == 1 && l.mix.sizes != [(4096, 1_000_000)] {
-                let mut m = l.mix.clone();
-                m.sizes = vec![(4096, 1_000_000)];
-                m.name = format!("{}% read, 4 KiB", m.read_ppm / 10_000);
-                twins.push(Load { mix: m, threads: 1, qd: 1 });
-            }
-        }
-        for t in twins.iter().filter(|t| !filled.iter().any(|l| l.same(t))) {
-            let ph = s.measure(&format!("filled {}", t.name()), &t.mix, 1, 1, Length::Duration(s.interval_ns), progress)?;
-            s.idle();
-            beside.push(Beside {
-                what: format!("4 KiB random {} at 1T/1Q, filled, idle", if t.mix.read_ppm == 1_000_000 { "read" } else { "write" }),
-                metric: Metric::LatencyAvgUs,
-                simulated: of_phase(Metric::LatencyAvgUs, &ph.summary.all),
-            });
-        }
-    }
-
+    let beside = if filled.is_empty() { Vec::new() } else { filled_phases(session()?, &filled, &mut phases, progress)? };
     let steady = loads(&figures, State::Steady, |l| l.mix.read_ppm)?;
     let mut pre_mixes: Vec<Mix> = Vec::new();
     for l in &steady {
@@ -154,6 +121,7 @@ pub fn calibrate(
             pre_mixes.push(pm);
         }
     }
+    let mut preconditions = Vec::new();
     for pm in &pre_mixes {
         let mut s = session()?;
         preconditions.push(s.precondition(pm, rule_for(profile), progress)?);
@@ -162,9 +130,46 @@ pub fn calibrate(
             phases.push((State::Steady, s.measure(&l.name(), &l.mix, l.threads, l.qd, length, progress)?));
         }
     }
-
     let judged: Vec<(State, &Phase)> = phases.iter().map(|(s, p)| (*s, p)).collect();
     let checks = crate::runs::published::compare(profile, format, &judged);
     debug_assert_eq!(checks.len(), figures.len(), "every figure found its phase");
     Ok(Calibration { device: profile.id.clone(), format: format.to_string(), scale, seed, preconditions, phases, checks, beside })
+}
+
+/// The filled card's figures, on one card filled once with 128 KiB
+/// sequential writes and left idle between loads; beside a queue-depth-1
+/// figure at a smaller size, the 4 KiB latency (returned).
+fn filled_phases(
+    mut s: Session,
+    filled: &[Load],
+    phases: &mut Vec<(State, Phase)>,
+    progress: &mut dyn FnMut(&crate::Progress),
+) -> Result<Vec<Beside>, RunError> {
+    let fill = fill_mix();
+    let ios = s.device.capacity_bytes() / fill.max_bytes() as u64;
+    s.measure("fill", &fill, REVIEWERS_THREADS, REVIEWERS_QUEUE_DEPTH, Length::Ios(ios), progress)?;
+    s.idle();
+    let mut twins = Vec::new();
+    for l in filled {
+        let round = Length::Duration(s.interval_ns);
+        phases.push((State::Filled, s.measure(&format!("filled {}", l.name()), &l.mix, l.threads, l.qd, round, progress)?));
+        s.idle();
+        if l.threads == 1 && l.qd == 1 && l.mix.sizes != [(4096, 1_000_000)] {
+            let mut m = l.mix.clone();
+            m.sizes = vec![(4096, 1_000_000)];
+            m.name = format!("{}% read, 4 KiB", m.read_ppm / 10_000);
+            twins.push(Load { mix: m, threads: 1, qd: 1 });
+        }
+    }
+    let mut beside = Vec::new();
+    for t in twins.iter().filter(|t| !filled.iter().any(|l| l.same(t))) {
+        let ph = s.measure(&format!("filled {}", t.name()), &t.mix, 1, 1, Length::Duration(s.interval_ns), progress)?;
+        s.idle();
+        beside.push(Beside {
+            what: format!("4 KiB random {} at 1T/1Q, filled, idle", if t.mix.read_ppm == 1_000_000 { "read" } else { "write" }),
+            metric: Metric::LatencyAvgUs,
+            simulated: of_phase(Metric::LatencyAvgUs, &ph.summary.all),
+        });
+    }
+    Ok(beside)
 }

@@ -203,3 +203,28 @@ pub fn jobs_of(spec: &ReviewSpec, profiles: &[Profile]) -> Result<(Vec<Job>, Vec
     }
     Ok((jobs, skipped))
 }
+
+/// Where a job reports its progress: its index and label, and the
+/// review's event sink.
+pub struct Reporter<'a> {
+    pub index: usize,
+    pub label: String,
+    pub events: &'a (dyn Fn(&ReviewEvent) + Sync),
+}
+
+impl Reporter<'_> {
+    pub fn step(&self, step: &str) {
+        (self.events)(&ReviewEvent::Step { job: self.index, label: &self.label, step });
+    }
+    pub fn done(&self, step: &str, summary: &str) {
+        (self.events)(&ReviewEvent::StepDone { job: self.index, label: &self.label, step, summary });
+    }
+    pub fn round(&self, p: &Progress, fraction: f64, bound: bool, detail: &str) {
+        (self.events)(&ReviewEvent::Round { job: self.index, progress: p, fraction, bound, detail });
+    }
+}
+
+/// The test name of a thread/queue point ("4T/16Q").
+pub fn matrix_name(threads: u32, queue_depth: u32) -> String {
+    format!("{threads}T/{queue_depth}Q")
+}

@@ -17,7 +17,7 @@
 //! Unlike the full PTS the throughput and latency tests follow the IOPS
 //! test on the same device, without a purge of their own.
 
-use crate::procedures::job::{Job, ReviewEvent, ReviewSpec};
+use crate::procedures::job::{Job, Reporter, ReviewEvent, ReviewSpec};
 use crate::runs::phase::{Phase, SteadyReport};
 use crate::runs::run::{device_info, DeviceInfo, Length, Progress, RunError, Session};
 use crate::runs::steady;
@@ -102,28 +102,9 @@ pub fn mix_of(read_pct: u32, block_bytes: u32, sequential: bool) -> Mix {
     Mix { name: format!("{kind} {size} {read_pct}/{}", 100 - read_pct), read_ppm: read_pct * 10_000, sizes: vec![(block_bytes, 1_000_000)], sequential }
 }
 
-/// Where a PTS job reports its progress.
-struct Reporter<'a> {
-    index: usize,
-    label: String,
-    events: &'a (dyn Fn(&ReviewEvent) + Sync),
-}
-
-impl Reporter<'_> {
-    fn step(&self, step: &str) {
-        (self.events)(&ReviewEvent::Step { job: self.index, label: &self.label, step });
-    }
-    fn done(&self, step: &str, summary: &str) {
-        (self.events)(&ReviewEvent::StepDone { job: self.index, label: &self.label, step, summary });
-    }
-    fn round(&self, p: &Progress, fraction: f64, bound: bool, detail: &str) {
-        (self.events)(&ReviewEvent::Round { job: self.index, progress: p, fraction, bound, detail });
-    }
-}
-
 /// Runs the PTS sequence on one job's device and format.
 pub fn pts_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&ReviewEvent) + Sync)) -> Result<PtsResult, RunError> {
-    let rep = Reporter { index, label: format!("{} {} pts", job.profile.id, job.format), events };
+    let rep = Reporter { index, label: job.label(), events };
     let mut s = crate::runs::run::Session::new(&job.profile, &job.format, spec.scale, spec.seed, spec.interval_s)?;
     s.secure_erase()?;
     let wipc = wipc_run(&mut s, &rep)?;

@@ -8,10 +8,10 @@
 //! threads as asked; results come back in job order whatever the threads
 //! did, so a seed gives the same results file on any machine.
 
-use crate::procedures::job::{Job, ReviewEvent, ReviewSpec, Tests, MATRIX_QUEUE_DEPTHS, MATRIX_THREADS};
+use crate::procedures::job::{matrix_name, Job, Reporter, ReviewEvent, ReviewSpec, Tests, MATRIX_QUEUE_DEPTHS, MATRIX_THREADS};
 use crate::runs::phase::Phase;
 use crate::runs::published::Check;
-use crate::runs::run::{device_info, DeviceInfo, Length, Progress, RunError, Session, REVIEWERS_QUEUE_DEPTH, REVIEWERS_THREADS};
+use crate::runs::run::{device_info, DeviceInfo, Length, Progress, Rule, RunError, Session, REVIEWERS_QUEUE_DEPTH, REVIEWERS_THREADS};
 use crate::runs::workload::Mix;
 use serde::{Deserialize, Serialize};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -66,64 +66,17 @@ pub struct ReviewResults {
 
 /// Runs one job from secure erase to its last main test.
 pub fn job_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&ReviewEvent) + Sync)) -> Result<JobResult, RunError> {
-    let label = job.label();
-    let Some(review) = job.review else { return Err(RunError::Input(format!("{label}: a PTS job, not a review profile"))) };
+    let rep = Reporter { index, label: job.label(), events };
+    let Some(review) = job.review else { return Err(RunError::Input(format!("{}: a PTS job, not a review profile", rep.label))) };
     let mut s = Session::new(&job.profile, &job.format, spec.scale, spec.seed, spec.interval_s)?;
     s.secure_erase()?;
     let workload = Mix::parse(review.workload).expect("built-in workload");
     let pre_mix = workload.preconditioner();
-    events(&ReviewEvent::Step { job: index, label: &label, step: "precondition" });
-    let rule = spec.rule_for(&job.profile);
-    let pre = s.precondition(&pre_mix, rule, &mut |p: &Progress| {
-        let detail = format!("{:.2} drive writes, {:.0} IOPS", p.drive_writes, p.last.iops);
-        events(&ReviewEvent::Round { job: index, progress: p, fraction: p.fraction, bound: p.fraction_is_bound, detail: &detail });
-    })?;
-    let ss = pre.steady_state.as_ref();
-    let steady = ss.map(|r| r.reached).unwrap_or(false);
-    let drift = ss.and_then(|r| r.drift_percent_per_drive_write).map(|d| format!(", drift {d:+.1}% per drive write")).unwrap_or_default();
-    let summary = format!(
-        "{} after {:.2} drive writes, {:.0} virtual s ({}){drift}",
-        if steady { "steady state reached" } else { "STEADY STATE NOT REACHED" },
-        pre.drive_writes,
-        pre.virtual_seconds,
-        rule.describe()
-    );
-    events(&ReviewEvent::StepDone { job: index, label: &label, step: "precondition", summary: &summary });
-    let mut tests = Vec::new();
-    match review.tests {
-        Tests::FourK => {
-            events(&ReviewEvent::Step { job: index, label: &label, step: "4K tests" });
-            let length = Length::Duration(spec.rounds_4k as u64 * s.interval_ns);
-            for (i, (name, w)) in [("4K write", "4k-write"), ("4K read", "4k-read")].into_iter().enumerate() {
-                let mix = Mix::parse(w).expect("built-in workload");
-                let t = s.measure(name, &mix, REVIEWERS_THREADS, REVIEWERS_QUEUE_DEPTH, length, &mut |p: &Progress| {
-                    let detail = format!("{name}: {:.0} IOPS", p.last.iops);
-                    let f = (i as f64 + p.fraction) / 2.0;
-                    events(&ReviewEvent::Round { job: index, progress: p, fraction: f, bound: false, detail: &detail });
-                })?;
-                tests.push(t);
-            }
-            let summary = format!("write {:.0} IOPS, read {:.0} IOPS", tests[0].summary.write.iops, tests[1].summary.read.iops);
-            events(&ReviewEvent::StepDone { job: index, label: &label, step: "4K tests", summary: &summary });
-        }
-        Tests::Matrix => {
-            events(&ReviewEvent::Step { job: index, label: &label, step: "matrix" });
-            let length = Length::Duration(spec.rounds_matrix as u64 * s.interval_ns);
-            let points = MATRIX_THREADS.len() * MATRIX_QUEUE_DEPTHS.len();
-            for (i, (t, q)) in MATRIX_THREADS.iter().flat_map(|&t| MATRIX_QUEUE_DEPTHS.iter().map(move |&q| (t, q))).enumerate() {
-                let name = format!("{t}T/{q}Q");
-                let ph = s.measure(&name, &workload, t, q, length, &mut |p: &Progress| {
-                    let detail = format!("{name}: {:.0} IOPS", p.last.iops);
-                    let f = (i as f64 + p.fraction) / points as f64;
-                    events(&ReviewEvent::Round { job: index, progress: p, fraction: f, bound: false, detail: &detail });
-                })?;
-                tests.push(ph);
-            }
-            let last = tests.last().expect("16 points");
-            let summary = format!("16T/16Q {:.0} IOPS, {:.3} ms average", last.summary.all.iops, last.summary.all.latency_avg_ms);
-            events(&ReviewEvent::StepDone { job: index, label: &label, step: "matrix", summary: &summary });
-        }
-    }
+    let pre = precondition_step(&mut s, &pre_mix, spec.rule_for(&job.profile), &rep)?;
+    let tests = match review.tests {
+        Tests::FourK => four_k_step(&mut s, spec, &rep)?,
+        Tests::Matrix => matrix_step(&mut s, spec, &workload, &rep)?,
+    };
     let mut judged = vec![(accel::State::Fresh, &pre)];
     judged.extend(tests.iter().map(|t| (accel::State::Steady, t)));
     let comparison = crate::runs::published::compare(&job.profile, &job.format, &judged);
@@ -138,6 +91,58 @@ pub fn job_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&Rev
         tests,
         comparison,
     })
+}
+
+/// Preconditioning at 16T/16Q by `rule`, reported with its verdict.
+fn precondition_step(s: &mut Session, mix: &Mix, rule: Rule, rep: &Reporter) -> Result<Phase, RunError> {
+    rep.step("precondition");
+    let pre = s.precondition(mix, rule, &mut |p: &Progress| {
+        rep.round(p, p.fraction, p.fraction_is_bound, &format!("{:.2} drive writes, {:.0} IOPS", p.drive_writes, p.last.iops));
+    })?;
+    let ss = pre.steady_state.as_ref();
+    let steady = ss.map(|r| r.reached).unwrap_or(false);
+    let drift = ss.and_then(|r| r.drift_percent_per_drive_write).map(|d| format!(", drift {d:+.1}% per drive write")).unwrap_or_default();
+    let summary = format!(
+        "{} after {:.2} drive writes, {:.0} virtual s ({}){drift}",
+        if steady { "steady state reached" } else { "STEADY STATE NOT REACHED" },
+        pre.drive_writes,
+        pre.virtual_seconds,
+        rule.describe()
+    );
+    rep.done("precondition", &summary);
+    Ok(pre)
+}
+
+/// 4K random write, then read, at 16T/16Q.
+fn four_k_step(s: &mut Session, spec: &ReviewSpec, rep: &Reporter) -> Result<Vec<Phase>, RunError> {
+    rep.step("4K tests");
+    let length = Length::Duration(spec.rounds_4k as u64 * s.interval_ns);
+    let mut tests = Vec::new();
+    for (i, (name, w)) in [("4K write", "4k-write"), ("4K read", "4k-read")].into_iter().enumerate() {
+        let mix = Mix::parse(w).expect("built-in workload");
+        tests.push(s.measure(name, &mix, REVIEWERS_THREADS, REVIEWERS_QUEUE_DEPTH, length, &mut |p: &Progress| {
+            rep.round(p, (i as f64 + p.fraction) / 2.0, false, &format!("{name}: {:.0} IOPS", p.last.iops));
+        })?);
+    }
+    rep.done("4K tests", &format!("write {:.0} IOPS, read {:.0} IOPS", tests[0].summary.write.iops, tests[1].summary.read.iops));
+    Ok(tests)
+}
+
+/// The profile's mix at every thread count x queue depth.
+fn matrix_step(s: &mut Session, spec: &ReviewSpec, workload: &Mix, rep: &Reporter) -> Result<Vec<Phase>, RunError> {
+    rep.step("matrix");
+    let length = Length::Duration(spec.rounds_matrix as u64 * s.interval_ns);
+    let points = MATRIX_THREADS.len() * MATRIX_QUEUE_DEPTHS.len();
+    let mut tests = Vec::new();
+    for (i, (t, q)) in MATRIX_THREADS.iter().flat_map(|&t| MATRIX_QUEUE_DEPTHS.iter().map(move |&q| (t, q))).enumerate() {
+        let name = matrix_name(t, q);
+        tests.push(s.measure(&name, workload, t, q, length, &mut |p: &Progress| {
+            rep.round(p, (i as f64 + p.fraction) / points as f64, false, &format!("{name}: {:.0} IOPS", p.last.iops));
+        })?);
+    }
+    let last = tests.last().expect("16 points");
+    rep.done("matrix", &format!("16T/16Q {:.0} IOPS, {:.3} ms average", last.summary.all.iops, last.summary.all.latency_avg_ms));
+    Ok(tests)
 }
 
 /// A job's expected cost, for scheduling, in tenths of the 4K profile's:

@@ -108,6 +108,9 @@ pub enum Rule {
 }
 
 impl Rule {
+    /// The SNIA rule with flashlab's default bounds.
+    pub const SNIA_DEFAULT: Rule = Rule::Snia { min_drive_writes: PRECONDITION_MIN_DRIVE_WRITES, cap_drive_writes: PRECONDITION_CAP_DRIVE_WRITES };
+
     /// The rule in a few words.
     pub fn describe(&self) -> String {
         match *self {

@@ -1,0 +1,121 @@
+//! `flashlab calibrate`: every published figure of each profile,
+//! reproduced in its own conditions and judged, with the wall time of
+//! each phase; a held figure outside its tolerance fails the command.
+
+use crate::out;
+use anyhow::Result;
+use lab::calibrate::Calibration;
+use lab::Progress;
+use std::time::Instant;
+
+#[derive(clap::Args)]
+pub struct CalibrateArgs {
+    /// Catalog devices or profile files (default: the whole catalog).
+    pub devices: Vec<String>,
+    /// Format (default: each device's default format).
+    #[arg(long)]
+    pub format: Option<String>,
+    /// Shrink each card N times (see `run --help`); 1 is full size.
+    #[arg(long, default_value_t = 16)]
+    pub scale: u32,
+    /// Seed of every phase's PRNG.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Rounds measured for each main test.
+    #[arg(long, default_value_t = 5)]
+    pub rounds: u32,
+    /// Write the calibrations as JSON.
+    #[arg(long)]
+    pub json: Option<std::path::PathBuf>,
+    /// No progress lines on standard error.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+pub fn calibrate(a: CalibrateArgs) -> Result<()> {
+    let ids: Vec<String> = if a.devices.is_empty() { accel::CATALOG.iter().map(|(id, _)| id.to_string()).collect() } else { a.devices.clone() };
+    let json = a.json.as_deref().map(out::JsonSink::open).transpose()?;
+    let mut all = Vec::new();
+    for id in ids {
+        all.push(calibrate_one(&a, &id)?);
+    }
+    if let Some(sink) = json {
+        sink.write(&all, a.quiet)?;
+    }
+    let outside: Vec<String> = all.iter().flat_map(|c| c.failures().map(move |f| format!("{} {} ({})", c.device, f.what, f.metric.unit()))).collect();
+    if !outside.is_empty() {
+        anyhow::bail!("{} figure(s) outside their tolerance: {}", outside.len(), outside.join("; "));
+    }
+    Ok(())
+}
+
+/// One device: its calibration, printed with each phase's wall time.
+fn calibrate_one(a: &CalibrateArgs, id: &str) -> Result<Calibration> {
+    let profile = accel::profile_load(id).map_err(anyhow::Error::msg)?;
+    let format = a.format.clone().unwrap_or_else(|| profile.default_format.clone());
+    if a.scale == 1 {
+        out::full_size_note(accel::Device::map_bytes(&profile, &format, 1)?, 1);
+    }
+    let mut clock = PhaseClock::new(a.quiet);
+    let c = lab::calibrate::calibrate(&profile, &format, a.scale, a.seed, a.rounds, &mut |p: &Progress| clock.progress(p))?;
+    let (total, walls) = clock.end();
+    outln!("{} --format {} --scale {} --seed {} [simulated]; wall {:.1} s ({})", c.device, c.format, c.scale, c.seed, total, walls.join(", "));
+    for p in &c.preconditions {
+        outln!("  {}", precondition_line(p));
+    }
+    for ch in &c.checks {
+        outln!("  {}", ch.line());
+    }
+    for b in &c.beside {
+        outln!("  {:<8} {:<75} published {:>18} {:<10} simulated {:>10}", "beside", b.what, "-", b.metric.unit(), lab::number::num(b.simulated));
+    }
+    Ok(c)
+}
+
+/// The wall time of each phase (taken when the next one first reports),
+/// and a progress line every 10 s unless quiet.
+struct PhaseClock {
+    started: Instant,
+    last_print: Instant,
+    phase: String,
+    walls: Vec<(String, f64)>,
+    quiet: bool,
+}
+
+impl PhaseClock {
+    fn new(quiet: bool) -> PhaseClock {
+        PhaseClock { started: Instant::now(), last_print: Instant::now(), phase: String::new(), walls: Vec::new(), quiet }
+    }
+
+    fn progress(&mut self, p: &Progress) {
+        let t = self.started.elapsed().as_secs_f64();
+        if p.phase != self.phase {
+            self.walls.push((p.phase.to_string(), t));
+            self.phase = p.phase.to_string();
+        }
+        if !self.quiet && self.last_print.elapsed().as_secs_f64() >= 10.0 {
+            self.last_print = Instant::now();
+            eprintln!("  {:<12} virtual {:>9.1} s  {:>6.2} drive writes  {:>9.0} IOPS  wall {t:.0} s", p.phase, p.virtual_s, p.drive_writes, p.last.iops);
+        }
+    }
+
+    /// The total wall time and "phase N s" for each phase.
+    fn end(mut self) -> (f64, Vec<String>) {
+        let total = self.started.elapsed().as_secs_f64();
+        self.walls.push(("end".into(), total));
+        (total, self.walls.windows(2).map(|w| format!("{} {:.1} s", w[0].0, w[1].1 - w[0].1)).collect())
+    }
+}
+
+fn precondition_line(p: &lab::Phase) -> String {
+    let s = p.steady_state.as_ref();
+    format!(
+        "preconditioned with {} by {}: {} after {:.2} drive writes, drift {}, WA {:.2}",
+        p.workload.name,
+        s.map_or("-", |s| s.rule.as_str()),
+        if s.is_some_and(|s| s.reached) { "steady" } else { "STEADY STATE NOT REACHED" },
+        p.drive_writes,
+        s.and_then(|s| s.drift_percent_per_drive_write).map_or("-".into(), |d| format!("{d:+.1}% per drive write")),
+        p.wa
+    )
+}

@@ -1,0 +1,281 @@
+//! `flashlab run`: one workload on a simulated device, its progress on
+//! standard error, the summary on standard output, everything in `--json`.
+
+use crate::out;
+use anyhow::{bail, Context, Result};
+use lab::metrics::DirStats;
+use lab::phase::SteadyReport;
+use lab::{Phase, Progress, RunResult, RunSpec};
+use std::time::Instant;
+
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// A catalog device id (see `flashlab devices`) or a profile file (.toml).
+    pub device: String,
+    /// 4k-read, 4k-write, 8k-7030, fileserver, webserver, webserver-write, or
+    /// a mix such as 'read=70;bs=4k/60:64k/40' (shares sum to 100) or
+    /// 'read=100;bs=64k;pattern=seq'; fio's names work too
+    /// ('rwmixread=70;bssplit=4k/60:64k/40', 'rw=randwrite;bs=8k').
+    #[arg(long, short)]
+    pub workload: String,
+    /// Format of the device: a named one (stock, hp...; default: the
+    /// device's default format) or an explicit usable capacity such as
+    /// 1500GB, 1.6TB or a byte count.
+    #[arg(long)]
+    pub format: Option<String>,
+    /// Host threads.
+    #[arg(long, default_value_t = 16)]
+    pub threads: u32,
+    /// Outstanding I/Os per thread.
+    #[arg(long, default_value_t = 16)]
+    pub qd: u32,
+    /// Secure erase, then precondition at 16T/16Q with the workload's
+    /// preconditioning workload until steady state (SNIA criteria on IOPS
+    /// over 5 rounds, after at least 5 drive writes; gives up at 10).
+    #[arg(long)]
+    pub precondition: bool,
+    /// With --precondition: precondition for a fixed time instead, as the
+    /// reviewers did: hours on the full-size card (a scaled card runs the
+    /// same drive writes). `reviewers` takes the hours the profile states.
+    #[arg(long, requires = "precondition", value_name = "HOURS|reviewers")]
+    pub precondition_hours: Option<String>,
+    /// Virtual seconds of the measured phase (default: 5 rounds).
+    #[arg(long, conflicts_with = "ios")]
+    pub duration: Option<f64>,
+    /// I/Os in the measured phase, instead of a duration.
+    #[arg(long)]
+    pub ios: Option<u64>,
+    /// Shrink the card N times (pages of each block first, then blocks;
+    /// dies, channels and timings kept): it settles where the full-size
+    /// card does and runs N times sooner. 1 is full size.
+    #[arg(long, default_value_t = 1)]
+    pub scale: u32,
+    /// Seed of the run's one PRNG.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Round (interval) length in virtual seconds (default: 60 s divided as
+    /// the pages of a block are: 3.75 s at scale 16, 0.94 s at 64).
+    #[arg(long)]
+    pub interval: Option<f64>,
+    /// Write everything measured, per-interval series included, as JSON.
+    #[arg(long)]
+    pub json: Option<std::path::PathBuf>,
+    /// No progress lines on standard error.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+pub fn run(a: RunArgs) -> Result<()> {
+    let profile = accel::profile_load(&a.device).map_err(anyhow::Error::msg)?;
+    let format = a.format.clone().unwrap_or_else(|| profile.default_format.clone());
+    let spec = spec_of(&a, &profile, &format)?;
+    let json = a.json.as_deref().map(out::JsonSink::open).transpose()?;
+    if a.scale == 1 {
+        out::full_size_note(accel::Device::map_bytes(&profile, &format, 1)?, 1);
+    }
+    if !a.quiet {
+        eprintln!(
+            "flashlab run {} --format {} --workload {} --threads {} --qd {} --scale {} --seed {}{}",
+            profile.id,
+            format,
+            a.workload,
+            a.threads,
+            a.qd,
+            a.scale,
+            a.seed,
+            if a.precondition { " --precondition" } else { "" }
+        );
+    }
+    let started = Instant::now();
+    let mut printer = ProgressPrinter::new(a.quiet);
+    let result = match lab::run(&profile, &spec, &mut |p: &Progress| printer.progress(p)) {
+        Ok(r) => r,
+        Err(e) => {
+            if let Some(sink) = json {
+                sink.discard();
+            }
+            return Err(e.into());
+        }
+    };
+    let wall = started.elapsed().as_secs_f64();
+    // The file first: a closed standard output ends the program at the summary.
+    if let Some(sink) = json {
+        sink.write(&result, a.quiet)?;
+    }
+    print_result(&result, wall);
+    Ok(())
+}
+
+/// The run's settings from its arguments, checked.
+fn spec_of(a: &RunArgs, profile: &accel::Profile, format: &str) -> Result<RunSpec> {
+    let mut spec = RunSpec::new(profile, format, &a.workload, a.scale, a.seed);
+    spec.threads = a.threads;
+    spec.queue_depth = a.qd;
+    spec.precondition = a.precondition;
+    spec.precondition_hours = match a.precondition_hours.as_deref() {
+        None => None,
+        Some("reviewers") => Some(
+            profile
+                .precondition_hours
+                .with_context(|| format!("--precondition-hours reviewers: the {} profile states no reviewers' hours; give a number", profile.id))?,
+        ),
+        Some(h) => Some(h.parse::<f64>().ok().with_context(|| format!("--precondition-hours '{h}': must be a number of hours or 'reviewers'"))?),
+    };
+    spec.duration_s = a.duration;
+    spec.ios = a.ios;
+    if let Some(i) = a.interval {
+        spec.interval_s = i;
+    }
+    if a.scale == 0 {
+        bail!("--scale 0: must be at least 1");
+    }
+    lab::run::spec_check(&spec)?;
+    Ok(spec)
+}
+
+/// A progress line at most once a second, with an ETA for the phase
+/// (a bound, "<=", while a search for steady state may end sooner).
+struct ProgressPrinter {
+    quiet: bool,
+    last_print: Instant,
+    phase: String,
+    phase_started: Instant,
+}
+
+impl ProgressPrinter {
+    fn new(quiet: bool) -> ProgressPrinter {
+        ProgressPrinter { quiet, last_print: Instant::now(), phase: String::new(), phase_started: Instant::now() }
+    }
+
+    fn progress(&mut self, p: &Progress) {
+        if p.phase != self.phase {
+            (self.phase, self.phase_started) = (p.phase.to_string(), Instant::now());
+        }
+        if self.quiet || self.last_print.elapsed().as_secs_f64() < 1.0 {
+            return;
+        }
+        self.last_print = Instant::now();
+        let f = p.fraction;
+        let eta = if f > 0.0 {
+            format!(", ETA {}{:.0} s", if p.fraction_is_bound { "<= " } else { "" }, self.phase_started.elapsed().as_secs_f64() * (1.0 - f) / f)
+        } else {
+            String::new()
+        };
+        eprintln!(
+            "  {:<12} virtual {:>8.1} s {:>5.2} DW {:>8.0} IOPS {:>7.3} ms{}",
+            p.phase, p.virtual_s, p.drive_writes, p.last.iops, p.last.latency_avg_ms, eta
+        );
+    }
+}
+
+fn print_result(r: &RunResult, wall_s: f64) {
+    let d = &r.device;
+    outln!(
+        "{} ({}), format {}, scale {}: {:.1} GB usable of {:.1} GB raw, {} dies, effective OP {:.1}%  [simulated]",
+        d.name,
+        d.id,
+        d.format,
+        d.scale,
+        d.capacity_bytes as f64 / 1e9,
+        d.raw_bytes as f64 / 1e9,
+        d.dies,
+        d.effective_op * 100.0
+    );
+    for p in &r.phases {
+        phase_print(p);
+    }
+    if !r.comparison.is_empty() {
+        outln!("\npublished vs simulated, where this run met the figure's conditions:");
+        for c in &r.comparison {
+            outln!("  {}", c.line());
+        }
+        let sources: std::collections::BTreeSet<&str> = r.comparison.iter().map(|c| c.source.as_str()).collect();
+        outln!("  sources: {}", sources.into_iter().collect::<Vec<_>>().join("; "));
+    }
+    outln!("\nwall time {wall_s:.1} s");
+}
+
+fn phase_print(p: &Phase) {
+    outln!(
+        "\n{} — {} at {}T/{}Q: {:.1} virtual s, {:.2} drive writes, WA {:.2} (with parity {:.2}), die utilisation {:.1}%",
+        p.name,
+        p.workload.name,
+        p.threads,
+        p.queue_depth,
+        p.virtual_seconds,
+        p.drive_writes,
+        p.wa,
+        p.wa_with_parity,
+        p.die_utilisation * 100.0
+    );
+    if let Some(s) = &p.steady_state {
+        steady_print(s);
+    }
+    outln!(
+        "  {:<6} {:>12} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "",
+        "IOPS",
+        "MB/s",
+        "avg ms",
+        "max ms",
+        "std ms",
+        "p50",
+        "p99",
+        "p99.9",
+        "p99.99"
+    );
+    for (name, s) in [("read", &p.summary.read), ("write", &p.summary.write), ("all", &p.summary.all)] {
+        if s.ios > 0 {
+            stats_print(name, s);
+        }
+    }
+    if !p.utilisation.is_empty() {
+        let cells: Vec<String> = p.utilisation.iter().map(|u| format!("{} {:.0}%", u.resource, u.percent)).collect();
+        outln!("  utilisation: {}", cells.join(", "));
+        outln!("  bottleneck: {}", p.bottleneck);
+    }
+    let c = &p.counters;
+    outln!(
+        "  device: {} host slots written, {} GC moves, {} erases, {} free superblocks, erase counts {}..{}",
+        c.host_slots_written,
+        c.gc_slots_moved,
+        c.block_erases,
+        c.free_superblocks,
+        c.erase_count_min,
+        c.erase_count_max
+    );
+}
+
+fn steady_print(s: &SteadyReport) {
+    outln!("  preconditioning rule: {}", s.rule);
+    match (&s.window, s.reached) {
+        (Some(w), true) => outln!(
+            "  steady state reached after {} rounds ({:.2} drive writes): mean {:.0} IOPS, range {:.1}% (<= 20%), slope excursion {:.1}% (<= 10%)",
+            s.rounds,
+            s.drive_writes,
+            w.mean,
+            w.range / w.mean * 100.0,
+            w.slope_excursion / w.mean * 100.0
+        ),
+        _ => outln!("  STEADY STATE NOT REACHED after {} rounds ({:.2} drive writes): the last 5 rounds fail the SNIA criteria", s.rounds, s.drive_writes),
+    }
+    if let Some(d) = s.drift_percent_per_drive_write {
+        outln!("  drift: IOPS still moved {d:+.1}% per drive write over the last drive write");
+    }
+}
+
+fn stats_print(name: &str, s: &DirStats) {
+    outln!(
+        "  {:<6} {:>12.0} {:>10.1} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3} {:>9.3}",
+        name,
+        s.iops,
+        s.mb_per_s,
+        s.latency_avg_ms,
+        s.latency_max_ms,
+        s.latency_std_ms,
+        s.latency_p50_ms,
+        s.latency_p99_ms,
+        s.latency_p999_ms,
+        s.latency_p9999_ms
+    );
+}
