@@ -229,10 +229,7 @@ fn published_section(out: &mut String, jobs: &[&JobResult]) {
                     num(c.simulated),
                     format!("{:+.1}%", c.error_percent),
                     format!("{:.0}%", c.tolerance_percent),
-                    esc(&match &c.conflict {
-                        Some(why) if !c.within => format!("conflict: {why}"),
-                        _ => c.verdict().to_string(),
-                    }),
+                    verdict_cell(c),
                 ]
             })
         })
@@ -246,6 +243,16 @@ fn published_section(out: &mut String, jobs: &[&JobResult]) {
     sources.dedup();
     table(out, &["device", "figure", "conditions", "published", "simulated", "error", "tolerance", "verdict"], &cmp);
     let _ = write!(out, "<p>Sources: {}</p>", esc(&sources.join("; ")));
+}
+
+/// A verdict, marked: within tolerance in green, a miss in red, a
+/// conflict (a vendor figure the reviewers' contradict) with its reason.
+fn verdict_cell(c: &crate::runs::published::Check) -> String {
+    match &c.conflict {
+        Some(why) if !c.within => format!("conflict: {}", esc(why)),
+        _ if c.within => format!("<span class=\"ok\">{}</span>", esc(c.verdict())),
+        _ => format!("<span class=\"bad\">{}</span>", esc(c.verdict())),
+    }
 }
 
 /// Why each test ran at its rate: every resource's busy share and the

@@ -125,19 +125,21 @@ fn matrix_chart(key: &str, label: &str, p: &PtsResult) -> Chart {
     Chart { file: format!("{key}-iops.svg"), caption: "IOPS test: the steady-state matrix, a line per read/write mix".into(), svg: c.svg() }
 }
 
-fn iops_table(out: &mut String, p: &PtsResult) {
-    out.push_str("<h3>IOPS (steady-state window average)</h3>");
+/// A table of read/write mixes (rows) by block sizes (columns) of `cells`.
+fn mix_by_size_table(out: &mut String, title: &str, read_pcts: &[u32], sizes: &[u32], cells: &[pts::Cell], show: impl Fn(&pts::Cell) -> String) {
+    let _ = write!(out, "<h3>{}</h3>", esc(title));
     let mut head = vec!["read/write mix".to_string()];
-    head.extend(pts::IOPS_BLOCK_BYTES.iter().map(|&b| size_name(b)));
-    let rows: Vec<Vec<String>> = pts::IOPS_READ_PCTS
+    head.extend(sizes.iter().map(|&b| size_name(b)));
+    let rows: Vec<Vec<String>> = read_pcts
         .iter()
-        .map(|&rd| {
-            let cells = pts::IOPS_BLOCK_BYTES.iter().map(|&bs| pts::cell(&p.iops_matrix, rd, bs).map_or("-".into(), |c| num(c.iops)));
-            std::iter::once(mix_name(rd)).chain(cells).collect()
-        })
+        .map(|&rd| std::iter::once(mix_name(rd)).chain(sizes.iter().map(|&bs| pts::cell(cells, rd, bs).map_or("-".into(), &show))).collect())
         .collect();
     let head_ref: Vec<&str> = head.iter().map(|s| s.as_str()).collect();
     table(out, &head_ref, &rows);
+}
+
+fn iops_table(out: &mut String, p: &PtsResult) {
+    mix_by_size_table(out, "IOPS (steady-state window average)", &pts::IOPS_READ_PCTS, &pts::IOPS_BLOCK_BYTES, &p.iops_matrix, |c| num(c.iops));
 }
 
 fn throughput_table(out: &mut String, p: &PtsResult) {
@@ -153,18 +155,6 @@ fn throughput_table(out: &mut String, p: &PtsResult) {
 }
 
 fn latency_table(out: &mut String, p: &PtsResult) {
-    out.push_str("<h3>Latency (1 thread, queue depth 1; average / max, ms)</h3>");
-    let mut head = vec!["read/write mix".to_string()];
-    head.extend(pts::LATENCY_BLOCK_BYTES.iter().map(|&b| size_name(b)));
-    let rows: Vec<Vec<String>> = pts::LATENCY_READ_PCTS
-        .iter()
-        .map(|&rd| {
-            let cells = pts::LATENCY_BLOCK_BYTES
-                .iter()
-                .map(|&bs| pts::cell(&p.latency, rd, bs).map_or("-".into(), |c| format!("{} / {}", num(c.latency_avg_ms), num(c.latency_max_ms))));
-            std::iter::once(mix_name(rd)).chain(cells).collect()
-        })
-        .collect();
-    let head_ref: Vec<&str> = head.iter().map(|s| s.as_str()).collect();
-    table(out, &head_ref, &rows);
+    let title = "Latency (1 thread, queue depth 1; average / max, ms)";
+    mix_by_size_table(out, title, &pts::LATENCY_READ_PCTS, &pts::LATENCY_BLOCK_BYTES, &p.latency, |c| format!("{} / {}", num(c.latency_avg_ms), num(c.latency_max_ms)));
 }
