@@ -156,5 +156,7 @@ fn throughput_table(out: &mut String, p: &PtsResult) {
 
 fn latency_table(out: &mut String, p: &PtsResult) {
     let title = "Latency (1 thread, queue depth 1; average / max, ms)";
-    mix_by_size_table(out, title, &pts::LATENCY_READ_PCTS, &pts::LATENCY_BLOCK_BYTES, &p.latency, |c| format!("{} / {}", num(c.latency_avg_ms), num(c.latency_max_ms)));
+    mix_by_size_table(out, title, &pts::LATENCY_READ_PCTS, &pts::LATENCY_BLOCK_BYTES, &p.latency, |c| {
+        format!("{} / {}", num(c.latency_avg_ms), num(c.latency_max_ms))
+    });
 }
