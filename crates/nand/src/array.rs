@@ -1,3 +1,4 @@
+use crate::store::Store;
 use crate::{Geometry, NandError};
 use units::SLOT_BYTES;
 
@@ -88,19 +89,24 @@ pub struct Array {
     next_page: Vec<u16>,
     erase_count: Vec<u32>,
     die_failed: Vec<bool>,
-    data: Option<Vec<u8>>,
-    oob: Option<Vec<u32>>,
+    /// Every programmed byte and each slot's out-of-band LBA, where the
+    /// array holds data.
+    store: Option<Store>,
     counters: MediaCounters,
 }
 
 impl Array {
     /// A factory-fresh array: every block erased, erase counts zero.
     pub fn new(geometry: Geometry, with_data: bool) -> Array {
+        let store = with_data.then(|| Store::memory(&geometry));
+        Array::with_store(geometry, store)
+    }
+
+    /// A factory-fresh array keeping its bytes in `store` (memory or a file).
+    pub fn with_store(geometry: Geometry, store: Option<Store>) -> Array {
         let blocks = geometry.dies() as usize * geometry.blocks_per_plane as usize;
-        let slots = (geometry.raw_bytes() / SLOT_BYTES) as usize;
         Array {
-            data: with_data.then(|| vec![0xff; geometry.raw_bytes() as usize]),
-            oob: with_data.then(|| vec![units::LBA_UNMAPPED; slots]),
+            store,
             next_page: vec![0; blocks],
             erase_count: vec![0; blocks],
             die_failed: vec![false; geometry.dies() as usize],
@@ -149,12 +155,12 @@ impl Array {
     pub fn oob_lba(&self, die: u32, block: u32, page: u32, slot: u32) -> Option<u32> {
         let spm = self.geometry.slots_per_mpage() as usize;
         let off = self.mpage_offset(die, block, page) / self.geometry.mpage_bytes() as usize * spm + slot as usize;
-        self.oob.as_ref().map(|o| o[off])
+        self.store.as_ref().map(|s| s.oob_lba(off))
     }
     /// Raw bytes of one slot as stored (data-holding arrays only), for checkers.
     pub fn slot_bytes(&self, die: u32, block: u32, page: u32, slot: u32) -> Option<&[u8]> {
         let off = self.mpage_offset(die, block, page) + slot as usize * SLOT_BYTES as usize;
-        self.data.as_ref().map(|d| &d[off..off + SLOT_BYTES as usize])
+        self.store.as_ref().map(|s| &s.data()[off..off + SLOT_BYTES as usize])
     }
     /// Marks a die as failed: every later operation on it errors.
     pub fn die_fail(&mut self, die: u32) {
@@ -193,7 +199,8 @@ impl Media for Array {
         }
         debug_assert!(slot_mask != 0 && (slot_mask as u64) < (1u64 << self.geometry.slots_per_mpage()));
         self.counters.count_read(tag);
-        if let (Some(data), Some(out)) = (&self.data, out) {
+        if let (Some(store), Some(out)) = (&self.store, out) {
+            let data = store.data();
             let base = self.mpage_offset(die, block, page);
             let slot = SLOT_BYTES as usize;
             let mut mask = slot_mask;
@@ -218,18 +225,16 @@ impl Media for Array {
         }
         self.next_page[b] += 1;
         self.counters.count_program(tag);
-        if self.data.is_none() && self.oob.is_none() {
-            return Ok(());
-        }
         let off = self.mpage_offset(die, block, page);
         let len = self.geometry.mpage_bytes() as usize;
         let spm = self.geometry.slots_per_mpage() as usize;
-        if let (Some(store), Some(data)) = (&mut self.data, data) {
-            store[off..off + len].copy_from_slice(&data[..len]);
+        let Some(store) = &mut self.store else { return Ok(()) };
+        if let Some(data) = data {
+            store.data_mut()[off..off + len].copy_from_slice(&data[..len]);
         }
-        if let Some(o) = &mut self.oob {
-            let base = off / len * spm;
-            o[base..base + spm].copy_from_slice(&oob[..spm]);
+        let base = off / len * spm;
+        for (i, &lba) in oob[..spm].iter().enumerate() {
+            store.oob_lba_set(base + i, lba);
         }
         Ok(())
     }
@@ -244,12 +249,12 @@ impl Media for Array {
         let mpage_bytes = self.geometry.mpage_bytes() as usize;
         let pages = self.geometry.pages_per_block as usize;
         let spm = self.geometry.slots_per_mpage() as usize;
-        if let Some(store) = &mut self.data {
-            store[off..off + mpage_bytes * pages].fill(0xff);
-        }
-        if let Some(o) = &mut self.oob {
+        if let Some(store) = &mut self.store {
+            store.discard(off, mpage_bytes * pages);
             let base = off / mpage_bytes * spm;
-            o[base..base + spm * pages].fill(units::LBA_UNMAPPED);
+            for slot in base..base + spm * pages {
+                store.oob_lba_set(slot, units::LBA_UNMAPPED);
+            }
         }
         Ok(())
     }
@@ -258,7 +263,7 @@ impl Media for Array {
         &self.counters
     }
     fn holds_data(&self) -> bool {
-        self.data.is_some()
+        self.store.is_some()
     }
     fn block_next_page(&self, die: u32, block: u32) -> u32 {
         self.next_page(die, block)
@@ -266,7 +271,7 @@ impl Media for Array {
     fn mpage_peek(&self, die: u32, block: u32, page: u32) -> Option<&[u8]> {
         let off = self.mpage_offset(die, block, page);
         let len = self.geometry.mpage_bytes() as usize;
-        self.data.as_ref().map(|d| &d[off..off + len])
+        self.store.as_ref().map(|s| &s.data()[off..off + len])
     }
 }
 

@@ -1,4 +1,5 @@
-//! The NAND media model. Pure: no clock, no I/O, no knowledge of mapping.
+//! The NAND media model: no clock, no knowledge of mapping. Its only I/O
+//! is a data-holding array's store, which may be a file (`store`).
 //!
 //! The unit the FTL programs is a *multi-plane page* ("mpage"): the same page
 //! index on every plane of one die, programmed by one multi-plane command.
@@ -9,9 +10,11 @@
 
 mod array;
 mod geometry;
+pub mod store;
 
 pub use array::{Array, Media, MediaCounters, OpTag};
 pub use geometry::{CellType, Geometry, GeometryError, Timings};
+pub use store::{Store, StoreError};
 
 /// A violation of the NAND rules or an address outside the array. The FTL
 /// must never cause one; the array refuses the operation instead of

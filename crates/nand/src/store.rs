@@ -1,0 +1,242 @@
+//! Where a data-holding array keeps its pages' bytes and out-of-band
+//! LBAs: in memory (tests), or in a sparse file mapped into memory (a
+//! served card: a scaled card's raw flash is gigabytes, of which only what
+//! has been programmed takes disk). An erase gives a block's bytes back to
+//! the file system (a hole), so a file holds about what the card holds.
+//!
+//! A file starts with a header that names what it holds (magic, layout
+//! version, geometry, and the owner's own description: device, format,
+//! scale); opening a file made for anything else is refused with both
+//! descriptions.
+
+use crate::Geometry;
+use std::fs::{File, OpenOptions};
+use std::path::Path;
+
+/// The header's magic and the file layout's version.
+pub const STORE_MAGIC: &[u8; 8] = b"FLASHLAB";
+pub const STORE_VERSION: u32 = 1;
+/// The header occupies the file's first 4 KiB.
+const HEADER_BYTES: usize = 4096;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("store {path}: {source}")]
+    Io { path: String, source: std::io::Error },
+    #[error("store {path} is not a flashlab store (no header)")]
+    NotAStore { path: String },
+    #[error("store {path} has layout version {found}; this flashlab reads version {expected}")]
+    Version { path: String, found: u32, expected: u32 },
+    #[error("store {path} was made for {found}; asked for {expected}")]
+    Mismatch { path: String, found: String, expected: String },
+}
+
+/// Bytes that live in memory or in a mapped file.
+enum Bytes {
+    Memory(Vec<u8>),
+    Mapped { map: memmap2::MmapMut, offset: usize, len: usize },
+}
+
+impl Bytes {
+    fn get(&self) -> &[u8] {
+        match self {
+            Bytes::Memory(v) => v,
+            Bytes::Mapped { map, offset, len } => &map[*offset..*offset + *len],
+        }
+    }
+    fn get_mut(&mut self) -> &mut [u8] {
+        match self {
+            Bytes::Memory(v) => v,
+            Bytes::Mapped { map, offset, len } => &mut map[*offset..*offset + *len],
+        }
+    }
+}
+
+/// The pages and the per-slot out-of-band LBAs of a data-holding array.
+pub struct Store {
+    data: Bytes,
+    oob: Bytes,
+    /// The file, kept open for the hole punching and the flush.
+    file: Option<File>,
+    data_offset: usize,
+}
+
+impl Store {
+    /// A store in memory: pages erased (0xff), no LBAs.
+    pub fn memory(g: &Geometry) -> Store {
+        let slots = (g.raw_bytes() / units::SLOT_BYTES) as usize;
+        let oob: Vec<u8> = std::iter::repeat_n(units::LBA_UNMAPPED.to_le_bytes(), slots).flatten().collect();
+        Store { data: Bytes::Memory(vec![0xff; g.raw_bytes() as usize]), oob: Bytes::Memory(oob), file: None, data_offset: 0 }
+    }
+
+    /// A store in a file: created (sparse) with `owner` in its header when
+    /// it does not exist, else opened if its header names the same geometry
+    /// and owner. Returns the store and whether it was created.
+    pub fn file(path: &Path, g: &Geometry, owner: &str) -> Result<(Store, bool), StoreError> {
+        let p = path.display().to_string();
+        let io = |source| StoreError::Io { path: p.clone(), source };
+        let created = !path.exists();
+        let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path).map_err(io)?;
+        let described = describe(g, owner);
+        let slots = (g.raw_bytes() / units::SLOT_BYTES) as usize;
+        let oob_bytes = slots * 4;
+        let data_offset = (HEADER_BYTES + oob_bytes).div_ceil(4096) * 4096;
+        let total = data_offset + g.raw_bytes() as usize;
+        if created {
+            file.set_len(total as u64).map_err(io)?;
+        } else {
+            header_check(&file, &p, &described)?;
+        }
+        // SAFETY: the file is this process's own store; nothing else maps
+        // or truncates it while the store lives.
+        let mut map = unsafe { memmap2::MmapMut::map_mut(&file) }.map_err(io)?;
+        if map.len() != total {
+            return Err(StoreError::Mismatch { path: p, found: format!("{} bytes", map.len()), expected: format!("{total} bytes for {described}") });
+        }
+        if created {
+            header_write(&mut map[..HEADER_BYTES], &described);
+            for chunk in map[HEADER_BYTES..HEADER_BYTES + oob_bytes].chunks_exact_mut(4) {
+                chunk.copy_from_slice(&units::LBA_UNMAPPED.to_le_bytes());
+            }
+        }
+        let oob_map = unsafe { memmap2::MmapMut::map_mut(&file) }.map_err(io)?;
+        let store = Store {
+            data: Bytes::Mapped { map, offset: data_offset, len: g.raw_bytes() as usize },
+            oob: Bytes::Mapped { map: oob_map, offset: HEADER_BYTES, len: oob_bytes },
+            file: Some(file),
+            data_offset,
+        };
+        Ok((store, created))
+    }
+
+    pub fn data(&self) -> &[u8] {
+        self.data.get()
+    }
+    pub fn data_mut(&mut self) -> &mut [u8] {
+        self.data.get_mut()
+    }
+
+    /// The LBA in a slot's out-of-band area.
+    pub fn oob_lba(&self, slot: usize) -> u32 {
+        let b = &self.oob.get()[slot * 4..slot * 4 + 4];
+        u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+    }
+    pub fn oob_lba_set(&mut self, slot: usize, lba: u32) {
+        self.oob.get_mut()[slot * 4..slot * 4 + 4].copy_from_slice(&lba.to_le_bytes());
+    }
+
+    /// Forgets `len` bytes of pages from `offset` (an erase): in memory they
+    /// read 0xff again; in a file the range becomes a hole.
+    pub fn discard(&mut self, offset: usize, len: usize) {
+        match (&mut self.data, &self.file) {
+            (Bytes::Memory(v), _) => v[offset..offset + len].fill(0xff),
+            (Bytes::Mapped { map, .. }, Some(f)) => {
+                let start = self.data_offset + offset;
+                if punch_hole(f, start as u64, len as u64).is_err() {
+                    map[start..start + len].fill(0xff);
+                }
+            }
+            (Bytes::Mapped { map, .. }, None) => map[self.data_offset + offset..self.data_offset + offset + len].fill(0xff),
+        }
+    }
+}
+
+/// What a store's header says it holds.
+fn describe(g: &Geometry, owner: &str) -> String {
+    format!(
+        "{owner}; geometry {}ch x {}dies x {}planes x {}blocks x {}pages x {}B",
+        g.channels, g.dies_per_channel, g.planes_per_die, g.blocks_per_plane, g.pages_per_block, g.page_size_bytes
+    )
+}
+
+fn header_write(h: &mut [u8], described: &str) {
+    h[..8].copy_from_slice(STORE_MAGIC);
+    h[8..12].copy_from_slice(&STORE_VERSION.to_le_bytes());
+    let d = described.as_bytes();
+    let n = d.len().min(HEADER_BYTES - 16);
+    h[12..16].copy_from_slice(&(n as u32).to_le_bytes());
+    h[16..16 + n].copy_from_slice(&d[..n]);
+}
+
+fn header_check(file: &File, path: &str, expected: &str) -> Result<(), StoreError> {
+    use std::os::unix::fs::FileExt;
+    let mut h = vec![0u8; HEADER_BYTES];
+    let n = file.read_at(&mut h, 0).map_err(|source| StoreError::Io { path: path.into(), source })?;
+    if n < 16 || &h[..8] != STORE_MAGIC {
+        return Err(StoreError::NotAStore { path: path.into() });
+    }
+    let version = u32::from_le_bytes([h[8], h[9], h[10], h[11]]);
+    if version != STORE_VERSION {
+        return Err(StoreError::Version { path: path.into(), found: version, expected: STORE_VERSION });
+    }
+    let len = (u32::from_le_bytes([h[12], h[13], h[14], h[15]]) as usize).min(HEADER_BYTES - 16);
+    let found = String::from_utf8_lossy(&h[16..16 + len]).to_string();
+    if found != expected {
+        return Err(StoreError::Mismatch { path: path.into(), found, expected: expected.into() });
+    }
+    Ok(())
+}
+
+#[cfg(target_os = "linux")]
+fn punch_hole(f: &File, offset: u64, len: u64) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    // SAFETY: fallocate on our own open file descriptor; no memory is passed.
+    let r = unsafe { libc::fallocate(f.as_raw_fd(), libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, offset as i64, len as i64) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn punch_hole(_f: &File, _offset: u64, _len: u64) -> std::io::Result<()> {
+    Err(std::io::Error::other("no hole punching here"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn geo() -> Geometry {
+        Geometry { channels: 2, dies_per_channel: 1, planes_per_die: 2, blocks_per_plane: 4, pages_per_block: 4, page_size_bytes: 8192, oob_bytes: 448 }
+    }
+
+    fn tmp(name: &str) -> std::path::PathBuf {
+        let p = std::env::temp_dir().join(format!("flashlab-store-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_file(&p);
+        p
+    }
+
+    #[test]
+    fn a_file_store_keeps_bytes_and_lbas_across_opens_and_refuses_another_owner() {
+        let (g, p) = (geo(), tmp("reopen"));
+        let (mut s, created) = Store::file(&p, &g, "card A").unwrap();
+        assert!(created);
+        s.data_mut()[100] = 7;
+        s.oob_lba_set(3, 42);
+        drop(s);
+        let (s, created) = Store::file(&p, &g, "card A").unwrap();
+        assert!(!created && s.data()[100] == 7 && s.oob_lba(3) == 42 && s.oob_lba(4) == units::LBA_UNMAPPED);
+        drop(s);
+        let e = Store::file(&p, &g, "card B").err().unwrap().to_string();
+        assert!(e.contains("card A") && e.contains("card B"), "{e}");
+        std::fs::write(&p, b"not a store at all, just text").unwrap();
+        assert!(Store::file(&p, &g, "card A").err().unwrap().to_string().contains("not a flashlab store"));
+        let _ = std::fs::remove_file(&p);
+    }
+
+    #[test]
+    fn a_discarded_range_is_a_hole_in_the_file() {
+        use std::os::unix::fs::MetadataExt;
+        let (g, p) = (geo(), tmp("hole"));
+        let (mut s, _) = Store::file(&p, &g, "card").unwrap();
+        let len = s.data().len();
+        s.data_mut().fill(1);
+        let full = std::fs::metadata(&p).unwrap().blocks();
+        s.discard(0, len);
+        let after = std::fs::metadata(&p).unwrap().blocks();
+        assert!(after < full, "blocks {full} -> {after}");
+        let _ = std::fs::remove_file(&p);
+    }
+}
