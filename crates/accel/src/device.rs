@@ -36,6 +36,14 @@ pub enum DeviceError {
     OutOfRange { offset: u64, len: u64, capacity: u64 },
     #[error(transparent)]
     Ftl(#[from] FtlError),
+    #[error("{0}")]
+    Store(String),
+}
+
+impl From<nand::StoreError> for DeviceError {
+    fn from(e: nand::StoreError) -> DeviceError {
+        DeviceError::Store(e.to_string())
+    }
 }
 
 /// Slots of the write buffer, and when programmed pages free theirs. Every
@@ -222,6 +230,20 @@ impl DeviceCounters {
     }
 }
 
+/// Where a device keeps the bytes written to it: nowhere (the simulator),
+/// in memory (tests), or in files, one per member (a served card).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Backing {
+    None,
+    Memory,
+    /// A store file per member, `<dir>/member-<i>.flash`; `owner` is
+    /// written in each file's header and checked when it is opened again.
+    Files {
+        dir: std::path::PathBuf,
+        owner: String,
+    },
+}
+
 pub struct Device {
     pub profile: Profile,
     pub format: String,
@@ -266,8 +288,26 @@ impl Device {
     /// (the spare after the GC reserve and the open superblocks, which do not
     /// shrink) is the full-size device's.
     pub fn new(profile: &Profile, format: &str, scale: u32) -> Result<Device, DeviceError> {
+        Device::with_backing(profile, format, scale, &Backing::None)
+    }
+
+    /// A device that keeps the bytes written to it in `backing`.
+    pub fn with_backing(profile: &Profile, format: &str, scale: u32, backing: &Backing) -> Result<Device, DeviceError> {
         let plan = Device::plan(profile, format, scale)?;
-        Device::build(profile, format, scale, plan)
+        Device::build(profile, format, scale, plan, backing)
+    }
+
+    /// A member's array: with its bytes where the backing keeps them.
+    fn array_of(g: &nand::Geometry, backing: &Backing, member: usize) -> Result<Array, DeviceError> {
+        let store = match backing {
+            Backing::None => None,
+            Backing::Memory => Some(nand::Store::memory(g)),
+            Backing::Files { dir, owner } => {
+                let path = dir.join(format!("member-{member}.flash"));
+                Some(nand::Store::file(&path, g, &format!("{owner}, member {member}"))?.0)
+            }
+        };
+        Ok(Array::with_store(g.clone(), store))
     }
 
     /// Checks that a device can be built at a format and scale, without
@@ -343,11 +383,17 @@ impl Device {
         Ok((g, cfg, usable))
     }
 
-    fn build(profile: &Profile, format: &str, scale: u32, (g, cfg, full_bytes): (nand::Geometry, FtlConfig, u64)) -> Result<Device, DeviceError> {
+    fn build(
+        profile: &Profile,
+        format: &str,
+        scale: u32,
+        (g, cfg, full_bytes): (nand::Geometry, FtlConfig, u64),
+        backing: &Backing,
+    ) -> Result<Device, DeviceError> {
         let buffer_slots = (profile.write_buffer_bytes(scale) / SLOT_BYTES) as u32;
         let mut members = Vec::new();
-        for _ in 0..profile.members {
-            let ftl = Ftl::format(Recorder::new(Array::new(g.clone(), false)), cfg.clone())?;
+        for m in 0..profile.members as usize {
+            let ftl = Ftl::format(Recorder::new(Device::array_of(&g, backing, m)?), cfg.clone())?;
             members.push(Device::member_new(profile, &g, ftl, buffer_slots));
         }
         Ok(Device {
@@ -539,7 +585,7 @@ impl Device {
         Ok(())
     }
 
-    fn member_io(&mut self, m: usize, now: Ns, offset: u64, len: u64, write: bool) -> Result<Ns, DeviceError> {
+    fn member_io(&mut self, m: usize, now: Ns, offset: u64, len: u64, write: bool, payload: Payload) -> Result<Ns, DeviceError> {
         let c = &self.costs;
         let cpu = &mut self.cpu;
         let member = &mut self.members[m];
@@ -555,6 +601,9 @@ impl Device {
             };
             let t = member.command[ctl as usize].reserve(now, c.read_command_ns);
             let done = member.ops_time(c, cpu, t, c.sub_slot_read_bytes(offset, len));
+            if let Payload::Read(out) = payload {
+                slots_copy_out(&member.ftl, offset, out)?;
+            }
             return Ok(member.link_out.reserve(done, c.link_ns(len)));
         }
         let ctl = c.controller_of_slot(first);
@@ -573,14 +622,48 @@ impl Device {
             }
         }
         let mut done = t;
+        let mut slot = [0u8; SLOT_BYTES as usize];
         for lba in first..last + 1 {
             let ack = member.buffer.acquire(t);
-            member.ftl.write(lba, None)?;
+            match &payload {
+                Payload::Write(data) => {
+                    slot_merge(&member.ftl, lba, offset, data, &mut slot)?;
+                    member.ftl.write(lba, Some(&slot))?;
+                }
+                _ => member.ftl.write(lba, None)?,
+            }
             member.ops_time(c, cpu, ack, None);
             done = done.max(ack);
         }
         Ok(done)
     }
+}
+
+/// The bytes of slots from byte `offset` of a member, into `out`.
+fn slots_copy_out(ftl: &Ftl<Recorder>, offset: u64, out: &mut [u8]) -> Result<(), DeviceError> {
+    let mut slot = [0u8; SLOT_BYTES as usize];
+    let (mut at, end) = (offset, offset + out.len() as u64);
+    while at < end {
+        let lba = at / SLOT_BYTES;
+        let (lo, hi) = ((at - lba * SLOT_BYTES) as usize, ((lba + 1) * SLOT_BYTES).min(end) - lba * SLOT_BYTES);
+        ftl.slot_copy(lba as u32, &mut slot)?;
+        let o = (at - offset) as usize;
+        out[o..o + hi as usize - lo].copy_from_slice(&slot[lo..hi as usize]);
+        at = lba * SLOT_BYTES + hi;
+    }
+    Ok(())
+}
+
+/// A slot's bytes after a write of `data` at byte `offset`: the written part
+/// from `data`, the rest (a partial slot) as the slot holds it now.
+fn slot_merge(ftl: &Ftl<Recorder>, lba: u32, offset: u64, data: &[u8], slot: &mut [u8; SLOT_BYTES as usize]) -> Result<(), DeviceError> {
+    let start = lba as u64 * SLOT_BYTES;
+    let (lo, hi) = (offset.max(start), (offset + data.len() as u64).min(start + SLOT_BYTES));
+    if hi - lo < SLOT_BYTES {
+        ftl.slot_copy(lba, slot)?;
+    }
+    slot[(lo - start) as usize..(hi - start) as usize].copy_from_slice(&data[(lo - offset) as usize..(hi - offset) as usize]);
+    Ok(())
 }
 
 impl Member {
@@ -678,11 +761,28 @@ impl Member {
 }
 
 impl Device {
+    /// An I/O must be whole sectors inside the device.
+    pub(crate) fn range_check(&self, offset: u64, len: u64) -> Result<(), DeviceError> {
+        let capacity = self.capacity_bytes();
+        if len == 0 || offset % SECTOR_BYTES != 0 || len % SECTOR_BYTES != 0 || offset.checked_add(len).is_none_or(|end| end > capacity) {
+            return Err(DeviceError::OutOfRange { offset, len, capacity });
+        }
+        Ok(())
+    }
+
+    pub(crate) fn member_ftls(&self) -> impl Iterator<Item = &Ftl<Recorder>> {
+        self.members.iter().map(|m| &m.ftl)
+    }
+
+    pub(crate) fn member_ftl_mut(&mut self, m: usize) -> &mut Ftl<Recorder> {
+        &mut self.members[m].ftl
+    }
+
     /// The member a byte offset lives on and the offset within it: RAID 0
     /// over the members in chunks of `stripe_bytes` (the one rule of the
     /// split; a single member is the identity).
     #[inline(always)]
-    fn member_of(&self, offset: u64) -> (usize, u64) {
+    pub(crate) fn member_of(&self, offset: u64) -> (usize, u64) {
         if self.members.len() == 1 {
             return (0, offset);
         }
@@ -718,11 +818,35 @@ impl Target for Device {
     }
 
     fn submit(&mut self, now: Ns, io: &Io) -> Result<Ns, DeviceError> {
-        let (offset, len) = (io.offset_bytes, io.len_bytes as u64);
-        let capacity = self.capacity_bytes();
-        if len == 0 || offset % SECTOR_BYTES != 0 || len % SECTOR_BYTES != 0 || offset + len > capacity {
-            return Err(DeviceError::OutOfRange { offset, len, capacity });
+        self.io(now, io.offset_bytes, io.len_bytes as u64, io.write, Payload::Timing)
+    }
+}
+
+/// What an I/O moves besides its timing: nothing (the simulator), the
+/// bytes to write, or the buffer to read into (a data-holding device).
+pub enum Payload<'a> {
+    Timing,
+    Write(&'a [u8]),
+    Read(&'a mut [u8]),
+}
+
+impl Payload<'_> {
+    /// The part of the payload from byte `from` of the I/O, `len` long.
+    fn piece(&mut self, from: u64, len: u64) -> Payload<'_> {
+        let r = from as usize..(from + len) as usize;
+        match self {
+            Payload::Timing => Payload::Timing,
+            Payload::Write(d) => Payload::Write(&d[r]),
+            Payload::Read(o) => Payload::Read(&mut o[r]),
         }
+    }
+}
+
+impl Device {
+    /// Applies an I/O to the FTL (with its bytes, if any) and returns its
+    /// completion time; the one path of the simulator and the block API.
+    pub(crate) fn io(&mut self, now: Ns, offset: u64, len: u64, write: bool, mut payload: Payload) -> Result<Ns, DeviceError> {
+        self.range_check(offset, len)?;
         // The host's CPU time for the I/O, its completion path's included,
         // is taken at submission (the cores are rarely the limit, and one
         // reservation in time order keeps the pool's ring in order); the
@@ -730,7 +854,7 @@ impl Target for Device {
         let slots = (offset + len).div_ceil(SLOT_BYTES) - offset / SLOT_BYTES;
         let t = self.cpu.reserve(now, self.costs.cpu_ns + slots * self.costs.cpu_slot_ns);
         let done = if self.members.len() == 1 {
-            self.member_io(0, t, offset, len, io.write)?
+            self.member_io(0, t, offset, len, write, payload)?
         } else {
             // RAID 0 across members: split at chunk boundaries.
             let chunk = self.stripe_bytes;
@@ -739,7 +863,8 @@ impl Target for Device {
             while off < end {
                 let piece_end = ((off / chunk + 1) * chunk).min(end);
                 let (member, member_off) = self.member_of(off);
-                done = done.max(self.member_io(member, t, member_off, piece_end - off, io.write)?);
+                let piece = payload.piece(off - offset, piece_end - off);
+                done = done.max(self.member_io(member, t, member_off, piece_end - off, write, piece)?);
                 off = piece_end;
             }
             done

@@ -1,13 +1,14 @@
 //! The simulated accelerator: device profiles (the catalog) and the timed
 //! device model around the FTL.
 
+mod block;
 mod device;
 mod profile;
 pub mod published;
 mod recorder;
 pub mod scale;
 
-pub use device::{capacity_parse, Device, DeviceCounters, DeviceError, ResourceBusy};
+pub use device::{capacity_parse, Backing, Device, DeviceCounters, DeviceError, Payload, ResourceBusy};
 pub use profile::{ControllerProfile, FtlProfile, HostProfile, Management, NandProfile, Profile, ProfileError};
 pub use published::{Bound, By, Metric, Published, State};
 pub use scale::{Scaling, ROUND_FULL_SIZE_S};

@@ -293,12 +293,36 @@ impl<M: Media> Ftl<M> {
         Ok(ReadFrom::Media)
     }
 
-    /// Reads logical slots `first..=last` on media that holds no data (the
-    /// simulator's path): the slots of one multi-plane page that follow one
+    /// Copies a logical slot's current bytes into `out` (`SLOT_BYTES`):
+    /// from a writer's page, the media, or zeros where unmapped. Counts
+    /// nothing and issues no media operation: a data-holding device times
+    /// its reads with `read_span` and takes the bytes from here.
+    pub fn slot_copy(&self, lba: SlotLba, out: &mut [u8]) -> Result<(), FtlError> {
+        self.lba_check(lba)?;
+        assert!(self.data, "slot_copy needs data-holding media");
+        let out = &mut out[..SLOT_BYTES as usize];
+        let ppa = self.l2p[lba as usize];
+        if ppa == PPA_INVALID {
+            out.fill(0);
+            return Ok(());
+        }
+        let a = self.layout.addr(ppa);
+        let s = a.slot as usize * SLOT_BYTES as usize..(a.slot as usize + 1) * SLOT_BYTES as usize;
+        if let Some(w) = [&self.user, &self.gc].into_iter().find(|w| w.holds(&a)) {
+            out.copy_from_slice(&w.buf[s]);
+            return Ok(());
+        }
+        let page = self.media.mpage_peek(a.die, a.superblock, a.page).expect("data-holding media keeps its pages");
+        out.copy_from_slice(&page[s]);
+        Ok(())
+    }
+
+    /// Reads logical slots `first..=last` without moving their bytes (the
+    /// simulator's path, and a data-holding device's timing): the slots of one multi-plane page that follow one
     /// another are one page read, as a controller issues it, and slots
     /// that are unmapped or still in a writer's page need none.
     pub fn read_span(&mut self, first: SlotLba, last: SlotLba) -> Result<(), FtlError> {
-        debug_assert!(!self.data && first <= last);
+        debug_assert!(first <= last);
         self.lba_check(last)?;
         self.counters.host_slots_read += (last - first) as u64 + 1;
         let (user_page, gc_page) = (self.user.open_page_first(), self.gc.open_page_first());
