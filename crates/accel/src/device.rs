@@ -764,7 +764,7 @@ impl Device {
     /// An I/O must be whole sectors inside the device.
     pub(crate) fn range_check(&self, offset: u64, len: u64) -> Result<(), DeviceError> {
         let capacity = self.capacity_bytes();
-        if len == 0 || offset % SECTOR_BYTES != 0 || len % SECTOR_BYTES != 0 || offset.checked_add(len).is_none_or(|end| end > capacity) {
+        if len == 0 || !offset.is_multiple_of(SECTOR_BYTES) || !len.is_multiple_of(SECTOR_BYTES) || offset.checked_add(len).is_none_or(|end| end > capacity) {
             return Err(DeviceError::OutOfRange { offset, len, capacity });
         }
         Ok(())
