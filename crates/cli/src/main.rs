@@ -6,6 +6,7 @@ mod bench;
 mod calibrate;
 mod review;
 mod run;
+mod serve;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
@@ -35,6 +36,9 @@ enum Command {
     /// Reproduce every figure a profile publishes (reviewers' and vendor's),
     /// each in the conditions it was measured in, and judge it.
     Calibrate(calibrate::CalibrateArgs),
+    /// Serve a simulated card holding real data as a block device over NBD
+    /// (a Unix socket or TCP), for fio, qemu-img, nbdfuse and filesystems.
+    Serve(serve::ServeArgs),
 }
 
 fn main() {
@@ -46,6 +50,7 @@ fn main() {
         Command::Compare(a) => review::compare(a),
         Command::Bench(a) => bench::bench(a),
         Command::Calibrate(a) => calibrate::calibrate(a),
+        Command::Serve(a) => serve::serve(a),
     };
     if let Err(e) = r {
         eprintln!("flashlab: error: {e:#}");

@@ -1,0 +1,84 @@
+//! `flashlab serve`: a data-holding card over NBD, on a Unix socket or TCP.
+
+use anyhow::{bail, Context, Result};
+use emu::Server;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+#[derive(clap::Args)]
+pub struct ServeArgs {
+    /// A catalog device id (see `flashlab devices`) or a profile file (.toml).
+    pub device: String,
+    /// Format: a named one (default: the device's default) or a capacity.
+    #[arg(long)]
+    pub format: Option<String>,
+    /// Shrink the card N times (see `run --help`); 1 is full size.
+    #[arg(long, default_value_t = 1)]
+    pub scale: u32,
+    /// Directory of the card's store (one sparse file per member, holding
+    /// every page and its out-of-band LBAs). The card is formatted at start:
+    /// what an earlier run left there is erased.
+    #[arg(long)]
+    pub store: PathBuf,
+    /// Serve on this Unix socket.
+    #[arg(long, conflicts_with = "listen")]
+    pub unix: Option<PathBuf>,
+    /// Serve on this TCP address, e.g. 127.0.0.1:10809.
+    #[arg(long)]
+    pub listen: Option<String>,
+    /// The export's name (default: the device id).
+    #[arg(long)]
+    pub name: Option<String>,
+}
+
+pub fn serve(a: ServeArgs) -> Result<()> {
+    let profile = accel::profile_load(&a.device).map_err(anyhow::Error::msg)?;
+    let format = a.format.clone().unwrap_or_else(|| profile.default_format.clone());
+    accel::Device::validate(&profile, &format, a.scale)?;
+    if a.unix.is_none() && a.listen.is_none() {
+        bail!("say where to serve: --unix PATH or --listen ADDR:PORT");
+    }
+    std::fs::create_dir_all(&a.store).with_context(|| format!("--store {}", a.store.display()))?;
+    let owner = format!("{} format {} scale {}", profile.id, format, a.scale);
+    let backing = accel::Backing::Files { dir: a.store.clone(), owner };
+    if a.scale == 1 {
+        crate::out::full_size_note(accel::Device::map_bytes(&profile, &format, 1)?, 1);
+    }
+    let device = accel::Device::with_backing(&profile, &format, a.scale, &backing)?;
+    let name = a.name.clone().unwrap_or_else(|| profile.id.clone());
+    let (server, _device_thread) = Server::start(device, &name);
+    let server = Arc::new(server);
+    let e = server.export();
+    let size = format!("{:.1} GB", e.size_bytes as f64 / 1e9);
+    if let Some(path) = &a.unix {
+        let _ = std::fs::remove_file(path);
+        let listener = std::os::unix::net::UnixListener::bind(path).with_context(|| format!("--unix {}", path.display()))?;
+        eprintln!("flashlab serve: export '{}', {size}, {} on unix:{} (nbd+unix:///{}?socket={})", e.name, e.description, path.display(), e.name, path.display());
+        for stream in listener.incoming() {
+            let stream = stream.context("accepting a connection")?;
+            let writer = stream.try_clone().context("a connection's writer")?;
+            spawn(&server, stream, writer);
+        }
+    } else if let Some(addr) = &a.listen {
+        let listener = std::net::TcpListener::bind(addr).with_context(|| format!("--listen {addr}"))?;
+        eprintln!("flashlab serve: export '{}', {size}, {} on {addr} (nbd://{addr}/{})", e.name, e.description, e.name);
+        for stream in listener.incoming() {
+            let stream = stream.context("accepting a connection")?;
+            let _ = stream.set_nodelay(true);
+            let writer = stream.try_clone().context("a connection's writer")?;
+            spawn(&server, stream, writer);
+        }
+    }
+    Ok(())
+}
+
+/// A connection on a thread of its own; a broken client is logged and
+/// ends only its own connection.
+fn spawn<S: std::io::Read + std::io::Write + Send + 'static>(server: &Arc<Server>, stream: S, writer: S) {
+    let server = Arc::clone(server);
+    std::thread::spawn(move || {
+        if let Err(e) = server.connection(stream, writer) {
+            eprintln!("flashlab serve: connection closed: {e}");
+        }
+    });
+}

@@ -1,0 +1,9 @@
+//! The card with real data: a data-holding device served as a block device
+//! over NBD (`nbd`: the protocol; `server`: the connections and the thread
+//! that owns the device). The only crate that opens sockets and reads the
+//! wall clock for the device's time.
+
+pub mod nbd;
+pub mod server;
+
+pub use server::{Served, Server};

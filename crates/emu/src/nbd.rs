@@ -1,0 +1,402 @@
+//! The NBD protocol, server side, from its specification (the
+//! NetworkBlockDevice project's `doc/proto.md`): the fixed newstyle
+//! handshake with NBD_OPT_EXPORT_NAME, LIST, INFO, GO and ABORT (other
+//! options refused with NBD_REP_ERR_UNSUP), and the transmission phase's
+//! requests and simple replies. Pure parsing and encoding over `Read` and
+//! `Write`: no sockets, no device.
+
+use std::io::{self, Read, Write};
+
+pub const NBDMAGIC: u64 = 0x4e42_444d_4147_4943;
+pub const IHAVEOPT: u64 = 0x4948_4156_454f_5054;
+pub const REPLY_MAGIC: u64 = 0x0003_e889_0455_65a9;
+pub const REQUEST_MAGIC: u32 = 0x2560_9513;
+pub const SIMPLE_REPLY_MAGIC: u32 = 0x6744_6698;
+
+pub const FLAG_FIXED_NEWSTYLE: u16 = 1;
+pub const FLAG_NO_ZEROES: u16 = 2;
+pub const FLAG_C_FIXED_NEWSTYLE: u32 = 1;
+pub const FLAG_C_NO_ZEROES: u32 = 2;
+
+pub const OPT_EXPORT_NAME: u32 = 1;
+pub const OPT_ABORT: u32 = 2;
+pub const OPT_LIST: u32 = 3;
+pub const OPT_INFO: u32 = 6;
+pub const OPT_GO: u32 = 7;
+
+pub const REP_ACK: u32 = 1;
+pub const REP_SERVER: u32 = 2;
+pub const REP_INFO: u32 = 3;
+pub const REP_ERR_UNSUP: u32 = (1 << 31) + 1;
+pub const REP_ERR_INVALID: u32 = (1 << 31) + 3;
+pub const REP_ERR_UNKNOWN: u32 = (1 << 31) + 6;
+
+pub const INFO_EXPORT: u16 = 0;
+pub const INFO_NAME: u16 = 1;
+pub const INFO_DESCRIPTION: u16 = 2;
+pub const INFO_BLOCK_SIZE: u16 = 3;
+
+pub const TFLAG_HAS_FLAGS: u16 = 1;
+pub const TFLAG_SEND_FLUSH: u16 = 4;
+pub const TFLAG_SEND_FUA: u16 = 8;
+pub const TFLAG_SEND_TRIM: u16 = 32;
+pub const TFLAG_SEND_WRITE_ZEROES: u16 = 64;
+pub const TFLAG_CAN_MULTI_CONN: u16 = 256;
+
+pub const CMD_READ: u16 = 0;
+pub const CMD_WRITE: u16 = 1;
+pub const CMD_DISC: u16 = 2;
+pub const CMD_FLUSH: u16 = 3;
+pub const CMD_TRIM: u16 = 4;
+pub const CMD_WRITE_ZEROES: u16 = 6;
+pub const CMD_FLAG_FUA: u16 = 1;
+
+pub const EPERM: u32 = 1;
+pub const EIO: u32 = 5;
+pub const EINVAL: u32 = 22;
+pub const ENOSPC: u32 = 28;
+pub const ENOTSUP: u32 = 95;
+
+/// The largest option payload a client may send (a name and a few info
+/// requests need far less).
+pub const OPTION_BYTES_MAX: u32 = 64 * 1024;
+/// The largest request payload: what NBD_INFO_BLOCK_SIZE announces, and
+/// what qemu and the Linux client send at most.
+pub const PAYLOAD_BYTES_MAX: u32 = 32 * 1024 * 1024;
+pub const BLOCK_MIN: u32 = 512;
+pub const BLOCK_PREFERRED: u32 = 4096;
+
+/// An export as the handshake presents it.
+#[derive(Debug, Clone)]
+pub struct Export {
+    pub name: String,
+    pub description: String,
+    pub size_bytes: u64,
+    pub flags: u16,
+}
+
+/// How a handshake ended.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Negotiated {
+    /// The client chose this export (its index); transmission follows.
+    Export(usize),
+    /// The client aborted, or ended the handshake.
+    Abort,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ProtoError {
+    #[error("{0}")]
+    Io(#[from] io::Error),
+    #[error("protocol violation: {0}")]
+    Violation(String),
+}
+
+fn be_u32(r: &mut impl Read) -> io::Result<u32> {
+    let mut b = [0; 4];
+    r.read_exact(&mut b)?;
+    Ok(u32::from_be_bytes(b))
+}
+fn be_u64(r: &mut impl Read) -> io::Result<u64> {
+    let mut b = [0; 8];
+    r.read_exact(&mut b)?;
+    Ok(u64::from_be_bytes(b))
+}
+
+fn option_reply(w: &mut impl Write, option: u32, kind: u32, data: &[u8]) -> io::Result<()> {
+    let mut m = Vec::with_capacity(20 + data.len());
+    m.extend_from_slice(&REPLY_MAGIC.to_be_bytes());
+    m.extend_from_slice(&option.to_be_bytes());
+    m.extend_from_slice(&kind.to_be_bytes());
+    m.extend_from_slice(&(data.len() as u32).to_be_bytes());
+    m.extend_from_slice(data);
+    w.write_all(&m)
+}
+
+/// The fixed newstyle handshake, server side, up to the export the client
+/// chooses.
+pub fn negotiate<S: Read + Write>(s: &mut S, exports: &[Export]) -> Result<Negotiated, ProtoError> {
+    let mut hello = Vec::with_capacity(18);
+    hello.extend_from_slice(&NBDMAGIC.to_be_bytes());
+    hello.extend_from_slice(&IHAVEOPT.to_be_bytes());
+    hello.extend_from_slice(&(FLAG_FIXED_NEWSTYLE | FLAG_NO_ZEROES).to_be_bytes());
+    s.write_all(&hello)?;
+    s.flush()?;
+    let client = be_u32(s)?;
+    if client & FLAG_C_FIXED_NEWSTYLE == 0 {
+        return Err(ProtoError::Violation(format!("client flags {client:#x}: only the fixed newstyle handshake is served")));
+    }
+    if client & !(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES) != 0 {
+        return Err(ProtoError::Violation(format!("client flags {client:#x}: unknown flags")));
+    }
+    let no_zeroes = client & FLAG_C_NO_ZEROES != 0;
+    loop {
+        let magic = be_u64(s)?;
+        if magic != IHAVEOPT {
+            return Err(ProtoError::Violation(format!("option magic {magic:#x}, expected IHAVEOPT")));
+        }
+        let option = be_u32(s)?;
+        let len = be_u32(s)?;
+        if len > OPTION_BYTES_MAX {
+            return Err(ProtoError::Violation(format!("option {option} of {len} bytes: at most {OPTION_BYTES_MAX}")));
+        }
+        let mut data = vec![0; len as usize];
+        s.read_exact(&mut data)?;
+        if let Some(done) = option_handle(s, exports, option, &data, no_zeroes)? {
+            s.flush()?;
+            return Ok(done);
+        }
+        s.flush()?;
+    }
+}
+
+/// One option; `Some` when the handshake ends with it.
+fn option_handle<S: Write>(s: &mut S, exports: &[Export], option: u32, data: &[u8], no_zeroes: bool) -> Result<Option<Negotiated>, ProtoError> {
+    match option {
+        OPT_EXPORT_NAME => {
+            let name = String::from_utf8_lossy(data);
+            let Some(i) = export_find(exports, &name) else {
+                // No reply is possible to EXPORT_NAME: the server closes.
+                return Err(ProtoError::Violation(format!("no export named '{name}'")));
+            };
+            let e = &exports[i];
+            let mut m = Vec::with_capacity(10 + 124);
+            m.extend_from_slice(&e.size_bytes.to_be_bytes());
+            m.extend_from_slice(&e.flags.to_be_bytes());
+            if !no_zeroes {
+                m.extend_from_slice(&[0; 124]);
+            }
+            s.write_all(&m)?;
+            Ok(Some(Negotiated::Export(i)))
+        }
+        OPT_ABORT => {
+            option_reply(s, option, REP_ACK, &[])?;
+            Ok(Some(Negotiated::Abort))
+        }
+        OPT_LIST => {
+            if !data.is_empty() {
+                option_reply(s, option, REP_ERR_INVALID, b"NBD_OPT_LIST takes no data")?;
+                return Ok(None);
+            }
+            for e in exports {
+                let mut d = (e.name.len() as u32).to_be_bytes().to_vec();
+                d.extend_from_slice(e.name.as_bytes());
+                d.extend_from_slice(e.description.as_bytes());
+                option_reply(s, option, REP_SERVER, &d)?;
+            }
+            option_reply(s, option, REP_ACK, &[])?;
+            Ok(None)
+        }
+        OPT_INFO | OPT_GO => info_or_go(s, exports, option, data),
+        _ => {
+            option_reply(s, option, REP_ERR_UNSUP, format!("option {option} is not supported").as_bytes())?;
+            Ok(None)
+        }
+    }
+}
+
+fn export_find(exports: &[Export], name: &str) -> Option<usize> {
+    // The empty name is the default export: the first.
+    if name.is_empty() && !exports.is_empty() {
+        return Some(0);
+    }
+    exports.iter().position(|e| e.name == name)
+}
+
+/// NBD_OPT_INFO and NBD_OPT_GO: the export's size, flags, name,
+/// description and block sizes, then ACK (and, for GO, transmission).
+fn info_or_go<S: Write>(s: &mut S, exports: &[Export], option: u32, data: &[u8]) -> Result<Option<Negotiated>, ProtoError> {
+    let parsed = (|| {
+        let name_len = u32::from_be_bytes(data.get(0..4)?.try_into().ok()?) as usize;
+        let name = data.get(4..4 + name_len)?;
+        let n = u16::from_be_bytes(data.get(4 + name_len..6 + name_len)?.try_into().ok()?) as usize;
+        (data.len() == 6 + name_len + 2 * n).then(|| String::from_utf8_lossy(name).to_string())
+    })();
+    let Some(name) = parsed else {
+        option_reply(s, option, REP_ERR_INVALID, b"malformed NBD_OPT_INFO/GO request")?;
+        return Ok(None);
+    };
+    let Some(i) = export_find(exports, &name) else {
+        option_reply(s, option, REP_ERR_UNKNOWN, format!("no export named '{name}'").as_bytes())?;
+        return Ok(None);
+    };
+    let e = &exports[i];
+    let mut export = INFO_EXPORT.to_be_bytes().to_vec();
+    export.extend_from_slice(&e.size_bytes.to_be_bytes());
+    export.extend_from_slice(&e.flags.to_be_bytes());
+    option_reply(s, option, REP_INFO, &export)?;
+    let mut name_info = INFO_NAME.to_be_bytes().to_vec();
+    name_info.extend_from_slice(e.name.as_bytes());
+    option_reply(s, option, REP_INFO, &name_info)?;
+    let mut desc = INFO_DESCRIPTION.to_be_bytes().to_vec();
+    desc.extend_from_slice(e.description.as_bytes());
+    option_reply(s, option, REP_INFO, &desc)?;
+    let mut block = INFO_BLOCK_SIZE.to_be_bytes().to_vec();
+    for v in [BLOCK_MIN, BLOCK_PREFERRED, PAYLOAD_BYTES_MAX] {
+        block.extend_from_slice(&v.to_be_bytes());
+    }
+    option_reply(s, option, REP_INFO, &block)?;
+    option_reply(s, option, REP_ACK, &[])?;
+    Ok((option == OPT_GO).then_some(Negotiated::Export(i)))
+}
+
+/// A transmission-phase request.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Request {
+    pub flags: u16,
+    pub kind: u16,
+    pub handle: u64,
+    pub offset: u64,
+    pub length: u32,
+    /// A WRITE's payload.
+    pub data: Vec<u8>,
+}
+
+/// Reads one request; `Ok(None)` at a clean end of stream between requests.
+pub fn request_read(r: &mut impl Read) -> Result<Option<Request>, ProtoError> {
+    let mut head = [0u8; 28];
+    match r.read(&mut head[..1])? {
+        0 => return Ok(None),
+        _ => r.read_exact(&mut head[1..])?,
+    }
+    let magic = u32::from_be_bytes(head[0..4].try_into().expect("4 bytes"));
+    if magic != REQUEST_MAGIC {
+        return Err(ProtoError::Violation(format!("request magic {magic:#x}, expected {REQUEST_MAGIC:#x}")));
+    }
+    let flags = u16::from_be_bytes(head[4..6].try_into().expect("2 bytes"));
+    let kind = u16::from_be_bytes(head[6..8].try_into().expect("2 bytes"));
+    let handle = u64::from_be_bytes(head[8..16].try_into().expect("8 bytes"));
+    let offset = u64::from_be_bytes(head[16..24].try_into().expect("8 bytes"));
+    let length = u32::from_be_bytes(head[24..28].try_into().expect("4 bytes"));
+    let mut data = Vec::new();
+    if kind == CMD_WRITE {
+        if length > PAYLOAD_BYTES_MAX {
+            // The payload cannot be skipped safely: the connection ends.
+            return Err(ProtoError::Violation(format!("WRITE of {length} bytes: at most {PAYLOAD_BYTES_MAX}")));
+        }
+        data = vec![0; length as usize];
+        r.read_exact(&mut data)?;
+    }
+    Ok(Some(Request { flags, kind, handle, offset, length, data }))
+}
+
+/// A simple reply: error 0 and, for a READ, its data.
+pub fn reply_encode(error: u32, handle: u64, data: &[u8]) -> Vec<u8> {
+    let mut m = Vec::with_capacity(16 + data.len());
+    m.extend_from_slice(&SIMPLE_REPLY_MAGIC.to_be_bytes());
+    m.extend_from_slice(&error.to_be_bytes());
+    m.extend_from_slice(&handle.to_be_bytes());
+    m.extend_from_slice(data);
+    m
+}
+
+/// A request as a client writes it (tests and tools).
+pub fn request_encode(kind: u16, flags: u16, handle: u64, offset: u64, length: u32, data: &[u8]) -> Vec<u8> {
+    let mut m = Vec::with_capacity(28 + data.len());
+    m.extend_from_slice(&REQUEST_MAGIC.to_be_bytes());
+    m.extend_from_slice(&flags.to_be_bytes());
+    m.extend_from_slice(&kind.to_be_bytes());
+    m.extend_from_slice(&handle.to_be_bytes());
+    m.extend_from_slice(&offset.to_be_bytes());
+    m.extend_from_slice(&length.to_be_bytes());
+    m.extend_from_slice(data);
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::io::Cursor;
+
+    /// A stream that reads from a script and records what is written.
+    struct Duplex {
+        input: Cursor<Vec<u8>>,
+        output: Vec<u8>,
+    }
+    impl Read for Duplex {
+        fn read(&mut self, b: &mut [u8]) -> io::Result<usize> {
+            self.input.read(b)
+        }
+    }
+    impl Write for Duplex {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            self.output.write(b)
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    fn exports() -> Vec<Export> {
+        vec![Export { name: "card".into(), description: "a card".into(), size_bytes: 1 << 30, flags: TFLAG_HAS_FLAGS }]
+    }
+
+    fn option(o: u32, data: &[u8]) -> Vec<u8> {
+        let mut m = IHAVEOPT.to_be_bytes().to_vec();
+        m.extend_from_slice(&o.to_be_bytes());
+        m.extend_from_slice(&(data.len() as u32).to_be_bytes());
+        m.extend_from_slice(data);
+        m
+    }
+
+    fn go(name: &str) -> Vec<u8> {
+        let mut d = (name.len() as u32).to_be_bytes().to_vec();
+        d.extend_from_slice(name.as_bytes());
+        d.extend_from_slice(&0u16.to_be_bytes());
+        option(OPT_GO, &d)
+    }
+
+    fn run(script: Vec<u8>) -> (Result<Negotiated, ProtoError>, Vec<u8>) {
+        let mut s = Duplex { input: Cursor::new(script), output: Vec::new() };
+        let r = negotiate(&mut s, &exports());
+        (r, s.output)
+    }
+
+    #[test]
+    fn go_after_an_unknown_option_and_a_list_reaches_the_export() {
+        let mut script = (FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES).to_be_bytes().to_vec();
+        script.extend(option(99, b"xyz"));
+        script.extend(option(OPT_LIST, b""));
+        script.extend(go("nonesuch"));
+        script.extend(go("card"));
+        let (r, out) = run(script);
+        assert_eq!(r.unwrap(), Negotiated::Export(0));
+        let has = |kind: u32| out.windows(4).any(|w| w == kind.to_be_bytes());
+        assert!(has(REP_ERR_UNSUP) && has(REP_SERVER) && has(REP_ERR_UNKNOWN) && has(REP_INFO));
+    }
+
+    #[test]
+    fn an_old_style_client_and_a_bad_magic_are_refused() {
+        let (r, _) = run(0u32.to_be_bytes().to_vec());
+        assert!(r.unwrap_err().to_string().contains("fixed newstyle"));
+        let mut script = FLAG_C_FIXED_NEWSTYLE.to_be_bytes().to_vec();
+        script.extend_from_slice(&[0xde; 16]);
+        assert!(run(script).0.unwrap_err().to_string().contains("option magic"));
+    }
+
+    #[test]
+    fn requests_round_trip_and_oversized_writes_are_refused() {
+        let m = request_encode(CMD_WRITE, CMD_FLAG_FUA, 7, 4096, 3, b"abc");
+        let r = request_read(&mut Cursor::new(m)).unwrap().unwrap();
+        assert_eq!((r.kind, r.flags, r.handle, r.offset, r.data.as_slice()), (CMD_WRITE, CMD_FLAG_FUA, 7, 4096, &b"abc"[..]));
+        let big = request_encode(CMD_WRITE, 0, 1, 0, PAYLOAD_BYTES_MAX + 1, b"");
+        assert!(request_read(&mut Cursor::new(big)).is_err());
+        assert!(request_read(&mut Cursor::new(Vec::new())).unwrap().is_none());
+    }
+
+    proptest! {
+        /// Any bytes at all: the handshake and the request parser return
+        /// an error or a result, never panic, and never ask for more than
+        /// their limits.
+        #[test]
+        fn garbage_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..512)) {
+            let _ = run(bytes.clone());
+            let mut with_flags = (FLAG_C_FIXED_NEWSTYLE).to_be_bytes().to_vec();
+            with_flags.extend_from_slice(&bytes);
+            let _ = run(with_flags);
+            let mut c = Cursor::new(bytes);
+            while let Ok(Some(_)) = request_read(&mut c) {}
+        }
+    }
+}
