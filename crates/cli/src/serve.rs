@@ -53,7 +53,14 @@ pub fn serve(a: ServeArgs) -> Result<()> {
     if let Some(path) = &a.unix {
         let _ = std::fs::remove_file(path);
         let listener = std::os::unix::net::UnixListener::bind(path).with_context(|| format!("--unix {}", path.display()))?;
-        eprintln!("flashlab serve: export '{}', {size}, {} on unix:{} (nbd+unix:///{}?socket={})", e.name, e.description, path.display(), e.name, path.display());
+        eprintln!(
+            "flashlab serve: export '{}', {size}, {} on unix:{} (nbd+unix:///{}?socket={})",
+            e.name,
+            e.description,
+            path.display(),
+            e.name,
+            path.display()
+        );
         for stream in listener.incoming() {
             let stream = stream.context("accepting a connection")?;
             let writer = stream.try_clone().context("a connection's writer")?;
@@ -77,8 +84,20 @@ pub fn serve(a: ServeArgs) -> Result<()> {
 fn spawn<S: std::io::Read + std::io::Write + Send + 'static>(server: &Arc<Server>, stream: S, writer: S) {
     let server = Arc::clone(server);
     std::thread::spawn(move || {
-        if let Err(e) = server.connection(stream, writer) {
-            eprintln!("flashlab serve: connection closed: {e}");
-        }
+        let why = match server.connection(stream, writer) {
+            Ok(()) => "client done".to_string(),
+            Err(e) => e.to_string(),
+        };
+        let card = server.counters().map_or(String::new(), |c| {
+            format!(
+                "; card: {} host slots written, {} read, {} GC moves, {} erases, WA {:.2} [simulated]",
+                c.host_slots_written,
+                c.host_slots_read,
+                c.gc_slots_moved,
+                c.block_erases,
+                c.wa_since(&accel::DeviceCounters::default())
+            )
+        });
+        eprintln!("flashlab serve: connection closed ({why}){card}");
     });
 }

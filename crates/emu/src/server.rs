@@ -11,10 +11,11 @@ use std::io::{BufReader, BufWriter, Read, Write};
 use std::sync::mpsc::{channel, Receiver, Sender};
 use std::time::Instant;
 
-/// A request on its way to the device, with where its reply goes.
-struct Job {
-    req: Request,
-    reply: Sender<Vec<u8>>,
+/// What the device thread is asked: a request, with where its reply goes,
+/// or its counters.
+enum Job {
+    Request { req: Request, reply: Sender<Vec<u8>> },
+    Counters(Sender<accel::DeviceCounters>),
 }
 
 /// What the device thread counts, for the log at the end and for tests.
@@ -46,6 +47,13 @@ impl Server {
         &self.export
     }
 
+    /// The card's counters now (after every request sent before).
+    pub fn counters(&self) -> Option<accel::DeviceCounters> {
+        let (tx, rx) = channel();
+        self.jobs.send(Job::Counters(tx)).ok()?;
+        rx.recv().ok()
+    }
+
     /// Serves one connection until the client leaves or breaks the
     /// protocol; returns why it ended.
     pub fn connection<S: Read + Write + Send + 'static>(&self, stream: S, writer: S) -> Result<(), ProtoError> {
@@ -63,7 +71,7 @@ impl Server {
                 Ok(None) => break Ok(()),
                 Ok(Some(req)) if req.kind == nbd::CMD_DISC => break Ok(()),
                 Ok(Some(req)) => {
-                    if self.jobs.send(Job { req, reply: reply_tx.clone() }).is_err() {
+                    if self.jobs.send(Job::Request { req, reply: reply_tx.clone() }).is_err() {
                         break Ok(());
                     }
                 }
@@ -104,7 +112,14 @@ fn device_loop(mut device: Device, rx: Receiver<Job>) -> Served {
     let started = Instant::now();
     let mut served = Served::default();
     let mut buf = Vec::new();
-    while let Ok(Job { req, reply }) = rx.recv() {
+    while let Ok(job) = rx.recv() {
+        let (req, reply) = match job {
+            Job::Request { req, reply } => (req, reply),
+            Job::Counters(tx) => {
+                let _ = tx.send(device.counters());
+                continue;
+            }
+        };
         let now = started.elapsed().as_nanos() as u64;
         served.requests += 1;
         let (error, data) = execute(&mut device, now, &req, &mut buf);
