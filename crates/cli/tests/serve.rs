@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 mod common;
-use common::Scratch;
+use common::{flashlab, refused, Scratch};
 
 fn tool(name: &str, package: &str) -> String {
     let ok = Command::new("sh").args(["-c", &format!("command -v {name}")]).output().map(|o| o.status.success()).unwrap_or(false);
@@ -165,4 +165,20 @@ fn a_client_sending_garbage_is_cut_off_and_another_is_served() {
     // The server closed the bad connection; a good client still works.
     let out = run(Command::new(&qemu).args(["info", "-f", "raw"]).arg(card.uri()));
     assert!(out.contains("virtual size"), "{out}");
+}
+
+#[test]
+fn bad_serve_arguments_are_refused_naming_the_problem() {
+    let dir = Scratch::new("serve-bad");
+    let store = dir.join("store");
+    let store = store.to_str().unwrap();
+    refused(&["serve", "p420m", "--scale", "8192", "--store", store], "--unix PATH or --listen ADDR:PORT");
+    refused(&["serve", "p420m", "--scale", "100000", "--store", store, "--unix", "x.sock"], "--scale 100000");
+    refused(&["serve", "nonesuch", "--store", store, "--unix", "x.sock"], "unknown device");
+    // A store made for another card is refused with both descriptions.
+    std::fs::create_dir_all(store).unwrap();
+    std::fs::write(format!("{store}/member-0.flash"), b"not a store").unwrap();
+    let (code, _, err) = flashlab(&["serve", "p420m", "--scale", "8192", "--store", store, "--unix", dir.join("s.sock").to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("not a flashlab store"), "{err}");
 }
