@@ -29,6 +29,15 @@ pub struct ServeArgs {
     /// The export's name (default: the device id).
     #[arg(long)]
     pub name: Option<String>,
+    /// `model`: no reply leaves before the card's modelled completion;
+    /// `none`: replies leave as soon as the request has run.
+    #[arg(long, default_value = "model", value_parser = ["model", "none"])]
+    pub timing: String,
+    /// With --timing model: run the card's clock K times slower, where this
+    /// machine cannot carry the modelled rate (latencies clients measure
+    /// are then K times the modelled ones).
+    #[arg(long, default_value_t = 1.0)]
+    pub time_scale: f64,
 }
 
 pub fn serve(a: ServeArgs) -> Result<()> {
@@ -46,7 +55,11 @@ pub fn serve(a: ServeArgs) -> Result<()> {
     }
     let device = accel::Device::with_backing(&profile, &format, a.scale, &backing)?;
     let name = a.name.clone().unwrap_or_else(|| profile.id.clone());
-    let (server, _device_thread) = Server::start(device, &name);
+    if !(a.time_scale.is_finite() && (1.0..=1e6).contains(&a.time_scale)) {
+        bail!("--time-scale {}: must be in 1..=1000000", a.time_scale);
+    }
+    let timing = if a.timing == "none" { emu::Timing::None } else { emu::Timing::Model { time_scale: a.time_scale } };
+    let (server, _device_thread) = Server::start(device, &name, timing);
     let server = Arc::new(server);
     let e = server.export();
     let size = format!("{:.1} GB", e.size_bytes as f64 / 1e9);
@@ -98,6 +111,7 @@ fn spawn<S: std::io::Read + std::io::Write + Send + 'static>(server: &Arc<Server
                 c.wa_since(&accel::DeviceCounters::default())
             )
         });
-        eprintln!("flashlab serve: connection closed ({why}){card}");
+        let late = if server.lateness.counts().iter().sum::<u64>() > 0 { format!("; {}", server.lateness.summary()) } else { String::new() };
+        eprintln!("flashlab serve: connection closed ({why}){card}{late}");
     });
 }

@@ -4,6 +4,8 @@
 //! wall clock for the device's time.
 
 pub mod nbd;
+pub mod pace;
 pub mod server;
 
+pub use pace::Timing;
 pub use server::{Served, Server};

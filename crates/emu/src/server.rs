@@ -6,15 +6,25 @@
 //! own connection.
 
 use crate::nbd::{self, Export, Negotiated, ProtoError, Request};
+use crate::pace::{self, Clock, Lateness, Timing};
 use accel::{Device, DeviceError};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 use std::io::{BufReader, BufWriter, Read, Write};
-use std::sync::mpsc::{channel, Receiver, Sender};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+use std::sync::Arc;
 use std::time::Instant;
+
+/// A reply and when it may leave (`None`: at once).
+struct Reply {
+    due: Option<Instant>,
+    bytes: Vec<u8>,
+}
 
 /// What the device thread is asked: a request, with where its reply goes,
 /// or its counters.
 enum Job {
-    Request { req: Request, reply: Sender<Vec<u8>> },
+    Request { req: Request, reply: Sender<Reply> },
     Counters(Sender<accel::DeviceCounters>),
 }
 
@@ -29,18 +39,21 @@ pub struct Served {
 pub struct Server {
     export: Export,
     jobs: Sender<Job>,
+    /// How late paced replies left, over every connection.
+    pub lateness: Arc<Lateness>,
 }
 
 impl Server {
     /// Starts the device thread; the device must hold data.
-    pub fn start(device: Device, name: &str) -> (Server, std::thread::JoinHandle<Served>) {
+    pub fn start(device: Device, name: &str, timing: Timing) -> (Server, std::thread::JoinHandle<Served>) {
         assert!(device.holds_data(), "a served card keeps the bytes written to it");
         let flags = nbd::TFLAG_HAS_FLAGS | nbd::TFLAG_SEND_TRIM | nbd::TFLAG_SEND_WRITE_ZEROES;
         let description = format!("{} ({}), format {}, scale {} [simulated]", device.profile.name, device.profile.id, device.format, device.scale);
         let export = Export { name: name.to_string(), description, size_bytes: device.capacity_bytes(), flags };
         let (jobs, rx) = channel::<Job>();
-        let handle = std::thread::Builder::new().name("device".into()).spawn(move || device_loop(device, rx)).expect("a thread");
-        (Server { export, jobs }, handle)
+        let clock = Clock::new(timing);
+        let handle = std::thread::Builder::new().name("device".into()).spawn(move || device_loop(device, rx, clock)).expect("a thread");
+        (Server { export, jobs, lateness: Arc::new(Lateness::default()) }, handle)
     }
 
     pub fn export(&self) -> &Export {
@@ -63,8 +76,9 @@ impl Server {
             Negotiated::Abort => return Ok(()),
             Negotiated::Export(_) => {}
         }
-        let (reply_tx, reply_rx) = channel::<Vec<u8>>();
-        let writer = std::thread::Builder::new().name("nbd-writer".into()).spawn(move || replies_write(writer, reply_rx)).expect("a thread");
+        let (reply_tx, reply_rx) = channel::<Reply>();
+        let lateness = Arc::clone(&self.lateness);
+        let writer = std::thread::Builder::new().name("nbd-writer".into()).spawn(move || replies_write(writer, reply_rx, &lateness)).expect("a thread");
         let mut reader = BufReader::with_capacity(256 * 1024, stream);
         let result = loop {
             match nbd::request_read(&mut reader) {
@@ -86,17 +100,50 @@ impl Server {
     }
 }
 
-fn replies_write<W: Write>(w: W, rx: Receiver<Vec<u8>>) {
+/// Sends replies as they become due: at once when unpaced, else in order
+/// of their modelled completions (NBD replies may overtake each other),
+/// each no sooner than its time; flushes when none is waiting.
+fn replies_write<W: Write>(w: W, rx: Receiver<Reply>, lateness: &Lateness) {
+    pace::timer_slack_min();
     let mut w = BufWriter::with_capacity(256 * 1024, w);
-    while let Ok(m) = rx.recv() {
-        if w.write_all(&m).is_err() {
-            return;
+    let mut held: BinaryHeap<Reverse<(Instant, u64, Vec<u8>)>> = BinaryHeap::new();
+    let mut seq = 0u64;
+    let mut open = true;
+    while open || !held.is_empty() {
+        // Take what has arrived: wait for it when nothing is held, else
+        // until the earliest held reply is nearly due.
+        let next = match held.peek() {
+            None => rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            Some(Reverse((due, _, _))) => rx.recv_timeout(due.saturating_duration_since(Instant::now() + pace::SPIN)),
+        };
+        let mut arrived = Vec::new();
+        match next {
+            Ok(r) => arrived.push(r),
+            Err(RecvTimeoutError::Disconnected) => open = false,
+            Err(RecvTimeoutError::Timeout) => {}
         }
-        // Flush when nothing else is waiting: replies go out in batches
-        // under load and at once when the client waits for one.
-        let more = rx.try_iter().collect::<Vec<_>>();
-        for m in more {
-            if w.write_all(&m).is_err() {
+        arrived.extend(rx.try_iter());
+        for r in arrived {
+            match r.due {
+                None => {
+                    if w.write_all(&r.bytes).is_err() {
+                        return;
+                    }
+                }
+                Some(due) => {
+                    seq += 1;
+                    held.push(Reverse((due, seq, r.bytes)));
+                }
+            }
+        }
+        while let Some(Reverse((due, _, _))) = held.peek() {
+            if *due > Instant::now() + pace::SPIN {
+                break;
+            }
+            let Reverse((due, _, bytes)) = held.pop().expect("peeked");
+            pace::wait_until(due);
+            lateness.record(Instant::now() - due);
+            if w.write_all(&bytes).is_err() {
                 return;
             }
         }
@@ -108,8 +155,7 @@ fn replies_write<W: Write>(w: W, rx: Receiver<Vec<u8>>) {
 
 /// The device thread: every request in arrival order, at the wall time it
 /// arrives (the device's clock is wall time since the server started).
-fn device_loop(mut device: Device, rx: Receiver<Job>) -> Served {
-    let started = Instant::now();
+fn device_loop(mut device: Device, rx: Receiver<Job>, clock: Clock) -> Served {
     let mut served = Served::default();
     let mut buf = Vec::new();
     while let Ok(job) = rx.recv() {
@@ -120,35 +166,36 @@ fn device_loop(mut device: Device, rx: Receiver<Job>) -> Served {
                 continue;
             }
         };
-        let now = started.elapsed().as_nanos() as u64;
+        let now = clock.device_now();
         served.requests += 1;
-        let (error, data) = execute(&mut device, now, &req, &mut buf);
+        let (error, done, data) = execute(&mut device, now, &req, &mut buf);
         served.errors += (error != 0) as u64;
-        let _ = reply.send(nbd::reply_encode(error, req.handle, data));
+        let _ = reply.send(Reply { due: clock.due(done), bytes: nbd::reply_encode(error, req.handle, data) });
     }
     served
 }
 
-/// Runs one request; its NBD error (0 for success) and a READ's data.
-fn execute<'a>(device: &mut Device, now: u64, req: &Request, buf: &'a mut Vec<u8>) -> (u32, &'a [u8]) {
+/// Runs one request: its NBD error (0 for success), its modelled
+/// completion, and a READ's data.
+fn execute<'a>(device: &mut Device, now: u64, req: &Request, buf: &'a mut Vec<u8>) -> (u32, u64, &'a [u8]) {
     let len = req.length as u64;
     let result = match req.kind {
         nbd::CMD_READ => {
             if req.length > nbd::PAYLOAD_BYTES_MAX {
-                return (nbd::EINVAL, &[]);
+                return (nbd::EINVAL, now, &[]);
             }
             buf.resize(req.length as usize, 0);
-            device.read_at(now, req.offset, buf).map(|_| ())
+            device.read_at(now, req.offset, buf)
         }
-        nbd::CMD_WRITE => device.write_at(now, req.offset, &req.data).map(|_| ()),
-        nbd::CMD_TRIM => device.trim_at(now, req.offset, len).map(|_| ()),
-        nbd::CMD_WRITE_ZEROES => device.write_zeroes_at(now, req.offset, len).map(|_| ()),
-        _ => return (nbd::EINVAL, &[]),
+        nbd::CMD_WRITE => device.write_at(now, req.offset, &req.data),
+        nbd::CMD_TRIM => device.trim_at(now, req.offset, len),
+        nbd::CMD_WRITE_ZEROES => device.write_zeroes_at(now, req.offset, len),
+        _ => return (nbd::EINVAL, now, &[]),
     };
     match result {
-        Ok(()) if req.kind == nbd::CMD_READ => (0, &buf[..]),
-        Ok(()) => (0, &[]),
-        Err(e) => (error_code(&e, req.kind), &[]),
+        Ok(done) if req.kind == nbd::CMD_READ => (0, done, &buf[..]),
+        Ok(done) => (0, done, &[]),
+        Err(e) => (error_code(&e, req.kind), now, &[]),
     }
 }
 
