@@ -78,4 +78,13 @@ impl Media for Recorder {
     fn mpage_peek(&self, die: u32, block: u32, page: u32) -> Option<&[u8]> {
         self.array.mpage_peek(die, block, page)
     }
+    fn block_erase_count(&self, die: u32, block: u32) -> u32 {
+        self.array.block_erase_count(die, block)
+    }
+    fn oob_seqs_set(&mut self, die: u32, block: u32, page: u32, seqs: &[u64]) {
+        self.array.oob_seqs_set(die, block, page, seqs)
+    }
+    fn oob_peek(&self, die: u32, block: u32, page: u32, slot: u32) -> Option<(u32, u64)> {
+        self.array.oob_peek(die, block, page, slot)
+    }
 }

@@ -76,6 +76,11 @@ impl<M: Media> Ftl<M> {
                 }
                 Ok(())
             }
+            SbState::Closed | SbState::Victim if m.short => {
+                // Recovered: the stripe rows every die programmed.
+                let rows = (0..l.dies).map(|die| self.media.block_next_page(die, sb)).min().unwrap_or(0);
+                self.parity_check(sb, rows)
+            }
             SbState::Closed | SbState::Victim => {
                 if let Some(die) = (0..l.dies).find(|&die| self.media.block_next_page(die, sb) != l.pages_per_block) {
                     return Err(format!("closed superblock {sb} not fully programmed on die {die}"));

@@ -116,6 +116,11 @@ impl<M: Media> Ftl<M> {
 
     /// Erases the emptied victim's blocks; it rejoins the free pool.
     fn victim_erase(&mut self) -> Result<(), FtlError> {
+        // Where the media hold data, the victim's last copies must be on
+        // the media before it is erased: a cut must not lose what was safe.
+        if self.data {
+            self.writer_pad(false)?;
+        }
         let sb = self.victim.take().expect("a victim").sb;
         for die in 0..self.layout.dies {
             self.media.block_erase(die, sb, OpTag::Gc)?;
@@ -193,12 +198,14 @@ impl<M: Media> Ftl<M> {
         }
         if self.data {
             let s = slot as usize * SLOT_BYTES as usize;
+            let a = self.layout.addr(ppa);
+            let (_, seq) = self.media.oob_peek(a.die, a.superblock, a.page, a.slot).expect("data-holding media keep OOB");
             let page = std::mem::take(&mut self.gc_scratch);
-            let r = self.append(false, lba, Some(&page[s..s + SLOT_BYTES as usize]));
+            let r = self.append(false, lba, Some(&page[s..s + SLOT_BYTES as usize]), seq);
             self.gc_scratch = page;
             r?;
         } else {
-            self.append(false, lba, None)?;
+            self.append(false, lba, None, 0)?;
         }
         self.counters.gc_slots_moved += 1;
         Ok(())

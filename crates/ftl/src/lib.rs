@@ -19,6 +19,7 @@ mod layout;
 mod map;
 mod oracle;
 mod policy;
+mod recover;
 mod superblock;
 mod wear;
 mod writer;
@@ -26,6 +27,7 @@ mod writer;
 pub use layout::{Layout, SlotAddr};
 pub use oracle::wa_greedy_large_block;
 pub use policy::GcPolicy;
+pub use recover::MountReport;
 pub use superblock::SbState;
 
 use gc::Victim;
@@ -105,6 +107,9 @@ pub struct Ftl<M: Media> {
     gc_credit: u64,
     gc_rate: u64,
     seq: u64,
+    /// Host writes so far: each slot's data carries its write's number (in
+    /// its OOB on data-holding media), so recovery can tell the newest copy.
+    host_seq: u64,
     data: bool,
     /// A host read's page (data-holding media only).
     scratch: Vec<u8>,
@@ -134,6 +139,13 @@ impl<M: Media> Ftl<M> {
 
     /// Formats `media` (every block erased) to the usable capacity in `cfg`.
     pub fn format(media: M, cfg: FtlConfig) -> Result<Ftl<M>, FtlError> {
+        let mut ftl = Ftl::unformatted(media, cfg)?;
+        ftl.secure_erase()?;
+        Ok(ftl)
+    }
+
+    /// An FTL of `cfg` over `media` with an empty map, its media untouched.
+    fn unformatted(media: M, cfg: FtlConfig) -> Result<Ftl<M>, FtlError> {
         let g = media.geometry().clone();
         g.validate().map_err(|e| FtlError::Config(e.to_string()))?;
         if cfg.stripe_width == 0 || !g.dies().is_multiple_of(cfg.stripe_width) {
@@ -158,11 +170,11 @@ impl<M: Media> Ftl<M> {
         let data = media.holds_data();
         let spm = layout.slots_per_mpage;
         let mpage_bytes = g.mpage_bytes() as usize;
-        let mut ftl = Ftl {
+        let ftl = Ftl {
             l2p: vec_huge(cfg.user_slots as usize, PPA_INVALID),
             p2l: vec_huge(layout.total_slots() as usize, LBA_UNMAPPED),
             valid: vec_huge((layout.total_slots() as usize).div_ceil(64), 0u64),
-            sbs: vec![SbMeta { state: SbState::Free, valid: 0, close_seq: 0, erase_count: 0 }; layout.superblocks as usize],
+            sbs: vec![SbMeta { state: SbState::Free, valid: 0, close_seq: 0, erase_count: 0, short: false }; layout.superblocks as usize],
             free: BinaryHeap::with_capacity(layout.superblocks as usize),
             user: Writer::new(OpTag::User, spm, mpage_bytes, data),
             gc: Writer::new(OpTag::Gc, spm, mpage_bytes, data),
@@ -170,6 +182,7 @@ impl<M: Media> Ftl<M> {
             gc_credit: 0,
             gc_rate: 0,
             seq: 0,
+            host_seq: 0,
             data,
             scratch: if data { vec![0; mpage_bytes] } else { Vec::new() },
             gc_scratch: if data { vec![0; mpage_bytes] } else { Vec::new() },
@@ -182,7 +195,6 @@ impl<M: Media> Ftl<M> {
             Self::map_bytes(&ftl.layout, ftl.cfg.user_slots),
             (ftl.l2p.len() * size_of::<Ppa>() + ftl.p2l.len() * size_of::<SlotLba>() + ftl.valid.len() * 8) as u64
         );
-        ftl.secure_erase()?;
         Ok(ftl)
     }
 
@@ -196,6 +208,7 @@ impl<M: Media> Ftl<M> {
             m.erase_count += 1;
             m.state = SbState::Free;
             m.valid = 0;
+            m.short = false;
         }
         self.l2p.fill(PPA_INVALID);
         self.p2l.fill(LBA_UNMAPPED);
@@ -258,7 +271,8 @@ impl<M: Media> Ftl<M> {
         if self.user.sb == SB_NONE {
             self.user_superblock_take()?;
         }
-        self.append(true, lba, data)?;
+        self.host_seq += 1;
+        self.append(true, lba, data, self.host_seq)?;
         self.counters.host_slots_written += 1;
         self.gc_pace()
     }
@@ -291,6 +305,20 @@ impl<M: Media> Ftl<M> {
             out[..SLOT_BYTES as usize].copy_from_slice(&self.scratch[s]);
         }
         Ok(ReadFrom::Media)
+    }
+
+    /// Puts every slot written so far on the media: the writers' open pages
+    /// are padded and programmed (what a FLUSH asks of a card without
+    /// power-loss protection).
+    pub fn flush(&mut self) -> Result<(), FtlError> {
+        self.writer_pad(true)?;
+        self.writer_pad(false)
+    }
+
+    /// The media, taken back (a power cut in tests: what is on them is all
+    /// that is left).
+    pub fn into_media(self) -> M {
+        self.media
     }
 
     /// Copies a logical slot's current bytes into `out` (`SLOT_BYTES`):

@@ -23,6 +23,9 @@ pub(crate) struct SbMeta {
     /// Writer sequence number when it was closed (its age for cost-benefit).
     pub(crate) close_seq: u64,
     pub(crate) erase_count: u32,
+    /// Closed before it was full: the open superblock of a recovered card,
+    /// whose remaining pages stay unprogrammed until GC erases it.
+    pub(crate) short: bool,
 }
 
 pub(crate) const SB_NONE: u32 = u32::MAX;
@@ -64,6 +67,7 @@ impl<M: Media> Ftl<M> {
         debug_assert_eq!(m.state, SbState::Victim);
         m.state = SbState::Free;
         m.valid = 0;
+        m.short = false;
         m.erase_count += 1;
         self.free.push(Reverse((m.erase_count, sb)));
     }

@@ -21,6 +21,8 @@ pub(crate) struct Writer {
     pub(crate) page_ppa: Ppa,
     /// LBAs of the slots of the open multi-plane page (its OOB).
     pub(crate) oob: Vec<u32>,
+    /// Write sequence numbers of those slots (data-holding media only).
+    pub(crate) seqs: Vec<u64>,
     /// Data of the open multi-plane page (data-holding media only).
     pub(crate) buf: Vec<u8>,
     /// XOR of the stripe's data pages so far (data-holding media only).
@@ -37,6 +39,7 @@ impl Writer {
             slot: 0,
             page_ppa: 0,
             oob: vec![LBA_UNMAPPED; spm as usize],
+            seqs: if data { vec![0; spm as usize] } else { Vec::new() },
             buf: if data { vec![0; mpage_bytes] } else { Vec::new() },
             parity: if data { vec![0; mpage_bytes] } else { Vec::new() },
         }
@@ -61,7 +64,9 @@ impl<M: Media> Ftl<M> {
     /// Places `lba` at the writer's next slot and programs the page (and the
     /// stripe's parity) when it is full.
     #[inline(always)]
-    pub(crate) fn append(&mut self, user: bool, lba: SlotLba, data: Option<&[u8]>) -> Result<(), FtlError> {
+    /// `seq` is the data's write sequence number, kept in the slot's OOB on
+    /// data-holding media (a GC move keeps the original write's).
+    pub(crate) fn append(&mut self, user: bool, lba: SlotLba, data: Option<&[u8]>, seq: u64) -> Result<(), FtlError> {
         let w = if user { &self.user } else { &self.gc };
         let (ppa, sb) = (w.page_ppa + w.slot, w.sb);
         debug_assert_eq!(ppa, self.layout.ppa(SlotAddr { superblock: w.sb, page: w.page, die: w.die, slot: w.slot }));
@@ -69,6 +74,7 @@ impl<M: Media> Ftl<M> {
         let w = if user { &mut self.user } else { &mut self.gc };
         w.oob[w.slot as usize] = lba;
         if self.data {
+            w.seqs[w.slot as usize] = seq;
             let s = w.slot as usize * SLOT_BYTES as usize;
             match data {
                 Some(d) => w.buf[s..s + SLOT_BYTES as usize].copy_from_slice(&d[..SLOT_BYTES as usize]),
@@ -83,6 +89,25 @@ impl<M: Media> Ftl<M> {
         Ok(())
     }
 
+    /// Pads a writer's open page (slots with no LBA, zeros) and programs it:
+    /// every slot appended before is then on the media.
+    pub(crate) fn writer_pad(&mut self, user: bool) -> Result<(), FtlError> {
+        let w = if user { &mut self.user } else { &mut self.gc };
+        if w.sb == SB_NONE || w.slot == 0 {
+            return Ok(());
+        }
+        let spm = self.layout.slots_per_mpage;
+        for s in w.slot..spm {
+            w.oob[s as usize] = LBA_UNMAPPED;
+            if self.data {
+                w.seqs[s as usize] = 0;
+                w.buf[s as usize * SLOT_BYTES as usize..(s as usize + 1) * SLOT_BYTES as usize].fill(0);
+            }
+        }
+        w.slot = spm;
+        self.writer_program(user)
+    }
+
     /// Programs a writer's full page, then its stripe's parity if due, and
     /// moves the writer to its next data page (closing a full superblock).
     #[inline(never)]
@@ -91,6 +116,9 @@ impl<M: Media> Ftl<M> {
         let layout = &self.layout;
         let w = if user { &mut self.user } else { &mut self.gc };
         self.media.page_program(w.die, w.sb, w.page, w.tag, &w.oob, data.then_some(&w.buf[..]))?;
+        if data {
+            self.media.oob_seqs_set(w.die, w.sb, w.page, &w.seqs);
+        }
         if layout.stripe_width > 1 {
             if data {
                 for (p, b) in w.parity.iter_mut().zip(&w.buf) {

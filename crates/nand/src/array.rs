@@ -44,6 +44,21 @@ pub trait Media {
     /// The bytes of one programmed multi-plane page, without counting a read,
     /// for invariant checkers; `None` when the media holds no data.
     fn mpage_peek(&self, die: u32, block: u32, page: u32) -> Option<&[u8]>;
+    /// The write sequence numbers of a just-programmed page's slots, kept in
+    /// their out-of-band areas where the media holds data (for recovery).
+    #[inline]
+    fn oob_seqs_set(&mut self, _die: u32, _block: u32, _page: u32, _seqs: &[u64]) {}
+    /// A die block's erase count (0 where the media do not keep one).
+    #[inline]
+    fn block_erase_count(&self, _die: u32, _block: u32) -> u32 {
+        0
+    }
+    /// A programmed slot's out-of-band LBA and sequence number, without
+    /// counting a read; `None` where the media holds no data.
+    #[inline]
+    fn oob_peek(&self, _die: u32, _block: u32, _page: u32, _slot: u32) -> Option<(u32, u64)> {
+        None
+    }
     /// A hint that a page of this die block is about to be read: the media
     /// may bring what `page_read` checks into the cache. Changes nothing.
     #[inline]
@@ -102,8 +117,36 @@ impl Array {
         Array::with_store(geometry, store)
     }
 
-    /// A factory-fresh array keeping its bytes in `store` (memory or a file).
+    /// An array keeping its bytes in `store` (memory or a file): its blocks'
+    /// state (pages programmed, erase counts) is what the store says, so an
+    /// array on a store an earlier run left is that run's array.
     pub fn with_store(geometry: Geometry, store: Option<Store>) -> Array {
+        let blocks = geometry.dies() as usize * geometry.blocks_per_plane as usize;
+        let mut a = Array::fresh(geometry, store);
+        if a.store.is_some() {
+            a.state_from_store();
+        }
+        debug_assert_eq!(a.next_page.len(), blocks);
+        a
+    }
+
+    /// Pages programmed and erase counts of every die block, from the store.
+    fn state_from_store(&mut self) {
+        let g = self.geometry.clone();
+        let spm = g.slots_per_mpage() as usize;
+        let store = self.store.as_ref().expect("a store");
+        for die in 0..g.dies() {
+            for block in 0..g.blocks_per_plane {
+                let b = self.state_index(die, block);
+                self.erase_count[b] = store.erase_count(b);
+                let first = self.mpage_offset(die, block, 0) / g.mpage_bytes() as usize * spm;
+                let programmed = (0..g.pages_per_block).take_while(|&p| store.oob_programmed(first + p as usize * spm)).count();
+                self.next_page[b] = programmed as u16;
+            }
+        }
+    }
+
+    fn fresh(geometry: Geometry, store: Option<Store>) -> Array {
         let blocks = geometry.dies() as usize * geometry.blocks_per_plane as usize;
         Array {
             store,
@@ -234,7 +277,7 @@ impl Media for Array {
         }
         let base = off / len * spm;
         for (i, &lba) in oob[..spm].iter().enumerate() {
-            store.oob_lba_set(base + i, lba);
+            store.oob_set(base + i, lba, 0);
         }
         Ok(())
     }
@@ -249,12 +292,11 @@ impl Media for Array {
         let mpage_bytes = self.geometry.mpage_bytes() as usize;
         let pages = self.geometry.pages_per_block as usize;
         let spm = self.geometry.slots_per_mpage() as usize;
+        let count = self.erase_count[b];
         if let Some(store) = &mut self.store {
             store.discard(off, mpage_bytes * pages);
-            let base = off / mpage_bytes * spm;
-            for slot in base..base + spm * pages {
-                store.oob_lba_set(slot, units::LBA_UNMAPPED);
-            }
+            store.oob_clear(off / mpage_bytes * spm, spm * pages);
+            store.erase_count_set(b, count);
         }
         Ok(())
     }
@@ -264,6 +306,23 @@ impl Media for Array {
     }
     fn holds_data(&self) -> bool {
         self.store.is_some()
+    }
+    fn block_erase_count(&self, die: u32, block: u32) -> u32 {
+        self.erase_count(die, block)
+    }
+    fn oob_seqs_set(&mut self, die: u32, block: u32, page: u32, seqs: &[u64]) {
+        let spm = self.geometry.slots_per_mpage() as usize;
+        let base = self.mpage_offset(die, block, page) / self.geometry.mpage_bytes() as usize * spm;
+        if let Some(store) = &mut self.store {
+            for (i, &seq) in seqs[..spm].iter().enumerate() {
+                store.oob_seq_set(base + i, seq);
+            }
+        }
+    }
+    fn oob_peek(&self, die: u32, block: u32, page: u32, slot: u32) -> Option<(u32, u64)> {
+        let spm = self.geometry.slots_per_mpage() as usize;
+        let i = self.mpage_offset(die, block, page) / self.geometry.mpage_bytes() as usize * spm + slot as usize;
+        self.store.as_ref().map(|s| (s.oob_lba(i), s.oob_seq(i)))
     }
     fn block_next_page(&self, die: u32, block: u32) -> u32 {
         self.next_page(die, block)

@@ -4,6 +4,12 @@
 //! has been programmed takes disk). An erase gives a block's bytes back to
 //! the file system (a hole), so a file holds about what the card holds.
 //!
+//! Each slot's out-of-band area holds its LBA, whether its page is
+//! programmed, and the write sequence number of its data (the FTL's, for
+//! recovery); each die block's erase count is kept beside them. So the
+//! media alone tell, after a restart, what every page holds and in what
+//! order it was written.
+//!
 //! A file starts with a header that names what it holds (magic, layout
 //! version, geometry, and the owner's own description: device, format,
 //! scale); opening a file made for anything else is refused with both
@@ -31,6 +37,11 @@ pub enum StoreError {
     Mismatch { path: String, found: String, expected: String },
 }
 
+/// One slot's out-of-band area: LBA, flags, sequence number.
+const OOB_BYTES: usize = 16;
+/// The OOB flag of a slot whose page is programmed.
+const OOB_PROGRAMMED: u32 = 1;
+
 /// Bytes that live in memory or in a mapped file.
 enum Bytes {
     Memory(Vec<u8>),
@@ -52,10 +63,12 @@ impl Bytes {
     }
 }
 
-/// The pages and the per-slot out-of-band LBAs of a data-holding array.
+/// The pages, the per-slot out-of-band areas and the per-block erase
+/// counts of a data-holding array.
 pub struct Store {
     data: Bytes,
     oob: Bytes,
+    erases: Bytes,
     /// The file, kept open for the hole punching and the flush.
     file: Option<File>,
     data_offset: usize,
@@ -64,9 +77,16 @@ pub struct Store {
 impl Store {
     /// A store in memory: pages erased (0xff), no LBAs.
     pub fn memory(g: &Geometry) -> Store {
-        let slots = (g.raw_bytes() / units::SLOT_BYTES) as usize;
-        let oob: Vec<u8> = std::iter::repeat_n(units::LBA_UNMAPPED.to_le_bytes(), slots).flatten().collect();
-        Store { data: Bytes::Memory(vec![0xff; g.raw_bytes() as usize]), oob: Bytes::Memory(oob), file: None, data_offset: 0 }
+        let (slots, blocks) = counts(g);
+        let mut s = Store {
+            data: Bytes::Memory(vec![0xff; g.raw_bytes() as usize]),
+            oob: Bytes::Memory(vec![0; slots * OOB_BYTES]),
+            erases: Bytes::Memory(vec![0; blocks * 4]),
+            file: None,
+            data_offset: 0,
+        };
+        s.oob_clear(0, slots);
+        s
     }
 
     /// A store in a file: created (sparse) with `owner` in its header when
@@ -78,9 +98,10 @@ impl Store {
         let created = !path.exists();
         let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path).map_err(io)?;
         let described = describe(g, owner);
-        let slots = (g.raw_bytes() / units::SLOT_BYTES) as usize;
-        let oob_bytes = slots * 4;
-        let data_offset = (HEADER_BYTES + oob_bytes).div_ceil(4096) * 4096;
+        let (slots, blocks) = counts(g);
+        let oob_bytes = slots * OOB_BYTES;
+        let erases_offset = HEADER_BYTES + oob_bytes;
+        let data_offset = (erases_offset + blocks * 4).div_ceil(4096) * 4096;
         let total = data_offset + g.raw_bytes() as usize;
         if created {
             file.set_len(total as u64).map_err(io)?;
@@ -95,17 +116,19 @@ impl Store {
         }
         if created {
             header_write(&mut map[..HEADER_BYTES], &described);
-            for chunk in map[HEADER_BYTES..HEADER_BYTES + oob_bytes].chunks_exact_mut(4) {
-                chunk.copy_from_slice(&units::LBA_UNMAPPED.to_le_bytes());
-            }
         }
         let oob_map = unsafe { memmap2::MmapMut::map_mut(&file) }.map_err(io)?;
-        let store = Store {
+        let erases_map = unsafe { memmap2::MmapMut::map_mut(&file) }.map_err(io)?;
+        let mut store = Store {
             data: Bytes::Mapped { map, offset: data_offset, len: g.raw_bytes() as usize },
             oob: Bytes::Mapped { map: oob_map, offset: HEADER_BYTES, len: oob_bytes },
+            erases: Bytes::Mapped { map: erases_map, offset: erases_offset, len: blocks * 4 },
             file: Some(file),
             data_offset,
         };
+        if created {
+            store.oob_clear(0, slots);
+        }
         Ok((store, created))
     }
 
@@ -116,13 +139,58 @@ impl Store {
         self.data.get_mut()
     }
 
-    /// The LBA in a slot's out-of-band area.
-    pub fn oob_lba(&self, slot: usize) -> u32 {
-        let b = &self.oob.get()[slot * 4..slot * 4 + 4];
+    fn oob_u32(&self, slot: usize, at: usize) -> u32 {
+        let b = &self.oob.get()[slot * OOB_BYTES + at..slot * OOB_BYTES + at + 4];
         u32::from_le_bytes([b[0], b[1], b[2], b[3]])
     }
-    pub fn oob_lba_set(&mut self, slot: usize, lba: u32) {
-        self.oob.get_mut()[slot * 4..slot * 4 + 4].copy_from_slice(&lba.to_le_bytes());
+
+    /// The LBA in a slot's out-of-band area.
+    pub fn oob_lba(&self, slot: usize) -> u32 {
+        self.oob_u32(slot, 0)
+    }
+
+    /// The write sequence number in a slot's out-of-band area.
+    pub fn oob_seq(&self, slot: usize) -> u64 {
+        let b = &self.oob.get()[slot * OOB_BYTES + 8..slot * OOB_BYTES + 16];
+        u64::from_le_bytes(b.try_into().expect("8 bytes"))
+    }
+
+    /// Whether a slot's page is programmed.
+    pub fn oob_programmed(&self, slot: usize) -> bool {
+        self.oob_u32(slot, 4) & OOB_PROGRAMMED != 0
+    }
+
+    /// A slot programmed with `lba` (`LBA_UNMAPPED` for parity or padding)
+    /// and sequence number `seq`.
+    pub fn oob_set(&mut self, slot: usize, lba: u32, seq: u64) {
+        let o = &mut self.oob.get_mut()[slot * OOB_BYTES..(slot + 1) * OOB_BYTES];
+        o[0..4].copy_from_slice(&lba.to_le_bytes());
+        o[4..8].copy_from_slice(&OOB_PROGRAMMED.to_le_bytes());
+        o[8..16].copy_from_slice(&seq.to_le_bytes());
+    }
+
+    /// The sequence number of an already programmed slot (the FTL's, given
+    /// after the page's program).
+    pub fn oob_seq_set(&mut self, slot: usize, seq: u64) {
+        self.oob.get_mut()[slot * OOB_BYTES + 8..(slot + 1) * OOB_BYTES].copy_from_slice(&seq.to_le_bytes());
+    }
+
+    /// `n` slots from `slot` erased: no LBA, not programmed.
+    pub fn oob_clear(&mut self, slot: usize, n: usize) {
+        for o in self.oob.get_mut()[slot * OOB_BYTES..(slot + n) * OOB_BYTES].chunks_exact_mut(OOB_BYTES) {
+            o[0..4].copy_from_slice(&units::LBA_UNMAPPED.to_le_bytes());
+            o[4..16].fill(0);
+        }
+    }
+
+    /// A die block's erase count (`block` counts die blocks in the array's
+    /// own order).
+    pub fn erase_count(&self, block: usize) -> u32 {
+        let b = &self.erases.get()[block * 4..block * 4 + 4];
+        u32::from_le_bytes([b[0], b[1], b[2], b[3]])
+    }
+    pub fn erase_count_set(&mut self, block: usize, count: u32) {
+        self.erases.get_mut()[block * 4..block * 4 + 4].copy_from_slice(&count.to_le_bytes());
     }
 
     /// Forgets `len` bytes of pages from `offset` (an erase): in memory they
@@ -139,6 +207,11 @@ impl Store {
             (Bytes::Mapped { map, .. }, None) => map[self.data_offset + offset..self.data_offset + offset + len].fill(0xff),
         }
     }
+}
+
+/// Slots and die blocks of a geometry.
+fn counts(g: &Geometry) -> (usize, usize) {
+    ((g.raw_bytes() / units::SLOT_BYTES) as usize, g.dies() as usize * g.blocks_per_plane as usize)
 }
 
 /// What a store's header says it holds.
@@ -214,10 +287,12 @@ mod tests {
         let (mut s, created) = Store::file(&p, &g, "card A").unwrap();
         assert!(created);
         s.data_mut()[100] = 7;
-        s.oob_lba_set(3, 42);
+        s.oob_set(3, 42, 9);
+        s.erase_count_set(5, 11);
         drop(s);
         let (s, created) = Store::file(&p, &g, "card A").unwrap();
-        assert!(!created && s.data()[100] == 7 && s.oob_lba(3) == 42 && s.oob_lba(4) == units::LBA_UNMAPPED);
+        assert!(!created && s.data()[100] == 7 && s.oob_lba(3) == 42 && s.oob_seq(3) == 9 && s.oob_programmed(3));
+        assert!(s.oob_lba(4) == units::LBA_UNMAPPED && !s.oob_programmed(4) && s.erase_count(5) == 11);
         drop(s);
         let e = Store::file(&p, &g, "card B").err().unwrap().to_string();
         assert!(e.contains("card A") && e.contains("card B"), "{e}");
