@@ -18,7 +18,7 @@
 use crate::profile::Profile;
 use crate::recorder::{MediaOp, OpKind, Recorder};
 use crate::scale::Scaling;
-use ftl::{Ftl, FtlConfig, FtlError, ReadFrom};
+use ftl::{Ftl, FtlConfig, FtlError, MountReport, ReadFrom};
 use nand::{Array, Media, OpTag};
 use serde::Serialize;
 use sim::{Io, MinHeap, Pool, Target, Timeline};
@@ -255,6 +255,9 @@ pub struct Device {
     member_bytes: u64,
     /// The format's usable capacity on the full-size card.
     full_bytes: u64,
+    /// What mounting found, where the device was mounted from a store an
+    /// earlier run left (every member's summed).
+    pub mounted: Option<MountReport>,
 }
 
 /// A usable capacity written as bytes or with a decimal suffix (GB, TB), as
@@ -297,17 +300,34 @@ impl Device {
         Device::build(profile, format, scale, plan, backing)
     }
 
-    /// A member's array: with its bytes where the backing keeps them.
-    fn array_of(g: &nand::Geometry, backing: &Backing, member: usize) -> Result<Array, DeviceError> {
-        let store = match backing {
-            Backing::None => None,
-            Backing::Memory => Some(nand::Store::memory(g)),
+    /// A member's array, with its bytes where the backing keeps them, and
+    /// whether its store already held a card (to be mounted, not formatted).
+    fn array_of(g: &nand::Geometry, backing: &Backing, member: usize) -> Result<(Array, bool), DeviceError> {
+        let (store, existed) = match backing {
+            Backing::None => (None, false),
+            Backing::Memory => (Some(nand::Store::memory(g)), false),
             Backing::Files { dir, owner } => {
                 let path = dir.join(format!("member-{member}.flash"));
-                Some(nand::Store::file(&path, g, &format!("{owner}, member {member}"))?.0)
+                let (store, created) = nand::Store::file(&path, g, &format!("{owner}, member {member}"))?;
+                (Some(store), !created)
             }
         };
-        Ok(Array::with_store(g.clone(), store))
+        Ok((Array::with_store(g.clone(), store), existed))
+    }
+
+    /// A member's FTL: mounted from a store that held a card, else formatted.
+    fn ftl_of(g: &nand::Geometry, cfg: &FtlConfig, backing: &Backing, member: usize, mounted: &mut Option<MountReport>) -> Result<Ftl<Recorder>, DeviceError> {
+        let (array, existed) = Device::array_of(g, backing, member)?;
+        if !existed {
+            return Ok(Ftl::format(Recorder::new(array), cfg.clone())?);
+        }
+        let (ftl, r) = Ftl::mount(Recorder::new(array), cfg.clone())?;
+        let m = mounted.get_or_insert_with(MountReport::default);
+        m.slots_scanned += r.slots_scanned;
+        m.slots_mapped += r.slots_mapped;
+        m.superblocks_short += r.superblocks_short;
+        m.seq_max = m.seq_max.max(r.seq_max);
+        Ok(ftl)
     }
 
     /// Checks that a device can be built at a format and scale, without
@@ -392,8 +412,9 @@ impl Device {
     ) -> Result<Device, DeviceError> {
         let buffer_slots = (profile.write_buffer_bytes(scale) / SLOT_BYTES) as u32;
         let mut members = Vec::new();
+        let mut mounted = None;
         for m in 0..profile.members as usize {
-            let ftl = Ftl::format(Recorder::new(Device::array_of(&g, backing, m)?), cfg.clone())?;
+            let ftl = Device::ftl_of(&g, &cfg, backing, m, &mut mounted)?;
             members.push(Device::member_new(profile, &g, ftl, buffer_slots));
         }
         Ok(Device {
@@ -406,6 +427,7 @@ impl Device {
             member_bytes: cfg.user_slots * SLOT_BYTES,
             full_bytes,
             members,
+            mounted,
         })
     }
 
@@ -761,6 +783,37 @@ impl Member {
 }
 
 impl Device {
+    /// The modelled time of the mount's scan: every programmed page's
+    /// out-of-band area read (a sense, tR, each), the dies in parallel: the
+    /// busiest die's pages x tR. Zero for a device that was formatted.
+    pub fn mount_modelled_ns(&self) -> Ns {
+        if self.mounted.is_none() {
+            return 0;
+        }
+        let g = self.profile.scaling(self.scale).geometry(&self.profile.nand.geometry());
+        let busiest = |f: &Ftl<Recorder>| {
+            (0..g.dies()).map(|die| (0..g.blocks_per_plane).map(|b| f.media().block_next_page(die, b) as u64).sum::<u64>()).max().unwrap_or(0)
+        };
+        self.members.iter().map(|m| busiest(&m.ftl)).max().unwrap_or(0) * self.costs.read_ns
+    }
+
+    /// Puts every write so far on the media (the writers' open pages padded
+    /// and programmed); returns when the last program ends.
+    pub(crate) fn members_flush(&mut self, now: Ns) -> Result<Ns, DeviceError> {
+        let (c, cpu) = (&self.costs, &mut self.cpu);
+        let mut done = now;
+        for member in &mut self.members {
+            // The padding takes buffer slots as data would.
+            for _ in 0..member.ftl.user_pad_slots() {
+                member.buffer.acquire(now);
+            }
+            member.ftl.flush()?;
+            member.ops_time(c, cpu, now, None);
+            done = done.max(member.buffer.pending.max().unwrap_or(now));
+        }
+        Ok(done)
+    }
+
     /// An I/O must be whole sectors inside the device.
     pub(crate) fn range_check(&self, offset: u64, len: u64) -> Result<(), DeviceError> {
         let capacity = self.capacity_bytes();

@@ -16,8 +16,9 @@ pub struct ServeArgs {
     #[arg(long, default_value_t = 1)]
     pub scale: u32,
     /// Directory of the card's store (one sparse file per member, holding
-    /// every page and its out-of-band LBAs). The card is formatted at start:
-    /// what an earlier run left there is erased.
+    /// every page, its out-of-band area and the blocks' erase counts). A new
+    /// store is formatted; a store an earlier run left (stopped cleanly or
+    /// not) is mounted: the map rebuilt from the media.
     #[arg(long)]
     pub store: PathBuf,
     /// Serve on this Unix socket.
@@ -53,7 +54,20 @@ pub fn serve(a: ServeArgs) -> Result<()> {
     if a.scale == 1 {
         crate::out::full_size_note(accel::Device::map_bytes(&profile, &format, 1)?, 1);
     }
+    let started = std::time::Instant::now();
     let device = accel::Device::with_backing(&profile, &format, a.scale, &backing)?;
+    match &device.mounted {
+        Some(r) => eprintln!(
+            "flashlab serve: mounted {}: {} slots mapped from {} scanned, {} superblock(s) closed short; scan {:.3} s modelled [simulated], {:.3} s wall",
+            a.store.display(),
+            r.slots_mapped,
+            r.slots_scanned,
+            r.superblocks_short,
+            device.mount_modelled_ns() as f64 / 1e9,
+            started.elapsed().as_secs_f64()
+        ),
+        None => eprintln!("flashlab serve: formatted a new store in {}", a.store.display()),
+    }
     let name = a.name.clone().unwrap_or_else(|| profile.id.clone());
     if !(a.time_scale.is_finite() && (1.0..=1e6).contains(&a.time_scale)) {
         bail!("--time-scale {}: must be in 1..=1000000", a.time_scale);

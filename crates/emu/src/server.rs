@@ -47,7 +47,7 @@ impl Server {
     /// Starts the device thread; the device must hold data.
     pub fn start(device: Device, name: &str, timing: Timing) -> (Server, std::thread::JoinHandle<Served>) {
         assert!(device.holds_data(), "a served card keeps the bytes written to it");
-        let flags = nbd::TFLAG_HAS_FLAGS | nbd::TFLAG_SEND_TRIM | nbd::TFLAG_SEND_WRITE_ZEROES;
+        let flags = nbd::TFLAG_HAS_FLAGS | nbd::TFLAG_SEND_FLUSH | nbd::TFLAG_SEND_FUA | nbd::TFLAG_SEND_TRIM | nbd::TFLAG_SEND_WRITE_ZEROES;
         let description = format!("{} ({}), format {}, scale {} [simulated]", device.profile.name, device.profile.id, device.format, device.scale);
         let export = Export { name: name.to_string(), description, size_bytes: device.capacity_bytes(), flags };
         let (jobs, rx) = channel::<Job>();
@@ -187,7 +187,10 @@ fn execute<'a>(device: &mut Device, now: u64, req: &Request, buf: &'a mut Vec<u8
             buf.resize(req.length as usize, 0);
             device.read_at(now, req.offset, buf)
         }
+        // A FUA write is answered once it is durable: written, then flushed.
+        nbd::CMD_WRITE if req.flags & nbd::CMD_FLAG_FUA != 0 => device.write_at(now, req.offset, &req.data).and_then(|t| device.flush(t)),
         nbd::CMD_WRITE => device.write_at(now, req.offset, &req.data),
+        nbd::CMD_FLUSH => device.flush(now),
         nbd::CMD_TRIM => device.trim_at(now, req.offset, len),
         nbd::CMD_WRITE_ZEROES => device.write_zeroes_at(now, req.offset, len),
         _ => return (nbd::EINVAL, now, &[]),

@@ -315,6 +315,16 @@ impl<M: Media> Ftl<M> {
         self.writer_pad(false)
     }
 
+    /// The slots a flush would pad in the user writer's open page (0 when
+    /// none is open or it is empty).
+    pub fn user_pad_slots(&self) -> u32 {
+        if self.user.sb == SB_NONE || self.user.slot == 0 {
+            0
+        } else {
+            self.layout.slots_per_mpage - self.user.slot
+        }
+    }
+
     /// The media, taken back (a power cut in tests: what is on them is all
     /// that is left).
     pub fn into_media(self) -> M {

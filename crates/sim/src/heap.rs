@@ -22,6 +22,10 @@ impl<K: Ord + Copy> MinHeap<K> {
         self.v.is_empty()
     }
     #[inline]
+    /// The largest key (a scan: for rare questions, not the hot path).
+    pub fn max(&self) -> Option<K> {
+        self.v.iter().copied().max()
+    }
     pub fn peek(&self) -> Option<K> {
         self.v.first().copied()
     }
