@@ -94,6 +94,9 @@ struct Member {
     link_in: Timeline,
     link_out: Timeline,
     buffer: WriteBuffer,
+    /// A slot being merged for a data-holding write (made on first use:
+    /// the simulator's I/Os never touch it).
+    slot_buf: Option<Box<[u8; SLOT_BYTES as usize]>>,
     gc_ready: Ns,
     /// The threads that run GC.
     gc_cpu: Pool,
@@ -450,6 +453,7 @@ impl Device {
                 slots_per_page: g.slots_per_mpage(),
                 pending: MinHeap::with_capacity((buffer_slots / g.slots_per_mpage()) as usize + 1),
             },
+            slot_buf: None,
             gc_ready: 0,
             gc_cpu: Pool::new(profile.ftl.gc_threads),
             erased_at: vec![0; g.blocks_per_plane as usize],
@@ -644,13 +648,13 @@ impl Device {
             }
         }
         let mut done = t;
-        let mut slot = [0u8; SLOT_BYTES as usize];
         for lba in first..last + 1 {
             let ack = member.buffer.acquire(t);
             match &payload {
                 Payload::Write(data) => {
-                    slot_merge(&member.ftl, lba, offset, data, &mut slot)?;
-                    member.ftl.write(lba, Some(&slot))?;
+                    let slot = member.slot_buf.get_or_insert_with(|| Box::new([0; SLOT_BYTES as usize]));
+                    slot_merge(&member.ftl, lba, offset, data, slot)?;
+                    member.ftl.write(lba, Some(&slot[..]))?;
                 }
                 _ => member.ftl.write(lba, None)?,
             }
