@@ -111,6 +111,13 @@ fn run(cmd: &mut Command) -> String {
     text
 }
 
+/// An empty scratch directory.
+fn workdir(name: &str) -> Scratch {
+    let d = Scratch::new(name);
+    std::fs::create_dir_all(&*d).unwrap();
+    d
+}
+
 fn fio_job(dir: &Path, name: &str, uri: &str, body: &str) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, format!("[global]\nioengine=nbd\nuri={uri}\ngroup_reporting\n{body}")).unwrap();
@@ -121,8 +128,7 @@ fn fio_job(dir: &Path, name: &str, uri: &str, body: &str) -> PathBuf {
 fn qemu_img_copies_an_image_in_and_out_unchanged() {
     let qemu = tool("qemu-img", "qemu-utils");
     let card = Served::start("qemu");
-    let dir = Scratch::new("qemu-files");
-    std::fs::create_dir_all(&*dir).unwrap();
+    let dir = workdir("qemu-files");
     let input = dir.join("in.img");
     let mut rng = 0x9e37_79b9_7f4a_7c15u64;
     let bytes: Vec<u8> = (0..48 << 20)
@@ -149,8 +155,7 @@ fn qemu_img_copies_an_image_in_and_out_unchanged() {
 fn a_flushed_image_survives_a_power_cut() {
     let qemu = tool("qemu-img", "qemu-utils");
     let mut card = Served::start("cut");
-    let dir = Scratch::new("cut-files");
-    std::fs::create_dir_all(&*dir).unwrap();
+    let dir = workdir("cut-files");
     let input = dir.join("in.img");
     let bytes: Vec<u8> = (0..24u32 << 20).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
     std::fs::write(&input, &bytes).unwrap();
@@ -168,8 +173,7 @@ fn a_flushed_image_survives_a_power_cut() {
 fn fio_verifies_every_block_on_a_card_in_gc() {
     let fio = tool("fio", "fio");
     let card = Served::start("fio");
-    let dir = Scratch::new("fio-jobs");
-    std::fs::create_dir_all(&*dir).unwrap();
+    let dir = workdir("fio-jobs");
     // Three drive writes of 4 KiB random writes: the card's spare is used
     // up and GC moves data.
     let pre = fio_job(&dir, "pre.fio", &card.uri(), "[fill]\nrw=randwrite\nbs=4k\niodepth=16\nloops=3\nnorandommap\n");
