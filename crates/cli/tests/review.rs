@@ -9,16 +9,10 @@ use std::path::Path;
 use std::process::Command;
 
 mod common;
-use common::{flashlab, refused, Scratch};
+use common::{flashlab, refused, tool, Scratch};
 
 fn tmp(name: &str) -> Scratch {
     Scratch::new(&format!("review-{name}"))
-}
-
-fn tool(name: &str, package: &str) -> String {
-    let ok = Command::new("sh").args(["-c", &format!("command -v {name}")]).output().map(|o| o.status.success()).unwrap_or(false);
-    assert!(ok, "{name} is needed by this test: install Debian's package '{package}' (.ci/run does)");
-    name.to_string()
 }
 
 /// Headless Chromium as the environment notes start it (no background

@@ -12,13 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 mod common;
-use common::{flashlab, refused, Scratch};
-
-fn tool(name: &str, package: &str) -> String {
-    let ok = Command::new("sh").args(["-c", &format!("command -v {name}")]).output().map(|o| o.status.success()).unwrap_or(false);
-    assert!(ok, "{name} is needed by this test: install Debian's package '{package}' (.ci/run does)");
-    name.to_string()
-}
+use common::{flashlab, refused, tool, Scratch};
 
 /// A served card, stopped when dropped.
 struct Served {

@@ -17,6 +17,15 @@ pub fn refused(args: &[&str], needle: &str) {
     assert!(!err.contains("panicked"), "{args:?} panicked: {err}");
 }
 
+/// An external program a test needs, by name; a missing one fails the test
+/// naming the Debian package that has it (`.ci/run` installs them).
+#[allow(dead_code)] // not every test binary runs an external program
+pub fn tool(name: &str, package: &str) -> String {
+    let ok = Command::new("sh").args(["-c", &format!("command -v {name}")]).output().map(|o| o.status.success()).unwrap_or(false);
+    assert!(ok, "{name} is needed by this test: install Debian's package '{package}' (.ci/run does)");
+    name.to_string()
+}
+
 /// A scratch path under the temporary directory, unique to this test
 /// process. Dropped, it is removed (a directory or a file), unless the test
 /// is failing: a failure's files are left to be looked at.
