@@ -319,17 +319,30 @@ impl Device {
     }
 
     /// A member's FTL: mounted from a store that held a card, else formatted.
-    fn ftl_of(g: &nand::Geometry, cfg: &FtlConfig, backing: &Backing, member: usize, mounted: &mut Option<MountReport>) -> Result<Ftl<Recorder>, DeviceError> {
+    /// A mount's report is summed over members into `mounted`; the LBAs it
+    /// lost are the member's own (the device's are found once it is built).
+    fn ftl_of(
+        g: &nand::Geometry,
+        cfg: &FtlConfig,
+        backing: &Backing,
+        member: usize,
+        mounted: &mut Option<MountReport>,
+        lost: &mut Vec<(usize, u32)>,
+    ) -> Result<Ftl<Recorder>, DeviceError> {
         let (array, existed) = Device::array_of(g, backing, member)?;
         if !existed {
             return Ok(Ftl::format(Recorder::new(array), cfg.clone())?);
         }
+        let completed = array.staged_pages();
         let (ftl, r) = Ftl::mount(Recorder::new(array), cfg.clone())?;
         let m = mounted.get_or_insert_with(MountReport::default);
         m.slots_scanned += r.slots_scanned;
         m.slots_mapped += r.slots_mapped;
         m.superblocks_short += r.superblocks_short;
         m.seq_max = m.seq_max.max(r.seq_max);
+        m.pages_completed += completed;
+        m.slots_rebuilt += r.slots_rebuilt;
+        lost.extend(r.lbas_lost.iter().map(|&lba| (member, lba)));
         Ok(ftl)
     }
 
@@ -402,6 +415,7 @@ impl Device {
             reserve_superblocks: reserve,
             gc_policy: profile.ftl.gc_policy,
             wear_spread_max: profile.ftl.wear_spread_max,
+            power_loss_protection: profile.ftl.power_loss_protection,
         };
         Ok((g, cfg, usable))
     }
@@ -416,11 +430,12 @@ impl Device {
         let buffer_slots = (profile.write_buffer_bytes(scale) / SLOT_BYTES) as u32;
         let mut members = Vec::new();
         let mut mounted = None;
+        let mut lost = Vec::new();
         for m in 0..profile.members as usize {
-            let ftl = Device::ftl_of(&g, &cfg, backing, m, &mut mounted)?;
+            let ftl = Device::ftl_of(&g, &cfg, backing, m, &mut mounted, &mut lost)?;
             members.push(Device::member_new(profile, &g, ftl, buffer_slots));
         }
-        Ok(Device {
+        let mut device = Device {
             profile: profile.clone(),
             format: format.to_string(),
             scale,
@@ -431,7 +446,12 @@ impl Device {
             full_bytes,
             members,
             mounted,
-        })
+        };
+        let lost: Vec<u32> = lost.iter().map(|&(m, lba)| (device.device_offset(m, lba as u64 * SLOT_BYTES) / SLOT_BYTES) as u32).collect();
+        if let Some(r) = &mut device.mounted {
+            r.lbas_lost = lost;
+        }
+        Ok(device)
     }
 
     /// A member: its FTL, its timelines (dies, channels, controllers, link),
@@ -818,6 +838,10 @@ impl Device {
     /// Puts every write so far on the media (the writers' open pages padded
     /// and programmed); returns when the last program ends.
     pub(crate) fn members_flush(&mut self, now: Ns) -> Result<Ns, DeviceError> {
+        // A protected buffer is already as durable as the flash.
+        if self.power_loss_protection() {
+            return Ok(now);
+        }
         let (c, cpu) = (&self.costs, &mut self.cpu);
         let mut done = now;
         for member in &mut self.members {
@@ -860,6 +884,22 @@ impl Device {
         let n = self.members.len() as u64;
         let stripe = offset / self.stripe_bytes;
         ((stripe % n) as usize, (stripe / n) * self.stripe_bytes + offset % self.stripe_bytes)
+    }
+
+    /// The device offset of a member's offset: [`Device::member_of`]
+    /// undone.
+    pub(crate) fn device_offset(&self, member: usize, offset: u64) -> u64 {
+        let n = self.members.len() as u64;
+        if n == 1 {
+            return offset;
+        }
+        let chunk = offset / self.stripe_bytes;
+        (chunk * n + member as u64) * self.stripe_bytes + offset % self.stripe_bytes
+    }
+
+    /// Whether the card's write buffer survives a power cut.
+    pub fn power_loss_protection(&self) -> bool {
+        self.members[0].ftl.config().power_loss_protection
     }
 }
 

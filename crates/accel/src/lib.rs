@@ -9,6 +9,7 @@ mod recorder;
 pub mod scale;
 
 pub use device::{capacity_parse, Backing, Device, DeviceCounters, DeviceError, Payload, ResourceBusy};
+pub use ftl::MountReport;
 pub use profile::{ControllerProfile, FtlProfile, HostProfile, Management, NandProfile, Profile, ProfileError};
 pub use published::{Bound, By, Metric, Published, State};
 pub use scale::{Scaling, ROUND_FULL_SIZE_S};

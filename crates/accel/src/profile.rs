@@ -122,6 +122,12 @@ pub struct FtlProfile {
     pub gc_policy: GcPolicy,
     /// The power-loss-protected write buffer of one member, bytes.
     pub write_buffer_bytes: u64,
+    /// Whether the write buffer survives a power cut (capacitors hold the
+    /// card up until it is on the flash): then every acknowledged write
+    /// is durable; without, only what a flush or a FUA write covered.
+    /// Absent: false, the weaker promise.
+    #[serde(default)]
+    pub power_loss_protection: bool,
     #[serde(default)]
     pub wear_spread_max: u32,
     /// Threads that run garbage collection (host threads for a host-managed

@@ -87,4 +87,16 @@ impl Media for Recorder {
     fn oob_peek(&self, die: u32, block: u32, page: u32, slot: u32) -> Option<(u32, u64)> {
         self.array.oob_peek(die, block, page, slot)
     }
+    fn slot_stage(&mut self, die: u32, block: u32, page: u32, slot: u32, lba: u32, seq: u64, data: &[u8]) {
+        self.array.slot_stage(die, block, page, slot, lba, seq, data)
+    }
+    fn trim_record(&mut self, lba: u32, seq: u64) {
+        self.array.trim_record(lba, seq)
+    }
+    fn trim_seq(&self, lba: u32) -> u64 {
+        self.array.trim_seq(lba)
+    }
+    fn slot_intact(&self, die: u32, block: u32, page: u32, slot: u32) -> bool {
+        self.array.slot_intact(die, block, page, slot)
+    }
 }

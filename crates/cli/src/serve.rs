@@ -39,10 +39,19 @@ pub struct ServeArgs {
     /// are then K times the modelled ones).
     #[arg(long, default_value_t = 1.0)]
     pub time_scale: f64,
+    /// Serve the card with its write buffer protected against power loss
+    /// (`on`: every acknowledged write survives a cut) or not (`off`: only
+    /// writes a FLUSH or FUA covered, as a card whose capacitors failed;
+    /// useful to test that an application flushes). Default: the profile's.
+    #[arg(long, value_parser = ["on", "off"])]
+    pub power_loss_protection: Option<String>,
 }
 
 pub fn serve(a: ServeArgs) -> Result<()> {
-    let profile = accel::profile_load(&a.device).map_err(anyhow::Error::msg)?;
+    let mut profile = accel::profile_load(&a.device).map_err(anyhow::Error::msg)?;
+    if let Some(plp) = &a.power_loss_protection {
+        profile.ftl.power_loss_protection = plp == "on";
+    }
     let format = a.format.clone().unwrap_or_else(|| profile.default_format.clone());
     accel::Device::validate(&profile, &format, a.scale)?;
     if a.unix.is_none() && a.listen.is_none() {
@@ -57,17 +66,13 @@ pub fn serve(a: ServeArgs) -> Result<()> {
     let started = std::time::Instant::now();
     let device = accel::Device::with_backing(&profile, &format, a.scale, &backing)?;
     match &device.mounted {
-        Some(r) => eprintln!(
-            "flashlab serve: mounted {}: {} slots mapped from {} scanned, {} superblock(s) closed short; scan {:.3} s modelled [simulated], {:.3} s wall",
-            a.store.display(),
-            r.slots_mapped,
-            r.slots_scanned,
-            r.superblocks_short,
-            device.mount_modelled_ns() as f64 / 1e9,
-            started.elapsed().as_secs_f64()
-        ),
+        Some(r) => mount_log(&a.store, r, device.mount_modelled_ns(), started.elapsed().as_secs_f64()),
         None => eprintln!("flashlab serve: formatted a new store in {}", a.store.display()),
     }
+    eprintln!(
+        "flashlab serve: power-loss protection {}",
+        if device.power_loss_protection() { "on: every acknowledged write survives a cut" } else { "off: only writes covered by a FLUSH or FUA survive a cut" }
+    );
     let name = a.name.clone().unwrap_or_else(|| profile.id.clone());
     if !(a.time_scale.is_finite() && (1.0..=1e6).contains(&a.time_scale)) {
         bail!("--time-scale {}: must be in 1..=1000000", a.time_scale);
@@ -104,6 +109,31 @@ pub fn serve(a: ServeArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+fn mount_log(store: &std::path::Path, r: &accel::MountReport, modelled_ns: u64, wall_s: f64) {
+    eprintln!(
+        "flashlab serve: mounted {}: {} slots mapped from {} scanned, {} page(s) of the protected buffer programmed at power-on, {} superblock(s) closed short; scan {:.3} s modelled [simulated], {:.3} s wall",
+        store.display(),
+        r.slots_mapped,
+        r.slots_scanned,
+        r.pages_completed,
+        r.superblocks_short,
+        modelled_ns as f64 / 1e9,
+        wall_s
+    );
+    if r.slots_rebuilt > 0 {
+        eprintln!("flashlab serve: {} slot(s) damaged by the cut rebuilt from parity", r.slots_rebuilt);
+    }
+    if !r.lbas_lost.is_empty() {
+        let shown: Vec<String> = r.lbas_lost.iter().take(16).map(|l| format!("{}", *l as u64 * units::SLOT_BYTES)).collect();
+        eprintln!(
+            "flashlab serve: {} slot(s) of 4 KiB damaged by the cut and beyond parity: they read older data or zeros (byte offsets {}{})",
+            r.lbas_lost.len(),
+            shown.join(", "),
+            if r.lbas_lost.len() > 16 { ", ..." } else { "" }
+        );
+    }
 }
 
 /// A connection on a thread of its own; a broken client is logged and

@@ -123,7 +123,9 @@ impl<M: Media> Ftl<M> {
         Ok(())
     }
 
-    /// On data-holding media: parity recomputes for rows `0..rows` of `sb`.
+    /// On data-holding media: parity recomputes for rows `0..rows` of `sb`,
+    /// but for stripes holding a slot known damaged (its checksum fails: a
+    /// cut hit the page sharing its cells; mount rebuilt what it held).
     fn parity_check(&self, sb: u32, rows: u32) -> Result<(), String> {
         let l = &self.layout;
         if l.stripe_width <= 1 || !self.media.holds_data() {
@@ -131,6 +133,10 @@ impl<M: Media> Ftl<M> {
         }
         for page in 0..rows {
             for group in 0..l.dies / l.stripe_width {
+                let damaged = l.stripe_dies(group * l.stripe_width).any(|die| (0..l.slots_per_mpage).any(|s| !self.media.slot_intact(die, sb, page, s)));
+                if damaged {
+                    continue;
+                }
                 let mut x: Option<Vec<u8>> = None;
                 for die in l.stripe_dies(group * l.stripe_width) {
                     let bytes = self.media.mpage_peek(die, sb, page).ok_or("media holds no data")?;

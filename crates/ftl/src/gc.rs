@@ -118,8 +118,14 @@ impl<M: Media> Ftl<M> {
     fn victim_erase(&mut self) -> Result<(), FtlError> {
         // Where the media hold data, the victim's last copies must be on
         // the media before it is erased: a cut must not lose what was safe.
+        // Without power-loss protection, so must the user writer's open
+        // page: its writes made the victim's copies stale, and a cut that
+        // lost them would find neither.
         if self.data {
             self.writer_pad(false)?;
+            if !self.cfg.power_loss_protection {
+                self.writer_pad(true)?;
+            }
         }
         let sb = self.victim.take().expect("a victim").sb;
         for die in 0..self.layout.dies {

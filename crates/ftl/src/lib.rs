@@ -52,6 +52,14 @@ pub struct FtlConfig {
     /// Static wear leveling: when the erase counts of superblocks spread by
     /// more than this, the coldest superblock is collected. 0 turns it off.
     pub wear_spread_max: u32,
+    /// Whether the write buffer survives a power cut (capacitors). On
+    /// data-holding media, with it each host slot is staged in the media's
+    /// protected buffer as it is written; without it only what a flush
+    /// put on the media survives, and a GC victim is erased only after
+    /// the user writer's open page is on the media too (the writes that
+    /// made the victim's copies stale must not be lost with them).
+    #[serde(default)]
+    pub power_loss_protection: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -396,13 +404,19 @@ impl<M: Media> Ftl<M> {
         Ok(self.media.page_read(a.die, a.superblock, a.page, mask, OpTag::User, None)?)
     }
 
-    /// Unmaps one logical slot (TRIM / discard).
+    /// Unmaps one logical slot (TRIM / discard). On data-holding media the
+    /// trim is recorded with a sequence number of its own, so that a mount
+    /// does not bring back the copies it unmapped.
     pub fn trim(&mut self, lba: SlotLba) -> Result<(), FtlError> {
         self.lba_check(lba)?;
         if self.l2p[lba as usize] != PPA_INVALID {
             self.counters.host_slots_trimmed += 1;
         }
         self.unmap(lba);
+        if self.data {
+            self.host_seq += 1;
+            self.media.trim_record(lba, self.host_seq);
+        }
         Ok(())
     }
 }

@@ -80,6 +80,9 @@ impl<M: Media> Ftl<M> {
                 Some(d) => w.buf[s..s + SLOT_BYTES as usize].copy_from_slice(&d[..SLOT_BYTES as usize]),
                 None => w.buf[s..s + SLOT_BYTES as usize].fill(0),
             }
+            if user && self.cfg.power_loss_protection {
+                self.media.slot_stage(w.die, w.sb, w.page, w.slot, lba, seq, &w.buf[s..s + SLOT_BYTES as usize]);
+            }
         }
         w.slot += 1;
         self.seq += 1;
@@ -115,10 +118,10 @@ impl<M: Media> Ftl<M> {
         let data = self.data;
         let layout = &self.layout;
         let w = if user { &mut self.user } else { &mut self.gc };
-        self.media.page_program(w.die, w.sb, w.page, w.tag, &w.oob, data.then_some(&w.buf[..]))?;
         if data {
             self.media.oob_seqs_set(w.die, w.sb, w.page, &w.seqs);
         }
+        self.media.page_program(w.die, w.sb, w.page, w.tag, &w.oob, data.then_some(&w.buf[..]))?;
         if layout.stripe_width > 1 {
             if data {
                 for (p, b) in w.parity.iter_mut().zip(&w.buf) {

@@ -30,7 +30,7 @@ fn run(g: Geometry, stripe_width: u32, policy: GcPolicy, fill_percent: u64, ops:
     let layout = ftl::Layout::new(&g, stripe_width);
     let max = Ftl::<Array>::user_slots_max(&layout, 1);
     let user_slots = (max * fill_percent / 100).max(1);
-    let cfg = FtlConfig { stripe_width, user_slots, reserve_superblocks: 1, gc_policy: policy, wear_spread_max: 8 };
+    let cfg = FtlConfig { stripe_width, user_slots, reserve_superblocks: 1, gc_policy: policy, wear_spread_max: 8, power_loss_protection: false };
     let mut ftl = Ftl::format(Array::new(g, true), cfg).map_err(|e| TestCaseError::fail(e.to_string()))?;
     let mut model: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
     let mut out = vec![0u8; SLOT_BYTES as usize];
@@ -111,7 +111,8 @@ fn full_device_sustains_overwrites() {
     let g = geometry(2, 2, 2, 8, 4);
     let layout = ftl::Layout::new(&g, 4);
     let max = Ftl::<Array>::user_slots_max(&layout, 1);
-    let cfg = FtlConfig { stripe_width: 4, user_slots: max, reserve_superblocks: 1, gc_policy: GcPolicy::Greedy, wear_spread_max: 0 };
+    let cfg =
+        FtlConfig { stripe_width: 4, user_slots: max, reserve_superblocks: 1, gc_policy: GcPolicy::Greedy, wear_spread_max: 0, power_loss_protection: false };
     let mut ftl = Ftl::format(Array::new(g, true), cfg).unwrap();
     let n = ftl.user_slots() as u32;
     for round in 0..20u32 {
@@ -132,8 +133,14 @@ fn full_device_sustains_overwrites() {
 #[test]
 fn bad_input_is_refused_with_the_field_named() {
     let g = geometry(2, 2, 2, 8, 4);
-    let cfg =
-        |w, slots, reserve| FtlConfig { stripe_width: w, user_slots: slots, reserve_superblocks: reserve, gc_policy: GcPolicy::Greedy, wear_spread_max: 0 };
+    let cfg = |w, slots, reserve| FtlConfig {
+        stripe_width: w,
+        user_slots: slots,
+        reserve_superblocks: reserve,
+        gc_policy: GcPolicy::Greedy,
+        wear_spread_max: 0,
+        power_loss_protection: false,
+    };
     let e = Ftl::format(Array::new(g.clone(), false), cfg(3, 10, 1)).err().unwrap().to_string();
     assert!(e.contains("stripe_width = 3"), "{e}");
     let e = Ftl::format(Array::new(g.clone(), false), cfg(4, 10_000_000, 1)).err().unwrap().to_string();
@@ -153,7 +160,8 @@ fn read_span_reads_each_page_once() {
     use nand::Media;
     // 2 planes of 4 KiB pages: 2 slots a multi-plane page; 4 dies.
     let g = geometry(2, 2, 2, 8, 4);
-    let cfg = FtlConfig { stripe_width: 1, user_slots: 64, reserve_superblocks: 1, gc_policy: GcPolicy::Greedy, wear_spread_max: 0 };
+    let cfg =
+        FtlConfig { stripe_width: 1, user_slots: 64, reserve_superblocks: 1, gc_policy: GcPolicy::Greedy, wear_spread_max: 0, power_loss_protection: false };
     let mut ftl = Ftl::format(Array::new(g, false), cfg).unwrap();
     // Slots 0..16 written in order fill 8 pages (2 rows of 4 dies); slot 16
     // stays in the open writer's page.

@@ -28,7 +28,8 @@ fn wa_at(rho: f64, seed: u64) -> (f64, f64) {
     // reserve + 1.9 superblocks, as the run measures.
     let held = (reserve as f64 + 1.9) * s;
     let user_slots = ((t - held) / (1.0 + rho)) as u64;
-    let cfg = FtlConfig { stripe_width: 1, user_slots, reserve_superblocks: reserve, gc_policy: GcPolicy::Greedy, wear_spread_max: 0 };
+    let cfg =
+        FtlConfig { stripe_width: 1, user_slots, reserve_superblocks: reserve, gc_policy: GcPolicy::Greedy, wear_spread_max: 0, power_loss_protection: false };
     let mut ftl = Ftl::format(Array::new(g, false), cfg).unwrap();
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let u = user_slots as u32;

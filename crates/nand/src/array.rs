@@ -44,10 +44,31 @@ pub trait Media {
     /// The bytes of one programmed multi-plane page, without counting a read,
     /// for invariant checkers; `None` when the media holds no data.
     fn mpage_peek(&self, die: u32, block: u32, page: u32) -> Option<&[u8]>;
-    /// The write sequence numbers of a just-programmed page's slots, kept in
-    /// their out-of-band areas where the media holds data (for recovery).
+    /// The write sequence numbers of the slots of a page about to be
+    /// programmed, kept in their out-of-band areas where the media holds
+    /// data (for recovery).
     #[inline]
     fn oob_seqs_set(&mut self, _die: u32, _block: u32, _page: u32, _seqs: &[u64]) {}
+    /// Puts one slot of a page not yet programmed in the power-loss-
+    /// protected buffer, where the media holds data: after a cut, the
+    /// array programs it as the card's capacitors would.
+    #[inline]
+    fn slot_stage(&mut self, _die: u32, _block: u32, _page: u32, _slot: u32, _lba: u32, _seq: u64, _data: &[u8]) {}
+    /// Records that `lba` was trimmed by the host write numbered `seq`
+    /// (the card's trim journal), where the media holds data.
+    #[inline]
+    fn trim_record(&mut self, _lba: u32, _seq: u64) {}
+    /// The sequence number of `lba`'s last recorded trim (0: none).
+    #[inline]
+    fn trim_seq(&self, _lba: u32) -> u64 {
+        0
+    }
+    /// Whether a programmed slot's bytes match its OOB checksum (true
+    /// where the media holds no data).
+    #[inline]
+    fn slot_intact(&self, _die: u32, _block: u32, _page: u32, _slot: u32) -> bool {
+        true
+    }
     /// A die block's erase count (0 where the media do not keep one).
     #[inline]
     fn block_erase_count(&self, _die: u32, _block: u32) -> u32 {
@@ -108,6 +129,7 @@ pub struct Array {
     /// array holds data.
     store: Option<Store>,
     counters: MediaCounters,
+    staged_pages: u64,
 }
 
 impl Array {
@@ -125,6 +147,7 @@ impl Array {
         let mut a = Array::fresh(geometry, store);
         if a.store.is_some() {
             a.state_from_store();
+            a.staged_program();
         }
         debug_assert_eq!(a.next_page.len(), blocks);
         a
@@ -140,10 +163,65 @@ impl Array {
                 let b = self.state_index(die, block);
                 self.erase_count[b] = store.erase_count(b);
                 let first = self.mpage_offset(die, block, 0) / g.mpage_bytes() as usize * spm;
-                let programmed = (0..g.pages_per_block).take_while(|&p| store.oob_programmed(first + p as usize * spm)).count();
+                // Slots are programmed in order: a page is whole when its
+                // last slot is (one cut short is finished by `staged_program`).
+                let programmed = (0..g.pages_per_block).take_while(|&p| store.oob_programmed(first + p as usize * spm + spm - 1)).count();
                 self.next_page[b] = programmed as u16;
             }
         }
+    }
+
+    /// Programs every page that holds staged slots (the power-loss-
+    /// protected buffer at a cut) or was cut short with some slots
+    /// programmed: what the card's capacitors finish. Slots of such a page
+    /// that hold nothing are padding.
+    fn staged_program(&mut self) {
+        let g = self.geometry.clone();
+        let spm = g.slots_per_mpage() as usize;
+        for die in 0..g.dies() {
+            for block in 0..g.blocks_per_plane {
+                let b = self.state_index(die, block);
+                let page = self.next_page[b] as u32;
+                if page == g.pages_per_block {
+                    continue;
+                }
+                let first = self.mpage_offset(die, block, page) / g.mpage_bytes() as usize * spm;
+                let store = self.store.as_mut().expect("a store");
+                if !(first..first + spm).any(|s| store.oob_staged(s) || store.oob_programmed(s)) {
+                    continue;
+                }
+                for s in first..first + spm {
+                    if store.oob_staged(s) || store.oob_programmed(s) {
+                        store.oob_program(s, store.oob_lba(s));
+                    } else {
+                        store.oob_seq_set(s, 0);
+                        store.oob_program(s, units::LBA_UNMAPPED);
+                    }
+                }
+                self.next_page[b] += 1;
+                self.staged_pages += 1;
+            }
+        }
+    }
+
+    /// Pages the power-loss-protected buffer held when the array was
+    /// opened on its store, programmed then.
+    pub fn staged_pages(&self) -> u64 {
+        self.staged_pages
+    }
+
+    /// The store, taken back (a power cut in tests).
+    pub fn into_store(self) -> Option<Store> {
+        self.store
+    }
+
+    pub fn store_mut(&mut self) -> Option<&mut Store> {
+        self.store.as_mut()
+    }
+
+    /// The store's index of a slot (data offset / slot size).
+    pub fn slot_index(&self, die: u32, block: u32, page: u32, slot: u32) -> usize {
+        self.mpage_offset(die, block, page) / SLOT_BYTES as usize + slot as usize
     }
 
     fn fresh(geometry: Geometry, store: Option<Store>) -> Array {
@@ -153,6 +231,7 @@ impl Array {
             next_page: vec![0; blocks],
             erase_count: vec![0; blocks],
             die_failed: vec![false; geometry.dies() as usize],
+            staged_pages: 0,
             geometry,
             counters: MediaCounters::default(),
         }
@@ -277,7 +356,7 @@ impl Media for Array {
         }
         let base = off / len * spm;
         for (i, &lba) in oob[..spm].iter().enumerate() {
-            store.oob_set(base + i, lba, 0);
+            store.oob_program(base + i, lba);
         }
         Ok(())
     }
@@ -320,9 +399,27 @@ impl Media for Array {
         }
     }
     fn oob_peek(&self, die: u32, block: u32, page: u32, slot: u32) -> Option<(u32, u64)> {
-        let spm = self.geometry.slots_per_mpage() as usize;
-        let i = self.mpage_offset(die, block, page) / self.geometry.mpage_bytes() as usize * spm + slot as usize;
+        let i = self.slot_index(die, block, page, slot);
         self.store.as_ref().map(|s| (s.oob_lba(i), s.oob_seq(i)))
+    }
+    fn slot_stage(&mut self, die: u32, block: u32, page: u32, slot: u32, lba: u32, seq: u64, data: &[u8]) {
+        debug_assert_eq!(page, self.next_page(die, block), "only the next page of a block is staged");
+        let i = self.slot_index(die, block, page, slot);
+        if let Some(s) = &mut self.store {
+            s.slot_stage(i, lba, seq, data);
+        }
+    }
+    fn trim_record(&mut self, lba: u32, seq: u64) {
+        if let Some(s) = &mut self.store {
+            s.trim_seq_set(lba, seq);
+        }
+    }
+    fn trim_seq(&self, lba: u32) -> u64 {
+        self.store.as_ref().map_or(0, |s| s.trim_seq(lba))
+    }
+    fn slot_intact(&self, die: u32, block: u32, page: u32, slot: u32) -> bool {
+        let i = self.slot_index(die, block, page, slot);
+        self.store.as_ref().is_none_or(|s| s.slot_intact(i))
     }
     fn block_next_page(&self, die: u32, block: u32) -> u32 {
         self.next_page(die, block)

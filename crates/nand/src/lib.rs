@@ -9,10 +9,12 @@
 //! group", SPDK's "band" stripes), and keeps the model at a few bytes a block.
 
 mod array;
+pub mod cut;
 mod geometry;
 pub mod store;
 
 pub use array::{Array, Media, MediaCounters, OpTag};
+pub use cut::Cutter;
 pub use geometry::{CellType, Geometry, GeometryError, Timings};
 pub use store::{Store, StoreError};
 
@@ -31,4 +33,6 @@ pub enum NandError {
     ReadUnwritten { die: u32, block: u32, page: u32 },
     #[error("die {die} has failed")]
     DieFailed { die: u32 },
+    #[error("power cut")]
+    PowerCut,
 }

@@ -4,11 +4,18 @@
 //! has been programmed takes disk). An erase gives a block's bytes back to
 //! the file system (a hole), so a file holds about what the card holds.
 //!
-//! Each slot's out-of-band area holds its LBA, whether its page is
-//! programmed, and the write sequence number of its data (the FTL's, for
-//! recovery); each die block's erase count is kept beside them. So the
-//! media alone tell, after a restart, what every page holds and in what
-//! order it was written.
+//! Each slot's out-of-band area holds its LBA, its state (erased, staged
+//! in the power-loss-protected buffer, programmed), the write sequence
+//! number of its data (the FTL's, for recovery) and a CRC-32 of its bytes;
+//! each die block's erase count is kept beside them, and each LBA's last
+//! trim (its sequence number: the card's trim journal). So the media alone
+//! tell, after a restart, what every page holds, in what order it was
+//! written, and what was trimmed since.
+//!
+//! A slot's state is written last, after its bytes and the rest of its
+//! out-of-band area: a process killed at any instruction leaves each slot
+//! whole or not there (the page cache keeps what a killed process wrote
+//! to its mapping).
 //!
 //! A file starts with a header that names what it holds (magic, layout
 //! version, geometry, and the owner's own description: device, format,
@@ -18,10 +25,11 @@
 use crate::Geometry;
 use std::fs::{File, OpenOptions};
 use std::path::Path;
+use units::SLOT_BYTES as SLOT;
 
 /// The header's magic and the file layout's version.
 pub const STORE_MAGIC: &[u8; 8] = b"FLASHLAB";
-pub const STORE_VERSION: u32 = 1;
+pub const STORE_VERSION: u32 = 2;
 /// The header occupies the file's first 4 KiB.
 const HEADER_BYTES: usize = 4096;
 
@@ -37,10 +45,14 @@ pub enum StoreError {
     Mismatch { path: String, found: String, expected: String },
 }
 
-/// One slot's out-of-band area: LBA, flags, sequence number.
-const OOB_BYTES: usize = 16;
-/// The OOB flag of a slot whose page is programmed.
+/// One slot's out-of-band area: LBA, state, sequence number, CRC-32 of
+/// the data, 4 bytes spare.
+const OOB_BYTES: usize = 24;
+/// The OOB state of a slot whose page is programmed.
 const OOB_PROGRAMMED: u32 = 1;
+/// The OOB state of a slot held in the power-loss-protected buffer: its
+/// bytes and OOB are in place, its page not yet programmed.
+const OOB_STAGED: u32 = 2;
 
 /// Bytes that live in memory or in a mapped file.
 enum Bytes {
@@ -69,6 +81,8 @@ pub struct Store {
     data: Bytes,
     oob: Bytes,
     erases: Bytes,
+    /// Each LBA's last trim: its sequence number (0: never trimmed).
+    trims: Bytes,
     /// The file, kept open for the hole punching and the flush.
     file: Option<File>,
     data_offset: usize,
@@ -82,6 +96,7 @@ impl Store {
             data: Bytes::Memory(vec![0xff; g.raw_bytes() as usize]),
             oob: Bytes::Memory(vec![0; slots * OOB_BYTES]),
             erases: Bytes::Memory(vec![0; blocks * 4]),
+            trims: Bytes::Memory(vec![0; slots * 8]),
             file: None,
             data_offset: 0,
         };
@@ -101,7 +116,8 @@ impl Store {
         let (slots, blocks) = counts(g);
         let oob_bytes = slots * OOB_BYTES;
         let erases_offset = HEADER_BYTES + oob_bytes;
-        let data_offset = (erases_offset + blocks * 4).div_ceil(4096) * 4096;
+        let trims_offset = erases_offset + blocks * 4;
+        let data_offset = (trims_offset + slots * 8).div_ceil(4096) * 4096;
         let total = data_offset + g.raw_bytes() as usize;
         if created {
             file.set_len(total as u64).map_err(io)?;
@@ -119,10 +135,12 @@ impl Store {
         }
         let oob_map = unsafe { memmap2::MmapMut::map_mut(&file) }.map_err(io)?;
         let erases_map = unsafe { memmap2::MmapMut::map_mut(&file) }.map_err(io)?;
+        let trims_map = unsafe { memmap2::MmapMut::map_mut(&file) }.map_err(io)?;
         let mut store = Store {
             data: Bytes::Mapped { map, offset: data_offset, len: g.raw_bytes() as usize },
             oob: Bytes::Mapped { map: oob_map, offset: HEADER_BYTES, len: oob_bytes },
             erases: Bytes::Mapped { map: erases_map, offset: erases_offset, len: blocks * 4 },
+            trims: Bytes::Mapped { map: trims_map, offset: trims_offset, len: slots * 8 },
             file: Some(file),
             data_offset,
         };
@@ -160,26 +178,78 @@ impl Store {
         self.oob_u32(slot, 4) & OOB_PROGRAMMED != 0
     }
 
-    /// A slot programmed with `lba` (`LBA_UNMAPPED` for parity or padding)
-    /// and sequence number `seq`.
-    pub fn oob_set(&mut self, slot: usize, lba: u32, seq: u64) {
-        let o = &mut self.oob.get_mut()[slot * OOB_BYTES..(slot + 1) * OOB_BYTES];
-        o[0..4].copy_from_slice(&lba.to_le_bytes());
-        o[4..8].copy_from_slice(&OOB_PROGRAMMED.to_le_bytes());
-        o[8..16].copy_from_slice(&seq.to_le_bytes());
+    /// Whether a slot waits in the power-loss-protected buffer.
+    pub fn oob_staged(&self, slot: usize) -> bool {
+        self.oob_u32(slot, 4) & OOB_STAGED != 0
     }
 
-    /// The sequence number of an already programmed slot (the FTL's, given
-    /// after the page's program).
+    /// Whether a slot's bytes match the CRC in its out-of-band area.
+    pub fn slot_intact(&self, slot: usize) -> bool {
+        self.oob_u32(slot, 16) == crc32fast::hash(self.slot_data(slot))
+    }
+
+    fn slot_data(&self, slot: usize) -> &[u8] {
+        let s = SLOT as usize;
+        &self.data.get()[slot * s..(slot + 1) * s]
+    }
+
+    /// Writes a slot's LBA and CRC, then (last) its state.
+    fn oob_commit(&mut self, slot: usize, lba: u32, state: u32) {
+        let crc = crc32fast::hash(self.slot_data(slot));
+        let o = &mut self.oob.get_mut()[slot * OOB_BYTES..(slot + 1) * OOB_BYTES];
+        o[0..4].copy_from_slice(&lba.to_le_bytes());
+        o[16..20].copy_from_slice(&crc.to_le_bytes());
+        std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::Release);
+        o[4..8].copy_from_slice(&state.to_le_bytes());
+    }
+
+    /// A slot whose bytes are in place programmed with `lba`
+    /// (`LBA_UNMAPPED` for parity or padding); its sequence number is
+    /// what was set before ([`Store::oob_seq_set`]).
+    pub fn oob_program(&mut self, slot: usize, lba: u32) {
+        self.oob_commit(slot, lba, OOB_PROGRAMMED);
+    }
+
+    /// A slot put in the power-loss-protected buffer: its bytes at their
+    /// place, its LBA and sequence number in its OOB, its page not yet
+    /// programmed (what a card's capacitors program after a cut).
+    pub fn slot_stage(&mut self, slot: usize, lba: u32, seq: u64, data: &[u8]) {
+        let s = SLOT as usize;
+        self.data.get_mut()[slot * s..(slot + 1) * s].copy_from_slice(&data[..s]);
+        self.oob_seq_set(slot, seq);
+        self.oob_commit(slot, lba, OOB_STAGED);
+    }
+
+    /// The sequence number of a slot about to be programmed (or moved by
+    /// GC: the original write's).
     pub fn oob_seq_set(&mut self, slot: usize, seq: u64) {
-        self.oob.get_mut()[slot * OOB_BYTES + 8..(slot + 1) * OOB_BYTES].copy_from_slice(&seq.to_le_bytes());
+        self.oob.get_mut()[slot * OOB_BYTES + 8..slot * OOB_BYTES + 16].copy_from_slice(&seq.to_le_bytes());
+    }
+
+    /// Garbles a slot's bytes (a program cut short damaging the page that
+    /// shares its cells): its CRC no longer matches.
+    pub fn slot_damage(&mut self, slot: usize) {
+        let s = SLOT as usize;
+        for b in self.data.get_mut()[slot * s..(slot + 1) * s].iter_mut().step_by(97) {
+            *b ^= 0x5a;
+        }
+    }
+
+    /// An LBA's last trim (its sequence number; 0: never trimmed).
+    pub fn trim_seq(&self, lba: u32) -> u64 {
+        let b = &self.trims.get()[lba as usize * 8..lba as usize * 8 + 8];
+        u64::from_le_bytes(b.try_into().expect("8 bytes"))
+    }
+    pub fn trim_seq_set(&mut self, lba: u32, seq: u64) {
+        self.trims.get_mut()[lba as usize * 8..lba as usize * 8 + 8].copy_from_slice(&seq.to_le_bytes());
     }
 
     /// `n` slots from `slot` erased: no LBA, not programmed.
     pub fn oob_clear(&mut self, slot: usize, n: usize) {
         for o in self.oob.get_mut()[slot * OOB_BYTES..(slot + n) * OOB_BYTES].chunks_exact_mut(OOB_BYTES) {
+            o[4..8].fill(0);
             o[0..4].copy_from_slice(&units::LBA_UNMAPPED.to_le_bytes());
-            o[4..16].fill(0);
+            o[8..].fill(0);
         }
     }
 
@@ -287,11 +357,14 @@ mod tests {
         let (mut s, created) = Store::file(&p, &g, "card A").unwrap();
         assert!(created);
         s.data_mut()[100] = 7;
-        s.oob_set(3, 42, 9);
+        s.oob_seq_set(3, 9);
+        s.oob_program(3, 42);
+        s.trim_seq_set(6, 77);
         s.erase_count_set(5, 11);
         drop(s);
         let (s, created) = Store::file(&p, &g, "card A").unwrap();
-        assert!(!created && s.data()[100] == 7 && s.oob_lba(3) == 42 && s.oob_seq(3) == 9 && s.oob_programmed(3));
+        assert!(!created && s.data()[100] == 7 && s.oob_lba(3) == 42 && s.oob_seq(3) == 9 && s.oob_programmed(3) && s.slot_intact(3));
+        assert_eq!((s.trim_seq(6), s.trim_seq(5)), (77, 0));
         assert!(s.oob_lba(4) == units::LBA_UNMAPPED && !s.oob_programmed(4) && s.erase_count(5) == 11);
         drop(s);
         let e = Store::file(&p, &g, "card B").err().unwrap().to_string();
