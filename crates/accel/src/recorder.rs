@@ -87,8 +87,8 @@ impl Media for Recorder {
     fn oob_peek(&self, die: u32, block: u32, page: u32, slot: u32) -> Option<(u32, u64)> {
         self.array.oob_peek(die, block, page, slot)
     }
-    fn slot_stage(&mut self, die: u32, block: u32, page: u32, slot: u32, lba: u32, seq: u64, data: &[u8]) {
-        self.array.slot_stage(die, block, page, slot, lba, seq, data)
+    fn slot_stage(&mut self, die: u32, block: u32, page: u32, slot: u32, oob: (u32, u64), data: &[u8]) {
+        self.array.slot_stage(die, block, page, slot, oob, data)
     }
     fn trim_record(&mut self, lba: u32, seq: u64) {
         self.array.trim_record(lba, seq)

@@ -49,11 +49,12 @@ pub trait Media {
     /// data (for recovery).
     #[inline]
     fn oob_seqs_set(&mut self, _die: u32, _block: u32, _page: u32, _seqs: &[u64]) {}
-    /// Puts one slot of a page not yet programmed in the power-loss-
+    /// Puts one slot of a page not yet programmed (`oob`: its LBA and
+    /// sequence number) in the power-loss-
     /// protected buffer, where the media holds data: after a cut, the
     /// array programs it as the card's capacitors would.
     #[inline]
-    fn slot_stage(&mut self, _die: u32, _block: u32, _page: u32, _slot: u32, _lba: u32, _seq: u64, _data: &[u8]) {}
+    fn slot_stage(&mut self, _die: u32, _block: u32, _page: u32, _slot: u32, _oob: (u32, u64), _data: &[u8]) {}
     /// Records that `lba` was trimmed by the host write numbered `seq`
     /// (the card's trim journal), where the media holds data.
     #[inline]
@@ -402,11 +403,11 @@ impl Media for Array {
         let i = self.slot_index(die, block, page, slot);
         self.store.as_ref().map(|s| (s.oob_lba(i), s.oob_seq(i)))
     }
-    fn slot_stage(&mut self, die: u32, block: u32, page: u32, slot: u32, lba: u32, seq: u64, data: &[u8]) {
+    fn slot_stage(&mut self, die: u32, block: u32, page: u32, slot: u32, oob: (u32, u64), data: &[u8]) {
         debug_assert_eq!(page, self.next_page(die, block), "only the next page of a block is staged");
         let i = self.slot_index(die, block, page, slot);
         if let Some(s) = &mut self.store {
-            s.slot_stage(i, lba, seq, data);
+            s.slot_stage(i, oob.0, oob.1, data);
         }
     }
     fn trim_record(&mut self, lba: u32, seq: u64) {

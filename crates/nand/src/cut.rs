@@ -133,9 +133,9 @@ impl Media for Cutter {
             self.array.oob_seqs_set(die, block, page, seqs)
         }
     }
-    fn slot_stage(&mut self, die: u32, block: u32, page: u32, slot: u32, lba: u32, seq: u64, data: &[u8]) {
+    fn slot_stage(&mut self, die: u32, block: u32, page: u32, slot: u32, oob: (u32, u64), data: &[u8]) {
         if !self.cut {
-            self.array.slot_stage(die, block, page, slot, lba, seq, data)
+            self.array.slot_stage(die, block, page, slot, oob, data)
         }
     }
     fn trim_record(&mut self, lba: u32, seq: u64) {
