@@ -50,9 +50,9 @@ pub trait Media {
     #[inline]
     fn oob_seqs_set(&mut self, _die: u32, _block: u32, _page: u32, _seqs: &[u64]) {}
     /// Puts one slot of a page not yet programmed (`oob`: its LBA and
-    /// sequence number) in the power-loss-
-    /// protected buffer, where the media holds data: after a cut, the
-    /// array programs it as the card's capacitors would.
+    /// sequence number) in the power-loss-protected buffer, where the
+    /// media holds data: after a cut, the array programs it as the card's
+    /// capacitors would.
     #[inline]
     fn slot_stage(&mut self, _die: u32, _block: u32, _page: u32, _slot: u32, _oob: (u32, u64), _data: &[u8]) {}
     /// Records that `lba` was trimmed by the host write numbered `seq`
