@@ -9,94 +9,10 @@
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 mod common;
-use common::{flashlab, refused, tool, Scratch};
-
-/// A served card, stopped when dropped.
-struct Served {
-    child: Child,
-    socket: PathBuf,
-    name: String,
-    _dir: Scratch,
-}
-
-impl Served {
-    /// The P420m at scale 8192: a 170 MB export, small enough to be driven
-    /// into GC in seconds.
-    fn start(tag: &str) -> Served {
-        let dir = Scratch::new(&format!("serve-{tag}"));
-        std::fs::create_dir_all(&*dir).unwrap();
-        let socket = dir.join("nbd.sock");
-        let child = Served::spawn(&dir, &socket);
-        let mut s = Served { child, socket, name: "p420m".into(), _dir: dir };
-        s.wait_ready();
-        s
-    }
-
-    fn spawn(dir: &Path, socket: &Path) -> Child {
-        Command::new(env!("CARGO_BIN_EXE_flashlab"))
-            .args(["serve", "p420m", "--scale", "8192", "--store"])
-            .arg(dir.join("store"))
-            .arg("--unix")
-            .arg(socket)
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap()
-    }
-
-    /// A power cut: `kill -9`, then the server started again on the same
-    /// store. Returns what the first server logged.
-    fn cut_and_restart(&mut self) -> String {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let mut log = String::new();
-        if let Some(mut e) = self.child.stderr.take() {
-            let _ = e.read_to_string(&mut log);
-        }
-        self.child = Served::spawn(&self._dir, &self.socket);
-        self.wait_ready();
-        log
-    }
-
-    fn wait_ready(&mut self) {
-        for _ in 0..600 {
-            if UnixStream::connect(&self.socket).is_ok() {
-                return;
-            }
-            if let Ok(Some(status)) = self.child.try_wait() {
-                let mut err = String::new();
-                self.child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
-                panic!("flashlab serve ended ({status}): {err}");
-            }
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        panic!("flashlab serve did not listen within 30 s");
-    }
-
-    /// Stops the server; what it logged.
-    fn stop(mut self) -> String {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let mut log = String::new();
-        if let Some(mut e) = self.child.stderr.take() {
-            let _ = e.read_to_string(&mut log);
-        }
-        log
-    }
-
-    fn uri(&self) -> String {
-        format!("nbd+unix:///{}?socket={}", self.name, self.socket.display())
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
+use common::{flashlab, refused, tool, Scratch, Served};
 
 fn run(cmd: &mut Command) -> String {
     let o = cmd.output().unwrap();
@@ -121,7 +37,7 @@ fn fio_job(dir: &Path, name: &str, uri: &str, body: &str) -> PathBuf {
 #[test]
 fn qemu_img_copies_an_image_in_and_out_unchanged() {
     let qemu = tool("qemu-img", "qemu-utils");
-    let card = Served::start("qemu");
+    let card = Served::start("qemu", &[]);
     let dir = workdir("qemu-files");
     let input = dir.join("in.img");
     let mut rng = 0x9e37_79b9_7f4a_7c15u64;
@@ -148,7 +64,7 @@ fn qemu_img_copies_an_image_in_and_out_unchanged() {
 #[test]
 fn a_flushed_image_survives_a_power_cut() {
     let qemu = tool("qemu-img", "qemu-utils");
-    let mut card = Served::start("cut");
+    let mut card = Served::start("cut", &[]);
     let dir = workdir("cut-files");
     let input = dir.join("in.img");
     let bytes: Vec<u8> = (0..24u32 << 20).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8).collect();
@@ -166,7 +82,7 @@ fn a_flushed_image_survives_a_power_cut() {
 #[test]
 fn fio_verifies_every_block_on_a_card_in_gc() {
     let fio = tool("fio", "fio");
-    let card = Served::start("fio");
+    let card = Served::start("fio", &[]);
     let dir = workdir("fio-jobs");
     // Three drive writes of 4 KiB random writes: the card's spare is used
     // up and GC moves data.
@@ -191,7 +107,7 @@ fn fio_verifies_every_block_on_a_card_in_gc() {
 #[test]
 fn a_client_sending_garbage_is_cut_off_and_another_is_served() {
     let qemu = tool("qemu-img", "qemu-utils");
-    let card = Served::start("garbage");
+    let card = Served::start("garbage", &[]);
     let mut bad = UnixStream::connect(&card.socket).unwrap();
     let mut hello = [0u8; 18];
     bad.read_exact(&mut hello).unwrap();

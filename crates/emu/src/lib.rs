@@ -3,6 +3,7 @@
 //! that owns the device). The only crate that opens sockets and reads the
 //! wall clock for the device's time.
 
+pub mod client;
 pub mod nbd;
 pub mod pace;
 pub mod server;

@@ -1,15 +1,19 @@
 //! Helpers the binary's integration tests share.
 
+use std::io::Read;
+use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
 
 /// Runs `flashlab` with `args`: (exit status, standard output, standard error).
+#[allow(dead_code)] // not every test binary runs the command line
 pub fn flashlab(args: &[&str]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_flashlab")).args(args).output().unwrap();
     (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
 }
 
 /// Bad input: exit status 2, the problem named, no panic.
+#[allow(dead_code)]
 pub fn refused(args: &[&str], needle: &str) {
     let (code, _, err) = flashlab(args);
     assert_eq!(code, 2, "{args:?}: {err}");
@@ -61,5 +65,96 @@ impl std::ops::Deref for Scratch {
 impl AsRef<Path> for Scratch {
     fn as_ref(&self) -> &Path {
         &self.0
+    }
+}
+
+/// A served card, stopped when dropped.
+#[allow(dead_code)] // not every test binary serves a card
+pub struct Served {
+    pub child: Child,
+    pub socket: PathBuf,
+    pub name: String,
+    pub dir: Scratch,
+    extra: Vec<String>,
+}
+
+#[allow(dead_code)]
+
+impl Served {
+    /// The P420m at scale 8192: a 170 MB export, small enough to be driven
+    /// into GC in seconds.
+    /// `extra`: more `serve` arguments.
+    pub fn start(tag: &str, extra: &[&str]) -> Served {
+        let dir = Scratch::new(&format!("serve-{tag}"));
+        std::fs::create_dir_all(&*dir).unwrap();
+        let socket = dir.join("nbd.sock");
+        let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+        let child = Served::spawn(&dir, &socket, &extra);
+        let mut s = Served { child, socket, name: "p420m".into(), dir, extra };
+        s.wait_ready();
+        s
+    }
+
+    fn spawn(dir: &Path, socket: &Path, extra: &[String]) -> Child {
+        Command::new(env!("CARGO_BIN_EXE_flashlab"))
+            .args(["serve", "p420m", "--scale", "8192", "--store"])
+            .arg(dir.join("store"))
+            .arg("--unix")
+            .arg(socket)
+            .args(extra)
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    }
+
+    /// A power cut: `kill -9`, then the server started again on the same
+    /// store. Returns what the first server logged.
+    pub fn cut_and_restart(&mut self) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let mut log = String::new();
+        if let Some(mut e) = self.child.stderr.take() {
+            let _ = e.read_to_string(&mut log);
+        }
+        self.child = Served::spawn(&self.dir, &self.socket, &self.extra);
+        self.wait_ready();
+        log
+    }
+
+    pub fn wait_ready(&mut self) {
+        for _ in 0..600 {
+            if UnixStream::connect(&self.socket).is_ok() {
+                return;
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                let mut err = String::new();
+                self.child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+                panic!("flashlab serve ended ({status}): {err}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        panic!("flashlab serve did not listen within 30 s");
+    }
+
+    /// Stops the server; what it logged.
+    pub fn stop(mut self) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let mut log = String::new();
+        if let Some(mut e) = self.child.stderr.take() {
+            let _ = e.read_to_string(&mut log);
+        }
+        log
+    }
+
+    pub fn uri(&self) -> String {
+        format!("nbd+unix:///{}?socket={}", self.name, self.socket.display())
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
     }
 }
