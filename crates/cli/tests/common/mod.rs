@@ -79,7 +79,6 @@ pub struct Served {
 }
 
 #[allow(dead_code)]
-
 impl Served {
     /// The P420m at scale 8192: a 170 MB export, small enough to be driven
     /// into GC in seconds.
