@@ -60,12 +60,12 @@ fn workload(c: &mut Client, slots: &mut [Slot], acked: &mut [u64], next_gen: &mu
         if flight.len() >= 16 {
             reap(c, &mut flight, slots, acked, plp);
         }
-        if rng.next() % 40 == 0 {
+        if rng.next().is_multiple_of(40) {
             c.send(nbd::CMD_FLUSH, 0, handle, 0, 0, &[]).unwrap();
             flight.insert(handle, InFlight::Flush(acked.to_vec()));
         } else {
             let slot = rng.next() % SLOTS;
-            let fua = rng.next() % 50 == 0;
+            let fua = rng.next().is_multiple_of(50);
             *next_gen += 1;
             slots[slot as usize].sent = *next_gen;
             c.send(nbd::CMD_WRITE, if fua { nbd::CMD_FLAG_FUA } else { 0 }, handle, slot * SLOT, SLOT as u32, &stamp(slot, *next_gen)).unwrap();
@@ -153,7 +153,7 @@ fn cuts(plp: &str) {
     assert!(next_gen * SLOT > 512 << 20, "{next_gen} slots written");
     eprintln!(
         "{CUTS} cuts with power-loss protection {plp}: no violation ({lost} slot-cuts had writes sent but not owed; {} MB written)",
-        next_gen * SLOT >> 20
+        (next_gen * SLOT) >> 20
     );
 }
 
