@@ -261,6 +261,8 @@ pub struct Device {
     /// What mounting found, where the device was mounted from a store an
     /// earlier run left (every member's summed).
     pub mounted: Option<MountReport>,
+    /// Where the stores are, for a device backed by files.
+    store_dir: Option<std::path::PathBuf>,
 }
 
 /// A usable capacity written as bytes or with a decimal suffix (GB, TB), as
@@ -319,8 +321,11 @@ impl Device {
     }
 
     /// A member's FTL: mounted from a store that held a card, else formatted.
-    /// A mount's report is summed over members into `mounted`; the LBAs it
-    /// lost are the member's own (the device's are found once it is built).
+    /// A member's FTL: mounted from a store that held a card (from its
+    /// clean shutdown's checkpoint where there is one, else by scanning the
+    /// media), else formatted. A mount's report is summed over members into
+    /// `mounted`; the LBAs it lost are the member's own (the device's are
+    /// found once it is built).
     fn ftl_of(
         g: &nand::Geometry,
         cfg: &FtlConfig,
@@ -334,16 +339,51 @@ impl Device {
             return Ok(Ftl::format(Recorder::new(array), cfg.clone())?);
         }
         let completed = array.staged_pages();
-        let (ftl, r) = Ftl::mount(Recorder::new(array), cfg.clone())?;
-        let m = mounted.get_or_insert_with(MountReport::default);
+        let saved = match backing {
+            Backing::Files { dir, .. } => {
+                crate::checkpoint::take(dir, member).map_err(|e| DeviceError::Store(format!("{}: checkpoint: {e}", dir.display())))?
+            }
+            _ => None,
+        };
+        let (ftl, mut r) = match saved {
+            Some(b) => match Ftl::mount_checkpoint(Recorder::new(array), cfg.clone(), &b) {
+                Ok(mounted) => mounted,
+                Err(e) => {
+                    // The media are the truth: a checkpoint that does not
+                    // fit is set aside and the card scanned.
+                    let (ftl, mut r) = Ftl::mount(Recorder::new(Device::array_of(g, backing, member)?.0), cfg.clone())?;
+                    r.checkpoint_refused = Some(format!("member {member}: {e}"));
+                    (ftl, r)
+                }
+            },
+            None => Ftl::mount(Recorder::new(array), cfg.clone())?,
+        };
+        let m = mounted.get_or_insert_with(|| MountReport { from_checkpoint: true, ..MountReport::default() });
         m.slots_scanned += r.slots_scanned;
         m.slots_mapped += r.slots_mapped;
         m.superblocks_short += r.superblocks_short;
         m.seq_max = m.seq_max.max(r.seq_max);
         m.pages_completed += completed;
         m.slots_rebuilt += r.slots_rebuilt;
+        m.from_checkpoint &= r.from_checkpoint;
+        if let Some(why) = r.checkpoint_refused.take() {
+            m.checkpoint_refused = Some(why);
+        }
         lost.extend(r.lbas_lost.iter().map(|&lba| (member, lba)));
         Ok(ftl)
+    }
+
+    /// A clean shutdown: every write on the media, the stores synced, and
+    /// each member's checkpoint written beside its store, so that the next
+    /// start mounts without a scan. A device without files keeps nothing.
+    pub fn shutdown_clean(&mut self) -> Result<(), DeviceError> {
+        let Some(dir) = self.store_dir.clone() else { return Ok(()) };
+        for (i, m) in self.members.iter_mut().enumerate() {
+            let bytes = m.ftl.checkpoint()?;
+            m.ftl.media_mut().array.store_mut().map(|s| s.sync()).transpose().map_err(|e| DeviceError::Store(format!("{}: {e}", dir.display())))?;
+            crate::checkpoint::write(&dir, i, &bytes).map_err(|e| DeviceError::Store(format!("{}: checkpoint: {e}", dir.display())))?;
+        }
+        Ok(())
     }
 
     /// Checks that a device can be built at a format and scale, without
@@ -446,6 +486,10 @@ impl Device {
             full_bytes,
             members,
             mounted,
+            store_dir: match backing {
+                Backing::Files { dir, .. } => Some(dir.clone()),
+                _ => None,
+            },
         };
         let lost: Vec<u32> = lost.iter().map(|&(m, lba)| (device.device_offset(m, lba as u64 * SLOT_BYTES) / SLOT_BYTES) as u32).collect();
         if let Some(r) = &mut device.mounted {

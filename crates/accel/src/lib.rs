@@ -2,6 +2,7 @@
 //! device model around the FTL.
 
 mod block;
+mod checkpoint;
 mod device;
 mod profile;
 pub mod published;

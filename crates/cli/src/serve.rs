@@ -78,8 +78,25 @@ pub fn serve(a: ServeArgs) -> Result<()> {
         bail!("--time-scale {}: must be in 1..=1000000", a.time_scale);
     }
     let timing = if a.timing == "none" { emu::Timing::None } else { emu::Timing::Model { time_scale: a.time_scale } };
+    // SIGTERM and SIGINT stop the card cleanly: blocked before any thread
+    // starts (threads inherit the mask), awaited by one thread.
+    let terminate = terminate_signals();
     let (server, _device_thread) = Server::start(device, &name, timing);
     let server = Arc::new(server);
+    let stopper = Arc::clone(&server);
+    std::thread::spawn(move || {
+        let sig = terminate();
+        match stopper.shutdown() {
+            Ok(()) => {
+                eprintln!("flashlab serve: signal {sig}: stopped cleanly (every write on the media, checkpoint written: the next start mounts without a scan)");
+                std::process::exit(0);
+            }
+            Err(e) => {
+                eprintln!("flashlab serve: signal {sig}: clean stop failed: {e} (the next start scans the media)");
+                std::process::exit(1);
+            }
+        }
+    });
     let e = server.export();
     let size = format!("{:.1} GB", e.size_bytes as f64 / 1e9);
     if let Some(path) = &a.unix {
@@ -111,7 +128,39 @@ pub fn serve(a: ServeArgs) -> Result<()> {
     Ok(())
 }
 
+/// Blocks SIGTERM and SIGINT in this thread (and the threads it starts
+/// after) and returns a wait for either: the signal's number.
+fn terminate_signals() -> impl FnOnce() -> i32 + Send {
+    // SAFETY: plain libc signal-set calls on a set owned here.
+    let set = unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        libc::sigaddset(&mut set, libc::SIGINT);
+        libc::pthread_sigmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        set
+    };
+    move || {
+        let mut sig = 0;
+        // SAFETY: waits on the set blocked above.
+        unsafe { libc::sigwait(&set, &mut sig) };
+        sig
+    }
+}
+
 fn mount_log(store: &std::path::Path, r: &accel::MountReport, modelled_ns: u64, wall_s: f64) {
+    if let Some(why) = &r.checkpoint_refused {
+        eprintln!("flashlab serve: checkpoint set aside ({why}): the media were scanned");
+    }
+    if r.from_checkpoint {
+        eprintln!(
+            "flashlab serve: mounted {} from its clean shutdown's checkpoint: {} slots mapped, no scan; {:.3} s wall",
+            store.display(),
+            r.slots_mapped,
+            wall_s
+        );
+        return;
+    }
     eprintln!(
         "flashlab serve: mounted {}: {} slots mapped from {} scanned, {} page(s) of the protected buffer programmed at power-on, {} superblock(s) closed short; scan {:.3} s modelled [simulated], {:.3} s wall",
         store.display(),

@@ -24,8 +24,13 @@ struct Reply {
 /// What the device thread is asked: a request, with where its reply goes,
 /// or its counters.
 enum Job {
-    Request { req: Request, reply: Sender<Reply> },
+    Request {
+        req: Request,
+        reply: Sender<Reply>,
+    },
     Counters(Sender<accel::DeviceCounters>),
+    /// A clean shutdown: the device thread checkpoints the card and ends.
+    Shutdown(Sender<Result<(), DeviceError>>),
 }
 
 /// What the device thread counts, for the log at the end and for tests.
@@ -65,6 +70,15 @@ impl Server {
         let (tx, rx) = channel();
         self.jobs.send(Job::Counters(tx)).ok()?;
         rx.recv().ok()
+    }
+
+    /// Stops the card cleanly after the requests already taken: every
+    /// write on the media and a checkpoint beside the store, so that the
+    /// next start mounts without a scan. The device thread then ends.
+    pub fn shutdown(&self) -> Result<(), DeviceError> {
+        let (tx, rx) = channel();
+        self.jobs.send(Job::Shutdown(tx)).map_err(|_| DeviceError::Store("the device thread has ended".into()))?;
+        rx.recv().map_err(|_| DeviceError::Store("the device thread has ended".into()))?
     }
 
     /// Serves one connection until the client leaves or breaks the
@@ -164,6 +178,10 @@ fn device_loop(mut device: Device, rx: Receiver<Job>, clock: Clock) -> Served {
             Job::Counters(tx) => {
                 let _ = tx.send(device.counters());
                 continue;
+            }
+            Job::Shutdown(tx) => {
+                let _ = tx.send(device.shutdown_clean());
+                break;
             }
         };
         let now = clock.device_now();

@@ -14,6 +14,7 @@
 //! media the same operations move real bytes.
 
 mod check;
+mod checkpoint;
 mod gc;
 mod layout;
 mod map;

@@ -33,6 +33,10 @@ pub struct MountReport {
     /// Slots found damaged (a paired page hit by a cut) and rebuilt from
     /// their stripe's parity.
     pub slots_rebuilt: u64,
+    /// Whether the map came from a clean shutdown's checkpoint (no scan).
+    pub from_checkpoint: bool,
+    /// Why a checkpoint found was not used (the media were scanned).
+    pub checkpoint_refused: Option<String>,
     /// Pages the power-loss-protected buffer held at the cut, which the
     /// media programmed at power-on (set by whoever opened the media).
     pub pages_completed: u64,

@@ -214,3 +214,45 @@ fn ten_thousand_cuts() {
     println!("{cuts} cuts, no violation");
     assert!(cuts >= 10_000, "{cuts} cuts");
 }
+
+/// A clean shutdown's checkpoint mounts the same card a scan finds, and
+/// nothing at all is read from the media's OOB; a checkpoint of another
+/// card, or altered, is refused naming why.
+#[test]
+fn a_checkpoint_mounts_what_a_scan_would() {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+    let mut runner = TestRunner::new_with_rng(Config::default(), TestRng::from_seed(RngAlgorithm::ChaCha, &[3; 32]));
+    let ops = proptest::collection::vec((any::<u8>(), any::<u32>()), 3000).new_tree(&mut runner).unwrap().current();
+    for plp in [false, true] {
+        let c = Case { ops: ops.clone(), cut_at: u64::MAX, plp, stripe_width: 4 };
+        let g = geometry();
+        let layout = ftl::Layout::new(&g, 4);
+        let user_slots = Ftl::<Array>::user_slots_max(&layout, 1) * 3 / 4;
+        let cfg =
+            FtlConfig { stripe_width: 4, user_slots, reserve_superblocks: 1, gc_policy: GcPolicy::Greedy, wear_spread_max: 8, power_loss_protection: plp };
+        let formatted = Ftl::format(Array::new(g.clone(), true), cfg.clone()).unwrap().into_media();
+        let (mut ftl, _) = Ftl::mount(Cutter::new(formatted, u64::MAX, plp, true), cfg.clone()).unwrap();
+        let owed = run(&mut ftl, &c, user_slots).unwrap();
+        let saved = ftl.checkpoint().unwrap();
+        let store = ftl.into_media().into_array().into_store();
+        let (mut from_checkpoint, r) = Ftl::mount_checkpoint(Array::with_store(g.clone(), store), cfg.clone(), &saved).unwrap();
+        assert!(r.from_checkpoint && r.slots_scanned == 0, "{r:?}");
+        from_checkpoint.check().unwrap();
+        // Everything written was flushed by the shutdown: all of it is owed.
+        let all: Vec<Owed> = owed.iter().map(|o| Owed { owed: o.issued, ..*o }).collect();
+        oracle_check(&mut from_checkpoint, &all, &[]).unwrap();
+        let store = from_checkpoint.into_media().into_store();
+        let (mut scanned, _) = Ftl::mount(Array::with_store(g.clone(), store), cfg.clone()).unwrap();
+        oracle_check(&mut scanned, &all, &[]).unwrap();
+        // Refused: altered, or made for another capacity.
+        let mut altered = saved.clone();
+        altered[40] ^= 1;
+        let store = scanned.into_media().into_store();
+        let e = Ftl::mount_checkpoint(Array::with_store(g.clone(), store), cfg.clone(), &altered).err().unwrap().to_string();
+        assert!(e.contains("checksum"), "{e}");
+        let other = FtlConfig { user_slots: user_slots - 1, ..cfg.clone() };
+        let e = Ftl::mount_checkpoint(Array::new(g.clone(), true), other, &saved).err().unwrap().to_string();
+        assert!(e.contains("not a checkpoint of this card"), "{e}");
+    }
+}

@@ -150,6 +150,17 @@ impl Store {
         Ok((store, created))
     }
 
+    /// Writes a file store's mapped pages to the file (a clean shutdown;
+    /// a killed process's writes reach the page cache without it).
+    pub fn sync(&self) -> std::io::Result<()> {
+        for b in [&self.data, &self.oob, &self.erases, &self.trims] {
+            if let Bytes::Mapped { map, .. } = b {
+                map.flush()?;
+            }
+        }
+        Ok(())
+    }
+
     pub fn data(&self) -> &[u8] {
         self.data.get()
     }

@@ -135,6 +135,20 @@ impl Served {
         panic!("flashlab serve did not listen within 30 s");
     }
 
+    /// A clean stop (SIGTERM), then the server started again on the same
+    /// store. Returns the first server's exit status and log.
+    pub fn stop_clean_and_restart(&mut self) -> (i32, String) {
+        let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
+        let status = self.child.wait().unwrap();
+        let mut log = String::new();
+        if let Some(mut e) = self.child.stderr.take() {
+            let _ = e.read_to_string(&mut log);
+        }
+        self.child = Served::spawn(&self.dir, &self.socket, &self.extra);
+        self.wait_ready();
+        (status.code().unwrap_or(-1), log)
+    }
+
     /// Stops the server; what it logged.
     pub fn stop(mut self) -> String {
         let _ = self.child.kill();

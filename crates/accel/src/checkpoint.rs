@@ -1,0 +1,38 @@
+//! A served card's clean shutdown: each member's FTL checkpoint in a file
+//! beside its store (`member-<i>.checkpoint`), written whole (a temporary
+//! file, synced, renamed) after the store is synced. The next start reads
+//! it instead of scanning the media, and deletes it before serving, so
+//! that a later power cut is never mounted from a stale one.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+fn path_of(dir: &Path, member: usize) -> PathBuf {
+    dir.join(format!("member-{member}.checkpoint"))
+}
+
+/// Writes a member's checkpoint whole.
+pub(crate) fn write(dir: &Path, member: usize, bytes: &[u8]) -> std::io::Result<()> {
+    let path = path_of(dir, member);
+    let tmp = path.with_extension("checkpoint.tmp");
+    let mut f = std::fs::File::create(&tmp)?;
+    f.write_all(bytes)?;
+    f.sync_all()?;
+    std::fs::rename(&tmp, &path)?;
+    std::fs::File::open(dir)?.sync_all()
+}
+
+/// A member's checkpoint, taken away: read, then deleted (and the deletion
+/// synced) before the card serves. `None` where the card did not stop
+/// cleanly.
+pub(crate) fn take(dir: &Path, member: usize) -> std::io::Result<Option<Vec<u8>>> {
+    let path = path_of(dir, member);
+    let bytes = match std::fs::read(&path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    std::fs::remove_file(&path)?;
+    std::fs::File::open(dir)?.sync_all()?;
+    Ok(Some(bytes))
+}
