@@ -45,6 +45,12 @@ pub struct ServeArgs {
     /// useful to test that an application flushes). Default: the profile's.
     #[arg(long, value_parser = ["on", "off"])]
     pub power_loss_protection: Option<String>,
+    /// Keep a log of every write (with its data), trim, write-zeroes and
+    /// flush the card ran, in order, in this file: replayed up to any
+    /// flush onto a fresh image, it gives what the card must hold after a
+    /// cut there (format in docs/usage.md).
+    #[arg(long)]
+    pub write_log: Option<PathBuf>,
 }
 
 pub fn serve(a: ServeArgs) -> Result<()> {
@@ -81,7 +87,11 @@ pub fn serve(a: ServeArgs) -> Result<()> {
     // SIGTERM and SIGINT stop the card cleanly: blocked before any thread
     // starts (threads inherit the mask), awaited by one thread.
     let terminate = terminate_signals();
-    let (server, _device_thread) = Server::start(device, &name, timing);
+    let log = match &a.write_log {
+        Some(p) => Some(emu::writelog::WriteLog::create(p).with_context(|| format!("--write-log {}", p.display()))?),
+        None => None,
+    };
+    let (server, _device_thread) = Server::start(device, &name, timing, log);
     let server = Arc::new(server);
     let stopper = Arc::clone(&server);
     std::thread::spawn(move || {

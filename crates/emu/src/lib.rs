@@ -7,6 +7,7 @@ pub mod client;
 pub mod nbd;
 pub mod pace;
 pub mod server;
+pub mod writelog;
 
 pub use pace::Timing;
 pub use server::{Served, Server};

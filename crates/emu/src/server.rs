@@ -7,6 +7,7 @@
 
 use crate::nbd::{self, Export, Negotiated, ProtoError, Request};
 use crate::pace::{self, Clock, Lateness, Timing};
+use crate::writelog::{self, WriteLog};
 use accel::{Device, DeviceError};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -49,15 +50,16 @@ pub struct Server {
 }
 
 impl Server {
-    /// Starts the device thread; the device must hold data.
-    pub fn start(device: Device, name: &str, timing: Timing) -> (Server, std::thread::JoinHandle<Served>) {
+    /// Starts the device thread; the device must hold data. `log`: where
+    /// to keep the log of writes and flushes, if anywhere.
+    pub fn start(device: Device, name: &str, timing: Timing, log: Option<WriteLog>) -> (Server, std::thread::JoinHandle<Served>) {
         assert!(device.holds_data(), "a served card keeps the bytes written to it");
         let flags = nbd::TFLAG_HAS_FLAGS | nbd::TFLAG_SEND_FLUSH | nbd::TFLAG_SEND_FUA | nbd::TFLAG_SEND_TRIM | nbd::TFLAG_SEND_WRITE_ZEROES;
         let description = format!("{} ({}), format {}, scale {} [simulated]", device.profile.name, device.profile.id, device.format, device.scale);
         let export = Export { name: name.to_string(), description, size_bytes: device.capacity_bytes(), flags };
         let (jobs, rx) = channel::<Job>();
         let clock = Clock::new(timing);
-        let handle = std::thread::Builder::new().name("device".into()).spawn(move || device_loop(device, rx, clock)).expect("a thread");
+        let handle = std::thread::Builder::new().name("device".into()).spawn(move || device_loop(device, rx, clock, log)).expect("a thread");
         (Server { export, jobs, lateness: Arc::new(Lateness::default()) }, handle)
     }
 
@@ -169,7 +171,7 @@ fn replies_write<W: Write>(w: W, rx: Receiver<Reply>, lateness: &Lateness) {
 
 /// The device thread: every request in arrival order, at the wall time it
 /// arrives (the device's clock is wall time since the server started).
-fn device_loop(mut device: Device, rx: Receiver<Job>, clock: Clock) -> Served {
+fn device_loop(mut device: Device, rx: Receiver<Job>, clock: Clock, mut log: Option<WriteLog>) -> Served {
     let mut served = Served::default();
     let mut buf = Vec::new();
     while let Ok(job) = rx.recv() {
@@ -180,6 +182,9 @@ fn device_loop(mut device: Device, rx: Receiver<Job>, clock: Clock) -> Served {
                 continue;
             }
             Job::Shutdown(tx) => {
+                if let Some(l) = &mut log {
+                    let _ = l.flush();
+                }
                 let _ = tx.send(device.shutdown_clean());
                 break;
             }
@@ -188,9 +193,32 @@ fn device_loop(mut device: Device, rx: Receiver<Job>, clock: Clock) -> Served {
         served.requests += 1;
         let (error, done, data) = execute(&mut device, now, &req, &mut buf);
         served.errors += (error != 0) as u64;
+        if let (Some(l), 0) = (&mut log, error) {
+            if let Err(e) = log_record(l, &req) {
+                eprintln!("flashlab serve: the write log failed ({e}); no longer logging");
+                log = None;
+            }
+        }
         let _ = reply.send(Reply { due: clock.due(done), bytes: nbd::reply_encode(error, req.handle, data) });
     }
     served
+}
+
+/// A request that changed the card, in the write log.
+fn log_record(l: &mut WriteLog, req: &Request) -> std::io::Result<()> {
+    match req.kind {
+        nbd::CMD_WRITE => {
+            l.record(writelog::WRITE, req.offset, req.length, &req.data)?;
+            if req.flags & nbd::CMD_FLAG_FUA != 0 {
+                l.record(writelog::FLUSH, 0, 0, &[])?;
+            }
+            Ok(())
+        }
+        nbd::CMD_FLUSH => l.record(writelog::FLUSH, 0, 0, &[]),
+        nbd::CMD_TRIM => l.record(writelog::TRIM, req.offset, req.length, &[]),
+        nbd::CMD_WRITE_ZEROES => l.record(writelog::WRITE_ZEROES, req.offset, req.length, &[]),
+        _ => Ok(()),
+    }
 }
 
 /// Runs one request: its NBD error (0 for success), its modelled

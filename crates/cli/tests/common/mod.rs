@@ -135,18 +135,23 @@ impl Served {
         panic!("flashlab serve did not listen within 30 s");
     }
 
-    /// A clean stop (SIGTERM), then the server started again on the same
-    /// store. Returns the first server's exit status and log.
-    pub fn stop_clean_and_restart(&mut self) -> (i32, String) {
+    /// A clean stop (SIGTERM): the exit status and the log.
+    pub fn stop_clean(&mut self) -> (i32, String) {
         let _ = Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status();
         let status = self.child.wait().unwrap();
         let mut log = String::new();
         if let Some(mut e) = self.child.stderr.take() {
             let _ = e.read_to_string(&mut log);
         }
+        (status.code().unwrap_or(-1), log)
+    }
+
+    /// A clean stop, then the server started again on the same store.
+    pub fn stop_clean_and_restart(&mut self) -> (i32, String) {
+        let stopped = self.stop_clean();
         self.child = Served::spawn(&self.dir, &self.socket, &self.extra);
         self.wait_ready();
-        (status.code().unwrap_or(-1), log)
+        stopped
     }
 
     /// Stops the server; what it logged.
