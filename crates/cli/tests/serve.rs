@@ -144,6 +144,27 @@ fn a_client_sending_garbage_is_cut_off_and_another_is_served() {
     assert!(out.contains("virtual size"), "{out}");
 }
 
+/// What libnbd's nbdinfo sees: the commands the card takes, several
+/// connections allowed (one device thread serves them all in order), the
+/// block sizes.
+#[test]
+fn nbdinfo_sees_the_export_and_its_flags() {
+    let nbdinfo = tool("nbdinfo", "libnbd-bin");
+    let card = Served::start("nbdinfo", &[]);
+    let out = run(Command::new(&nbdinfo).arg(card.uri()));
+    for want in [
+        "can_flush: true",
+        "can_fua: true",
+        "can_trim: true",
+        "can_zero: true",
+        "can_multi_conn: true",
+        "block_size_minimum: 512",
+        "block_size_preferred: 4096",
+    ] {
+        assert!(out.contains(want), "nbdinfo lacks '{want}': {out}");
+    }
+}
+
 #[test]
 fn bad_serve_arguments_are_refused_naming_the_problem() {
     let dir = Scratch::new("serve-bad");

@@ -54,7 +54,15 @@ impl Server {
     /// to keep the log of writes and flushes, if anywhere.
     pub fn start(device: Device, name: &str, timing: Timing, log: Option<WriteLog>) -> (Server, std::thread::JoinHandle<Served>) {
         assert!(device.holds_data(), "a served card keeps the bytes written to it");
-        let flags = nbd::TFLAG_HAS_FLAGS | nbd::TFLAG_SEND_FLUSH | nbd::TFLAG_SEND_FUA | nbd::TFLAG_SEND_TRIM | nbd::TFLAG_SEND_WRITE_ZEROES;
+        // CAN_MULTI_CONN holds: every connection's requests run on the one
+        // device thread, in arrival order, so a FLUSH on any connection
+        // covers the writes acknowledged on all of them.
+        let flags = nbd::TFLAG_HAS_FLAGS
+            | nbd::TFLAG_SEND_FLUSH
+            | nbd::TFLAG_SEND_FUA
+            | nbd::TFLAG_SEND_TRIM
+            | nbd::TFLAG_SEND_WRITE_ZEROES
+            | nbd::TFLAG_CAN_MULTI_CONN;
         let description = format!("{} ({}), format {}, scale {} [simulated]", device.profile.name, device.profile.id, device.format, device.scale);
         let export = Export { name: name.to_string(), description, size_bytes: device.capacity_bytes(), flags };
         let (jobs, rx) = channel::<Job>();
