@@ -165,6 +165,36 @@ fn nbdinfo_sees_the_export_and_its_flags() {
     }
 }
 
+/// Requests past the end, over the largest length or of an unknown
+/// command get an NBD error; a client vanishing in the middle of a write's
+/// payload ends only its own connection; another client goes on and what
+/// was acknowledged to it is intact.
+#[test]
+fn bad_requests_get_errors_and_other_clients_are_served() {
+    use emu::client::Client;
+    use emu::nbd;
+    let card = Served::start("badreq", &["--timing", "none"]);
+    let mut good = Client::connect(&card.socket, &card.name).unwrap();
+    let data = vec![0x5a; 4096];
+    assert_eq!(good.call(nbd::CMD_WRITE, nbd::CMD_FLAG_FUA, 8192, 4096, &data).unwrap().error, 0);
+    let mut bad = Client::connect(&card.socket, &card.name).unwrap();
+    let size = bad.size;
+    assert_eq!(bad.call(nbd::CMD_READ, 0, size, 4096, &[]).unwrap().error, nbd::EINVAL, "read past the end");
+    assert_eq!(bad.call(nbd::CMD_WRITE, 0, size - 512, 4096, &data).unwrap().error, nbd::ENOSPC, "write past the end");
+    assert_eq!(bad.call(nbd::CMD_READ, 0, 0, nbd::PAYLOAD_BYTES_MAX + 512, &[]).unwrap().error, nbd::EINVAL, "read over the maximum");
+    assert_eq!(bad.call(nbd::CMD_READ, 0, 100, 4096, &[]).unwrap().error, nbd::EINVAL, "read not on a sector");
+    assert_eq!(bad.call(77, 0, 0, 0, &[]).unwrap().error, nbd::EINVAL, "unknown command");
+    // A write announcing 4 KiB whose client vanishes after 100 bytes.
+    let mut partial = nbd::request_encode(nbd::CMD_WRITE, 0, 9, 0, 4096, &[1; 4096]);
+    partial.truncate(28 + 100);
+    bad.send_raw(&partial).unwrap();
+    drop(bad);
+    let r = good.call(nbd::CMD_READ, 0, 8192, 4096, &[]).unwrap();
+    assert_eq!((r.error, r.data == data), (0, true), "the acknowledged write is intact");
+    let r = good.call(nbd::CMD_READ, 0, 0, 4096, &[]).unwrap();
+    assert_eq!((r.error, r.data == vec![0; 4096]), (0, true), "the vanished client's partial write did not land");
+}
+
 #[test]
 fn bad_serve_arguments_are_refused_naming_the_problem() {
     let dir = Scratch::new("serve-bad");

@@ -59,6 +59,12 @@ impl Client {
         Ok(())
     }
 
+    /// Sends raw bytes (tests of a server's handling of broken clients).
+    pub fn send_raw(&mut self, bytes: &[u8]) -> Result<(), ProtoError> {
+        self.writer.write_all(bytes)?;
+        Ok(self.writer.flush()?)
+    }
+
     pub fn push(&mut self) -> Result<(), ProtoError> {
         Ok(self.writer.flush()?)
     }
