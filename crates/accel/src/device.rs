@@ -867,9 +867,10 @@ impl Member {
 impl Device {
     /// The modelled time of the mount's scan: every programmed page's
     /// out-of-band area read (a sense, tR, each), the dies in parallel: the
-    /// busiest die's pages x tR. Zero for a device that was formatted.
+    /// busiest die's pages x tR. Zero for a device that was formatted or
+    /// mounted from a clean stop's checkpoint (no scan).
     pub fn mount_modelled_ns(&self) -> Ns {
-        if self.mounted.is_none() {
+        if self.mounted.as_ref().is_none_or(|r| r.from_checkpoint) {
             return 0;
         }
         let g = self.profile.scaling(self.scale).geometry(&self.profile.nand.geometry());

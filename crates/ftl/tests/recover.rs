@@ -103,7 +103,9 @@ fn oracle_check(mounted: &mut Ftl<Array>, owed: &[Owed], lost: &[u32]) -> Result
     Ok(())
 }
 
-pub fn cut_and_mount(c: Case) -> Result<(), TestCaseError> {
+/// A formatted card for `c` on media cut at `c.cut_at` (counted from
+/// after the format, which erases every block); its config and capacity.
+fn card(c: &Case) -> (Ftl<Cutter>, FtlConfig, u64) {
     let g = geometry();
     let layout = ftl::Layout::new(&g, c.stripe_width);
     let user_slots = Ftl::<Array>::user_slots_max(&layout, 1) * 3 / 4;
@@ -115,13 +117,17 @@ pub fn cut_and_mount(c: Case) -> Result<(), TestCaseError> {
         wear_spread_max: 8,
         power_loss_protection: c.plp,
     };
-    // Formatting erases every block: the cut is counted from after it.
-    let formatted = Ftl::format(Array::new(g.clone(), true), cfg.clone()).unwrap().into_media();
-    let (mut ftl, _) = Ftl::mount(Cutter::new(formatted, c.cut_at, c.plp, true), cfg.clone()).unwrap();
+    let formatted = Ftl::format(Array::new(g, true), cfg.clone()).unwrap().into_media();
+    let (ftl, _) = Ftl::mount(Cutter::new(formatted, c.cut_at, c.plp, true), cfg.clone()).unwrap();
+    (ftl, cfg, user_slots)
+}
+
+pub fn cut_and_mount(c: Case) -> Result<(), TestCaseError> {
+    let (mut ftl, cfg, user_slots) = card(&c);
     let owed = run(&mut ftl, &c, user_slots)?;
     // The cut: all that is left is the store.
     let store = ftl.into_media().into_array().into_store();
-    let (mut mounted, report) = Ftl::mount(Array::with_store(g, store), cfg).unwrap();
+    let (mut mounted, report) = Ftl::mount(Array::with_store(geometry(), store), cfg).unwrap();
     prop_assert!(mounted.check().is_ok(), "{:?}", mounted.check());
     // Only a paired page damaged where no parity can rebuild it loses data.
     prop_assert!(report.lbas_lost.is_empty() || (c.stripe_width == 1 && !c.plp), "{report:?}");
@@ -156,22 +162,18 @@ proptest! {
     }
 }
 
+/// `len` workload operations drawn from `seed`.
+fn seeded_ops(seed: u8, len: usize) -> Vec<(u8, u32)> {
+    use proptest::strategy::ValueTree;
+    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
+    let mut runner = TestRunner::new_with_rng(Config::default(), TestRng::from_seed(RngAlgorithm::ChaCha, &[seed; 32]));
+    proptest::collection::vec((any::<u8>(), any::<u32>()), len).new_tree(&mut runner).unwrap().current()
+}
+
 /// NAND programs and erases a workload issues when nothing cuts it.
 fn ops_of(c: &Case) -> u64 {
     let uncut = Case { cut_at: u64::MAX, ..c.clone() };
-    let g = geometry();
-    let layout = ftl::Layout::new(&g, c.stripe_width);
-    let user_slots = Ftl::<Array>::user_slots_max(&layout, 1) * 3 / 4;
-    let cfg = FtlConfig {
-        stripe_width: c.stripe_width,
-        user_slots,
-        reserve_superblocks: 1,
-        gc_policy: GcPolicy::Greedy,
-        wear_spread_max: 8,
-        power_loss_protection: c.plp,
-    };
-    let formatted = Ftl::format(Array::new(g, true), cfg.clone()).unwrap().into_media();
-    let (mut ftl, _) = Ftl::mount(Cutter::new(formatted, uncut.cut_at, c.plp, true), cfg).unwrap();
+    let (mut ftl, _, user_slots) = card(&uncut);
     run(&mut ftl, &uncut, user_slots).unwrap();
     ftl.media().ops()
 }
@@ -179,10 +181,7 @@ fn ops_of(c: &Case) -> u64 {
 /// Cuts a seeded workload at every one of its NAND operations, for each
 /// card kind (protection or not, parity or not); returns the cuts made.
 fn every_cut(seed: u8, len: usize) -> u64 {
-    use proptest::strategy::ValueTree;
-    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
-    let mut runner = TestRunner::new_with_rng(Config::default(), TestRng::from_seed(RngAlgorithm::ChaCha, &[seed; 32]));
-    let ops = proptest::collection::vec((any::<u8>(), any::<u32>()), len).new_tree(&mut runner).unwrap().current();
+    let ops = seeded_ops(seed, len);
     let mut cuts = 0;
     for (plp, stripe_width) in [(false, 4), (true, 4), (false, 1), (true, 1)] {
         let c = Case { ops: ops.clone(), cut_at: 0, plp, stripe_width };
@@ -220,19 +219,11 @@ fn ten_thousand_cuts() {
 /// card, or altered, is refused naming why.
 #[test]
 fn a_checkpoint_mounts_what_a_scan_would() {
-    use proptest::strategy::ValueTree;
-    use proptest::test_runner::{Config, RngAlgorithm, TestRng, TestRunner};
-    let mut runner = TestRunner::new_with_rng(Config::default(), TestRng::from_seed(RngAlgorithm::ChaCha, &[3; 32]));
-    let ops = proptest::collection::vec((any::<u8>(), any::<u32>()), 3000).new_tree(&mut runner).unwrap().current();
+    let ops = seeded_ops(3, 3000);
     for plp in [false, true] {
         let c = Case { ops: ops.clone(), cut_at: u64::MAX, plp, stripe_width: 4 };
         let g = geometry();
-        let layout = ftl::Layout::new(&g, 4);
-        let user_slots = Ftl::<Array>::user_slots_max(&layout, 1) * 3 / 4;
-        let cfg =
-            FtlConfig { stripe_width: 4, user_slots, reserve_superblocks: 1, gc_policy: GcPolicy::Greedy, wear_spread_max: 8, power_loss_protection: plp };
-        let formatted = Ftl::format(Array::new(g.clone(), true), cfg.clone()).unwrap().into_media();
-        let (mut ftl, _) = Ftl::mount(Cutter::new(formatted, u64::MAX, plp, true), cfg.clone()).unwrap();
+        let (mut ftl, cfg, user_slots) = card(&c);
         let owed = run(&mut ftl, &c, user_slots).unwrap();
         let saved = ftl.checkpoint().unwrap();
         let store = ftl.into_media().into_array().into_store();
