@@ -4,7 +4,9 @@
 # each, over a Unix socket. The card is a scaled FlashMAX II served with
 # --timing none, brought to steady state with data first (two passes of
 # random 4 KiB writes over the whole export); nbdkit's memory plugin
-# serves the same size. Prints one line per target and workload.
+# serves the same size. fio's jobs are seeded apart (--randrepeat=0): with
+# its default both jobs write the same offsets in the same order, which
+# halves the card's write amplification. Prints one line per target and workload.
 #
 #   scripts/serve-bench.sh [SCALE]     (default 2048: a 0.6 GB export)
 #
@@ -23,7 +25,7 @@ nbdkit --unix "$work/kit.sock" --foreground memory "$size" 2>"$work/nbdkit.log" 
 for _ in $(seq 100); do [ -S "$work/kit.sock" ] && break; sleep 0.1; done
 
 job() { # uri rw runtime extra
-    fio --name=b --ioengine=nbd --uri="$1" --rw="$2" --bs=4k --iodepth=16 --numjobs=2 \
+    fio --name=b --ioengine=nbd --uri="$1" --rw="$2" --bs=4k --iodepth=16 --numjobs=2 --randrepeat=0 \
         --group_reporting --time_based --runtime="$3" $4 --output-format=json 2>/dev/null | sed -n '/^{/,$p' |
         python3 -c 'import json,sys; j=json.load(sys.stdin)["jobs"][0]; r=j["read"]["iops"]+j["write"]["iops"]; print(f"{r:,.0f}")'
 }
@@ -31,7 +33,7 @@ card="nbd+unix:///flashmax2?socket=$work/card.sock"
 kit="nbd+unix:///?socket=$work/kit.sock"
 echo "preconditioning the card: random 4 KiB writes, twice its size..." >&2
 fio --name=pre --ioengine=nbd --uri="$card" --rw=randwrite --bs=4k --iodepth=16 --numjobs=2 \
-    --size="$size" --loops=2 --norandommap --group_reporting --output-format=terse >"$work/pre.out"
+    --size="$size" --loops=2 --norandommap --randrepeat=0 --group_reporting --output-format=terse >"$work/pre.out"
 echo "size $size bytes; fio nbd engine, 4 KiB, 2 jobs x QD 16, 15 s"
 for rw in randread randwrite; do
     k=$(job "$kit" "$rw" 15 "")

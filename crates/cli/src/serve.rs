@@ -99,6 +99,9 @@ pub fn serve(a: ServeArgs) -> Result<()> {
         match stopper.shutdown() {
             Ok(()) => {
                 eprintln!("flashlab serve: signal {sig}: stopped cleanly (every write on the media, checkpoint written: the next start mounts without a scan)");
+                if stopper.lateness.counts().iter().sum::<u64>() > 0 {
+                    eprintln!("flashlab serve: paced replies over the whole run: {}", stopper.lateness.summary());
+                }
                 std::process::exit(0);
             }
             Err(e) => {

@@ -39,7 +39,12 @@ impl Clock {
 
     /// The device's time now, in its own nanoseconds.
     pub fn device_now(&self) -> u64 {
-        let wall = self.started.elapsed().as_nanos() as f64;
+        self.device_at(Instant::now())
+    }
+
+    /// The device's time at wall instant `at` (0 before the start).
+    pub fn device_at(&self, at: Instant) -> u64 {
+        let wall = at.saturating_duration_since(self.started).as_nanos() as f64;
         match self.timing {
             Timing::Model { time_scale } => (wall / time_scale) as u64,
             Timing::None => wall as u64,

@@ -27,6 +27,9 @@ struct Reply {
 enum Job {
     Request {
         req: Request,
+        /// When the request's last byte was read off the socket: its
+        /// submission time on the card's clock.
+        arrived: Instant,
         reply: Sender<Reply>,
     },
     Counters(Sender<accel::DeviceCounters>),
@@ -109,7 +112,8 @@ impl Server {
                 Ok(None) => break Ok(()),
                 Ok(Some(req)) if req.kind == nbd::CMD_DISC => break Ok(()),
                 Ok(Some(req)) => {
-                    if self.jobs.send(Job::Request { req, reply: reply_tx.clone() }).is_err() {
+                    let arrived = Instant::now();
+                    if self.jobs.send(Job::Request { req, arrived, reply: reply_tx.clone() }).is_err() {
                         break Ok(());
                     }
                 }
@@ -177,14 +181,18 @@ fn replies_write<W: Write>(w: W, rx: Receiver<Reply>, lateness: &Lateness) {
     }
 }
 
-/// The device thread: every request in arrival order, at the wall time it
-/// arrives (the device's clock is wall time since the server started).
+/// The device thread: every request in the order it reached the thread, at
+/// the wall time it was read off its socket (the device's clock is wall
+/// time since the server started), so that time spent queued for this
+/// thread is not charged to the card; never earlier than the request
+/// before (connections' readers stamp independently).
 fn device_loop(mut device: Device, rx: Receiver<Job>, clock: Clock, mut log: Option<WriteLog>) -> Served {
     let mut served = Served::default();
     let mut buf = Vec::new();
+    let mut last = 0;
     while let Ok(job) = rx.recv() {
-        let (req, reply) = match job {
-            Job::Request { req, reply } => (req, reply),
+        let (req, arrived, reply) = match job {
+            Job::Request { req, arrived, reply } => (req, arrived, reply),
             Job::Counters(tx) => {
                 let _ = tx.send(device.counters());
                 continue;
@@ -197,7 +205,8 @@ fn device_loop(mut device: Device, rx: Receiver<Job>, clock: Clock, mut log: Opt
                 break;
             }
         };
-        let now = clock.device_now();
+        let now = clock.device_at(arrived).max(last);
+        last = now;
         served.requests += 1;
         let (error, done, data) = execute(&mut device, now, &req, &mut buf);
         served.errors += (error != 0) as u64;
