@@ -13,13 +13,20 @@ fn path_of(dir: &Path, member: usize) -> PathBuf {
 
 /// Writes a member's checkpoint whole.
 pub(crate) fn write(dir: &Path, member: usize, bytes: &[u8]) -> std::io::Result<()> {
-    let path = path_of(dir, member);
-    let tmp = path.with_extension("checkpoint.tmp");
+    write_whole(&path_of(dir, member), bytes)
+}
+
+/// Writes a file of the store's directory whole, or leaves it as it was:
+/// a temporary file, synced, renamed over it, the directory synced.
+pub(crate) fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    let tmp = PathBuf::from(tmp);
     let mut f = std::fs::File::create(&tmp)?;
     f.write_all(bytes)?;
     f.sync_all()?;
-    std::fs::rename(&tmp, &path)?;
-    std::fs::File::open(dir)?.sync_all()
+    std::fs::rename(&tmp, path)?;
+    std::fs::File::open(path.parent().unwrap_or(Path::new(".")))?.sync_all()
 }
 
 /// A member's checkpoint, taken away: read, then deleted (and the deletion

@@ -305,6 +305,16 @@ impl Device {
         Device::build(profile, format, scale, plan, backing)
     }
 
+    /// Whether a store directory already holds a card (its first member's
+    /// store).
+    pub fn store_exists(dir: &std::path::Path) -> bool {
+        Device::member_store_path(dir, 0).exists()
+    }
+
+    fn member_store_path(dir: &std::path::Path, member: usize) -> std::path::PathBuf {
+        dir.join(format!("member-{member}.flash"))
+    }
+
     /// A member's array, with its bytes where the backing keeps them, and
     /// whether its store already held a card (to be mounted, not formatted).
     fn array_of(g: &nand::Geometry, backing: &Backing, member: usize) -> Result<(Array, bool), DeviceError> {
@@ -312,7 +322,7 @@ impl Device {
             Backing::None => (None, false),
             Backing::Memory => (Some(nand::Store::memory(g)), false),
             Backing::Files { dir, owner } => {
-                let path = dir.join(format!("member-{member}.flash"));
+                let path = Device::member_store_path(dir, member);
                 let (store, created) = nand::Store::file(&path, g, &format!("{owner}, member {member}"))?;
                 (Some(store), !created)
             }

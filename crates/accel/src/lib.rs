@@ -8,12 +8,14 @@ mod profile;
 pub mod published;
 mod recorder;
 pub mod scale;
+mod volumes;
 
 pub use device::{capacity_parse, Backing, Device, DeviceCounters, DeviceError, Payload, ResourceBusy};
 pub use ftl::MountReport;
 pub use profile::{ControllerProfile, FtlProfile, HostProfile, Management, NandProfile, Profile, ProfileError};
 pub use published::{Bound, By, Metric, Published, State};
 pub use scale::{Scaling, ROUND_FULL_SIZE_S};
+pub use volumes::{Volume, Volumes, VOLUMES_MAX};
 
 /// The built-in catalog, embedded from `devices/`.
 pub const CATALOG: &[(&str, &str)] = &[

@@ -27,9 +27,16 @@ pub struct ServeArgs {
     /// Serve on this TCP address, e.g. 127.0.0.1:10809.
     #[arg(long)]
     pub listen: Option<String>,
-    /// The export's name (default: the device id).
+    /// The export's name (default: the device id); a split card's volumes
+    /// are NAME-1 and NAME-2.
     #[arg(long)]
     pub name: Option<String>,
+    /// Serve the card as one volume, or split into two: two exports of
+    /// half the capacity each, sharing the card's flash, spare and garbage
+    /// collection (the FlashMAX II's "one LUN or two volumes"). The store
+    /// keeps its split; default: the store's (one, for a new store).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=accel::VOLUMES_MAX as i64))]
+    pub volumes: Option<u32>,
     /// `model`: no reply leaves before the card's modelled completion;
     /// `none`: replies leave as soon as the request has run.
     #[arg(long, default_value = "model", value_parser = ["model", "none"])]
@@ -69,8 +76,20 @@ pub fn serve(a: ServeArgs) -> Result<()> {
     if a.scale == 1 {
         crate::out::full_size_note(accel::Device::map_bytes(&profile, &format, 1)?, 1);
     }
+    let (kept, count) = kept_volumes(&a.store, a.volumes)?;
     let started = std::time::Instant::now();
     let device = accel::Device::with_backing(&profile, &format, a.scale, &backing)?;
+    let volumes = match kept {
+        Some(v) => {
+            v.check(device.capacity_bytes()).map_err(|e| anyhow::anyhow!("{}: volumes.toml: {e}", a.store.display()))?;
+            v
+        }
+        None => {
+            let v = accel::Volumes::split(device.capacity_bytes(), count).map_err(anyhow::Error::msg)?;
+            v.save(&a.store).map_err(anyhow::Error::msg)?;
+            v
+        }
+    };
     match &device.mounted {
         Some(r) => mount_log(&a.store, r, device.mount_modelled_ns(), started.elapsed().as_secs_f64()),
         None => eprintln!("flashlab serve: formatted a new store in {}", a.store.display()),
@@ -91,7 +110,7 @@ pub fn serve(a: ServeArgs) -> Result<()> {
         Some(p) => Some(emu::writelog::WriteLog::create(p).with_context(|| format!("--write-log {}", p.display()))?),
         None => None,
     };
-    let (server, _device_thread) = Server::start(device, &name, timing, log);
+    let (server, _device_thread) = Server::start(device, &name, &volumes, timing, log);
     let server = Arc::new(server);
     let stopper = Arc::clone(&server);
     std::thread::spawn(move || {
@@ -110,19 +129,13 @@ pub fn serve(a: ServeArgs) -> Result<()> {
             }
         }
     });
-    let e = server.export();
-    let size = format!("{:.1} GB", e.size_bytes as f64 / 1e9);
     if let Some(path) = &a.unix {
         let _ = std::fs::remove_file(path);
         let listener = std::os::unix::net::UnixListener::bind(path).with_context(|| format!("--unix {}", path.display()))?;
-        eprintln!(
-            "flashlab serve: export '{}', {size}, {} on unix:{} (nbd+unix:///{}?socket={})",
-            e.name,
-            e.description,
-            path.display(),
-            e.name,
-            path.display()
-        );
+        for e in server.exports() {
+            let (size, uri) = (e.size_bytes as f64 / 1e9, format!("nbd+unix:///{}?socket={}", e.name, path.display()));
+            eprintln!("flashlab serve: export '{}', {size:.2} GB, {} on unix:{} ({uri})", e.name, e.description, path.display());
+        }
         for stream in listener.incoming() {
             let stream = stream.context("accepting a connection")?;
             let writer = stream.try_clone().context("a connection's writer")?;
@@ -130,7 +143,9 @@ pub fn serve(a: ServeArgs) -> Result<()> {
         }
     } else if let Some(addr) = &a.listen {
         let listener = std::net::TcpListener::bind(addr).with_context(|| format!("--listen {addr}"))?;
-        eprintln!("flashlab serve: export '{}', {size}, {} on {addr} (nbd://{addr}/{})", e.name, e.description, e.name);
+        for e in server.exports() {
+            eprintln!("flashlab serve: export '{}', {:.2} GB, {} on {addr} (nbd://{addr}/{})", e.name, e.size_bytes as f64 / 1e9, e.description, e.name);
+        }
         for stream in listener.incoming() {
             let stream = stream.context("accepting a connection")?;
             let _ = stream.set_nodelay(true);
@@ -139,6 +154,27 @@ pub fn serve(a: ServeArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The split a store keeps (`None` where it keeps none) and the number of
+/// volumes to serve, checked against `--volumes`: a new store is split as
+/// asked; a card that holds data is not re-split here, as the volumes'
+/// data would move (a store from before volumes were kept has one).
+fn kept_volumes(store: &std::path::Path, asked: Option<u32>) -> Result<(Option<accel::Volumes>, u32)> {
+    let kept = accel::Volumes::load(store).map_err(anyhow::Error::msg)?;
+    let count = match &kept {
+        Some(v) => v.count(),
+        None if accel::Device::store_exists(store) => 1,
+        None => return Ok((None, asked.unwrap_or(1))),
+    };
+    if let Some(n) = asked.filter(|&n| n != count) {
+        bail!(
+            "--volumes {n}: the card in {} is served as {count} volume{}; splitting or merging a card that holds data would move each volume's data (serve it with --volumes {count}, or start a new store)",
+            store.display(),
+            if count == 1 { "" } else { "s" }
+        );
+    }
+    Ok((kept, count))
 }
 
 /// Blocks SIGTERM and SIGINT in this thread (and the threads it starts

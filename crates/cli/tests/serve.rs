@@ -210,3 +210,71 @@ fn bad_serve_arguments_are_refused_naming_the_problem() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("not a flashlab store"), "{err}");
 }
+
+/// A card split in two: two exports (NBD_OPT_LIST shows both) of half the
+/// card each; fio verifies both whole volumes at once (a write to one
+/// landing in the other would fail the other's verify); a request past a
+/// volume's end is refused; the store keeps its split across a power cut
+/// and refuses to be merged while it holds data.
+#[test]
+fn a_split_card_serves_two_volumes_independently() {
+    use emu::client::Client;
+    use emu::nbd;
+    let fio = tool("fio", "fio");
+    let nbdinfo = tool("nbdinfo", "libnbd-bin");
+    let mut card = Served::start("volumes", &["--volumes", "2", "--timing", "none"]);
+    let profile = accel::profile_load("p420m").unwrap();
+    let capacity = accel::Device::new(&profile, "stock", 8192).unwrap().capacity_bytes();
+    let list = run(Command::new(&nbdinfo).arg("--list").arg(format!("nbd+unix:///?socket={}", card.socket.display())));
+    let half = capacity / 2 / 4096 * 4096;
+    for (name, bytes) in [("p420m-1", half), ("p420m-2", capacity - half)] {
+        assert!(list.contains(&format!("export=\"{name}\"")), "{list}");
+        assert!(list.contains(&format!("export-size: {bytes} ")), "{name} is {bytes} bytes: {list}");
+    }
+    let dir = workdir("volumes-jobs");
+    let uri = |v: u32| format!("nbd+unix:///p420m-{v}?socket={}", card.socket.display());
+    let jobs = format!(
+        "[global]\nioengine=nbd\nrw=randwrite\nbs=4k\niodepth=16\nverify=crc32c\nverify_fatal=1\ndo_verify=1\n[one]\nuri={}\n[two]\nuri={}\n",
+        uri(1),
+        uri(2)
+    );
+    std::fs::write(dir.join("both.fio"), jobs).unwrap();
+    let out = run(Command::new(&fio).arg(dir.join("both.fio")));
+    assert_eq!(out.matches("err= 0").count(), 2, "both volumes verified: {out}");
+    assert!(!out.contains("verify: bad"), "{out}");
+    let mut one = Client::connect(&card.socket, "p420m-1").unwrap();
+    assert_eq!(one.size, half);
+    assert_eq!(one.call(nbd::CMD_WRITE, 0, half - 512, 4096, &[7; 4096]).unwrap().error, nbd::ENOSPC, "a write past volume 1's end");
+    assert_eq!(one.call(nbd::CMD_READ, 0, half, 512, &[]).unwrap().error, nbd::EINVAL, "a read past volume 1's end");
+    drop(one);
+    let log = card.cut_and_restart();
+    assert!(log.contains("export 'p420m-2'"), "{log}");
+    let mut two = Client::connect(&card.socket, "p420m-2").unwrap();
+    assert_eq!(two.size, capacity - half, "the split came back after the cut");
+    assert_eq!(two.call(nbd::CMD_READ, 0, 0, 4096, &[]).unwrap().error, 0);
+    drop(two);
+    let store = card.dir.join("store");
+    let (code, log) = card.stop_clean();
+    assert_eq!(code, 0, "{log}");
+    let sock = card.dir.join("merge.sock");
+    refused(
+        &["serve", "p420m", "--scale", "8192", "--store", store.to_str().unwrap(), "--unix", sock.to_str().unwrap(), "--volumes", "1"],
+        "is served as 2 volumes",
+    );
+    // The same store asked for as another device, scale or layout version.
+    let (store, sock) = (store.to_str().unwrap(), sock.to_str().unwrap());
+    for (device, scale, want) in [("flashmax2", "8192", "was made for p420m format stock scale 8192"), ("p420m", "4096", "scale 8192")] {
+        let (code, _, err) = flashlab(&["serve", device, "--scale", scale, "--store", store, "--unix", sock]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains(want) && !err.contains("panicked"), "{device} scale {scale}: {err}");
+    }
+    {
+        use std::io::{Seek, SeekFrom};
+        let mut member = std::fs::OpenOptions::new().write(true).open(format!("{store}/member-0.flash")).unwrap();
+        member.seek(SeekFrom::Start(8)).unwrap();
+        member.write_all(&9u32.to_le_bytes()).unwrap();
+    }
+    let (code, _, err) = flashlab(&["serve", "p420m", "--scale", "8192", "--store", store, "--unix", sock]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("layout version 9; this flashlab reads version"), "{err}");
+}

@@ -8,7 +8,7 @@
 use crate::nbd::{self, Export, Negotiated, ProtoError, Request};
 use crate::pace::{self, Clock, Lateness, Timing};
 use crate::writelog::{self, WriteLog};
-use accel::{Device, DeviceError};
+use accel::{Device, DeviceError, Volume, Volumes};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io::{BufReader, BufWriter, Read, Write};
@@ -27,6 +27,8 @@ struct Reply {
 enum Job {
     Request {
         req: Request,
+        /// The part of the card the connection's export is.
+        volume: Volume,
         /// When the request's last byte was read off the socket: its
         /// submission time on the card's clock.
         arrived: Instant,
@@ -44,19 +46,24 @@ pub struct Served {
     pub errors: u64,
 }
 
-/// A served card: its export and the channel to the thread that owns it.
+/// A served card: its exports (one per volume) and the channel to the
+/// thread that owns it.
 pub struct Server {
-    export: Export,
+    exports: Vec<Export>,
+    volumes: Vec<Volume>,
     jobs: Sender<Job>,
     /// How late paced replies left, over every connection.
     pub lateness: Arc<Lateness>,
 }
 
 impl Server {
-    /// Starts the device thread; the device must hold data. `log`: where
-    /// to keep the log of writes and flushes, if anywhere.
-    pub fn start(device: Device, name: &str, timing: Timing, log: Option<WriteLog>) -> (Server, std::thread::JoinHandle<Served>) {
+    /// Starts the device thread; the device must hold data. One export per
+    /// volume: `name` for a card served whole, `name-1` and `name-2` for a
+    /// split card. `log`: where to keep the log of writes and flushes, if
+    /// anywhere.
+    pub fn start(device: Device, name: &str, volumes: &Volumes, timing: Timing, log: Option<WriteLog>) -> (Server, std::thread::JoinHandle<Served>) {
         assert!(device.holds_data(), "a served card keeps the bytes written to it");
+        assert_eq!(volumes.check(device.capacity_bytes()), Ok(()), "volumes tile the card");
         // CAN_MULTI_CONN holds: every connection's requests run on the one
         // device thread, in arrival order, so a FLUSH on any connection
         // covers the writes acknowledged on all of them.
@@ -66,16 +73,24 @@ impl Server {
             | nbd::TFLAG_SEND_TRIM
             | nbd::TFLAG_SEND_WRITE_ZEROES
             | nbd::TFLAG_CAN_MULTI_CONN;
-        let description = format!("{} ({}), format {}, scale {} [simulated]", device.profile.name, device.profile.id, device.format, device.scale);
-        let export = Export { name: name.to_string(), description, size_bytes: device.capacity_bytes(), flags };
+        let card = format!("{} ({}), format {}, scale {} [simulated]", device.profile.name, device.profile.id, device.format, device.scale);
+        let n = volumes.count();
+        let exports = (1..=n)
+            .zip(volumes.list())
+            .map(|(i, v)| {
+                let (name, description) = if n == 1 { (name.to_string(), card.clone()) } else { (format!("{name}-{i}"), format!("volume {i} of {n}: {card}")) };
+                Export { name, description, size_bytes: v.bytes, flags }
+            })
+            .collect();
         let (jobs, rx) = channel::<Job>();
         let clock = Clock::new(timing);
         let handle = std::thread::Builder::new().name("device".into()).spawn(move || device_loop(device, rx, clock, log)).expect("a thread");
-        (Server { export, jobs, lateness: Arc::new(Lateness::default()) }, handle)
+        (Server { exports, volumes: volumes.list().to_vec(), jobs, lateness: Arc::new(Lateness::default()) }, handle)
     }
 
-    pub fn export(&self) -> &Export {
-        &self.export
+    /// The exports, one per volume, in the card's order.
+    pub fn exports(&self) -> &[Export] {
+        &self.exports
     }
 
     /// The card's counters now (after every request sent before).
@@ -98,11 +113,10 @@ impl Server {
     /// protocol; returns why it ended.
     pub fn connection<S: Read + Write + Send + 'static>(&self, stream: S, writer: S) -> Result<(), ProtoError> {
         let mut stream = stream;
-        let exports = [self.export.clone()];
-        match nbd::negotiate(&mut stream, &exports)? {
+        let volume = match nbd::negotiate(&mut stream, &self.exports)? {
             Negotiated::Abort => return Ok(()),
-            Negotiated::Export(_) => {}
-        }
+            Negotiated::Export(i) => self.volumes[i],
+        };
         let (reply_tx, reply_rx) = channel::<Reply>();
         let lateness = Arc::clone(&self.lateness);
         let writer = std::thread::Builder::new().name("nbd-writer".into()).spawn(move || replies_write(writer, reply_rx, &lateness)).expect("a thread");
@@ -113,7 +127,7 @@ impl Server {
                 Ok(Some(req)) if req.kind == nbd::CMD_DISC => break Ok(()),
                 Ok(Some(req)) => {
                     let arrived = Instant::now();
-                    if self.jobs.send(Job::Request { req, arrived, reply: reply_tx.clone() }).is_err() {
+                    if self.jobs.send(Job::Request { req, volume, arrived, reply: reply_tx.clone() }).is_err() {
                         break Ok(());
                     }
                 }
@@ -191,8 +205,8 @@ fn device_loop(mut device: Device, rx: Receiver<Job>, clock: Clock, mut log: Opt
     let mut buf = Vec::new();
     let mut last = 0;
     while let Ok(job) = rx.recv() {
-        let (req, arrived, reply) = match job {
-            Job::Request { req, arrived, reply } => (req, arrived, reply),
+        let (req, volume, arrived, reply) = match job {
+            Job::Request { req, volume, arrived, reply } => (req, volume, arrived, reply),
             Job::Counters(tx) => {
                 let _ = tx.send(device.counters());
                 continue;
@@ -208,10 +222,13 @@ fn device_loop(mut device: Device, rx: Receiver<Job>, clock: Clock, mut log: Opt
         let now = clock.device_at(arrived).max(last);
         last = now;
         served.requests += 1;
-        let (error, done, data) = execute(&mut device, now, &req, &mut buf);
+        let (error, done, data) = match volume_offset(&req, volume) {
+            Ok(offset) => execute(&mut device, now, &req, offset, &mut buf),
+            Err(error) => (error, now, &[][..]),
+        };
         served.errors += (error != 0) as u64;
         if let (Some(l), 0) = (&mut log, error) {
-            if let Err(e) = log_record(l, &req) {
+            if let Err(e) = log_record(l, &req, volume.base + req.offset) {
                 eprintln!("flashlab serve: the write log failed ({e}); no longer logging");
                 log = None;
             }
@@ -221,26 +238,37 @@ fn device_loop(mut device: Device, rx: Receiver<Job>, clock: Clock, mut log: Opt
     served
 }
 
-/// A request that changed the card, in the write log.
-fn log_record(l: &mut WriteLog, req: &Request) -> std::io::Result<()> {
+/// The card's byte offset of a request to a volume, or its NBD error when
+/// it reaches past the volume's end (EINVAL; ENOSPC for a write, as for
+/// the card's own end). A FLUSH has no range.
+fn volume_offset(req: &Request, volume: Volume) -> Result<u64, u32> {
+    if req.kind == nbd::CMD_FLUSH || req.offset.saturating_add(req.length as u64) <= volume.bytes {
+        return Ok(volume.base + req.offset);
+    }
+    Err(if req.kind == nbd::CMD_WRITE { nbd::ENOSPC } else { nbd::EINVAL })
+}
+
+/// A request that changed the card, in the write log, at the card's byte
+/// `offset` (a volume's base added).
+fn log_record(l: &mut WriteLog, req: &Request, offset: u64) -> std::io::Result<()> {
     match req.kind {
         nbd::CMD_WRITE => {
-            l.record(writelog::WRITE, req.offset, req.length, &req.data)?;
+            l.record(writelog::WRITE, offset, req.length, &req.data)?;
             if req.flags & nbd::CMD_FLAG_FUA != 0 {
                 l.record(writelog::FLUSH, 0, 0, &[])?;
             }
             Ok(())
         }
         nbd::CMD_FLUSH => l.record(writelog::FLUSH, 0, 0, &[]),
-        nbd::CMD_TRIM => l.record(writelog::TRIM, req.offset, req.length, &[]),
-        nbd::CMD_WRITE_ZEROES => l.record(writelog::WRITE_ZEROES, req.offset, req.length, &[]),
+        nbd::CMD_TRIM => l.record(writelog::TRIM, offset, req.length, &[]),
+        nbd::CMD_WRITE_ZEROES => l.record(writelog::WRITE_ZEROES, offset, req.length, &[]),
         _ => Ok(()),
     }
 }
 
-/// Runs one request: its NBD error (0 for success), its modelled
-/// completion, and a READ's data.
-fn execute<'a>(device: &mut Device, now: u64, req: &Request, buf: &'a mut Vec<u8>) -> (u32, u64, &'a [u8]) {
+/// Runs one request at the card's byte `offset`: its NBD error (0 for
+/// success), its modelled completion, and a READ's data.
+fn execute<'a>(device: &mut Device, now: u64, req: &Request, offset: u64, buf: &'a mut Vec<u8>) -> (u32, u64, &'a [u8]) {
     let len = req.length as u64;
     let result = match req.kind {
         nbd::CMD_READ => {
@@ -248,14 +276,14 @@ fn execute<'a>(device: &mut Device, now: u64, req: &Request, buf: &'a mut Vec<u8
                 return (nbd::EINVAL, now, &[]);
             }
             buf.resize(req.length as usize, 0);
-            device.read_at(now, req.offset, buf)
+            device.read_at(now, offset, buf)
         }
         // A FUA write is answered once it is durable: written, then flushed.
-        nbd::CMD_WRITE if req.flags & nbd::CMD_FLAG_FUA != 0 => device.write_at(now, req.offset, &req.data).and_then(|t| device.flush(t)),
-        nbd::CMD_WRITE => device.write_at(now, req.offset, &req.data),
+        nbd::CMD_WRITE if req.flags & nbd::CMD_FLAG_FUA != 0 => device.write_at(now, offset, &req.data).and_then(|t| device.flush(t)),
+        nbd::CMD_WRITE => device.write_at(now, offset, &req.data),
         nbd::CMD_FLUSH => device.flush(now),
-        nbd::CMD_TRIM => device.trim_at(now, req.offset, len),
-        nbd::CMD_WRITE_ZEROES => device.write_zeroes_at(now, req.offset, len),
+        nbd::CMD_TRIM => device.trim_at(now, offset, len),
+        nbd::CMD_WRITE_ZEROES => device.write_zeroes_at(now, offset, len),
         _ => return (nbd::EINVAL, now, &[]),
     };
     match result {

@@ -1,0 +1,138 @@
+//! Volumes: the card's one pool presented as one volume, or split into two
+//! (the FlashMAX II "presents one LUN, or two volumes"). A volume is a
+//! contiguous part of the card's logical space; volumes share the card's
+//! flash, spare and garbage collection. A card's split is kept beside its
+//! store (`volumes.toml`, written whole), so that it comes back as it was
+//! left.
+
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+use units::SLOT_BYTES;
+
+/// The most volumes a card is split into.
+pub const VOLUMES_MAX: u32 = 2;
+
+/// The version of `volumes.toml` this build reads and writes.
+const FILE_VERSION: u32 = 1;
+
+const FILE_NAME: &str = "volumes.toml";
+
+/// A part of the card's logical space: bytes `base..base + bytes`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Volume {
+    pub base: u64,
+    pub bytes: u64,
+}
+
+/// How a card's logical space is presented: volumes in order, tiling it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Volumes {
+    version: u32,
+    #[serde(rename = "volume")]
+    list: Vec<Volume>,
+}
+
+impl Volumes {
+    /// A card of `capacity` bytes as `n` volumes of whole 4 KiB slots, the
+    /// first `n - 1` of equal size, the last taking what is left.
+    pub fn split(capacity: u64, n: u32) -> Result<Volumes, String> {
+        if !(1..=VOLUMES_MAX).contains(&n) {
+            return Err(format!("{n} volumes: a card is served as 1 volume or split into {VOLUMES_MAX}"));
+        }
+        let slots = capacity / SLOT_BYTES;
+        let each = slots / n as u64 * SLOT_BYTES;
+        if each == 0 {
+            return Err(format!("a card of {capacity} bytes is too small for {n} volumes"));
+        }
+        let list = (0..n as u64).map(|i| Volume { base: i * each, bytes: if i + 1 == n as u64 { capacity - i * each } else { each } }).collect();
+        let v = Volumes { version: FILE_VERSION, list };
+        v.check(capacity)?;
+        Ok(v)
+    }
+
+    pub fn list(&self) -> &[Volume] {
+        &self.list
+    }
+
+    pub fn count(&self) -> u32 {
+        self.list.len() as u32
+    }
+
+    /// Whether the volumes tile `0..capacity`, each non-empty and starting
+    /// on a slot.
+    pub fn check(&self, capacity: u64) -> Result<(), String> {
+        if self.version != FILE_VERSION {
+            return Err(format!("volumes file version {}; this flashlab reads version {FILE_VERSION}", self.version));
+        }
+        if self.list.is_empty() || self.list.len() > VOLUMES_MAX as usize {
+            return Err(format!("{} volumes: a card has 1 to {VOLUMES_MAX}", self.list.len()));
+        }
+        let mut end = 0;
+        for (i, v) in self.list.iter().enumerate() {
+            if v.base != end || v.bytes == 0 || v.base % SLOT_BYTES != 0 {
+                return Err(format!("volume {} ({} bytes at {}) does not follow the one before it, at {end}", i + 1, v.bytes, v.base));
+            }
+            end = v.base + v.bytes;
+        }
+        if end != capacity {
+            return Err(format!("the volumes end at byte {end}, the card at {capacity}"));
+        }
+        Ok(())
+    }
+
+    /// The split kept in a store's directory; `None` where there is none
+    /// (a new store, or one served before volumes were kept: one volume).
+    pub fn load(dir: &Path) -> Result<Option<Volumes>, String> {
+        let path = dir.join(FILE_NAME);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+        };
+        let v: Volumes = toml::from_str(&text).map_err(|e| format!("{}: {}", path.display(), e.message()))?;
+        if v.version != FILE_VERSION {
+            return Err(format!("{}: version {}; this flashlab reads version {FILE_VERSION}", path.display(), v.version));
+        }
+        Ok(Some(v))
+    }
+
+    /// Keeps the split in a store's directory, written whole.
+    pub fn save(&self, dir: &Path) -> Result<(), String> {
+        let text = toml::to_string(self).map_err(|e| e.to_string())?;
+        let path = dir.join(FILE_NAME);
+        crate::checkpoint::write_whole(&path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_split_tiles_the_card_in_whole_slots() {
+        let cap = 1_000_003 * SLOT_BYTES;
+        let two = Volumes::split(cap, 2).unwrap();
+        assert_eq!(two.list()[0], Volume { base: 0, bytes: 500_001 * SLOT_BYTES });
+        assert_eq!(two.list()[1], Volume { base: 500_001 * SLOT_BYTES, bytes: 500_002 * SLOT_BYTES });
+        assert_eq!(Volumes::split(cap, 1).unwrap().list(), &[Volume { base: 0, bytes: cap }]);
+        assert!(Volumes::split(cap, 3).unwrap_err().contains("1 volume or split into 2"));
+        assert!(Volumes::split(cap, 0).is_err());
+        assert!(Volumes::split(SLOT_BYTES, 2).unwrap_err().contains("too small"));
+    }
+
+    #[test]
+    fn a_kept_split_comes_back_and_a_bad_file_is_named() {
+        let dir = std::env::temp_dir().join(format!("flashlab-volumes-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        assert_eq!(Volumes::load(&dir).unwrap(), None);
+        let v = Volumes::split(64 * SLOT_BYTES, 2).unwrap();
+        v.save(&dir).unwrap();
+        assert_eq!(Volumes::load(&dir).unwrap(), Some(v.clone()));
+        assert!(v.check(65 * SLOT_BYTES).unwrap_err().contains("end at byte"));
+        std::fs::write(dir.join(FILE_NAME), "version = 9\nvolume = []\n").unwrap();
+        assert!(Volumes::load(&dir).unwrap_err().contains("version 9"));
+        std::fs::write(dir.join(FILE_NAME), "volume = 3").unwrap();
+        assert!(Volumes::load(&dir).unwrap_err().contains("volumes.toml"));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
