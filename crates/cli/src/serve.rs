@@ -103,6 +103,13 @@ pub fn serve(a: ServeArgs) -> Result<()> {
         bail!("--time-scale {}: must be in 1..=1000000", a.time_scale);
     }
     let timing = if a.timing == "none" { emu::Timing::None } else { emu::Timing::Model { time_scale: a.time_scale } };
+    match timing {
+        emu::Timing::Model { time_scale } if time_scale != 1.0 => eprintln!(
+            "flashlab serve: --time-scale {time_scale}: the card's clock runs {time_scale} times slower than wall time; clients see {time_scale} times its latencies and 1/{time_scale} of its rate (multiply back)"
+        ),
+        emu::Timing::Model { .. } => eprintln!("flashlab serve: --timing model: no reply leaves before the card's modelled completion"),
+        emu::Timing::None => eprintln!("flashlab serve: --timing none: replies leave as soon as the request has run"),
+    }
     // SIGTERM and SIGINT stop the card cleanly: blocked before any thread
     // starts (threads inherit the mask), awaited by one thread.
     let terminate = terminate_signals();
@@ -116,8 +123,9 @@ pub fn serve(a: ServeArgs) -> Result<()> {
     std::thread::spawn(move || {
         let sig = terminate();
         match stopper.shutdown() {
-            Ok(()) => {
+            Ok(served) => {
                 eprintln!("flashlab serve: signal {sig}: stopped cleanly (every write on the media, checkpoint written: the next start mounts without a scan)");
+                eprintln!("flashlab serve: served {}{}", served.summary(), scaled_note(timing));
                 if stopper.lateness.counts().iter().sum::<u64>() > 0 {
                     eprintln!("flashlab serve: paced replies over the whole run: {}", stopper.lateness.summary());
                 }
@@ -175,6 +183,17 @@ fn kept_volumes(store: &std::path::Path, asked: Option<u32>) -> Result<(Option<a
         );
     }
     Ok((kept, count))
+}
+
+/// What a time scale means for the figures a client measures.
+fn scaled_note(timing: emu::Timing) -> String {
+    match timing {
+        emu::Timing::Model { time_scale } if time_scale != 1.0 => {
+            format!(" [simulated; the card's clock ran {time_scale} times slower than wall time: clients measured {time_scale} times these latencies and 1/{time_scale} of this rate]")
+        }
+        emu::Timing::Model { .. } => " [simulated]".into(),
+        emu::Timing::None => " [--timing none: the card's clock is wall time and replies did not wait for it]".into(),
+    }
 }
 
 /// Blocks SIGTERM and SIGINT in this thread (and the threads it starts

@@ -35,15 +35,43 @@ enum Job {
         reply: Sender<Reply>,
     },
     Counters(Sender<accel::DeviceCounters>),
-    /// A clean shutdown: the device thread checkpoints the card and ends.
-    Shutdown(Sender<Result<(), DeviceError>>),
+    /// A clean shutdown: the device thread checkpoints the card and ends,
+    /// saying what it served.
+    Shutdown(Sender<Result<Served, DeviceError>>),
 }
 
-/// What the device thread counts, for the log at the end and for tests.
+/// What the device thread counts, for the log at the end and for tests;
+/// times on the card's clock.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Served {
     pub requests: u64,
     pub errors: u64,
+    /// The card's time at the first and the last request.
+    pub first_ns: u64,
+    pub last_ns: u64,
+    /// Modelled latencies (completion less arrival) of the requests that
+    /// succeeded, summed.
+    pub latency_ns_sum: u64,
+}
+
+impl Served {
+    /// "N requests in S s of the card's clock: X per second, modelled
+    /// latency Y us on average".
+    pub fn summary(&self) -> String {
+        let ok = self.requests - self.errors;
+        let span = self.last_ns.saturating_sub(self.first_ns);
+        if ok == 0 || span == 0 {
+            return format!("{} requests ({} refused)", self.requests, self.errors);
+        }
+        format!(
+            "{} requests ({} refused) in {:.3} s of the card's clock: {:.0} per second, modelled latency {:.1} us on average",
+            self.requests,
+            self.errors,
+            span as f64 / 1e9,
+            self.requests as f64 / (span as f64 / 1e9),
+            self.latency_ns_sum as f64 / ok as f64 / 1e3
+        )
+    }
 }
 
 /// A served card: its exports (one per volume) and the channel to the
@@ -102,8 +130,9 @@ impl Server {
 
     /// Stops the card cleanly after the requests already taken: every
     /// write on the media and a checkpoint beside the store, so that the
-    /// next start mounts without a scan. The device thread then ends.
-    pub fn shutdown(&self) -> Result<(), DeviceError> {
+    /// next start mounts without a scan. The device thread then ends;
+    /// what it served is returned.
+    pub fn shutdown(&self) -> Result<Served, DeviceError> {
         let (tx, rx) = channel();
         self.jobs.send(Job::Shutdown(tx)).map_err(|_| DeviceError::Store("the device thread has ended".into()))?;
         rx.recv().map_err(|_| DeviceError::Store("the device thread has ended".into()))?
@@ -215,18 +244,25 @@ fn device_loop(mut device: Device, rx: Receiver<Job>, clock: Clock, mut log: Opt
                 if let Some(l) = &mut log {
                     let _ = l.flush();
                 }
-                let _ = tx.send(device.shutdown_clean());
+                let _ = tx.send(device.shutdown_clean().map(|()| served.clone()));
                 break;
             }
         };
         let now = clock.device_at(arrived).max(last);
         last = now;
+        if served.requests == 0 {
+            served.first_ns = now;
+        }
+        served.last_ns = now;
         served.requests += 1;
         let (error, done, data) = match volume_offset(&req, volume) {
             Ok(offset) => execute(&mut device, now, &req, offset, &mut buf),
             Err(error) => (error, now, &[][..]),
         };
         served.errors += (error != 0) as u64;
+        if error == 0 {
+            served.latency_ns_sum += done - now;
+        }
         if let (Some(l), 0) = (&mut log, error) {
             if let Err(e) = log_record(l, &req, volume.base + req.offset) {
                 eprintln!("flashlab serve: the write log failed ({e}); no longer logging");
