@@ -4,6 +4,7 @@
 mod block;
 mod checkpoint;
 mod device;
+pub mod errors;
 mod profile;
 pub mod published;
 mod recorder;

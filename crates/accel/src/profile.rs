@@ -56,6 +56,10 @@ pub struct NandProfile {
     /// the channel and decodes. A read of less than a 4 KiB slot moves the
     /// codewords it touches; a slot or more moves whole slots.
     pub codeword_bytes: u32,
+    /// Raw bit errors, ECC and read retry (see `errors`); without it reads
+    /// never fail.
+    #[serde(default)]
+    pub errors: Option<crate::errors::ErrorsProfile>,
     pub geometry: Geometry,
     pub timings: Timings,
 }
@@ -222,6 +226,9 @@ impl Profile {
         let cw = self.nand.codeword_bytes;
         if !(512..=4096).contains(&cw) || !cw.is_power_of_two() {
             return Err(self.field("nand.codeword_bytes", cw, "a power of two in 512..=4096"));
+        }
+        if let Some(Err((name, value, range))) = self.nand.errors.as_ref().map(|e| e.check()) {
+            return Err(self.field(&format!("nand.errors.{name}"), value, range));
         }
         Ok(())
     }

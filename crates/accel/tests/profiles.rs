@@ -17,6 +17,7 @@ fn catalog_loads_and_every_format_fits() {
             assert!((4.0..=8.2).contains(&per_4k), "{} {name}: maps of {per_4k:.2} B per 4 KiB of raw flash", p.id);
         }
         assert!(!p.published.is_empty(), "{} has calibration targets", p.id);
+        assert!(p.nand.errors.is_some(), "{} has an error model", p.id);
     }
     assert!(profile_load("nonesuch").unwrap_err().contains("unknown device 'nonesuch'"));
 }
@@ -50,6 +51,9 @@ fn malformed_profiles_are_refused_naming_the_field() {
         ("default_format = \"stock\"", "default_format = \"fast\"", "default_format = fast"),
         ("gc_threads = 1", "gc_threads = 0", "ftl.gc_threads = 0"),
         ("count = 2", "count = 3", "controller.count = 3"),
+        ("ecc_bits = 40", "ecc_bits = 0", "nand.errors.ecc_bits = 0: must be in 1..=200"),
+        ("retry_retention_left = 0.5", "retry_retention_left = 1.5", "nand.errors.retry_retention_left = 1.5"),
+        ("e = 8.34e-5", "e = -1.0", "nand.errors.rber.e = -1"),
         // An id names result files and report rows: no path characters.
         ("id = \"flashmax2\"", "id = \"../x\"", "id: must be 1 to 40 letters"),
         // Syntax errors and unknown fields name the place.

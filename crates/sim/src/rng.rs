@@ -16,6 +16,11 @@ impl Rng {
     pub fn below(&mut self, n: u64) -> u64 {
         self.0.gen_range(0..n)
     }
+    /// Uniform in `[0, 1)`.
+    #[inline]
+    pub fn unit(&mut self) -> f64 {
+        self.0.gen::<f64>()
+    }
     /// Uniform in `0..1_000_000`, for shares given in parts per million.
     #[inline]
     pub fn ppm(&mut self) -> u32 {
