@@ -15,9 +15,11 @@
 //! programs and erases take die and channel time in between, which is how
 //! garbage collection lowers throughput and raises latency.
 
+use crate::errors::ReadOutcome;
 use crate::profile::Profile;
 use crate::recorder::{MediaOp, OpKind, Recorder};
 use crate::scale::Scaling;
+use crate::wear::{ErrorCounters, Wear};
 use ftl::{Ftl, FtlConfig, FtlError, MountReport, ReadFrom};
 use nand::{Array, Media, OpTag};
 use serde::Serialize;
@@ -104,6 +106,8 @@ struct Member {
     /// into it before (the die timelines alone could slot a program into a
     /// gap ahead of the erase).
     erased_at: Vec<Ns>,
+    /// Bit errors and read retries (where the profile has an error model).
+    wear: Option<Wear>,
 }
 
 /// Service times, precomputed from the profile.
@@ -211,6 +215,9 @@ pub struct DeviceCounters {
     pub free_superblocks: u64,
     pub erase_count_max: u32,
     pub erase_count_min: u32,
+    /// Read retries and reads beyond ECC (the error model's).
+    #[serde(default)]
+    pub read_errors: ErrorCounters,
 }
 
 impl DeviceCounters {
@@ -483,7 +490,7 @@ impl Device {
         let mut lost = Vec::new();
         for m in 0..profile.members as usize {
             let ftl = Device::ftl_of(&g, &cfg, backing, m, &mut mounted, &mut lost)?;
-            members.push(Device::member_new(profile, &g, ftl, buffer_slots));
+            members.push(Device::member_new(profile, &g, ftl, buffer_slots, m));
         }
         let mut device = Device {
             profile: profile.clone(),
@@ -510,8 +517,9 @@ impl Device {
 
     /// A member: its FTL, its timelines (dies, channels, controllers, link),
     /// its write buffer and GC threads.
-    fn member_new(profile: &Profile, g: &nand::Geometry, ftl: Ftl<Recorder>, buffer_slots: u32) -> Member {
+    fn member_new(profile: &Profile, g: &nand::Geometry, ftl: Ftl<Recorder>, buffer_slots: u32, index: usize) -> Member {
         let c = &profile.controller;
+        let wear = profile.nand.errors.clone().map(|e| Wear::new(e, profile.nand.codeword_bytes, g.dies(), g.blocks_per_plane, index as u64));
         Member {
             ftl,
             dies: vec![Timeline::default(); g.dies() as usize],
@@ -531,6 +539,7 @@ impl Device {
             gc_ready: 0,
             gc_cpu: Pool::new(profile.ftl.gc_threads),
             erased_at: vec![0; g.blocks_per_plane as usize],
+            wear,
         }
     }
 
@@ -612,6 +621,24 @@ impl Device {
         Ok(())
     }
 
+    /// Ages the card: every block has seen `pe_cycles` program/erase
+    /// cycles before its erase count, and the data on it now is
+    /// `age_days` old (data written later is fresh). Read retries are
+    /// drawn from a PRNG seeded with `seed`. No effect on a card without an
+    /// error model.
+    pub fn wear_set(&mut self, pe_cycles: u32, age_days: f64, seed: u64) {
+        for (i, m) in self.members.iter_mut().enumerate() {
+            if let Some(w) = &mut m.wear {
+                w.set(pe_cycles, age_days, seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            }
+        }
+    }
+
+    /// Whether the card's reads see bit errors (its profile's error model).
+    pub fn has_error_model(&self) -> bool {
+        self.profile.nand.errors.is_some()
+    }
+
     pub fn counters(&self) -> DeviceCounters {
         let mut d = DeviceCounters { erase_count_min: u32::MAX, ..Default::default() };
         for m in &self.members {
@@ -631,6 +658,13 @@ impl Device {
             d.free_superblocks += m.ftl.free_superblocks() as u64;
             d.erase_count_max = d.erase_count_max.max(m.ftl.media().array.erase_count_max());
             d.erase_count_min = d.erase_count_min.min(m.ftl.media().array.erase_count_min());
+            if let Some(w) = &m.wear {
+                let (e, t) = (&mut d.read_errors, &w.counters);
+                e.reads_retried += t.reads_retried;
+                e.read_retries += t.read_retries;
+                e.reads_rebuilt_from_parity += t.reads_rebuilt_from_parity;
+                e.reads_uncorrectable += t.reads_uncorrectable;
+            }
         }
         d
     }
@@ -800,6 +834,9 @@ impl Member {
                 OpKind::Read => user_done = user_done.max(self.read_time(c, op, ready, sub_slot)),
                 OpKind::Program => self.program_time(c, cpu, op, ready),
                 OpKind::Erase => {
+                    if let Some(w) = &mut self.wear {
+                        w.erased(op.die, op.block);
+                    }
                     // A victim is erased once all its valid data is read out.
                     let end = self.dies[op.die as usize].reserve(ready.max(self.gc_ready), c.erase_ns);
                     let e = &mut self.erased_at[op.block as usize];
@@ -820,24 +857,68 @@ impl Member {
     fn read_time(&mut self, c: &Costs, op: &MediaOp, ready: Ns, sub_slot: Option<u64>) -> Ns {
         let d = op.die as usize;
         let (ch, ctl) = (c.die_channel[d] as usize, c.die_controller[d] as usize);
-        let (xfer, path) = match sub_slot {
-            Some(bytes) if op.tag == OpTag::User => (bytes / c.codeword_bytes * c.codeword_transfer_ns, transfer_ns(bytes, c.read_path_bytes_per_sec)),
+        let (xfer, path, codewords) = match sub_slot {
+            Some(bytes) if op.tag == OpTag::User => {
+                (bytes / c.codeword_bytes * c.codeword_transfer_ns, transfer_ns(bytes, c.read_path_bytes_per_sec), bytes / c.codeword_bytes)
+            }
             _ => {
                 let n = op.mask.count_ones() as u64;
-                (n * c.slot_transfer_ns, n * c.read_path_slot_ns)
+                (n * c.slot_transfer_ns, n * c.read_path_slot_ns, n * SLOT_BYTES / c.codeword_bytes)
             }
         };
+        // A read that fails to decode is retried on the same die: each
+        // attempt senses and moves the data again and is decoded again (the
+        // die held meanwhile; the channel is charged once).
+        let (attempts, beyond) = match &mut self.wear {
+            None => (1, false),
+            Some(w) => match w.read(op.die, op.block, self.ftl.superblock_erase_count(op.block), codewords as u32) {
+                ReadOutcome::Retries(k) => (1 + k as u64, false),
+                ReadOutcome::BeyondEcc => (1 + w.retries_max() as u64, true),
+            },
+        };
         if op.tag == OpTag::Gc {
-            let sensed = self.dies[d].reserve(ready, c.read_ns + xfer);
+            let sensed = self.dies[d].reserve(ready, (c.read_ns + xfer) * attempts);
             let out = self.channels[ch].reserve(sensed - xfer, xfer).max(sensed);
-            self.gc_ready = self.gc_ready.max(self.read_path[ctl].reserve(out, path));
+            let mut done = self.read_path[ctl].reserve(out, path * attempts);
+            if beyond {
+                done = done.max(self.stripe_rebuild(c, op, ready));
+            }
+            self.gc_ready = self.gc_ready.max(done);
             return ready;
         }
         // Host reads go ahead of queued programs and GC work, behind at
         // most the operation in progress.
-        let sensed = self.dies[d].reserve_priority(ready, c.read_ns + xfer, c.die_op_max_ns);
+        let sensed = self.dies[d].reserve_priority(ready, (c.read_ns + xfer) * attempts, c.die_op_max_ns);
         let out = self.channels[ch].reserve_priority(sensed - xfer, xfer, c.mpage_transfer_ns).max(sensed);
-        self.read_path[ctl].reserve_priority(out, path, c.read_path_mpage_ns)
+        let done = self.read_path[ctl].reserve_priority(out, path * attempts, c.read_path_mpage_ns);
+        if beyond {
+            return done.max(self.stripe_rebuild(c, op, ready));
+        }
+        done
+    }
+
+    /// A page beyond ECC after every retry: rebuilt from its stripe (a
+    /// read of the same page on every other die of the stripe, then the
+    /// XOR), where the card has parity; else counted as lost. Returns
+    /// when the rebuilt data is out.
+    #[inline(never)]
+    fn stripe_rebuild(&mut self, c: &Costs, op: &MediaOp, ready: Ns) -> Ns {
+        let width = self.ftl.layout().stripe_width;
+        let w = self.wear.as_mut().expect("only the error model finds a page beyond ECC");
+        if width <= 1 {
+            w.counters.reads_uncorrectable += 1;
+            return ready;
+        }
+        w.counters.reads_rebuilt_from_parity += 1;
+        let first = op.die / width * width;
+        let mut done = ready;
+        for o in (first..first + width).filter(|&o| o != op.die) {
+            let (ch, ctl) = (c.die_channel[o as usize] as usize, c.die_controller[o as usize] as usize);
+            let sensed = self.dies[o as usize].reserve_priority(ready, c.read_ns + c.mpage_transfer_ns, c.die_op_max_ns);
+            let out = self.channels[ch].reserve_priority(sensed - c.mpage_transfer_ns, c.mpage_transfer_ns, c.mpage_transfer_ns).max(sensed);
+            done = done.max(self.read_path[ctl].reserve_priority(out, c.read_path_mpage_ns, c.read_path_mpage_ns));
+        }
+        done
     }
 
     /// A program: GC data must first have been read out of the victim, and

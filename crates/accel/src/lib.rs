@@ -10,6 +10,7 @@ pub mod published;
 mod recorder;
 pub mod scale;
 mod volumes;
+mod wear;
 
 pub use device::{capacity_parse, Backing, Device, DeviceCounters, DeviceError, Payload, ResourceBusy};
 pub use ftl::MountReport;
@@ -17,6 +18,7 @@ pub use profile::{ControllerProfile, FtlProfile, HostProfile, Management, NandPr
 pub use published::{Bound, By, Metric, Published, State};
 pub use scale::{Scaling, ROUND_FULL_SIZE_S};
 pub use volumes::{Volume, Volumes, VOLUMES_MAX};
+pub use wear::ErrorCounters;
 
 /// The built-in catalog, embedded from `devices/`.
 pub const CATALOG: &[(&str, &str)] = &[

@@ -159,3 +159,46 @@ fn gc_takes_host_cpu_from_host_io_on_a_host_managed_card_only() {
     let (fob, gc) = cpu_per_write("card");
     assert_eq!(fob, gc, "card-managed: GC runs on the card");
 }
+
+/// Reads at queue depth 1 of a P420m (scale 256) written whole, with its
+/// blocks worn to `pe_cycles` and the data `age_days` old: the latencies,
+/// sorted, and the reads retried.
+fn aged_reads(pe_cycles: u32, age_days: f64) -> (Vec<Ns>, u64) {
+    let p = accel::profile_load("p420m").unwrap();
+    let mut dev = Device::new(&p, "stock", 256).unwrap();
+    let slots = dev.capacity_bytes() / 4096;
+    let mut now = 0;
+    for s in 0..slots {
+        now = now.max(dev.submit(now, &io(s * 4096, 4096, true)).unwrap());
+    }
+    now = now.max(dev.quiet_at());
+    dev.wear_set(pe_cycles, age_days, 7);
+    let mut lat = Vec::new();
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    for _ in 0..20_000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        let done = dev.submit(now, &io(x % slots * 4096, 4096, false)).unwrap();
+        lat.push(done - now);
+        now = done;
+    }
+    lat.sort_unstable();
+    (lat, dev.counters().read_errors.reads_retried)
+}
+
+/// A fresh card never retries; at 3,000 cycles and 120 days about a third
+/// of the reads need a retry (the fit's retention term at 24-bit ECC), and
+/// each costs another sense and transfer on its die: the 90th percentile
+/// grows by about one tR, the median not at all.
+#[test]
+fn an_old_card_retries_reads_and_they_take_longer() {
+    let (fresh, none) = aged_reads(0, 0.0);
+    assert_eq!(none, 0, "a fresh card needs no retry");
+    let (old, retried) = aged_reads(3000, 120.0);
+    assert!(retried > 5_000, "{retried} of 20,000 reads retried");
+    let (f90, o90) = (fresh[fresh.len() * 9 / 10], old[old.len() * 9 / 10]);
+    assert!(o90 > f90 + 40 * NS_PER_US, "p90 {f90} ns fresh, {o90} ns old");
+    assert_eq!(fresh[fresh.len() / 2], old[old.len() / 2], "most reads decode at once");
+    assert!(old[old.len() - 1] > fresh[fresh.len() - 1], "the max grows");
+}

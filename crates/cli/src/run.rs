@@ -57,6 +57,14 @@ pub struct RunArgs {
     /// the pages of a block are: 3.75 s at scale 16, 0.94 s at 64).
     #[arg(long)]
     pub interval: Option<f64>,
+    /// An old card: every block has seen C program/erase cycles before the
+    /// run (its raw bit error rate grows with them; see docs/usage.md).
+    #[arg(long, default_value_t = 0)]
+    pub pe_cycles: u32,
+    /// The data on the card is D days old when the measured phase starts
+    /// (retention errors; data written during the phase is fresh).
+    #[arg(long, default_value_t = 0.0)]
+    pub age_days: f64,
     /// Write everything measured, per-interval series included, as JSON.
     #[arg(long)]
     pub json: Option<std::path::PathBuf>,
@@ -123,6 +131,8 @@ fn spec_of(a: &RunArgs, profile: &accel::Profile, format: &str) -> Result<RunSpe
     };
     spec.duration_s = a.duration;
     spec.ios = a.ios;
+    spec.pe_cycles = a.pe_cycles;
+    spec.age_days = a.age_days;
     if let Some(i) = a.interval {
         spec.interval_s = i;
     }
@@ -244,6 +254,19 @@ fn phase_print(p: &Phase) {
         c.erase_count_min,
         c.erase_count_max
     );
+    let e = &p.read_errors;
+    let reads = c.nand_page_reads_host + c.nand_page_reads_gc;
+    if e.reads_retried > 0 || e.reads_uncorrectable > 0 {
+        outln!(
+            "  read errors: {} page reads retried ({} retries), {} rebuilt from parity, {} uncorrectable [simulated]",
+            e.reads_retried,
+            e.read_retries,
+            e.reads_rebuilt_from_parity,
+            e.reads_uncorrectable
+        );
+    } else if reads > 0 {
+        outln!("  read errors: no page read needed a retry [simulated]");
+    }
 }
 
 fn steady_print(s: &SteadyReport) {

@@ -56,6 +56,9 @@ pub struct Phase {
     #[serde(default)]
     pub bottleneck: String,
     pub counters: DeviceCounters,
+    /// Read retries and reads beyond ECC over the phase.
+    #[serde(default)]
+    pub read_errors: accel::ErrorCounters,
     pub steady_state: Option<SteadyReport>,
 }
 

@@ -58,6 +58,13 @@ pub struct RunSpec {
     /// full-size card, the same drive writes on a scaled one).
     #[serde(default)]
     pub precondition_hours: Option<f64>,
+    /// Program/erase cycles every block has seen before the run.
+    #[serde(default)]
+    pub pe_cycles: u32,
+    /// Age, in days, of the data on the card when the measured phase
+    /// starts (data written during it is fresh).
+    #[serde(default)]
+    pub age_days: f64,
 }
 
 impl RunSpec {
@@ -81,6 +88,8 @@ impl RunSpec {
             precondition_cap_drive_writes: PRECONDITION_CAP_DRIVE_WRITES,
             precondition_min_drive_writes: PRECONDITION_MIN_DRIVE_WRITES,
             precondition_hours: None,
+            pe_cycles: 0,
+            age_days: 0.0,
         }
     }
 
@@ -330,6 +339,7 @@ fn phase(
         die_utilisation: if elapsed == 0 { 0.0 } else { ((dev.die_busy_ns() - busy0) as f64 / (elapsed as f64 * dev.dies() as f64)).min(1.0) },
         utilisation,
         bottleneck,
+        read_errors: end.read_errors.since(&base.read_errors),
         counters: end,
         steady_state: run.steady,
     })
@@ -351,6 +361,12 @@ pub fn spec_check(spec: &RunSpec) -> Result<(), RunError> {
     }
     if spec.ios == Some(0) {
         return bad("--ios 0: must be at least 1".into());
+    }
+    if spec.pe_cycles > 1_000_000 {
+        return bad(format!("--pe-cycles {}: must be at most 1000000", spec.pe_cycles));
+    }
+    if !(spec.age_days.is_finite() && (0.0..=3650.0).contains(&spec.age_days)) {
+        return bad(format!("--age-days {}: must be in 0..=3650", spec.age_days));
     }
     spec.rule().check()
 }
@@ -440,9 +456,13 @@ pub fn run(profile: &Profile, spec: &RunSpec, progress: &mut dyn FnMut(&Progress
     spec_check(spec)?;
     let mix = Mix::parse(&spec.workload).map_err(|e| RunError::Input(e.to_string()))?;
     let mut session = Session::new(profile, &spec.format, spec.scale, spec.seed, Some(spec.interval_s))?;
+    session.device.wear_set(spec.pe_cycles, 0.0, spec.seed);
     let mut phases = Vec::new();
     if spec.precondition {
         phases.push(session.precondition(&mix.preconditioner(), spec.rule(), progress)?);
+    }
+    if spec.age_days > 0.0 {
+        session.device.wear_set(spec.pe_cycles, spec.age_days, spec.seed);
     }
     let length = match (spec.ios, spec.duration_s) {
         (Some(n), _) => Length::Ios(n),
