@@ -634,11 +634,6 @@ impl Device {
         }
     }
 
-    /// Whether the card's reads see bit errors (its profile's error model).
-    pub fn has_error_model(&self) -> bool {
-        self.profile.nand.errors.is_some()
-    }
-
     pub fn counters(&self) -> DeviceCounters {
         let mut d = DeviceCounters { erase_count_min: u32::MAX, ..Default::default() };
         for m in &self.members {
@@ -659,11 +654,7 @@ impl Device {
             d.erase_count_max = d.erase_count_max.max(m.ftl.media().array.erase_count_max());
             d.erase_count_min = d.erase_count_min.min(m.ftl.media().array.erase_count_min());
             if let Some(w) = &m.wear {
-                let (e, t) = (&mut d.read_errors, &w.counters);
-                e.reads_retried += t.reads_retried;
-                e.read_retries += t.read_retries;
-                e.reads_rebuilt_from_parity += t.reads_rebuilt_from_parity;
-                e.reads_uncorrectable += t.reads_uncorrectable;
+                d.read_errors.add(&w.counters);
             }
         }
         d

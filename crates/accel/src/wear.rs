@@ -23,6 +23,14 @@ pub struct ErrorCounters {
 }
 
 impl ErrorCounters {
+    /// Adds another member's counts.
+    pub fn add(&mut self, other: &ErrorCounters) {
+        self.reads_retried += other.reads_retried;
+        self.read_retries += other.read_retries;
+        self.reads_rebuilt_from_parity += other.reads_rebuilt_from_parity;
+        self.reads_uncorrectable += other.reads_uncorrectable;
+    }
+
     /// What was counted since `base`.
     pub fn since(&self, base: &ErrorCounters) -> ErrorCounters {
         ErrorCounters {
