@@ -519,7 +519,8 @@ impl Device {
     /// its write buffer and GC threads.
     fn member_new(profile: &Profile, g: &nand::Geometry, ftl: Ftl<Recorder>, buffer_slots: u32, index: usize) -> Member {
         let c = &profile.controller;
-        let wear = profile.nand.errors.clone().map(|e| Wear::new(e, profile.nand.codeword_bytes, g.dies(), g.blocks_per_plane, index as u64));
+        let erases_max = (0..g.blocks_per_plane).map(|b| ftl.superblock_erase_count(b)).max().unwrap_or(0);
+        let wear = profile.nand.errors.clone().map(|e| Wear::new(e, profile.nand.codeword_bytes, g.dies(), g.blocks_per_plane, erases_max, index as u64));
         Member {
             ftl,
             dies: vec![Timeline::default(); g.dies() as usize],
@@ -628,8 +629,9 @@ impl Device {
     /// error model.
     pub fn wear_set(&mut self, pe_cycles: u32, age_days: f64, seed: u64) {
         for (i, m) in self.members.iter_mut().enumerate() {
+            let erases_max = (0..m.ftl.layout().superblocks).map(|b| m.ftl.superblock_erase_count(b)).max().unwrap_or(0);
             if let Some(w) = &mut m.wear {
-                w.set(pe_cycles, age_days, seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+                w.set(pe_cycles, age_days, erases_max, seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
             }
         }
     }
@@ -826,7 +828,7 @@ impl Member {
                 OpKind::Program => self.program_time(c, cpu, op, ready),
                 OpKind::Erase => {
                     if let Some(w) = &mut self.wear {
-                        w.erased(op.die, op.block);
+                        w.erased(op.die, op.block, self.ftl.superblock_erase_count(op.block));
                     }
                     // A victim is erased once all its valid data is read out.
                     let end = self.dies[op.die as usize].reserve(ready.max(self.gc_ready), c.erase_ns);
@@ -862,6 +864,7 @@ impl Member {
         // die held meanwhile; the channel is charged once).
         let (attempts, beyond) = match &mut self.wear {
             None => (1, false),
+            Some(w) if w.quiet() => (1, false),
             Some(w) => match w.read(op.die, op.block, self.ftl.superblock_erase_count(op.block), codewords as u32) {
                 ReadOutcome::Retries(k) => (1 + k as u64, false),
                 ReadOutcome::BeyondEcc => (1 + w.retries_max() as u64, true),

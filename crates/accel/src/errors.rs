@@ -77,13 +77,18 @@ fn ln_factorials(n: u32) -> Vec<f64> {
 /// P[X > t] for X ~ Binomial(n, p), summed in log space from whichever
 /// side is the smaller tail.
 pub fn binomial_tail_above(n: u32, t: u32, p: f64) -> f64 {
+    tail_above(&ln_factorials(n), t, p)
+}
+
+/// [`binomial_tail_above`] with `ln(i!)` for `i` in `0..=n` given.
+fn tail_above(lf: &[f64], t: u32, p: f64) -> f64 {
+    let n = (lf.len() - 1) as u32;
     if p <= 0.0 || t >= n {
         return 0.0;
     }
     if p >= 1.0 {
         return 1.0;
     }
-    let lf = ln_factorials(n);
     let (lp, lq) = (p.ln(), (-p).ln_1p());
     let pmf = |i: u32| (lf[n as usize] - lf[i as usize] - lf[(n - i) as usize] + i as f64 * lp + (n - i) as f64 * lq).exp();
     let mean = n as f64 * p;
@@ -101,6 +106,47 @@ pub fn binomial_tail_above(n: u32, t: u32, p: f64) -> f64 {
     } else {
         let head: f64 = (0..=t).map(pmf).sum();
         (1.0 - head).max(0.0)
+    }
+}
+
+/// One codeword's decoder, for reads on the hot path: its `ln(i!)` table
+/// made once, and the RBER below which it fails less than once in 1e15.
+#[derive(Debug, Clone)]
+pub struct Codeword {
+    t: u32,
+    ln_fact: Vec<f64>,
+    rber_negligible: f64,
+}
+
+/// A codeword failing less often than this is taken to decode.
+pub const FAIL_NEGLIGIBLE: f64 = 1e-15;
+
+impl Codeword {
+    pub fn new(n: u32, t: u32) -> Codeword {
+        let ln_fact = ln_factorials(n);
+        // The failure chance rises with RBER: bisect, in log space, for
+        // the RBER where it reaches FAIL_NEGLIGIBLE.
+        let (mut lo, mut hi) = (1e-12f64, 0.5f64);
+        for _ in 0..60 {
+            let mid = (lo * hi).sqrt();
+            if tail_above(&ln_fact, t, mid) < FAIL_NEGLIGIBLE {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        Codeword { t, ln_fact, rber_negligible: lo }
+    }
+
+    /// The chance the codeword fails to decode at `rber`.
+    pub fn fail(&self, rber: f64) -> f64 {
+        tail_above(&self.ln_fact, self.t, rber)
+    }
+
+    /// Below this RBER the codeword fails less often than
+    /// [`FAIL_NEGLIGIBLE`].
+    pub fn rber_negligible(&self) -> f64 {
+        self.rber_negligible
     }
 }
 
@@ -123,6 +169,11 @@ impl ErrorsProfile {
     /// Bits of one codeword of `codeword_bytes` user bytes with its parity.
     pub fn codeword_bits(&self, codeword_bytes: u32) -> u32 {
         codeword_bytes * 8 + self.ecc_bits * BCH_PARITY_BITS_PER_T
+    }
+
+    /// The decoder of a codeword of `codeword_bytes` user bytes.
+    pub fn codeword(&self, codeword_bytes: u32) -> Codeword {
+        Codeword::new(self.codeword_bits(codeword_bytes), self.ecc_bits)
     }
 
     /// The chance one codeword fails to decode at `rber`.
@@ -228,6 +279,10 @@ mod tests {
             assert!((a - b).abs() <= 1e-12 + b * 1e-9, "n {n} t {t} p {p}: {a} vs {b}");
         }
         assert_eq!(binomial_tail_above(100, 5, 0.0), 0.0);
+        let cw = Codeword::new(8528, 24);
+        assert_eq!(cw.fail(6e-4), binomial_tail_above(8528, 24, 6e-4));
+        let edge = cw.rber_negligible();
+        assert!(cw.fail(edge) < FAIL_NEGLIGIBLE && cw.fail(edge * 1.01) >= FAIL_NEGLIGIBLE, "{edge:e}");
         assert_eq!(binomial_tail_above(100, 100, 0.5), 0.0);
     }
 

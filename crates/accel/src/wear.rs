@@ -2,12 +2,9 @@
 //! age of their data, and what each read costs in retries (see `errors`).
 //! Kept beside the timing model: the FTL knows nothing of bit errors.
 
-use crate::errors::{any_of, ErrorsProfile, ReadOutcome};
+use crate::errors::{any_of, Codeword, ErrorsProfile, ReadOutcome, FAIL_NEGLIGIBLE};
 use serde::{Deserialize, Serialize};
 use sim::Rng;
-
-/// Below this chance a codeword's first read is taken to decode: no draw.
-const FAIL_NEGLIGIBLE: f32 = 1e-15;
 
 /// What the error model counted, over a member's reads.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -42,78 +39,119 @@ impl ErrorCounters {
     }
 }
 
+/// One (die, block) as the error model sees it, in one 8-byte entry (a
+/// read touches one cache line).
+#[derive(Debug, Clone, Copy)]
+struct Entry {
+    /// Reads since erase.
+    reads: u32,
+    /// The chance one codeword's first read fails, at the top of the
+    /// reads' power-of-two bucket; negative: to be computed.
+    fail0: f32,
+}
+
+const STALE: Entry = Entry { reads: 0, fail0: -1.0 };
+
+/// Reads a block may see: the bound of the disturb term.
+const READS_MAX: f64 = u32::MAX as f64;
+
 pub(crate) struct Wear {
     model: ErrorsProfile,
-    codeword_bytes: u32,
+    codeword: Codeword,
     blocks_per_plane: u32,
-    /// Reads since erase of each (die, block).
-    reads: Vec<u32>,
-    /// The log2 bucket of reads `fail0` was computed at (`u8::MAX`: to be
-    /// computed).
-    bucket: Vec<u8>,
-    /// The chance one codeword's first read fails, at the top of the bucket.
-    fail0: Vec<f32>,
+    entries: Vec<Entry>,
     /// Per block index (a superblock): whether its data is `age_days` old
     /// (written before the card was aged), else fresh.
     aged: Vec<bool>,
     pe_base: u32,
     age_days: f64,
+    /// No block can reach an error rate its ECC does not correct at
+    /// once, however often read: reads are not counted (the simulator's
+    /// path for a young card). Ends at the first erase that could.
+    quiet: bool,
     rng: Rng,
     pub(crate) counters: ErrorCounters,
 }
 
 impl Wear {
-    pub(crate) fn new(model: ErrorsProfile, codeword_bytes: u32, dies: u32, blocks_per_plane: u32, seed: u64) -> Wear {
-        let n = dies as usize * blocks_per_plane as usize;
-        Wear {
+    /// The error state of a member whose most worn block has seen
+    /// `erases_max` erases.
+    pub(crate) fn new(model: ErrorsProfile, codeword_bytes: u32, dies: u32, blocks_per_plane: u32, erases_max: u32, seed: u64) -> Wear {
+        let mut w = Wear {
+            codeword: model.codeword(codeword_bytes),
             model,
-            codeword_bytes,
             blocks_per_plane,
-            reads: vec![0; n],
-            bucket: vec![u8::MAX; n],
-            fail0: vec![0.0; n],
+            entries: vec![STALE; dies as usize * blocks_per_plane as usize],
             aged: vec![false; blocks_per_plane as usize],
             pe_base: 0,
             age_days: 0.0,
+            quiet: true,
             rng: Rng::new(seed),
             counters: ErrorCounters::default(),
-        }
+        };
+        w.set(0, 0.0, erases_max, seed);
+        w
     }
 
     /// Cycles every block has seen before this run (added to its erase
-    /// count) and the age of the data on the card now.
-    pub(crate) fn set(&mut self, pe_cycles: u32, age_days: f64, seed: u64) {
+    /// count, the largest of which is `erases_max`) and the age of the
+    /// data on the card now.
+    pub(crate) fn set(&mut self, pe_cycles: u32, age_days: f64, erases_max: u32, seed: u64) {
         assert!(age_days.is_finite() && age_days >= 0.0);
         self.rng = Rng::new(seed);
         self.pe_base = pe_cycles;
         self.age_days = age_days;
         self.aged.fill(age_days > 0.0);
-        self.bucket.fill(u8::MAX);
+        self.entries.fill(STALE);
+        self.quiet = !self.may_fail(erases_max);
     }
 
-    /// A block erased: no reads, fresh data from now on.
+    /// Whether a block of `erases` could fail a first read at the card's
+    /// age, read as often as a block can be.
+    fn may_fail(&self, erases: u32) -> bool {
+        self.model.rber.at((self.pe_base + erases) as f64, self.age_days, READS_MAX) >= self.codeword.rber_negligible()
+    }
+
+    /// Whether reads can be taken to decode at once without looking.
+    #[inline(always)]
+    pub(crate) fn quiet(&self) -> bool {
+        self.quiet
+    }
+
+    /// A block erased (now at `erases`): no reads, fresh data from now on.
     #[inline]
-    pub(crate) fn erased(&mut self, die: u32, block: u32) {
-        let i = (die * self.blocks_per_plane + block) as usize;
-        self.reads[i] = 0;
-        self.bucket[i] = u8::MAX;
+    pub(crate) fn erased(&mut self, die: u32, block: u32, erases: u32) {
         self.aged[block as usize] = false;
+        if self.quiet && !self.may_fail(erases) {
+            return;
+        }
+        // Blocks erased before start counting from here: while the card
+        // was quiet none could fail however often read.
+        self.quiet = false;
+        self.entries[(die * self.blocks_per_plane + block) as usize] = STALE;
     }
 
     /// A page read of `codewords` from (die, block), whose erase count is
     /// `erases`: how it ended.
     #[inline]
     pub(crate) fn read(&mut self, die: u32, block: u32, erases: u32, codewords: u32) -> ReadOutcome {
-        let i = (die * self.blocks_per_plane + block) as usize;
-        let r = self.reads[i].saturating_add(1);
-        self.reads[i] = r;
-        let b = (32 - r.leading_zeros()) as u8;
-        if b != self.bucket[i] {
-            self.bucket[i] = b;
-            let (c, t, reads) = self.state(block, erases, b);
-            self.fail0[i] = self.model.codeword_fail(self.codeword_bytes, self.model.rber_at_retry(c, t, reads, 0)) as f32;
+        if self.quiet {
+            return ReadOutcome::Retries(0);
         }
-        if self.fail0[i] < FAIL_NEGLIGIBLE {
+        let i = (die * self.blocks_per_plane + block) as usize;
+        let e = &mut self.entries[i];
+        e.reads = e.reads.saturating_add(1);
+        let (r, stale) = (e.reads, e.fail0 < 0.0);
+        // The bucket changes as the count reaches a power of two.
+        let b = (32 - r.leading_zeros()) as u8;
+        if stale || r.is_power_of_two() {
+            let (c, t, reads) = self.state(block, erases, b);
+            let rber = self.model.rber_at_retry(c, t, reads, 0);
+            // A young block's RBER is far below what its ECC cannot
+            // correct: the binomial tail is not summed at all.
+            self.entries[i].fail0 = if rber < self.codeword.rber_negligible() { 0.0 } else { self.codeword.fail(rber) as f32 };
+        }
+        if (self.entries[i].fail0 as f64) < FAIL_NEGLIGIBLE {
             return ReadOutcome::Retries(0);
         }
         self.read_slow(block, erases, b, codewords)
@@ -129,7 +167,7 @@ impl Wear {
     fn read_slow(&mut self, block: u32, erases: u32, b: u8, codewords: u32) -> ReadOutcome {
         let (c, t, reads) = self.state(block, erases, b);
         for i in 0..=self.model.read_retries_max {
-            let cw = self.model.codeword_fail(self.codeword_bytes, self.model.rber_at_retry(c, t, reads, i));
+            let cw = self.codeword.fail(self.model.rber_at_retry(c, t, reads, i));
             if self.rng.unit() >= any_of(cw, codewords) {
                 if i > 0 {
                     self.counters.reads_retried += 1;
