@@ -99,4 +99,13 @@ impl Media for Recorder {
     fn slot_intact(&self, die: u32, block: u32, page: u32, slot: u32) -> bool {
         self.array.slot_intact(die, block, page, slot)
     }
+    fn die_fail(&mut self, die: u32, now: bool) {
+        self.array.die_fail(die, now)
+    }
+    fn system_read(&self) -> Option<Vec<u8>> {
+        self.array.system_read()
+    }
+    fn system_write(&mut self, bytes: &[u8]) -> Result<(), NandError> {
+        self.array.system_write(bytes)
+    }
 }

@@ -53,8 +53,8 @@ impl<M: Media> Ftl<M> {
                 return Err(format!("valid slot {ppa} holds LBA {lba}, which is not mapped back"));
             }
             let a = l.addr(ppa);
-            if l.is_parity(a.page, a.die) {
-                return Err(format!("user slot {lba} stored in a parity page (ppa {ppa})"));
+            if !l.is_data_in(self.narrowing(a.superblock), a.page, a.die) {
+                return Err(format!("user slot {lba} stored in a parity page or on a die left out (ppa {ppa})"));
             }
             valid[a.superblock as usize] += 1;
         }
@@ -66,23 +66,30 @@ impl<M: Media> Ftl<M> {
     /// programmed exactly as far as its writer has gone; parity recomputes.
     fn check_superblock(&self, sb: u32) -> Result<(), String> {
         let (l, m) = (&self.layout, &self.sbs[sb as usize]);
+        let n = self.narrowing(sb);
+        // Dies that work, and of them those the superblock uses.
+        let working = || (0..l.dies).filter(|&d| !self.is_dead(d));
+        let used = || working().filter(|&d| !l.is_unused_in(n, d));
+        if let Some(die) = working().find(|&d| l.is_unused_in(n, d) && self.media.block_next_page(d, sb) != 0) {
+            return Err(format!("superblock {sb}: die {die} is left out of it but programmed"));
+        }
         match m.state {
             SbState::Free => {
                 if m.valid != 0 {
                     return Err(format!("free superblock {sb} holds {} valid slots", m.valid));
                 }
-                if let Some(die) = (0..l.dies).find(|&die| self.media.block_next_page(die, sb) != 0) {
+                if let Some(die) = working().find(|&die| self.media.block_next_page(die, sb) != 0) {
                     return Err(format!("free superblock {sb} is not erased on die {die}"));
                 }
                 Ok(())
             }
             SbState::Closed | SbState::Victim if m.short => {
-                // Recovered: the stripe rows every die programmed.
-                let rows = (0..l.dies).map(|die| self.media.block_next_page(die, sb)).min().unwrap_or(0);
+                // Recovered or sealed: the stripe rows every die programmed.
+                let rows = used().map(|die| self.media.block_next_page(die, sb)).min().unwrap_or(0);
                 self.parity_check(sb, rows)
             }
             SbState::Closed | SbState::Victim => {
-                if let Some(die) = (0..l.dies).find(|&die| self.media.block_next_page(die, sb) != l.pages_per_block) {
+                if let Some(die) = used().find(|&die| self.media.block_next_page(die, sb) != l.pages_per_block) {
                     return Err(format!("closed superblock {sb} not fully programmed on die {die}"));
                 }
                 self.parity_check(sb, l.pages_per_block)
@@ -94,12 +101,13 @@ impl<M: Media> Ftl<M> {
     fn check_open(&self, sb: u32) -> Result<(), String> {
         let l = &self.layout;
         let w = [&self.user, &self.gc].into_iter().find(|w| w.sb == sb).ok_or(format!("open superblock {sb} has no writer"))?;
-        for die in 0..l.dies {
+        let n = self.narrowing(sb);
+        for die in (0..l.dies).filter(|&d| !self.is_dead(d) && !l.is_unused_in(n, d)) {
             let next = self.media.block_next_page(die, sb);
             // A die's row is programmed when the writer passed it, or when
             // its whole stripe is done (parity).
-            let stripe_done = |page: u32| w.die > l.stripe_last_data_die(page, die);
-            let programmed = if l.is_parity(w.page, die) { stripe_done(w.page) } else { die < w.die };
+            let stripe_done = |page: u32| w.die > l.stripe_last_data_die_in(n, page, die);
+            let programmed = if l.parity_die_in(n, w.page, die) == Some(die) { stripe_done(w.page) } else { die < w.die };
             let expect = if programmed { w.page + 1 } else { w.page };
             if next != expect {
                 return Err(format!("open superblock {sb} die {die}: next page {next}, expected {expect} (writer at row {} die {})", w.page, w.die));
@@ -131,14 +139,20 @@ impl<M: Media> Ftl<M> {
         if l.stripe_width <= 1 || !self.media.holds_data() {
             return Ok(());
         }
+        let n = self.narrowing(sb);
         for page in 0..rows {
             for group in 0..l.dies / l.stripe_width {
-                let damaged = l.stripe_dies(group * l.stripe_width).any(|die| (0..l.slots_per_mpage).any(|s| !self.media.slot_intact(die, sb, page, s)));
+                let members = l.stripe_members(n, group * l.stripe_width);
+                // A stripe with a dead member, or none, cannot be checked.
+                if members.len() < 2 || members.iter().any(|&d| self.is_dead(d)) {
+                    continue;
+                }
+                let damaged = members.iter().any(|&die| (0..l.slots_per_mpage).any(|s| !self.media.slot_intact(die, sb, page, s)));
                 if damaged {
                     continue;
                 }
                 let mut x: Option<Vec<u8>> = None;
-                for die in l.stripe_dies(group * l.stripe_width) {
+                for &die in &members {
                     let bytes = self.media.mpage_peek(die, sb, page).ok_or("media holds no data")?;
                     match &mut x {
                         None => x = Some(bytes.to_vec()),

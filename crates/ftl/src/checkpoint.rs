@@ -9,7 +9,7 @@
 //! whether it is short; the L2P; a CRC-32 of everything before it. A
 //! checkpoint that does not match the card it is mounted on is refused.
 
-use crate::superblock::{SbState, SB_NONE};
+use crate::superblock::SbState;
 use crate::{Ftl, FtlConfig, FtlError, MountReport};
 use nand::Media;
 use std::cmp::Reverse;
@@ -20,18 +20,13 @@ const VERSION: u32 = 1;
 
 impl<M: Media> Ftl<M> {
     /// Puts every write on the media and returns the checkpoint of the
-    /// card as it then is. The writers' superblocks are closed (short):
+    /// card as it then is. The writers' stripes are sealed and their
+    /// superblocks closed (short):
     /// the next mount opens fresh ones, as after a cut.
     pub fn checkpoint(&mut self) -> Result<Vec<u8>, FtlError> {
-        self.flush()?;
-        for sb in [self.user.sb, self.gc.sb] {
-            if sb != SB_NONE {
-                self.sbs[sb as usize].state = SbState::Closed;
-                self.sbs[sb as usize].short = true;
-            }
-        }
-        self.user.sb = SB_NONE;
-        self.gc.sb = SB_NONE;
+        // Sealed: no data is left in a stripe without its parity.
+        self.writer_seal(true)?;
+        self.writer_seal(false)?;
         let mut b = Vec::with_capacity(32 + self.sbs.len() * 2 + self.l2p.len() * 4);
         b.extend_from_slice(MAGIC);
         b.extend_from_slice(&VERSION.to_le_bytes());
@@ -55,6 +50,7 @@ impl<M: Media> Ftl<M> {
     /// cleanly on these media: no page's OOB is read.
     pub fn mount_checkpoint(media: M, cfg: FtlConfig, bytes: &[u8]) -> Result<(Ftl<M>, MountReport), FtlError> {
         let mut ftl = Ftl::unformatted(media, cfg)?;
+        ftl.system_load()?;
         let bad = |why: &str| FtlError::Config(format!("checkpoint: {why}"));
         let sbs = ftl.layout.superblocks as usize;
         let user = ftl.cfg.user_slots as usize;

@@ -128,9 +128,7 @@ impl<M: Media> Ftl<M> {
             }
         }
         let sb = self.victim.take().expect("a victim").sb;
-        for die in 0..self.layout.dies {
-            self.media.block_erase(die, sb, OpTag::Gc)?;
-        }
+        self.superblock_erase(sb, OpTag::Gc)?;
         debug_assert_eq!(self.sbs[sb as usize].valid, 0);
         self.superblock_erased(sb);
         self.counters.gc_victims += 1;
@@ -155,8 +153,10 @@ impl<M: Media> Ftl<M> {
         };
         // (Slots before the cursor's are invalid: the scan passed them.)
         debug_assert_eq!(mask & ((1 << a.slot) - 1), 0);
-        let scratch = if self.data { Some(&mut self.gc_scratch[..]) } else { None };
-        self.media.page_read(a.die, a.superblock, a.page, mask, OpTag::Gc, scratch)?;
+        let mut scratch = std::mem::take(&mut self.gc_scratch);
+        let r = self.page_read_any(a, mask, OpTag::Gc, self.data.then_some(&mut scratch[..]));
+        self.gc_scratch = scratch;
+        r?;
         let v = self.victim.as_mut().expect("a victim");
         v.page_first = first;
         v.mask = mask & !(1 << a.slot);
@@ -205,7 +205,7 @@ impl<M: Media> Ftl<M> {
         if self.data {
             let s = slot as usize * SLOT_BYTES as usize;
             let a = self.layout.addr(ppa);
-            let (_, seq) = self.media.oob_peek(a.die, a.superblock, a.page, a.slot).expect("data-holding media keep OOB");
+            let (_, seq) = self.oob_of(a)?;
             let page = std::mem::take(&mut self.gc_scratch);
             let r = self.append(false, lba, Some(&page[s..s + SLOT_BYTES as usize]), seq);
             self.gc_scratch = page;

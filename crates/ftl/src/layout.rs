@@ -168,6 +168,116 @@ impl Layout {
     }
 }
 
+/// The dies left out of a superblock's stripes (dead when it was opened),
+/// and what follows: each group's live dies, among which its stripes
+/// rotate their parity page. A group of `stripe_width` dies with one die
+/// out is a stripe of `width - 2` data pages and one parity page (a 7+1
+/// stripe becomes 6+1: Variable Stripe RAID); a group with a single live
+/// die holds no data (a stripe must survive the loss of any one die).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Narrowing {
+    /// One bit a die: left out.
+    out: Vec<u64>,
+    /// Each group's live dies, in order.
+    live: Vec<Vec<u32>>,
+}
+
+impl Narrowing {
+    /// The narrowing of `layout` with the dies in `out` left out.
+    pub fn new(layout: &Layout, out: &[u32]) -> Narrowing {
+        let mut bits = vec![0u64; (layout.dies as usize).div_ceil(64)];
+        for &d in out {
+            assert!(d < layout.dies, "die {d} out of {} dies", layout.dies);
+            bits[d as usize / 64] |= 1 << (d % 64);
+        }
+        let w = layout.stripe_width;
+        let live = (0..layout.dies / w).map(|g| (g * w..g * w + w).filter(|&d| bits[d as usize / 64] >> (d % 64) & 1 == 0).collect()).collect();
+        Narrowing { out: bits, live }
+    }
+    #[inline]
+    pub fn is_out(&self, die: u32) -> bool {
+        self.out[die as usize / 64] >> (die % 64) & 1 != 0
+    }
+    /// The dies left out, in order.
+    pub fn dies_out(&self) -> Vec<u32> {
+        (0..self.out.len() as u32 * 64).filter(|&d| self.out.get(d as usize / 64).is_some_and(|w| w >> (d % 64) & 1 != 0)).collect()
+    }
+    /// The live dies of `die`'s group.
+    #[inline]
+    pub fn group_live(&self, layout: &Layout, die: u32) -> &[u32] {
+        &self.live[layout.div_rem_width(die).0 as usize]
+    }
+}
+
+impl Layout {
+    /// Whether die `die`'s page in row `page` holds user data, in a
+    /// superblock narrowed by `n` (none: the full width).
+    #[inline]
+    pub fn is_data_in(&self, n: Option<&Narrowing>, page: u32, die: u32) -> bool {
+        match n {
+            None => !self.is_parity(page, die),
+            Some(n) => !n.is_out(die) && self.parity_die_in(Some(n), page, die) != Some(die) && (self.stripe_width <= 1 || n.group_live(self, die).len() >= 2),
+        }
+    }
+
+    /// The parity die of the stripe of `die` in row `page` (none without
+    /// parity, or where the group holds no data).
+    #[inline]
+    pub fn parity_die_in(&self, n: Option<&Narrowing>, page: u32, die: u32) -> Option<u32> {
+        if self.stripe_width <= 1 {
+            return None;
+        }
+        match n {
+            None => Some(self.parity_die(page, die)),
+            Some(n) => {
+                let live = n.group_live(self, die);
+                let group = self.div_rem_width(die).0;
+                (live.len() >= 2).then(|| live[(page + group) as usize % live.len()])
+            }
+        }
+    }
+
+    /// The last data die of `die`'s stripe in row `page`: after its page is
+    /// programmed, the stripe's parity can be.
+    #[inline]
+    pub fn stripe_last_data_die_in(&self, n: Option<&Narrowing>, page: u32, die: u32) -> u32 {
+        match n {
+            None => self.stripe_last_data_die(page, die),
+            Some(n) => {
+                let live = n.group_live(self, die);
+                let parity = self.parity_die_in(Some(n), page, die);
+                *live.iter().rev().find(|&&d| Some(d) != parity).unwrap_or(&die)
+            }
+        }
+    }
+
+    /// The members of `die`'s stripe in a superblock narrowed by `n`
+    /// (parity included, `die` included if it is one).
+    pub fn stripe_members(&self, n: Option<&Narrowing>, die: u32) -> Vec<u32> {
+        match n {
+            None => self.stripe_dies(die).collect(),
+            Some(n) => n.group_live(self, die).to_vec(),
+        }
+    }
+
+    /// Whether a die takes no part in a superblock narrowed by `n`: left
+    /// out, or the last live die of its group (which then holds no data).
+    #[inline]
+    pub fn is_unused_in(&self, n: Option<&Narrowing>, die: u32) -> bool {
+        n.is_some_and(|n| n.is_out(die) || (self.stripe_width > 1 && n.group_live(self, die).len() < 2))
+    }
+
+    /// Data slots of a superblock narrowed by `n`.
+    pub fn data_slots_in(&self, n: Option<&Narrowing>) -> u32 {
+        let Some(n) = n else { return self.data_slots_per_superblock };
+        let per_die = self.pages_per_block * self.slots_per_mpage;
+        if self.stripe_width <= 1 {
+            return (self.dies - n.dies_out().len() as u32) * per_die;
+        }
+        n.live.iter().map(|g| if g.len() >= 2 { (g.len() as u32 - 1) * per_die } else { 0 }).sum()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -208,5 +318,34 @@ mod tests {
         let none = Layout::new(&g(4), 1);
         assert!(!none.is_parity(0, 0));
         assert_eq!(none.data_slots_per_superblock, none.slots_per_superblock);
+    }
+
+    /// A narrowing that leaves no die out is the full width; one die out
+    /// makes its group's stripes one narrower, with the parity still
+    /// rotating over every live die, and takes the die's share of data.
+    #[test]
+    fn a_narrowed_stripe_skips_its_dead_die_and_keeps_one_parity_page() {
+        let l = Layout::new(&g(16), 8);
+        let none = Narrowing::new(&l, &[]);
+        for page in 0..16 {
+            for die in 0..16 {
+                assert_eq!(l.is_data_in(Some(&none), page, die), l.is_data_in(None, page, die));
+                assert_eq!(l.parity_die_in(Some(&none), page, die), Some(l.parity_die(page, die)));
+            }
+        }
+        let n = Narrowing::new(&l, &[3]);
+        let mut parity_on = std::collections::BTreeSet::new();
+        for page in 0..16 {
+            let data: Vec<u32> = (0..8).filter(|&d| l.is_data_in(Some(&n), page, d)).collect();
+            assert_eq!(data.len(), 6, "row {page}: 6+1");
+            assert!(!data.contains(&3));
+            let p = l.parity_die_in(Some(&n), page, 0).unwrap();
+            assert!(p != 3 && !data.contains(&p));
+            parity_on.insert(p);
+            assert_eq!(l.stripe_last_data_die_in(Some(&n), page, 0), *data.last().unwrap());
+        }
+        assert_eq!(parity_on.len(), 7, "parity rotates over the 7 live dies");
+        assert_eq!(l.data_slots_in(Some(&n)), l.data_slots_per_superblock - l.pages_per_block * l.slots_per_mpage);
+        assert!(l.is_unused_in(Some(&n), 3) && !l.is_unused_in(Some(&n), 4));
     }
 }

@@ -15,6 +15,7 @@
 
 mod check;
 mod checkpoint;
+mod faults;
 mod gc;
 mod layout;
 mod map;
@@ -25,7 +26,8 @@ mod superblock;
 mod wear;
 mod writer;
 
-pub use layout::{Layout, SlotAddr};
+pub use faults::{DieFailure, FaultCounters};
+pub use layout::{Layout, Narrowing, SlotAddr};
 pub use oracle::wa_greedy_large_block;
 pub use policy::GcPolicy;
 pub use recover::MountReport;
@@ -73,6 +75,12 @@ pub enum FtlError {
     NoSpace(String),
     #[error("media: {0}")]
     Nand(#[from] NandError),
+    #[error("{0}")]
+    Fault(String),
+    #[error("LBA slot {lba} was lost (two dies of its stripe failed before the rebuild moved it): an I/O error until it is written again")]
+    Lost { lba: u32 },
+    #[error("the card is read-only: {0}")]
+    ReadOnly(String),
 }
 
 /// What the FTL has done, in slots of 4 KiB.
@@ -126,6 +134,22 @@ pub struct Ftl<M: Media> {
     /// `scratch` so that host reads between GC moves do not clobber it.
     gc_scratch: Vec<u8>,
     counters: FtlCounters,
+    /// Whether any die failed or any LBA is lost: the slow paths of
+    /// [`faults`] are taken only then.
+    faulted: bool,
+    /// Dies failed, in order; `narrowings[i]` leaves out the first `i + 1`.
+    dead: Vec<u32>,
+    narrowings: Vec<layout::Narrowing>,
+    /// LBAs lost to a second failure in a stripe, with the sequence
+    /// number of the loss.
+    lost: std::collections::HashMap<u32, u64>,
+    rebuild: Option<faults::Rebuild>,
+    read_only: Option<String>,
+    fault_counters: FaultCounters,
+    /// A degraded read's member page, and the rebuild's page
+    /// (data-holding media only).
+    xor_scratch: Vec<u8>,
+    rebuild_scratch: Vec<u8>,
 }
 
 const ONE: u64 = 1 << 16;
@@ -183,7 +207,7 @@ impl<M: Media> Ftl<M> {
             l2p: vec_huge(cfg.user_slots as usize, PPA_INVALID),
             p2l: vec_huge(layout.total_slots() as usize, LBA_UNMAPPED),
             valid: vec_huge((layout.total_slots() as usize).div_ceil(64), 0u64),
-            sbs: vec![SbMeta { state: SbState::Free, valid: 0, close_seq: 0, erase_count: 0, short: false }; layout.superblocks as usize],
+            sbs: vec![SbMeta { state: SbState::Free, valid: 0, close_seq: 0, erase_count: 0, short: false, narrow: 0 }; layout.superblocks as usize],
             free: BinaryHeap::with_capacity(layout.superblocks as usize),
             user: Writer::new(OpTag::User, spm, mpage_bytes, data),
             gc: Writer::new(OpTag::Gc, spm, mpage_bytes, data),
@@ -196,6 +220,15 @@ impl<M: Media> Ftl<M> {
             scratch: if data { vec![0; mpage_bytes] } else { Vec::new() },
             gc_scratch: if data { vec![0; mpage_bytes] } else { Vec::new() },
             counters: FtlCounters::default(),
+            faulted: false,
+            dead: Vec::new(),
+            narrowings: Vec::new(),
+            lost: std::collections::HashMap::new(),
+            rebuild: None,
+            read_only: None,
+            fault_counters: FaultCounters::default(),
+            xor_scratch: if data { vec![0; mpage_bytes] } else { Vec::new() },
+            rebuild_scratch: if data { vec![0; mpage_bytes] } else { Vec::new() },
             media,
             layout,
             cfg,
@@ -208,17 +241,22 @@ impl<M: Media> Ftl<M> {
     }
 
     /// Erases every block and empties the map, as a vendor secure erase does.
+    /// Dead dies stay dead: their blocks are not erased, every
+    /// superblock is narrowed, and the lost LBAs are forgotten (a secure
+    /// erase empties the card).
     pub fn secure_erase(&mut self) -> Result<(), FtlError> {
+        let narrow = self.narrow_now();
         for sb in 0..self.layout.superblocks {
-            for die in 0..self.layout.dies {
-                self.media.block_erase(die, sb, OpTag::Format)?;
-            }
+            self.superblock_erase(sb, OpTag::Format)?;
             let m = &mut self.sbs[sb as usize];
             m.erase_count += 1;
             m.state = SbState::Free;
             m.valid = 0;
             m.short = false;
+            m.narrow = narrow;
         }
+        self.lost.clear();
+        self.rebuild = None;
         self.l2p.fill(PPA_INVALID);
         self.p2l.fill(LBA_UNMAPPED);
         self.valid.fill(0);
@@ -231,6 +269,16 @@ impl<M: Media> Ftl<M> {
         self.victim = None;
         self.gc_credit = 0;
         self.gc_rate = 0;
+        self.system_save()
+    }
+
+    /// Erases a superblock's block on every die that works.
+    pub(crate) fn superblock_erase(&mut self, sb: u32, tag: OpTag) -> Result<(), FtlError> {
+        for die in 0..self.layout.dies {
+            if !self.is_dead(die) {
+                self.media.block_erase(die, sb, tag)?;
+            }
+        }
         Ok(())
     }
 
@@ -276,6 +324,12 @@ impl<M: Media> Ftl<M> {
     /// media and ignored otherwise.
     pub fn write(&mut self, lba: SlotLba, data: Option<&[u8]>) -> Result<(), FtlError> {
         self.lba_check(lba)?;
+        if self.faulted {
+            if let Some(why) = &self.read_only {
+                return Err(FtlError::ReadOnly(why.clone()));
+            }
+            self.lost_clear(lba);
+        }
         self.unmap(lba);
         if self.user.sb == SB_NONE {
             self.user_superblock_take()?;
@@ -293,6 +347,7 @@ impl<M: Media> Ftl<M> {
         self.counters.host_slots_read += 1;
         let ppa = self.l2p[lba as usize];
         if ppa == PPA_INVALID {
+            self.lost_check(lba)?;
             if let Some(out) = out {
                 out[..SLOT_BYTES as usize].fill(0);
             }
@@ -308,8 +363,10 @@ impl<M: Media> Ftl<M> {
                 return Ok(ReadFrom::Buffer);
             }
         }
-        let scratch = if self.data { Some(&mut self.scratch[..]) } else { None };
-        self.media.page_read(a.die, a.superblock, a.page, 1 << a.slot, OpTag::User, scratch)?;
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let r = self.page_read_any(a, 1 << a.slot, OpTag::User, self.data.then_some(&mut scratch[..]));
+        self.scratch = scratch;
+        r?;
         if let (Some(out), true) = (out, self.data) {
             out[..SLOT_BYTES as usize].copy_from_slice(&self.scratch[s]);
         }
@@ -350,6 +407,7 @@ impl<M: Media> Ftl<M> {
         let out = &mut out[..SLOT_BYTES as usize];
         let ppa = self.l2p[lba as usize];
         if ppa == PPA_INVALID {
+            self.lost_check(lba)?;
             out.fill(0);
             return Ok(());
         }
@@ -359,9 +417,7 @@ impl<M: Media> Ftl<M> {
             out.copy_from_slice(&w.buf[s]);
             return Ok(());
         }
-        let page = self.media.mpage_peek(a.die, a.superblock, a.page).expect("data-holding media keeps its pages");
-        out.copy_from_slice(&page[s]);
-        Ok(())
+        self.slot_peek(a, out)
     }
 
     /// Reads logical slots `first..=last` without moving their bytes (the
@@ -378,6 +434,7 @@ impl<M: Media> Ftl<M> {
         for lba in first..last + 1 {
             let ppa = self.l2p[lba as usize];
             if ppa == PPA_INVALID {
+                self.lost_check(lba)?;
                 continue;
             }
             let first_slot = self.layout.mpage_first(ppa);
@@ -402,7 +459,7 @@ impl<M: Media> Ftl<M> {
 
     fn page_read_user(&mut self, first_slot: Ppa, mask: u32) -> Result<(), FtlError> {
         let a = self.layout.addr(first_slot);
-        Ok(self.media.page_read(a.die, a.superblock, a.page, mask, OpTag::User, None)?)
+        self.page_read_any(a, mask, OpTag::User, None)
     }
 
     /// Unmaps one logical slot (TRIM / discard). On data-holding media the
@@ -410,6 +467,9 @@ impl<M: Media> Ftl<M> {
     /// does not bring back the copies it unmapped.
     pub fn trim(&mut self, lba: SlotLba) -> Result<(), FtlError> {
         self.lba_check(lba)?;
+        if self.faulted {
+            self.lost_clear(lba);
+        }
         if self.l2p[lba as usize] != PPA_INVALID {
             self.counters.host_slots_trimmed += 1;
         }

@@ -40,6 +40,9 @@ pub struct MountReport {
     /// Pages the power-loss-protected buffer held at the cut, which the
     /// media programmed at power-on (set by whoever opened the media).
     pub pages_completed: u64,
+    /// Slots moved because the cut left their stripe without its parity
+    /// (so that a die failure later cannot lose them).
+    pub slots_reprotected: u64,
     /// Damaged slots holding the newest copy of their LBA that the stripe
     /// could not rebuild: these LBAs read an older copy or zeros.
     pub lbas_lost: Vec<u32>,
@@ -64,10 +67,13 @@ impl<M: Media> Ftl<M> {
             return Err(FtlError::Config("mount needs media that hold data and their out-of-band areas".into()));
         }
         let mut ftl = Ftl::unformatted(media, cfg)?;
-        let (mut report, damaged) = ftl.map_rebuild();
+        ftl.system_load()?;
+        let (mut report, damaged) = ftl.map_rebuild()?;
         ftl.superblocks_rebuild();
         ftl.host_seq = report.seq_max;
+        ftl.lost_settle();
         ftl.damaged_rebuild(damaged, &mut report)?;
+        ftl.unprotected_move(&mut report)?;
         Ok((ftl, report))
     }
 
@@ -83,17 +89,29 @@ impl<M: Media> Ftl<M> {
 
     /// Every programmed data slot's OOB, the newest copy of each LBA mapped
     /// (unless trimmed since); damaged slots are left out and returned.
-    fn map_rebuild(&mut self) -> (MountReport, Vec<Damaged>) {
+    fn map_rebuild(&mut self) -> Result<(MountReport, Vec<Damaged>), FtlError> {
         let l = self.layout.clone();
         let mut newest: Vec<u64> = (0..self.cfg.user_slots as u32).map(|lba| self.media.trim_seq(lba)).collect();
         let mut r = MountReport { seq_max: newest.iter().copied().max().unwrap_or(0), ..MountReport::default() };
         let mut damaged = Vec::new();
         for sb in 0..l.superblocks {
             for die in 0..l.dies {
-                let suspect = self.page_suspect(die, sb);
-                for page in (0..self.media.block_next_page(die, sb)).filter(|&p| !l.is_parity(p, die)) {
+                let n = self.narrowing(sb).cloned();
+                let n = n.as_ref();
+                if l.is_unused_in(n, die) {
+                    continue;
+                }
+                let dead = self.is_dead(die);
+                // A dead die's pages are known through their stripes: those
+                // whose stripe is whole (its parity programmed).
+                let rows = if dead { self.dead_rows(sb, die) } else { self.media.block_next_page(die, sb) };
+                let suspect = if dead { None } else { self.page_suspect(die, sb) };
+                for page in (0..rows).filter(|&p| l.is_data_in(n, p, die)) {
+                    if dead && self.stripe_others(crate::layout::SlotAddr { superblock: sb, page, die, slot: 0 }).is_err() {
+                        continue;
+                    }
                     for slot in 0..l.slots_per_mpage {
-                        let (lba, seq) = self.media.oob_peek(die, sb, page, slot).expect("data-holding media");
+                        let (lba, seq) = self.oob_of(crate::layout::SlotAddr { superblock: sb, page, die, slot })?;
                         r.slots_scanned += 1;
                         if lba == LBA_UNMAPPED || lba as u64 >= self.cfg.user_slots || seq <= newest[lba as usize] {
                             continue;
@@ -117,7 +135,58 @@ impl<M: Media> Ftl<M> {
         r.slots_mapped = (0..self.cfg.user_slots as usize).filter(|&lba| self.l2p[lba] != PPA_INVALID).count() as u64;
         r.superblocks_short = (0..l.superblocks).filter(|&sb| self.superblock_short(sb)).count() as u32;
         damaged.retain(|d| d.seq > newest[d.lba as usize]);
-        (r, damaged)
+        Ok((r, damaged))
+    }
+
+    /// Rows of a dead die's block that its stripes show programmed: up to
+    /// the last row whose parity page (on a working die) is.
+    fn dead_rows(&self, sb: u32, die: u32) -> u32 {
+        let n = self.narrowing(sb);
+        let l = &self.layout;
+        (0..l.pages_per_block)
+            .rev()
+            .find(|&p| l.parity_die_in(n, p, die).is_some_and(|pd| pd != die && !self.is_dead(pd) && self.media.block_next_page(pd, sb) > p))
+            .map_or(0, |p| p + 1)
+    }
+
+    /// Lost LBAs written again since (a newer copy mapped) are lost no
+    /// more.
+    fn lost_settle(&mut self) {
+        let l2p = &self.l2p;
+        self.lost.retain(|&lba, _| l2p.get(lba as usize).is_some_and(|&p| p == PPA_INVALID));
+        self.faulted = !self.dead.is_empty() || !self.lost.is_empty();
+    }
+
+    /// Moves the valid slots of stripes left incomplete (a cut while
+    /// they were written, or while their superblock was being erased):
+    /// some member has the row programmed and another working member has
+    /// not, so a die failure later could not rebuild them.
+    fn unprotected_move(&mut self, r: &mut MountReport) -> Result<(), FtlError> {
+        let l = self.layout.clone();
+        if l.stripe_width <= 1 {
+            return Ok(());
+        }
+        let short: Vec<u32> = (0..l.superblocks).filter(|&sb| self.sbs[sb as usize].short).collect();
+        for sb in short {
+            for group in 0..l.dies / l.stripe_width {
+                let n = self.narrowing(sb).cloned();
+                let members = l.stripe_members(n.as_ref(), group * l.stripe_width);
+                let working: Vec<(u32, u32)> = members.iter().filter(|&&d| !self.is_dead(d)).map(|&d| (d, self.media.block_next_page(d, sb))).collect();
+                let (Some(lo), Some(hi)) = (working.iter().map(|w| w.1).min(), working.iter().map(|w| w.1).max()) else { continue };
+                if members.len() < 2 {
+                    continue;
+                }
+                for page in lo..hi {
+                    for &(die, _) in working.iter().filter(|w| w.1 > page) {
+                        r.slots_reprotected += self.rebuild_page(crate::layout::SlotAddr { superblock: sb, page, die, slot: 0 })?;
+                    }
+                }
+            }
+        }
+        if r.slots_reprotected > 0 {
+            self.writer_pad(false)?;
+        }
+        Ok(())
     }
 
     /// Rebuilds each damaged slot still the newest copy of its LBA from its
@@ -141,7 +210,7 @@ impl<M: Media> Ftl<M> {
     }
 
     /// A slot's bytes as the XOR of the same slot on the stripe's other
-    /// dies, when all of them are programmed and intact.
+    /// dies, when all of them work, are programmed and intact.
     fn stripe_rebuild(&self, d: &Damaged) -> Option<Vec<u8>> {
         let l = &self.layout;
         if l.stripe_width <= 1 {
@@ -150,8 +219,8 @@ impl<M: Media> Ftl<M> {
         let slot = SLOT_BYTES as usize;
         let range = d.slot as usize * slot..(d.slot as usize + 1) * slot;
         let mut out = vec![0u8; slot];
-        for die in l.stripe_dies(d.die).filter(|&x| x != d.die) {
-            if self.media.block_next_page(die, d.sb) <= d.page || !self.media.slot_intact(die, d.sb, d.page, d.slot) {
+        for die in l.stripe_members(self.narrowing(d.sb), d.die).into_iter().filter(|&x| x != d.die) {
+            if self.is_dead(die) || self.media.block_next_page(die, d.sb) <= d.page || !self.media.slot_intact(die, d.sb, d.page, d.slot) {
                 return None;
             }
             let page = self.media.mpage_peek(die, d.sb, d.page)?;
@@ -163,7 +232,9 @@ impl<M: Media> Ftl<M> {
     }
 
     fn superblock_short(&self, sb: u32) -> bool {
-        let pages: Vec<u32> = (0..self.layout.dies).map(|die| self.media.block_next_page(die, sb)).collect();
+        let n = self.narrowing(sb);
+        let used = (0..self.layout.dies).filter(|&d| !self.is_dead(d) && !self.layout.is_unused_in(n, d));
+        let pages: Vec<u32> = used.map(|die| self.media.block_next_page(die, sb)).collect();
         pages.iter().any(|&p| p > 0) && pages.iter().any(|&p| p < self.layout.pages_per_block)
     }
 
@@ -172,7 +243,7 @@ impl<M: Media> Ftl<M> {
     fn superblocks_rebuild(&mut self) {
         self.free.clear();
         for sb in 0..self.layout.superblocks {
-            let written = (0..self.layout.dies).any(|die| self.media.block_next_page(die, sb) > 0);
+            let written = (0..self.layout.dies).any(|die| !self.is_dead(die) && self.media.block_next_page(die, sb) > 0);
             let erases = (0..self.layout.dies).map(|die| self.media.block_erase_count(die, sb)).max().unwrap_or(0);
             let short = self.superblock_short(sb);
             let m = &mut self.sbs[sb as usize];

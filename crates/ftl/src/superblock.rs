@@ -26,6 +26,9 @@ pub(crate) struct SbMeta {
     /// Closed before it was full: the open superblock of a recovered card,
     /// whose remaining pages stay unprogrammed until GC erases it.
     pub(crate) short: bool,
+    /// The narrowing it was opened with (0: the full width; `i`: the
+    /// first `i` failed dies left out).
+    pub(crate) narrow: u8,
 }
 
 pub(crate) const SB_NONE: u32 = u32::MAX;

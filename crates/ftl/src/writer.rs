@@ -25,8 +25,11 @@ pub(crate) struct Writer {
     pub(crate) seqs: Vec<u64>,
     /// Data of the open multi-plane page (data-holding media only).
     pub(crate) buf: Vec<u8>,
-    /// XOR of the stripe's data pages so far (data-holding media only).
+    /// XOR of the stripe's data pages so far, and of their OOB LBAs and
+    /// sequence numbers (data-holding media only).
     pub(crate) parity: Vec<u8>,
+    pub(crate) parity_oob: Vec<u32>,
+    pub(crate) parity_seqs: Vec<u64>,
 }
 
 impl Writer {
@@ -42,7 +45,20 @@ impl Writer {
             seqs: if data { vec![0; spm as usize] } else { Vec::new() },
             buf: if data { vec![0; mpage_bytes] } else { Vec::new() },
             parity: if data { vec![0; mpage_bytes] } else { Vec::new() },
+            parity_oob: if data { vec![0; spm as usize] } else { Vec::new() },
+            parity_seqs: if data { vec![0; spm as usize] } else { Vec::new() },
         }
+    }
+    /// The open page joins its stripe's parity (bytes and OOB).
+    fn parity_accumulate(&mut self) {
+        self.parity.iter_mut().zip(&self.buf).for_each(|(p, b)| *p ^= *b);
+        self.parity_oob.iter_mut().zip(&self.oob).for_each(|(p, b)| *p ^= *b);
+        self.parity_seqs.iter_mut().zip(&self.seqs).for_each(|(p, b)| *p ^= *b);
+    }
+    pub(crate) fn parity_clear(&mut self) {
+        self.parity.fill(0);
+        self.parity_oob.fill(0);
+        self.parity_seqs.fill(0);
     }
     #[inline]
     pub(crate) fn holds(&self, a: &SlotAddr) -> bool {
@@ -95,10 +111,18 @@ impl<M: Media> Ftl<M> {
     /// Pads a writer's open page (slots with no LBA, zeros) and programs it:
     /// every slot appended before is then on the media.
     pub(crate) fn writer_pad(&mut self, user: bool) -> Result<(), FtlError> {
-        let w = if user { &mut self.user } else { &mut self.gc };
+        let w = if user { &self.user } else { &self.gc };
         if w.sb == SB_NONE || w.slot == 0 {
             return Ok(());
         }
+        self.writer_pad_page(user)
+    }
+
+    /// Pads the rest of a writer's open page, however full (an empty one
+    /// becomes a page of padding), and programs it.
+    pub(crate) fn writer_pad_page(&mut self, user: bool) -> Result<(), FtlError> {
+        let w = if user { &mut self.user } else { &mut self.gc };
+        debug_assert!(w.sb != SB_NONE, "a writer pads only an open superblock");
         let spm = self.layout.slots_per_mpage;
         for s in w.slot..spm {
             w.oob[s as usize] = LBA_UNMAPPED;
@@ -116,6 +140,10 @@ impl<M: Media> Ftl<M> {
     #[inline(never)]
     fn writer_program(&mut self, user: bool) -> Result<(), FtlError> {
         let data = self.data;
+        let n = match self.sbs[if user { self.user.sb } else { self.gc.sb } as usize].narrow {
+            0 => None,
+            i => Some(&self.narrowings[i as usize - 1]),
+        };
         let layout = &self.layout;
         let w = if user { &mut self.user } else { &mut self.gc };
         if data {
@@ -124,17 +152,20 @@ impl<M: Media> Ftl<M> {
         self.media.page_program(w.die, w.sb, w.page, w.tag, &w.oob, data.then_some(&w.buf[..]))?;
         if layout.stripe_width > 1 {
             if data {
-                for (p, b) in w.parity.iter_mut().zip(&w.buf) {
-                    *p ^= *b;
-                }
+                w.parity_accumulate();
             }
-            if w.die == layout.stripe_last_data_die(w.page, w.die) {
-                let pd = layout.parity_die(w.page, w.die);
-                let oob = [LBA_UNMAPPED; 32];
+            if w.die == layout.stripe_last_data_die_in(n, w.page, w.die) {
+                let pd = layout.parity_die_in(n, w.page, w.die).expect("a data page's stripe has parity");
                 let tag = if w.tag == OpTag::Gc { OpTag::GcParity } else { OpTag::Parity };
-                self.media.page_program(pd, w.sb, w.page, tag, &oob[..layout.slots_per_mpage as usize], data.then_some(&w.parity[..]))?;
                 if data {
-                    w.parity.fill(0);
+                    // The parity page's OOB is the XOR of its data pages'
+                    // (a dead die's OOB is rebuilt as its bytes are).
+                    self.media.oob_seqs_set(pd, w.sb, w.page, &w.parity_seqs);
+                    self.media.page_program(pd, w.sb, w.page, tag, &w.parity_oob, Some(&w.parity[..]))?;
+                    w.parity_clear();
+                } else {
+                    let oob = [LBA_UNMAPPED; 32];
+                    self.media.page_program(pd, w.sb, w.page, tag, &oob[..layout.slots_per_mpage as usize], None)?;
                 }
             }
         }
@@ -155,22 +186,27 @@ impl<M: Media> Ftl<M> {
                     return Ok(());
                 }
             }
-            if !layout.is_parity(w.page, w.die) {
+            if layout.is_data_in(n, w.page, w.die) {
                 w.page_ppa = layout.ppa(SlotAddr { superblock: w.sb, page: w.page, die: w.die, slot: 0 });
                 return Ok(());
             }
         }
     }
 
-    /// Opens a free superblock (the least worn) for a writer.
+    /// Opens a free superblock (the least worn) for a writer, at the
+    /// narrowing of the dies failed so far.
     pub(crate) fn writer_open(&mut self, user: bool) -> Result<(), FtlError> {
         let Some(Reverse((_, sb))) = self.free.pop() else {
             return Err(FtlError::NoSpace(format!("{} writer found no free superblock", if user { "user" } else { "GC" })));
         };
+        let narrow = self.narrow_now();
         let m = &mut self.sbs[sb as usize];
         debug_assert_eq!(m.state, SbState::Free);
         debug_assert_eq!(m.valid, 0);
         m.state = SbState::Open;
+        let changed = m.narrow != narrow;
+        m.narrow = narrow;
+        let n = self.narrowings.last();
         let layout = &self.layout;
         let w = if user { &mut self.user } else { &mut self.gc };
         w.sb = sb;
@@ -178,11 +214,17 @@ impl<M: Media> Ftl<M> {
         w.die = 0;
         w.slot = 0;
         w.oob.fill(LBA_UNMAPPED);
-        w.parity.fill(0);
-        while layout.is_parity(0, w.die) {
+        w.parity_clear();
+        while !layout.is_data_in(n, 0, w.die) {
             w.die += 1;
+            if w.die == layout.dies {
+                return Err(FtlError::NoSpace("no die is left to write to".into()));
+            }
         }
         w.page_ppa = layout.ppa(SlotAddr { superblock: sb, page: 0, die: w.die, slot: 0 });
+        if changed {
+            self.system_save()?;
+        }
         Ok(())
     }
 }

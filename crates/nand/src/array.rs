@@ -85,6 +85,22 @@ pub trait Media {
     /// may bring what `page_read` checks into the cache. Changes nothing.
     #[inline]
     fn prefetch_block(&self, _die: u32, _block: u32) {}
+    /// A die fails: every later operation on it is refused. At the
+    /// failure itself (`now`; not when a mount learns of an old one) the
+    /// bytes and out-of-band areas a data-holding die kept are garbled, so
+    /// that a read which bypassed the stripe would return wrong bytes.
+    fn die_fail(&mut self, die: u32, now: bool);
+    /// The card's system area (its own metadata), where the media keep
+    /// one and the card wrote it.
+    #[inline]
+    fn system_read(&self) -> Option<Vec<u8>> {
+        None
+    }
+    /// Replaces the system area, where the media keep one.
+    #[inline]
+    fn system_write(&mut self, _bytes: &[u8]) -> Result<(), NandError> {
+        Ok(())
+    }
 }
 
 /// Media operations by kind and purpose.
@@ -285,10 +301,6 @@ impl Array {
         let off = self.mpage_offset(die, block, page) + slot as usize * SLOT_BYTES as usize;
         self.store.as_ref().map(|s| &s.data()[off..off + SLOT_BYTES as usize])
     }
-    /// Marks a die as failed: every later operation on it errors.
-    pub fn die_fail(&mut self, die: u32) {
-        self.die_failed[die as usize] = true;
-    }
     pub fn erase_count_max(&self) -> u32 {
         self.erase_count.iter().copied().max().unwrap_or(0)
     }
@@ -425,6 +437,30 @@ impl Media for Array {
     fn block_next_page(&self, die: u32, block: u32) -> u32 {
         self.next_page(die, block)
     }
+    fn die_fail(&mut self, die: u32, now: bool) {
+        self.die_failed[die as usize] = true;
+        if !now {
+            return;
+        }
+        let g = self.geometry.clone();
+        for block in 0..g.blocks_per_plane {
+            for page in 0..self.next_page(die, block) {
+                let first = self.slot_index(die, block, page, 0);
+                if let Some(store) = &mut self.store {
+                    (first..first + g.slots_per_mpage() as usize).for_each(|s| store.slot_garble(s));
+                }
+            }
+        }
+    }
+    fn system_read(&self) -> Option<Vec<u8>> {
+        self.store.as_ref().and_then(|s| s.system()).map(|b| b.to_vec())
+    }
+    fn system_write(&mut self, bytes: &[u8]) -> Result<(), NandError> {
+        match &mut self.store {
+            Some(s) => s.system_set(bytes).map_err(|e| NandError::System(e.to_string())),
+            None => Ok(()),
+        }
+    }
     fn mpage_peek(&self, die: u32, block: u32, page: u32) -> Option<&[u8]> {
         let off = self.mpage_offset(die, block, page);
         let len = self.geometry.mpage_bytes() as usize;
@@ -461,7 +497,7 @@ mod tests {
         assert_eq!(a.oob_lba(0, 1, 0, 3), Some(units::LBA_UNMAPPED));
         a.page_program(0, 1, 0, OpTag::User, &oob, None).unwrap();
         assert!(matches!(a.page_program(2, 0, 0, OpTag::User, &oob, None), Err(NandError::OutOfRange { .. })));
-        a.die_fail(1);
+        a.die_fail(1, true);
         assert!(matches!(a.block_erase(1, 0, OpTag::Gc), Err(NandError::DieFailed { die: 1 })));
     }
 

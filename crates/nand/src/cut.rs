@@ -155,6 +155,18 @@ impl Media for Cutter {
     fn oob_peek(&self, die: u32, block: u32, page: u32, slot: u32) -> Option<(u32, u64)> {
         self.array.oob_peek(die, block, page, slot)
     }
+    fn die_fail(&mut self, die: u32, now: bool) {
+        self.array.die_fail(die, now)
+    }
+    fn system_read(&self) -> Option<Vec<u8>> {
+        self.array.system_read()
+    }
+    fn system_write(&mut self, bytes: &[u8]) -> Result<(), NandError> {
+        if self.cut {
+            return Err(NandError::PowerCut);
+        }
+        self.array.system_write(bytes)
+    }
 }
 
 #[cfg(test)]

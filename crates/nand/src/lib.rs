@@ -33,6 +33,8 @@ pub enum NandError {
     ReadUnwritten { die: u32, block: u32, page: u32 },
     #[error("die {die} has failed")]
     DieFailed { die: u32 },
+    #[error("system area: {0}")]
+    System(String),
     #[error("power cut")]
     PowerCut,
 }

@@ -89,6 +89,10 @@ pub struct Store {
     /// The file, kept open for the hole punching and the flush.
     file: Option<File>,
     data_offset: usize,
+    /// The card's system area (its own metadata: failed dies and what
+    /// they cost), and for a file store the file beside it that keeps it.
+    system: Option<Vec<u8>>,
+    system_path: Option<std::path::PathBuf>,
 }
 
 impl Store {
@@ -102,9 +106,36 @@ impl Store {
             trims: Bytes::Memory(vec![0; slots * 8]),
             file: None,
             data_offset: 0,
+            system: None,
+            system_path: None,
         };
         s.oob_clear(0, slots);
         s
+    }
+
+    /// The system area's bytes, if the card wrote any.
+    pub fn system(&self) -> Option<&[u8]> {
+        self.system.as_deref()
+    }
+
+    /// Replaces the system area. A file store writes it whole to the file
+    /// beside it (a new file renamed over the old): a crash leaves the old
+    /// area or the new one.
+    pub fn system_set(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.system = Some(bytes.to_vec());
+        let Some(path) = &self.system_path else { return Ok(()) };
+        let tmp = path.with_extension("system.new");
+        {
+            use std::io::Write;
+            let mut f = File::create(&tmp)?;
+            f.write_all(bytes)?;
+            f.sync_all()?;
+        }
+        std::fs::rename(&tmp, path)?;
+        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+            File::open(dir)?.sync_all()?;
+        }
+        Ok(())
     }
 
     /// A store in a file: created (sparse) with `owner` in its header when
@@ -146,9 +177,19 @@ impl Store {
             trims: Bytes::Mapped { map: trims_map, offset: trims_offset, len: slots * 8 },
             file: Some(file),
             data_offset,
+            system: None,
+            system_path: Some(path.with_extension("system")),
         };
+        let system_path = store.system_path.clone().expect("a file store's system area");
         if created {
             store.oob_clear(0, slots);
+            // A new card: a system area left by an earlier one is not its.
+            match std::fs::remove_file(&system_path) {
+                Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
+                _ => {}
+            }
+        } else if system_path.exists() {
+            store.system = Some(std::fs::read(&system_path).map_err(|e| StoreError::Io { path: system_path.display().to_string(), source: e })?);
         }
         Ok((store, created))
     }
@@ -245,6 +286,16 @@ impl Store {
         let s = SLOT as usize;
         for b in self.data.get_mut()[slot * s..(slot + 1) * s].iter_mut().step_by(97) {
             *b ^= 0x5a;
+        }
+    }
+
+    /// Garbles a slot of a failed die: its bytes as [`Store::slot_damage`]
+    /// does, its OOB LBA and sequence number (its state kept).
+    pub fn slot_garble(&mut self, slot: usize) {
+        self.slot_damage(slot);
+        let o = &mut self.oob.get_mut()[slot * OOB_BYTES..(slot + 1) * OOB_BYTES];
+        for i in (0..4).chain(8..16) {
+            o[i] ^= 0xa5;
         }
     }
 

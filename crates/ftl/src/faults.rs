@@ -1,0 +1,535 @@
+//! A die that dies, and what the card does about it.
+//!
+//! - **The moment of failure**: each open writer first seals its stripe
+//!   (its page padded, the rest of the stripe padded, the parity
+//!   programmed: the controller holds the stripe's running XOR), and its
+//!   superblock is closed short. Every page on the media then belongs to a
+//!   stripe whose parity is written, so each page of the dead die can be
+//!   rebuilt from the others.
+//! - **Degraded reads**: a read that maps to a dead die reads the same
+//!   slots of every other member of its stripe and XORs them (data and
+//!   out-of-band area alike: a parity page's OOB is the XOR of its data
+//!   pages' OOB).
+//! - **Rebuild**: in the background, every valid slot of a stripe that
+//!   holds a dead die is moved (GC's writer), so that it lands in a stripe
+//!   of live dies; the caller paces it ([`Ftl::rebuild_step`]).
+//! - **Narrowing**: superblocks opened after the failure leave the dead die
+//!   out; its group's stripes are one die narrower (7+1 becomes 6+1:
+//!   Variable Stripe RAID), and the card's spare shrinks by the die's
+//!   share. Should the format no longer fit, the card turns read-only.
+//! - **A second failure** in a stripe before the rebuild has emptied it
+//!   loses the slots on its dead members: their LBAs are unmapped and
+//!   recorded as lost; reading one fails (never returns other bytes) until
+//!   it is written or trimmed again.
+//!
+//! The dead dies, each superblock's narrowing and the lost LBAs are kept in
+//! the media's system area (the card's own metadata), so that a mount
+//! after a restart or a power cut knows them.
+
+use crate::layout::{Narrowing, SlotAddr};
+use crate::superblock::{SbState, SB_NONE};
+use crate::{Ftl, FtlError};
+use nand::{Media, OpTag};
+use units::{Ppa, SLOT_BYTES};
+
+/// What failing a die found.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DieFailure {
+    /// The die that failed.
+    pub die: u32,
+    /// Valid slots in stripes that hold the dead die: what the rebuild
+    /// moves.
+    pub slots_to_rebuild: u64,
+    /// LBAs lost: their stripe had already lost another member.
+    pub lbas_lost: Vec<u32>,
+    /// Why the card turned read-only, if it did (the format no longer
+    /// fits the live dies).
+    pub read_only: Option<String>,
+}
+
+/// Counters of faults and of the work they caused.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct FaultCounters {
+    pub dies_failed: u32,
+    /// Pages read through their stripe (a dead die's).
+    pub degraded_page_reads: u64,
+    /// Slots the rebuild moved.
+    pub rebuild_slots_moved: u64,
+    /// LBAs lost to a second failure in a stripe.
+    pub lbas_lost: u64,
+}
+
+/// Where the rebuild is: the next superblock and row to move.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Rebuild {
+    sb: u32,
+    page: u32,
+}
+
+const SYSTEM_MAGIC: &[u8; 8] = b"FLSYS\0\0\0";
+const SYSTEM_VERSION: u32 = 1;
+
+impl<M: Media> Ftl<M> {
+    /// Whether die `die` has failed.
+    #[inline]
+    pub fn is_dead(&self, die: u32) -> bool {
+        self.faulted && self.dead.contains(&die)
+    }
+
+    /// The dies failed so far, in order.
+    pub fn dead_dies(&self) -> &[u32] {
+        &self.dead
+    }
+
+    /// A superblock's narrowing (none: the full width).
+    #[inline]
+    pub(crate) fn narrowing(&self, sb: u32) -> Option<&Narrowing> {
+        match self.sbs[sb as usize].narrow {
+            0 => None,
+            i => Some(&self.narrowings[i as usize - 1]),
+        }
+    }
+
+    /// The narrowing a superblock opened now takes (every dead die out).
+    pub(crate) fn narrow_now(&self) -> u8 {
+        self.narrowings.len() as u8
+    }
+
+    pub fn fault_counters(&self) -> &FaultCounters {
+        &self.fault_counters
+    }
+
+    /// Why the card refuses writes, if it does.
+    pub fn read_only(&self) -> Option<&str> {
+        self.read_only.as_deref()
+    }
+
+    /// Whether a rebuild is under way.
+    pub fn rebuilding(&self) -> bool {
+        self.rebuild.is_some()
+    }
+
+    /// LBAs lost so far and not written since.
+    pub fn lbas_lost(&self) -> Vec<u32> {
+        let mut v: Vec<u32> = self.lost.keys().copied().collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// Fails die `die`: the open stripes are sealed, slots whose stripe
+    /// has now lost two members are recorded lost, and the rebuild
+    /// (re)starts.
+    pub fn die_fail(&mut self, die: u32) -> Result<DieFailure, FtlError> {
+        if die >= self.layout.dies {
+            return Err(FtlError::Fault(format!("die {die} does not exist: the card has dies 0..{}", self.layout.dies)));
+        }
+        if self.is_dead(die) {
+            return Err(FtlError::Fault(format!("die {die} has already failed")));
+        }
+        if self.dead.len() >= u8::MAX as usize - 1 {
+            return Err(FtlError::Fault(format!("{} dies have failed: no more can be modelled", self.dead.len())));
+        }
+        // Seal while the die still works: its pages then sit in stripes
+        // whose parity is on the media.
+        self.writer_seal(true)?;
+        self.writer_seal(false)?;
+        self.faulted = true;
+        self.dead.push(die);
+        self.media.die_fail(die, true);
+        self.narrowings.push(Narrowing::new(&self.layout, &self.dead));
+        self.fault_counters.dies_failed += 1;
+        let lbas_lost = self.stripes_lost(die);
+        self.rebuild = Some(Rebuild { sb: 0, page: 0 });
+        let read_only = self.capacity_check();
+        self.system_save()?;
+        Ok(DieFailure { die, slots_to_rebuild: self.rebuild_left(), lbas_lost, read_only })
+    }
+
+    /// Valid slots still in stripes that hold a dead die.
+    pub fn rebuild_left(&self) -> u64 {
+        let mut n = 0;
+        for sb in 0..self.layout.superblocks {
+            for page in 0..self.layout.pages_per_block {
+                for die in self.degraded_dies(sb) {
+                    n += self.page_valid_mask(sb, page, die).count_ones() as u64;
+                }
+            }
+        }
+        n
+    }
+
+    /// The dies of `sb` in a stripe group that holds a dead die (not left
+    /// out of it): what the rebuild empties. None for a free or open
+    /// superblock (an open one was opened after every failure).
+    fn degraded_dies(&self, sb: u32) -> Vec<u32> {
+        if !self.faulted || !matches!(self.sbs[sb as usize].state, SbState::Closed | SbState::Victim) {
+            return Vec::new();
+        }
+        let n = self.narrowing(sb);
+        let mut dies: Vec<u32> = Vec::new();
+        for &d in &self.dead {
+            if n.is_some_and(|n| n.is_out(d)) {
+                continue;
+            }
+            for m in self.layout.stripe_members(n, d) {
+                if !dies.contains(&m) {
+                    dies.push(m);
+                }
+            }
+        }
+        dies.sort_unstable();
+        dies
+    }
+
+    /// The valid slots of a page, one bit each.
+    fn page_valid_mask(&self, sb: u32, page: u32, die: u32) -> u32 {
+        let first = self.layout.ppa(SlotAddr { superblock: sb, page, die, slot: 0 });
+        (0..self.layout.slots_per_mpage).fold(0, |m, s| m | (self.is_valid(first + s) as u32) << s)
+    }
+
+    /// Records as lost the valid slots of every stripe that has now lost
+    /// more members than its parity covers; returns their LBAs.
+    fn stripes_lost(&mut self, die: u32) -> Vec<u32> {
+        let mut lost = Vec::new();
+        for sb in 0..self.layout.superblocks {
+            if self.sbs[sb as usize].state == SbState::Free {
+                continue;
+            }
+            let n = self.narrowing(sb);
+            if n.is_some_and(|n| n.is_out(die)) {
+                continue;
+            }
+            let members = self.layout.stripe_members(n, die);
+            let covered = if self.layout.stripe_width > 1 && members.len() >= 2 { 1 } else { 0 };
+            let dead: Vec<u32> = members.iter().copied().filter(|&m| self.dead.contains(&m)).collect();
+            if dead.len() <= covered {
+                continue;
+            }
+            for page in 0..self.layout.pages_per_block {
+                for &d in &dead {
+                    let first = self.layout.ppa(SlotAddr { superblock: sb, page, die: d, slot: 0 });
+                    for ppa in (first..first + self.layout.slots_per_mpage).filter(|&p| self.is_valid(p)) {
+                        lost.push(self.p2l[ppa as usize]);
+                    }
+                }
+            }
+        }
+        if !lost.is_empty() {
+            self.host_seq += 1;
+            for &lba in &lost {
+                self.unmap(lba);
+                self.lost.insert(lba, self.host_seq);
+                // A mount must not bring back an older copy.
+                self.media.trim_record(lba, self.host_seq);
+            }
+            self.fault_counters.lbas_lost += lost.len() as u64;
+        }
+        lost.sort_unstable();
+        lost
+    }
+
+    /// Whether the format still fits the live dies (every superblock at
+    /// the current narrowing, less what GC needs); sets read-only if not.
+    fn capacity_check(&mut self) -> Option<String> {
+        let n = self.narrowings.last();
+        let per_sb = self.layout.data_slots_in(n) as u64;
+        let usable = (self.layout.superblocks as u64).saturating_sub(self.cfg.reserve_superblocks as u64 + 4) * per_sb;
+        if self.cfg.user_slots > usable {
+            let why = format!(
+                "{} dies failed: the live dies hold {} slots of 4 KiB beyond what garbage collection needs, the format {}; the card is read-only",
+                self.dead.len(),
+                usable,
+                self.cfg.user_slots
+            );
+            self.read_only = Some(why.clone());
+            return Some(why);
+        }
+        None
+    }
+
+    /// Seals a writer's open stripe and closes its superblock short: the
+    /// open page padded and programmed, then the rest of the stripe's data
+    /// pages padded, so that its parity is programmed.
+    pub(crate) fn writer_seal(&mut self, user: bool) -> Result<(), FtlError> {
+        self.writer_pad(user)?;
+        loop {
+            let w = if user { &self.user } else { &self.gc };
+            if w.sb == SB_NONE {
+                return Ok(());
+            }
+            let (sb, page, die) = (w.sb, w.page, w.die);
+            let n = self.narrowing(sb);
+            let first = self.layout.stripe_members(n, die).into_iter().find(|&d| self.layout.is_data_in(n, page, d));
+            if first == Some(die) {
+                break;
+            }
+            self.writer_pad_page(user)?;
+        }
+        let w = if user { &mut self.user } else { &mut self.gc };
+        let sb = std::mem::replace(&mut w.sb, SB_NONE);
+        let m = &mut self.sbs[sb as usize];
+        m.state = SbState::Closed;
+        m.short = true;
+        m.close_seq = self.seq;
+        Ok(())
+    }
+
+    /// Reads slots `mask` of a page into `out` (one multi-plane page, on
+    /// data-holding media); through the stripe where the die is dead.
+    #[inline]
+    pub(crate) fn page_read_any(&mut self, a: SlotAddr, mask: u32, tag: OpTag, out: Option<&mut [u8]>) -> Result<(), FtlError> {
+        if !self.is_dead(a.die) {
+            return Ok(self.media.page_read(a.die, a.superblock, a.page, mask, tag, out)?);
+        }
+        self.page_read_degraded(a, mask, tag, out)
+    }
+
+    /// A dead die's page: the same slots of every other member of its
+    /// stripe, XORed.
+    #[inline(never)]
+    fn page_read_degraded(&mut self, a: SlotAddr, mask: u32, tag: OpTag, mut out: Option<&mut [u8]>) -> Result<(), FtlError> {
+        let members = self.stripe_others(a)?;
+        self.fault_counters.degraded_page_reads += 1;
+        let mut xor = std::mem::take(&mut self.xor_scratch);
+        if let Some(o) = out.as_deref_mut().filter(|_| self.data) {
+            slots_fill(o, mask, 0);
+        }
+        let mut r = Ok(());
+        for m in members {
+            let buf = if self.data { Some(&mut xor[..]) } else { None };
+            r = self.media.page_read(m, a.superblock, a.page, mask, tag, buf).map_err(FtlError::from);
+            if r.is_err() {
+                break;
+            }
+            if let Some(o) = out.as_deref_mut().filter(|_| self.data) {
+                slots_xor(o, &xor, mask);
+            }
+        }
+        self.xor_scratch = xor;
+        r
+    }
+
+    /// The other members of a dead die's stripe, all of which must work
+    /// and hold the row.
+    pub(crate) fn stripe_others(&self, a: SlotAddr) -> Result<Vec<u32>, FtlError> {
+        let n = self.narrowing(a.superblock);
+        let others: Vec<u32> = self.layout.stripe_members(n, a.die).into_iter().filter(|&m| m != a.die).collect();
+        let unreadable = |why: &str| FtlError::Fault(format!("superblock {} row {} die {}: {why}", a.superblock, a.page, a.die));
+        if others.is_empty() || self.layout.stripe_width <= 1 {
+            return Err(unreadable("the die has failed and its stripe has no parity"));
+        }
+        if let Some(m) = others.iter().find(|&&m| self.is_dead(m)) {
+            return Err(unreadable(&format!("the die has failed and so has die {m} of its stripe")));
+        }
+        if let Some(m) = others.iter().find(|&&m| self.media.block_next_page(m, a.superblock) <= a.page) {
+            return Err(unreadable(&format!("the die has failed and its stripe is incomplete (die {m} did not program the row)")));
+        }
+        Ok(others)
+    }
+
+    /// A slot's bytes as the media hold them, rebuilt from the stripe
+    /// where its die is dead (no read counted).
+    pub(crate) fn slot_peek(&self, a: SlotAddr, out: &mut [u8]) -> Result<(), FtlError> {
+        let s = a.slot as usize * SLOT_BYTES as usize..(a.slot as usize + 1) * SLOT_BYTES as usize;
+        if !self.is_dead(a.die) {
+            let page = self.media.mpage_peek(a.die, a.superblock, a.page).expect("data-holding media keep their pages");
+            out.copy_from_slice(&page[s]);
+            return Ok(());
+        }
+        out.fill(0);
+        for m in self.stripe_others(a)? {
+            let page = self.media.mpage_peek(m, a.superblock, a.page).expect("data-holding media keep their pages");
+            out.iter_mut().zip(&page[s.clone()]).for_each(|(o, b)| *o ^= b);
+        }
+        Ok(())
+    }
+
+    /// A slot's out-of-band LBA and sequence number, rebuilt from the
+    /// stripe where its die is dead.
+    pub(crate) fn oob_of(&self, a: SlotAddr) -> Result<(u32, u64), FtlError> {
+        let peek = |die| self.media.oob_peek(die, a.superblock, a.page, a.slot).expect("data-holding media keep OOB");
+        if !self.is_dead(a.die) {
+            return Ok(peek(a.die));
+        }
+        Ok(self.stripe_others(a)?.into_iter().map(peek).fold((0, 0), |(l, s), (ml, ms)| (l ^ ml, s ^ ms)))
+    }
+
+    /// Moves up to about `budget` valid slots out of stripes that hold a
+    /// dead die (a page at a time); GC keeps pace as it does with host
+    /// writes. Returns the slots moved; the rebuild ends when none is left.
+    pub fn rebuild_step(&mut self, budget: u64) -> Result<u64, FtlError> {
+        let mut moved = 0;
+        while moved < budget {
+            let Some(r) = self.rebuild else { break };
+            if r.sb >= self.layout.superblocks {
+                self.rebuild = None;
+                break;
+            }
+            let dies = self.degraded_dies(r.sb);
+            if dies.is_empty() || r.page >= self.layout.pages_per_block {
+                self.rebuild = Some(Rebuild { sb: r.sb + 1, page: 0 });
+                continue;
+            }
+            for die in dies {
+                moved += self.rebuild_page(SlotAddr { superblock: r.sb, page: r.page, die, slot: 0 })?;
+            }
+            if let Some(r) = &mut self.rebuild {
+                r.page += 1;
+            }
+        }
+        Ok(moved)
+    }
+
+    /// Moves a page's valid slots to GC's writer.
+    pub(crate) fn rebuild_page(&mut self, a: SlotAddr) -> Result<u64, FtlError> {
+        let mask = self.page_valid_mask(a.superblock, a.page, a.die);
+        if mask == 0 {
+            return Ok(0);
+        }
+        let mut page = std::mem::take(&mut self.rebuild_scratch);
+        let r = self.page_read_any(a, mask, OpTag::Gc, self.data.then_some(&mut page[..]));
+        let r = r.and_then(|_| self.rebuild_move(a, mask, &page));
+        self.rebuild_scratch = page;
+        r
+    }
+
+    fn rebuild_move(&mut self, a: SlotAddr, mask: u32, page: &[u8]) -> Result<u64, FtlError> {
+        let mut moved = 0;
+        let first = self.layout.ppa(a);
+        for slot in (0..self.layout.slots_per_mpage).filter(|s| mask >> s & 1 != 0) {
+            let ppa: Ppa = first + slot;
+            if !self.is_valid(ppa) {
+                continue;
+            }
+            let lba = self.p2l[ppa as usize];
+            let seq = if self.data { self.oob_of(SlotAddr { slot, ..a })?.1 } else { 0 };
+            self.invalidate(ppa, a.superblock);
+            if self.gc.sb == SB_NONE {
+                self.writer_open(false)?;
+            }
+            let s = slot as usize * SLOT_BYTES as usize;
+            self.append(false, lba, self.data.then(|| &page[s..s + SLOT_BYTES as usize]), seq)?;
+            self.fault_counters.rebuild_slots_moved += 1;
+            moved += 1;
+            // GC keeps the free pool level as it does for host writes.
+            self.gc_pace()?;
+        }
+        Ok(moved)
+    }
+
+    /// The fault state as the system area keeps it: dead dies in order,
+    /// each superblock's narrowing, the lost LBAs; a CRC-32 last.
+    fn system_bytes(&self) -> Vec<u8> {
+        let mut b = Vec::new();
+        b.extend_from_slice(SYSTEM_MAGIC);
+        b.extend_from_slice(&SYSTEM_VERSION.to_le_bytes());
+        b.extend_from_slice(&self.layout.dies.to_le_bytes());
+        b.extend_from_slice(&(self.dead.len() as u32).to_le_bytes());
+        self.dead.iter().for_each(|d| b.extend_from_slice(&d.to_le_bytes()));
+        b.extend_from_slice(&self.layout.superblocks.to_le_bytes());
+        self.sbs.iter().for_each(|m| b.push(m.narrow));
+        b.extend_from_slice(&(self.lost.len() as u32).to_le_bytes());
+        for lba in self.lbas_lost() {
+            b.extend_from_slice(&lba.to_le_bytes());
+            b.extend_from_slice(&self.lost[&lba].to_le_bytes());
+        }
+        let crc = crc32fast::hash(&b);
+        b.extend_from_slice(&crc.to_le_bytes());
+        b
+    }
+
+    /// Writes the fault state to the system area (data-holding media;
+    /// nothing to keep on a card that never failed).
+    pub(crate) fn system_save(&mut self) -> Result<(), FtlError> {
+        if self.data && self.faulted {
+            let b = self.system_bytes();
+            self.media.system_write(&b)?;
+        }
+        Ok(())
+    }
+
+    /// Loads the fault state a card kept in its system area: the dead dies
+    /// (failed again on the media), each superblock's narrowing, the lost
+    /// LBAs. Nothing where the area is empty.
+    pub(crate) fn system_load(&mut self) -> Result<(), FtlError> {
+        let Some(b) = self.media.system_read() else { return Ok(()) };
+        let bad = |why: &str| FtlError::Config(format!("system area: {why}"));
+        if b.len() < 16 || &b[..8] != SYSTEM_MAGIC {
+            return Err(bad("not a flashlab system area"));
+        }
+        let (body, crc) = b.split_at(b.len() - 4);
+        if crc32fast::hash(body) != u32::from_le_bytes(crc.try_into().expect("4 bytes")) {
+            return Err(bad("its checksum does not match (torn or altered)"));
+        }
+        let mut at = 8;
+        let mut u32_next = || -> Result<u32, FtlError> {
+            let v = body.get(at..at + 4).ok_or_else(|| bad("truncated"))?;
+            at += 4;
+            Ok(u32::from_le_bytes(v.try_into().expect("4 bytes")))
+        };
+        if u32_next()? != SYSTEM_VERSION || u32_next()? != self.layout.dies {
+            return Err(bad("made by another version or for another geometry"));
+        }
+        let n = u32_next()?;
+        let dead = (0..n).map(|_| u32_next()).collect::<Result<Vec<u32>, _>>()?;
+        if dead.iter().any(|&d| d >= self.layout.dies) || u32_next()? != self.layout.superblocks {
+            return Err(bad("made for another geometry"));
+        }
+        let sbs = self.layout.superblocks as usize;
+        let narrow = body.get(at..at + sbs).ok_or_else(|| bad("truncated"))?.to_vec();
+        at += sbs;
+        let lost_n = u32::from_le_bytes(body.get(at..at + 4).ok_or_else(|| bad("truncated"))?.try_into().expect("4 bytes"));
+        at += 4;
+        if body.len() != at + lost_n as usize * 12 || narrow.iter().any(|&i| i as usize > dead.len()) {
+            return Err(bad("its length or contents do not add up"));
+        }
+        for e in body[at..].chunks_exact(12) {
+            let lba = u32::from_le_bytes(e[..4].try_into().expect("4 bytes"));
+            self.lost.insert(lba, u64::from_le_bytes(e[4..].try_into().expect("8 bytes")));
+        }
+        for (i, &d) in dead.iter().enumerate() {
+            self.media.die_fail(d, false);
+            self.narrowings.push(Narrowing::new(&self.layout, &dead[..=i]));
+        }
+        self.faulted = !dead.is_empty() || !self.lost.is_empty();
+        self.dead = dead;
+        self.fault_counters.dies_failed = self.dead.len() as u32;
+        for (m, &i) in self.sbs.iter_mut().zip(&narrow) {
+            m.narrow = i;
+        }
+        if !self.dead.is_empty() {
+            self.rebuild = Some(Rebuild { sb: 0, page: 0 });
+            self.capacity_check();
+        }
+        Ok(())
+    }
+
+    /// A lost LBA written or trimmed again is no longer lost.
+    #[inline(never)]
+    pub(crate) fn lost_clear(&mut self, lba: u32) {
+        self.lost.remove(&lba);
+    }
+
+    /// Whether an unmapped LBA was lost (reading it is an error).
+    #[inline]
+    pub(crate) fn lost_check(&self, lba: u32) -> Result<(), FtlError> {
+        if self.faulted && self.lost.contains_key(&lba) {
+            return Err(FtlError::Lost { lba });
+        }
+        Ok(())
+    }
+}
+
+/// Fills the slots of `mask` in a page buffer with `v`.
+fn slots_fill(page: &mut [u8], mask: u32, v: u8) {
+    let s = SLOT_BYTES as usize;
+    (0..32).filter(|i| mask >> i & 1 != 0).for_each(|i| page[i * s..(i + 1) * s].fill(v));
+}
+
+/// XORs the slots of `mask` of `src` into `dst`.
+fn slots_xor(dst: &mut [u8], src: &[u8], mask: u32) {
+    let s = SLOT_BYTES as usize;
+    for i in (0..32).filter(|i| mask >> i & 1 != 0) {
+        dst[i * s..(i + 1) * s].iter_mut().zip(&src[i * s..(i + 1) * s]).for_each(|(d, b)| *d ^= b);
+    }
+}
