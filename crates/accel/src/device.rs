@@ -16,6 +16,7 @@
 //! garbage collection lowers throughput and raises latency.
 
 use crate::errors::ReadOutcome;
+use crate::faults::{FailTarget, FailureEvent, Faults, Rebuilding};
 use crate::profile::Profile;
 use crate::recorder::{MediaOp, OpKind, Recorder};
 use crate::scale::Scaling;
@@ -40,6 +41,8 @@ pub enum DeviceError {
     Ftl(#[from] FtlError),
     #[error("{0}")]
     Store(String),
+    #[error("{0}")]
+    Fault(String),
 }
 
 impl From<nand::StoreError> for DeviceError {
@@ -218,6 +221,9 @@ pub struct DeviceCounters {
     /// Read retries and reads beyond ECC (the error model's).
     #[serde(default)]
     pub read_errors: ErrorCounters,
+    /// Dies failed, reads through a stripe, the rebuild's moves, LBAs lost.
+    #[serde(default)]
+    pub faults: ftl::FaultCounters,
 }
 
 impl DeviceCounters {
@@ -270,6 +276,9 @@ pub struct Device {
     pub mounted: Option<MountReport>,
     /// Where the stores are, for a device backed by files.
     store_dir: Option<std::path::PathBuf>,
+    /// Die failures to come, rebuilds under way, what happened (none
+    /// until a failure is asked for: the I/O path then checks one flag).
+    faults: Option<Box<Faults>>,
 }
 
 /// A usable capacity written as bytes or with a decimal suffix (GB, TB), as
@@ -507,6 +516,7 @@ impl Device {
                 Backing::Files { dir, .. } => Some(dir.clone()),
                 _ => None,
             },
+            faults: None,
         };
         let lost: Vec<u32> = lost.iter().map(|&(m, lba)| (device.device_offset(m, lba as u64 * SLOT_BYTES) / SLOT_BYTES) as u32).collect();
         if let Some(r) = &mut device.mounted {
@@ -658,6 +668,7 @@ impl Device {
             if let Some(w) = &m.wear {
                 d.read_errors.add(&w.counters);
             }
+            d.faults.add(m.ftl.fault_counters());
         }
         d
     }
@@ -1033,6 +1044,120 @@ impl Device {
     }
 }
 
+/// Die failures and rebuilds (see [`crate::faults`]).
+impl Device {
+    fn faults_mut(&mut self) -> &mut Faults {
+        let (members, rate) = (self.members.len(), self.profile.ftl.rebuild_bytes_per_sec);
+        self.faults.get_or_insert_with(|| Box::new(Faults::new(members, rate)))
+    }
+
+    /// The dies a target names, checked against the card.
+    fn target_dies(&self, t: &FailTarget) -> Result<Vec<u32>, DeviceError> {
+        let g = self.members[0].ftl.media().geometry();
+        t.dies(g, self.members.len()).map_err(DeviceError::Fault)
+    }
+
+    /// Schedules a failure at `at` on the device's clock: it happens at the
+    /// first I/O submitted from then on.
+    pub fn fail_at(&mut self, target: &FailTarget, at: Ns) -> Result<(), DeviceError> {
+        self.target_dies(target)?;
+        let f = self.faults_mut();
+        f.pending.push((at, target.clone()));
+        f.pending.sort_by(|a, b| b.0.cmp(&a.0));
+        f.next_due = f.next_due.min(at);
+        Ok(())
+    }
+
+    /// Fails a target's dies now; the rebuild starts.
+    pub fn fail_now(&mut self, now: Ns, target: &FailTarget) -> Result<FailureEvent, DeviceError> {
+        let dies = self.target_dies(target)?;
+        let (m, members) = (target.member, self.members.len());
+        if let Some(d) = dies.iter().find(|&&d| self.members[m].ftl.is_dead(d)) {
+            return Err(DeviceError::Fault(format!("{}: die {d} has already failed", target.describe(members))));
+        }
+        let mut ev = FailureEvent {
+            what: target.describe(members),
+            member: m,
+            dies: dies.clone(),
+            failed_at_ns: now,
+            slots_to_rebuild: 0,
+            slots_moved: 0,
+            rebuild_done_ns: None,
+            lost_offsets: Vec::new(),
+            read_only: None,
+        };
+        for &d in &dies {
+            let f = self.members[m].ftl.die_fail(d)?;
+            ev.slots_to_rebuild = f.slots_to_rebuild;
+            ev.read_only = ev.read_only.or(f.read_only);
+            ev.lost_offsets.extend(f.lbas_lost.iter().map(|&lba| self.device_offset(m, lba as u64 * SLOT_BYTES)));
+        }
+        // The seal's programs.
+        let (c, cpu) = (&self.costs, &mut self.cpu);
+        self.members[m].ops_time(c, cpu, now, None);
+        let spm = self.costs.spm;
+        let f = self.faults_mut();
+        f.events.push(ev.clone());
+        f.rebuilding[m] = Some(Rebuilding { since: now, moved: 0, event: f.events.len() - 1 });
+        f.plan(now, spm);
+        Ok(ev)
+    }
+
+    /// Failures due by `now` happen; rebuilds under way move what their
+    /// rate allows by then.
+    #[inline(never)]
+    fn faults_advance(&mut self, now: Ns) -> Result<(), DeviceError> {
+        while let Some((at, t)) = self.faults.as_ref().and_then(|f| f.pending.last().cloned()).filter(|p| p.0 <= now) {
+            self.faults_mut().pending.pop();
+            self.fail_now(at, &t)?;
+        }
+        for m in 0..self.members.len() {
+            let Some(r) = self.faults.as_ref().and_then(|f| f.rebuilding[m]) else { continue };
+            let due = self.faults.as_ref().map_or(0, |f| f.slots_due(r.since, now)).saturating_sub(r.moved);
+            let moved = if due > 0 { self.members[m].ftl.rebuild_step(due)? } else { 0 };
+            let (c, cpu) = (&self.costs, &mut self.cpu);
+            self.members[m].ops_time(c, cpu, now, None);
+            let (done, gc_ready) = (!self.members[m].ftl.rebuilding(), self.members[m].gc_ready);
+            let f = self.faults_mut();
+            let ev = &mut f.events[r.event];
+            ev.slots_moved += moved;
+            f.rebuilding[m] = Some(Rebuilding { moved: r.moved + moved, ..r });
+            if done {
+                ev.rebuild_done_ns = Some(now.max(gc_ready));
+                f.rebuilding[m] = None;
+            }
+        }
+        let spm = self.costs.spm;
+        self.faults_mut().plan(now, spm);
+        Ok(())
+    }
+
+    /// Sets the rebuild's rate, bytes per second (the profile's unless
+    /// set).
+    pub fn rebuild_rate_set(&mut self, bytes_per_sec: u64) {
+        assert!(bytes_per_sec > 0, "a rebuild rate is positive");
+        self.profile.ftl.rebuild_bytes_per_sec = bytes_per_sec;
+        if let Some(f) = &mut self.faults {
+            f.rebuild_bytes_per_sec = bytes_per_sec;
+        }
+    }
+
+    /// The failures so far and their rebuilds.
+    pub fn failures(&self) -> &[FailureEvent] {
+        self.faults.as_ref().map_or(&[], |f| &f.events)
+    }
+
+    /// Whether a rebuild is under way.
+    pub fn rebuilding(&self) -> bool {
+        self.members.iter().any(|m| m.ftl.rebuilding())
+    }
+
+    /// Why the card refuses writes, if it does.
+    pub fn read_only(&self) -> Option<&str> {
+        self.members.iter().find_map(|m| m.ftl.read_only())
+    }
+}
+
 impl Target for Device {
     type Error = DeviceError;
 
@@ -1088,6 +1213,9 @@ impl Device {
     /// completion time; the one path of the simulator and the block API.
     pub(crate) fn io(&mut self, now: Ns, offset: u64, len: u64, write: bool, mut payload: Payload) -> Result<Ns, DeviceError> {
         self.range_check(offset, len)?;
+        if self.faults.as_ref().is_some_and(|f| now >= f.next_due) {
+            self.faults_advance(now)?;
+        }
         // The host's CPU time for the I/O, its completion path's included,
         // is taken at submission (the cores are rarely the limit, and one
         // reservation in time order keeps the pool's ring in order); the

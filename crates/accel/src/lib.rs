@@ -5,6 +5,7 @@ mod block;
 mod checkpoint;
 mod device;
 pub mod errors;
+pub mod faults;
 mod profile;
 pub mod published;
 mod recorder;
@@ -13,7 +14,8 @@ mod volumes;
 mod wear;
 
 pub use device::{capacity_parse, Backing, Device, DeviceCounters, DeviceError, Payload, ResourceBusy};
-pub use ftl::MountReport;
+pub use faults::{FailTarget, FailureEvent};
+pub use ftl::{FaultCounters, MountReport};
 pub use profile::{ControllerProfile, FtlProfile, HostProfile, Management, NandProfile, Profile, ProfileError};
 pub use published::{Bound, By, Metric, Published, State};
 pub use scale::{Scaling, ROUND_FULL_SIZE_S};

@@ -140,6 +140,11 @@ pub struct FtlProfile {
     /// Processor time one GC thread spends to relocate one 4 KiB slot
     /// (choosing it, building the read and the write, completing both).
     pub gc_ns_per_slot: u64,
+    /// The rate at which the background rebuild after a die failure moves
+    /// data, bytes per second (Linux md's `speed_limit_max` in spirit:
+    /// host I/O goes on meanwhile). Bounded by what GC threads and dies
+    /// can do besides.
+    pub rebuild_bytes_per_sec: u64,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -262,7 +267,8 @@ impl Profile {
             &format!("in {buffer_min}..={buffer_max} (two stripes of pages at least)"),
         )?;
         self.within("ftl.gc_threads", f.gc_threads, 1..=64, "in 1..=64")?;
-        self.within("ftl.gc_ns_per_slot", f.gc_ns_per_slot, 0..=1_000_000, "at most 1 ms")
+        self.within("ftl.gc_ns_per_slot", f.gc_ns_per_slot, 0..=1_000_000, "at most 1 ms")?;
+        self.within("ftl.rebuild_bytes_per_sec", f.rebuild_bytes_per_sec, 1_000_000..=100_000_000_000, "in 1 MB/s..=100 GB/s")
     }
 
     fn validate_formats(&self) -> Result<(), ProfileError> {

@@ -53,6 +53,7 @@ gc_policy = "greedy"
 write_buffer_bytes = 1_048_576
 gc_threads = 1
 gc_ns_per_slot = 10_000
+rebuild_bytes_per_sec = 200_000_000
 [formats]
 stock = 50_000_000
 "#

@@ -65,6 +65,16 @@ pub struct RunArgs {
     /// (retention errors; data written during the phase is fresh).
     #[arg(long, default_value_t = 0.0)]
     pub age_days: f64,
+    /// A die fails during the measured phase: CHANNEL.DIE@SECONDS (die DIE
+    /// of channel CHANNEL, both from 0, SECONDS into the phase), or
+    /// CHANNEL.*@SECONDS for a whole channel; MEMBER: before on a card of
+    /// several members. Repeatable.
+    #[arg(long = "fail-die", value_name = "DIE@SECONDS")]
+    pub fail_die: Vec<String>,
+    /// The rebuild's rate after a die failure, MB/s (default: the
+    /// profile's `ftl.rebuild_bytes_per_sec`).
+    #[arg(long, value_name = "MB/S")]
+    pub rebuild_rate: Option<f64>,
     /// Write everything measured, per-interval series included, as JSON.
     #[arg(long)]
     pub json: Option<std::path::PathBuf>,
@@ -133,6 +143,8 @@ fn spec_of(a: &RunArgs, profile: &accel::Profile, format: &str) -> Result<RunSpe
     spec.ios = a.ios;
     spec.pe_cycles = a.pe_cycles;
     spec.age_days = a.age_days;
+    spec.fail = a.fail_die.iter().map(|f| lab::runs::failure::FailSpec::parse(f)).collect::<Result<_, _>>()?;
+    spec.rebuild_bytes_per_sec = a.rebuild_rate.map(|r| (r * 1e6).round() as u64);
     if let Some(i) = a.interval {
         spec.interval_s = i;
     }
@@ -193,6 +205,12 @@ fn print_result(r: &RunResult, wall_s: f64) {
     );
     for p in &r.phases {
         phase_print(p);
+    }
+    for f in &r.failures {
+        failure_print(f);
+    }
+    if !r.failures.is_empty() {
+        outln!("\n(the measured phase is left out of the published comparison: the reviewers measured cards with every die working)");
     }
     if !r.comparison.is_empty() {
         outln!("\npublished vs simulated, where this run met the figure's conditions:");
@@ -266,6 +284,40 @@ fn phase_print(p: &Phase) {
         );
     } else if reads > 0 {
         outln!("  read errors: no page read needed a retry [simulated]");
+    }
+}
+
+fn failure_print(f: &lab::runs::failure::FailureReport) {
+    let e = &f.event;
+    let iops = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0}"));
+    let dies = if e.dies.len() > 1 { format!(" ({} dies)", e.dies.len()) } else { String::new() };
+    outln!("\n{}{dies} failed at {:.2} s of the measured phase [simulated]", e.what, f.failed_at_s);
+    match (f.rebuild_done_at_s, f.rebuild_s) {
+        (Some(done), Some(took)) => {
+            outln!("  rebuild: {:.1} MB moved ({} slots) in {:.2} s, done at {:.2} s", f.rebuild_bytes as f64 / 1e6, e.slots_moved, took, done)
+        }
+        _ => outln!(
+            "  rebuild: not finished when the phase ended ({:.1} MB of {:.1} MB moved)",
+            f.rebuild_bytes as f64 / 1e6,
+            e.slots_to_rebuild as f64 * 4096.0 / 1e6
+        ),
+    }
+    outln!(
+        "  IOPS: {} before, {} during the rebuild (worst round {}), {} after; worst round max latency during it {}",
+        iops(f.iops_before),
+        iops(f.iops_during),
+        iops(f.iops_during_min),
+        iops(f.iops_after),
+        f.latency_max_during_ms.map_or("-".to_string(), |v| format!("{v:.3} ms"))
+    );
+    if f.iops_during.is_none() {
+        outln!("  (no whole round fell within the rebuild: shorten --interval to see the dip)");
+    }
+    if !e.lost_offsets.is_empty() {
+        outln!("  LOST: {} slots of 4 KiB (their stripe had already lost a die); reading them is an I/O error until rewritten", e.lost_offsets.len());
+    }
+    if let Some(why) = &e.read_only {
+        outln!("  READ-ONLY: {why}");
     }
 }
 

@@ -59,6 +59,16 @@ pub struct FaultCounters {
     pub lbas_lost: u64,
 }
 
+impl FaultCounters {
+    /// Sums another member's counters into these.
+    pub fn add(&mut self, o: &FaultCounters) {
+        self.dies_failed += o.dies_failed;
+        self.degraded_page_reads += o.degraded_page_reads;
+        self.rebuild_slots_moved += o.rebuild_slots_moved;
+        self.lbas_lost += o.lbas_lost;
+    }
+}
+
 /// Where the rebuild is: the next superblock and row to move.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Rebuild {

@@ -17,6 +17,7 @@
 pub mod number;
 
 pub mod runs {
+    pub mod failure;
     pub mod metrics;
     pub mod phase;
     pub mod published;

@@ -132,3 +132,31 @@ fn utilisation_is_a_share_and_names_the_bottleneck() {
     let main = r.phases.last().unwrap();
     assert!(main.bottleneck.starts_with("controller commands"), "{}", main.bottleneck);
 }
+
+/// A die fails in the middle of a measured phase at full load: the run
+/// reports when, the rebuild moves what the failed die's stripes held and
+/// ends, IOPS dip while it runs; the same seed gives the same report.
+#[test]
+fn a_die_failure_and_its_rebuild_are_reported() {
+    let profile = accel::profile_load("flashmax2").unwrap();
+    let mut s = spec("4k-write", 3);
+    s.ios = None;
+    s.duration_s = Some(6.0);
+    s.interval_s = 0.25;
+    s.fail = vec![lab::runs::failure::FailSpec::parse("3.1@1").unwrap()];
+    let r = run(&profile, &s, &mut |_| {}).unwrap();
+    assert_eq!(r.failures.len(), 1);
+    let f = &r.failures[0];
+    assert_eq!(f.event.what, "die 3.1");
+    assert_eq!(f.event.dies, vec![35], "die 1 of channel 3: channel-minor numbering");
+    assert!((f.failed_at_s - 1.0).abs() < 0.01, "failed at {}", f.failed_at_s);
+    assert!(f.event.slots_to_rebuild > 0 && f.event.slots_moved > 0 && f.event.lost_offsets.is_empty(), "{f:?}");
+    let took = f.rebuild_s.expect("the rebuild ends within the phase");
+    assert!(took > 0.0 && f.rebuild_done_at_s.unwrap() < 6.0);
+    let (before, during) = (f.iops_before.unwrap(), f.iops_during.unwrap());
+    assert!(during < before, "the rebuild costs host I/O: {during} vs {before}");
+    let main = r.phases.last().unwrap();
+    assert!(main.counters.faults.degraded_page_reads > 0 && main.counters.faults.dies_failed == 1);
+    let again = run(&profile, &s, &mut |_| {}).unwrap();
+    assert_eq!(serde_json::to_string(&again.failures).unwrap(), serde_json::to_string(&r.failures).unwrap());
+}

@@ -65,6 +65,12 @@ pub struct RunSpec {
     /// starts (data written during it is fresh).
     #[serde(default)]
     pub age_days: f64,
+    /// Dies (or channels) that fail during the measured phase.
+    #[serde(default)]
+    pub fail: Vec<crate::runs::failure::FailSpec>,
+    /// The rebuild's rate, bytes per second (none: the profile's).
+    #[serde(default)]
+    pub rebuild_bytes_per_sec: Option<u64>,
 }
 
 impl RunSpec {
@@ -90,6 +96,8 @@ impl RunSpec {
             precondition_hours: None,
             pe_cycles: 0,
             age_days: 0.0,
+            fail: Vec::new(),
+            rebuild_bytes_per_sec: None,
         }
     }
 
@@ -179,6 +187,9 @@ pub struct RunResult {
     /// Published figures (reviewers' and vendor's) whose conditions a phase
     /// of this run met, judged.
     pub comparison: Vec<crate::runs::published::Check>,
+    /// Die failures during the measured phase and their rebuilds.
+    #[serde(default)]
+    pub failures: Vec<crate::runs::failure::FailureReport>,
 }
 
 /// Progress of a phase, for a progress display.
@@ -365,6 +376,9 @@ pub fn spec_check(spec: &RunSpec) -> Result<(), RunError> {
     if spec.pe_cycles > 1_000_000 {
         return bad(format!("--pe-cycles {}: must be at most 1000000", spec.pe_cycles));
     }
+    if let Some(r) = spec.rebuild_bytes_per_sec.filter(|r| !(1_000_000..=100_000_000_000).contains(r)) {
+        return bad(format!("--rebuild-rate {} MB/s: must be in 1..=100000", r as f64 / 1e6));
+    }
     if !(spec.age_days.is_finite() && (0.0..=3650.0).contains(&spec.age_days)) {
         return bad(format!("--age-days {}: must be in 0..=3650", spec.age_days));
     }
@@ -469,8 +483,23 @@ pub fn run(profile: &Profile, spec: &RunSpec, progress: &mut dyn FnMut(&Progress
         (None, Some(d)) => Length::Duration((d * NS_PER_SEC as f64).round() as Ns),
         (None, None) => Length::Duration(5 * session.interval_ns),
     };
+    let start = session.engine.now;
+    if let Some(r) = spec.rebuild_bytes_per_sec {
+        session.device.rebuild_rate_set(r);
+    }
+    for f in &spec.fail {
+        session.device.fail_at(&f.target, start + (f.at_s * NS_PER_SEC as f64).round() as Ns)?;
+    }
     phases.push(session.measure("main", &mix, spec.threads, spec.queue_depth, length, progress)?);
-    Ok(result_of(profile, spec, &session, phases))
+    let main = phases.last().expect("the measured phase");
+    let failures: Vec<_> = session.device.failures().iter().map(|e| crate::runs::failure::report(e, start, &main.intervals)).collect();
+    let mut r = result_of(profile, spec, &session, phases);
+    if !failures.is_empty() {
+        // A card with a failed die is not the card the figures were
+        // measured on: only the phases before the failure are compared.
+        r.comparison = crate::runs::published::compare(profile, &spec.format, &phase_states(&r.phases[..r.phases.len() - 1]));
+    }
+    Ok(RunResult { failures, ..r })
 }
 
 /// The results file's content for phases run on a session.
@@ -484,6 +513,7 @@ pub fn result_of(profile: &Profile, spec: &RunSpec, session: &Session, phases: V
         device: device_info(profile, &spec.format, spec.scale, &session.device),
         phases,
         comparison,
+        failures: Vec::new(),
     }
 }
 

@@ -1,0 +1,96 @@
+//! A die failure during a measured phase, as a run reports it: when it
+//! came, how long the rebuild took, and what host I/O did before, during
+//! and after (from the phase's rounds).
+
+use crate::runs::metrics::Interval;
+use crate::runs::run::RunError;
+use accel::{FailTarget, FailureEvent};
+use serde::{Deserialize, Serialize};
+use units::{Ns, NS_PER_SEC};
+
+/// `--fail-die TARGET@SECONDS`: a die (or channel) failing that many
+/// virtual seconds into the measured phase.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FailSpec {
+    pub target: FailTarget,
+    pub at_s: f64,
+}
+
+impl FailSpec {
+    pub fn parse(s: &str) -> Result<FailSpec, RunError> {
+        let bad = |why: String| RunError::Input(format!("--fail-die {s}: {why}"));
+        let (t, at) = s
+            .rsplit_once('@')
+            .ok_or_else(|| bad("expected TARGET@SECONDS, such as 3.1@20 (die 1 of channel 3, 20 s into the measured phase) or 3.*@20 (channel 3)".into()))?;
+        let target = FailTarget::parse(t).map_err(bad)?;
+        let at_s: f64 = at.trim().parse().map_err(|_| bad(format!("'{at}' is not a number of seconds")))?;
+        if !(at_s.is_finite() && (0.0..=1e7).contains(&at_s)) {
+            return Err(bad(format!("{at_s} s: must be in 0..=10000000")));
+        }
+        Ok(FailSpec { target, at_s })
+    }
+}
+
+/// A failure and its rebuild as seen from the measured phase: times from
+/// the phase's start; IOPS averaged over the rounds wholly before the
+/// failure, wholly within the rebuild (and its worst round), and wholly
+/// after it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FailureReport {
+    pub event: FailureEvent,
+    pub failed_at_s: f64,
+    /// None: the rebuild had not ended when the phase did.
+    pub rebuild_done_at_s: Option<f64>,
+    pub rebuild_s: Option<f64>,
+    pub rebuild_bytes: u64,
+    pub iops_before: Option<f64>,
+    pub iops_during: Option<f64>,
+    pub iops_during_min: Option<f64>,
+    pub iops_after: Option<f64>,
+    /// Worst round maximum latency during the rebuild, ms.
+    pub latency_max_during_ms: Option<f64>,
+}
+
+fn mean(v: &[&Interval]) -> Option<f64> {
+    (!v.is_empty()).then(|| v.iter().map(|i| i.iops).sum::<f64>() / v.len() as f64)
+}
+
+/// The report of `event` over a phase that started at `start` and whose
+/// rounds are `intervals`.
+pub fn report(event: &FailureEvent, start: Ns, intervals: &[Interval]) -> FailureReport {
+    let s = |ns: Ns| ns.saturating_sub(start) as f64 / NS_PER_SEC as f64;
+    let at = s(event.failed_at_ns);
+    let done = event.rebuild_done_ns.map(s);
+    let end = |i: &Interval| i.start_s + i.length_s;
+    let before: Vec<&Interval> = intervals.iter().filter(|i| end(i) <= at).collect();
+    let during: Vec<&Interval> = intervals.iter().filter(|i| i.start_s >= at && done.is_none_or(|d| end(i) <= d)).collect();
+    let after: Vec<&Interval> = intervals.iter().filter(|i| done.is_some_and(|d| i.start_s >= d)).collect();
+    FailureReport {
+        event: event.clone(),
+        failed_at_s: at,
+        rebuild_done_at_s: done,
+        rebuild_s: event.rebuild_s(),
+        rebuild_bytes: event.slots_moved * units::SLOT_BYTES,
+        iops_before: mean(&before),
+        iops_during: mean(&during),
+        iops_during_min: during.iter().map(|i| i.iops).reduce(f64::min),
+        iops_after: mean(&after),
+        latency_max_during_ms: during.iter().map(|i| i.latency_max_ms).reduce(f64::max),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fail_specs_parse_or_say_why_not() {
+        let f = FailSpec::parse("3.1@20").unwrap();
+        assert_eq!((f.target.channel, f.target.die, f.at_s), (3, Some(1), 20.0));
+        assert_eq!(FailSpec::parse("0:5.*@1.5").unwrap().target.die, None);
+        for (bad, why) in [("3.1", "TARGET@SECONDS"), ("3.1@x", "not a number"), ("3.1@-1", "must be in"), ("q@1", "CHANNEL.DIE")] {
+            let e = FailSpec::parse(bad).unwrap_err().to_string();
+            assert!(e.contains(why), "{bad}: {e}");
+        }
+    }
+}
