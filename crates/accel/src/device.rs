@@ -1063,7 +1063,7 @@ impl Device {
         self.target_dies(target)?;
         let f = self.faults_mut();
         f.pending.push((at, target.clone()));
-        f.pending.sort_by(|a, b| b.0.cmp(&a.0));
+        f.pending.sort_by_key(|p| std::cmp::Reverse(p.0));
         f.next_due = f.next_due.min(at);
         Ok(())
     }
