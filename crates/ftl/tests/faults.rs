@@ -59,10 +59,13 @@ fn config(plp: bool) -> FtlConfig {
     }
 }
 
-/// Mounts the card from what its media hold, cut again at `cut_at`.
+/// Mounts the card from what its media hold, cut again at the `cut_at`-th
+/// program or erase after the mount.
 fn remount(ftl: Ftl<Cutter>, cfg: &FtlConfig, cut_at: u64, owed: &mut [Owed]) -> Ftl<Cutter> {
     let store = ftl.into_media().into_array().into_store();
-    let (mounted, report) = Ftl::mount(Cutter::new(Array::with_store(geometry(), store), cut_at, cfg.power_loss_protection, true), cfg.clone()).unwrap();
+    let (mut mounted, report) = Ftl::mount(Cutter::new(Array::with_store(geometry(), store), u64::MAX, cfg.power_loss_protection, true), cfg.clone()).unwrap();
+    // The next cut is counted from the end of the mount.
+    mounted.media_mut().cut_after(cut_at);
     // A paired page damaged by the cut that its stripe cannot rebuild (a
     // dead die in it): the LBA may read an older copy or zeros.
     for &lba in &report.lbas_lost {

@@ -45,6 +45,11 @@ impl Cutter {
         assert!(array.holds_data(), "a power cut is tested on media that hold data");
         Cutter { array, ops: 0, at, plp, mlc, cut: false }
     }
+    /// Moves the cut to the `n`-th program or erase from now (a card
+    /// mounted first, then cut).
+    pub fn cut_after(&mut self, n: u64) {
+        self.at = self.ops.saturating_add(n);
+    }
     /// Whether the cut has come.
     pub fn is_cut(&self) -> bool {
         self.cut
