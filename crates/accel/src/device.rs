@@ -1142,9 +1142,23 @@ impl Device {
         }
     }
 
+    /// Background work due by `now` without a host I/O (a served card's
+    /// rebuild while no request comes).
+    pub fn background(&mut self, now: Ns) -> Result<(), DeviceError> {
+        if self.faults.as_ref().is_some_and(|f| now >= f.next_due) {
+            self.faults_advance(now)?;
+        }
+        Ok(())
+    }
+
     /// The failures so far and their rebuilds.
     pub fn failures(&self) -> &[FailureEvent] {
         self.faults.as_ref().map_or(&[], |f| &f.events)
+    }
+
+    /// Each member's failed dies (those a mount found included).
+    pub fn dead_dies(&self) -> Vec<Vec<u32>> {
+        self.members.iter().map(|m| m.ftl.dead_dies().to_vec()).collect()
     }
 
     /// Whether a rebuild is under way.

@@ -39,6 +39,10 @@ enum Command {
     /// Serve a simulated card holding real data as a block device over NBD
     /// (a Unix socket or TCP), for fio, qemu-img, nbdfuse and filesystems.
     Serve(serve::ServeArgs),
+    /// Tell a served card something through its control socket
+    /// (STORE/control.sock): `fail-die CHANNEL.DIE` (or `CHANNEL.*`) fails
+    /// a die (a channel) now; `status` prints its failures and rebuilds.
+    Control(serve::ControlArgs),
 }
 
 fn main() {
@@ -51,6 +55,7 @@ fn main() {
         Command::Bench(a) => bench::bench(a),
         Command::Calibrate(a) => calibrate::calibrate(a),
         Command::Serve(a) => serve::serve(a),
+        Command::Control(a) => serve::control(a),
     };
     if let Err(e) = r {
         eprintln!("flashlab: error: {e:#}");

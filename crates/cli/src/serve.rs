@@ -60,6 +60,70 @@ pub struct ServeArgs {
     pub write_log: Option<PathBuf>,
 }
 
+#[derive(clap::Args)]
+pub struct ControlArgs {
+    /// The served card's store directory.
+    #[arg(long)]
+    pub store: PathBuf,
+    /// The command and its arguments: `fail-die 3.1`, `fail-die 3.*`,
+    /// `status`.
+    #[arg(required = true, num_args = 1..)]
+    pub command: Vec<String>,
+}
+
+/// The control socket of a card served from `store`.
+fn control_socket(store: &std::path::Path) -> PathBuf {
+    store.join("control.sock")
+}
+
+/// `flashlab control`: one command to a served card, its answer (one line
+/// of JSON) printed.
+pub fn control(a: ControlArgs) -> Result<()> {
+    use std::io::{BufRead, Write};
+    let path = control_socket(&a.store);
+    let mut s = std::os::unix::net::UnixStream::connect(&path).with_context(|| format!("{}: is a card served from this store?", path.display()))?;
+    writeln!(s, "{}", a.command.join(" "))?;
+    let mut line = String::new();
+    std::io::BufReader::new(s).read_line(&mut line)?;
+    match line.strip_prefix("error: ") {
+        Some(why) => bail!("{}", why.trim()),
+        None => {
+            println!("{}", line.trim());
+            Ok(())
+        }
+    }
+}
+
+/// Answers control commands on the store's control socket, one line each.
+fn control_serve(server: Arc<Server>, store: &std::path::Path) -> Result<()> {
+    use std::io::{BufRead, Write};
+    let path = control_socket(store);
+    let _ = std::fs::remove_file(&path);
+    let listener = std::os::unix::net::UnixListener::bind(&path).with_context(|| format!("control socket {}", path.display()))?;
+    eprintln!("flashlab serve: control socket {} (flashlab control --store {} status)", path.display(), store.display());
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let mut line = String::new();
+            let Ok(mut w) = stream.try_clone() else { continue };
+            if std::io::BufReader::new(stream).read_line(&mut line).is_err() {
+                continue;
+            }
+            let answer = emu::Control::parse(&line).and_then(|c| {
+                let r = server.control(c.clone());
+                if let (emu::Control::FailDie(t), Ok(_)) = (&c, &r) {
+                    eprintln!("flashlab serve: control: {} failed; the rebuild starts", t.describe(1));
+                }
+                r
+            });
+            let _ = match answer {
+                Ok(json) => writeln!(w, "{json}"),
+                Err(why) => writeln!(w, "error: {why}"),
+            };
+        }
+    });
+    Ok(())
+}
+
 pub fn serve(a: ServeArgs) -> Result<()> {
     let mut profile = accel::profile_load(&a.device).map_err(anyhow::Error::msg)?;
     if let Some(plp) = &a.power_loss_protection {
@@ -119,6 +183,7 @@ pub fn serve(a: ServeArgs) -> Result<()> {
     };
     let (server, _device_thread) = Server::start(device, &name, &volumes, timing, log);
     let server = Arc::new(server);
+    control_serve(Arc::clone(&server), &a.store)?;
     let stopper = Arc::clone(&server);
     std::thread::spawn(move || {
         let sig = terminate();

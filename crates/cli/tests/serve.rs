@@ -278,3 +278,114 @@ fn a_split_card_serves_two_volumes_independently() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("layout version 9; this flashlab reads version"), "{err}");
 }
+
+/// `flashlab control` on a served card; its answer as JSON.
+fn control(card: &Served, args: &[&str]) -> serde_json::Value {
+    let store = card.dir.join("store");
+    let mut a = vec!["control", "--store", store.to_str().unwrap()];
+    a.extend_from_slice(args);
+    let (code, out, err) = flashlab(&a);
+    assert_eq!(code, 0, "flashlab control {args:?}: {err}");
+    serde_json::from_str(out.trim()).unwrap_or_else(|e| panic!("{out}: {e}"))
+}
+
+/// A die fails while fio verifies (4 jobs x QD 16) on a card full of data
+/// and in GC: zero verify errors; the rebuild moves the failed die's
+/// stripes and ends, its time reported; the card then has the die out.
+#[test]
+fn a_die_fails_under_fio_verify_and_nothing_is_lost() {
+    let fio = tool("fio", "fio");
+    let card = Served::start("faildie", &[]);
+    let dir = workdir("faildie-jobs");
+    let fill = fio_job(&dir, "fill.fio", &card.uri(), "[fill]\nrw=randwrite\nbs=4k\niodepth=16\nloops=2\nnorandommap\nrandrepeat=0\n");
+    run(Command::new(&fio).arg(&fill));
+    let job = fio_job(
+        &dir,
+        "verify.fio",
+        &card.uri(),
+        "[verify]\nrw=randwrite\nbs=4k\niodepth=16\nnumjobs=4\nsize=25%\noffset_increment=25%\nverify=crc32c\nverify_fatal=1\ndo_verify=1\nrandrepeat=0\n",
+    );
+    let verify = Command::new(&fio).arg(&job).stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let failed = control(&card, &["fail-die", "3.1"]);
+    // A full card: the die's group of 8 of the 512 dies holds 1/64 of the data.
+    assert!(failed["failed"]["slots_to_rebuild"].as_u64().unwrap() > 300, "a card full of data: {failed}");
+    let o = verify.wait_with_output().unwrap();
+    let out = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success() && out.contains("err= 0") && !out.contains("verify: bad"), "{out}");
+    let mut status = control(&card, &["status"]);
+    for _ in 0..100 {
+        if status["rebuilding"] == false {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        status = control(&card, &["status"]);
+    }
+    let f = &status["failures"][0];
+    let (at, done) = (f["failed_at_ns"].as_u64().unwrap(), f["rebuild_done_ns"].as_u64().expect("the rebuild ended"));
+    assert!(done > at && f["slots_moved"].as_u64().unwrap() > 0 && f["lost_offsets"].as_array().unwrap().is_empty(), "{status}");
+    assert_eq!(status["dead_dies"], serde_json::json!([[35]]));
+    assert!(status["faults"]["degraded_page_reads"].as_u64().unwrap() > 0, "{status}");
+    // Every block fio wrote reads back once more, now from the narrowed card.
+    let reverify = fio_job(
+        &dir,
+        "reverify.fio",
+        &card.uri(),
+        "[verify]\nrw=randwrite\nbs=4k\niodepth=16\nnumjobs=4\nsize=25%\noffset_increment=25%\nverify=crc32c\nverify_fatal=1\ndo_verify=1\nverify_only=1\n",
+    );
+    let out = run(Command::new(&fio).arg(&reverify));
+    assert!(out.contains("err= 0") && !out.contains("verify: bad"), "{out}");
+    eprintln!("rebuild: {} slots in {:.3} s of the card's clock", f["slots_moved"], (done - at) as f64 / 1e9);
+}
+
+/// Two dies of one stripe fail before the rebuild: what they held is
+/// lost, and reading it is an NBD I/O error (EIO), never other bytes;
+/// everything else reads back; a lost block written again reads its new
+/// data; the card's status names what was lost, and a restart keeps it.
+#[test]
+fn a_second_failure_in_a_stripe_is_an_io_error_never_wrong_bytes() {
+    use emu::client::Client;
+    use emu::nbd;
+    let mut card = Served::start("twodies", &["--timing", "none"]);
+    let mut c = Client::connect(&card.socket, &card.name).unwrap();
+    let blocks = (c.size / 4096).min(20_000);
+    let stamp = |b: u64| {
+        let mut v = vec![(b % 251) as u8; 4096];
+        v[..8].copy_from_slice(&b.to_le_bytes());
+        v
+    };
+    for b in 0..blocks {
+        assert_eq!(c.call(nbd::CMD_WRITE, 0, b * 4096, 4096, &stamp(b)).unwrap().error, 0);
+    }
+    // Dies 0.0 and 1.0 (the first die of channels 0 and 1: dies 0 and 1,
+    // numbered channel first) are in the same stripe group of 8.
+    control(&card, &["fail-die", "0.0"]);
+    let second = control(&card, &["fail-die", "1.0"]);
+    let lost: Vec<u64> = second["failed"]["lost_offsets"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+    assert!(!lost.is_empty(), "{second}");
+    let mut eio = 0;
+    for b in 0..blocks {
+        let r = c.call(nbd::CMD_READ, 0, b * 4096, 4096, &[]).unwrap();
+        if lost.contains(&(b * 4096)) {
+            assert_eq!(r.error, nbd::EIO, "block {b} was lost: an I/O error");
+            eio += 1;
+        } else {
+            assert_eq!((r.error, r.data == stamp(b)), (0, true), "block {b} reads back");
+        }
+    }
+    assert_eq!(eio, lost.iter().filter(|&&o| o < blocks * 4096).count());
+    let b = lost[0] / 4096;
+    assert_eq!(c.call(nbd::CMD_WRITE, nbd::CMD_FLAG_FUA, b * 4096, 4096, &stamp(b)).unwrap().error, 0);
+    assert_eq!(c.call(nbd::CMD_READ, 0, b * 4096, 4096, &[]).unwrap().data, stamp(b), "a lost block written again");
+    drop(c);
+    // A power cut: the card comes back with both dies failed and the
+    // other lost blocks still errors.
+    card.cut_and_restart();
+    let status = control(&card, &["status"]);
+    assert_eq!(status["dead_dies"], serde_json::json!([[0, 1]]), "{status}");
+    let mut c = Client::connect(&card.socket, &card.name).unwrap();
+    if let Some(&o) = lost.iter().find(|&&o| o != b * 4096 && o < blocks * 4096) {
+        assert_eq!(c.call(nbd::CMD_READ, 0, o, 4096, &[]).unwrap().error, nbd::EIO, "still lost after a restart");
+    }
+    assert_eq!(c.call(nbd::CMD_READ, 0, b * 4096, 4096, &[]).unwrap().data, stamp(b));
+}

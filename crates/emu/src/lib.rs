@@ -10,4 +10,4 @@ pub mod server;
 pub mod writelog;
 
 pub use pace::Timing;
-pub use server::{Served, Server};
+pub use server::{Control, Served, Server};

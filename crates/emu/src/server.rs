@@ -35,9 +35,52 @@ enum Job {
         reply: Sender<Reply>,
     },
     Counters(Sender<accel::DeviceCounters>),
+    /// A control command; its answer as one line of JSON, or why not.
+    Control(Control, Sender<Result<String, String>>),
     /// A clean shutdown: the device thread checkpoints the card and ends,
     /// saying what it served.
     Shutdown(Sender<Result<Served, DeviceError>>),
+}
+
+/// What a served card can be told besides NBD requests.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Control {
+    /// A die (or a channel) fails now; the rebuild starts.
+    FailDie(accel::FailTarget),
+    /// The card's faults: failures and their rebuilds, whether it is
+    /// read-only, the fault counters.
+    Status,
+}
+
+impl Control {
+    /// `fail-die CH.DIE` (or `CH.*`, `MEMBER:CH.DIE`) or `status`.
+    pub fn parse(line: &str) -> Result<Control, String> {
+        let words: Vec<&str> = line.split_whitespace().collect();
+        match words.as_slice() {
+            ["fail-die", t] => Ok(Control::FailDie(accel::FailTarget::parse(t)?)),
+            ["status"] => Ok(Control::Status),
+            _ => Err(format!("unknown command '{}': expected 'fail-die CHANNEL.DIE' (or CHANNEL.* for a channel) or 'status'", line.trim())),
+        }
+    }
+}
+
+/// The answer to a control command, as one line of JSON.
+fn control_run(device: &mut accel::Device, now: u64, c: &Control) -> Result<String, String> {
+    let json = |v: serde_json::Value| v.to_string();
+    match c {
+        Control::FailDie(t) => {
+            let e = device.fail_now(now, t).map_err(|e| e.to_string())?;
+            Ok(json(serde_json::json!({ "failed": e })))
+        }
+        Control::Status => Ok(json(serde_json::json!({
+            "card_ns": now,
+            "dead_dies": device.dead_dies(),
+            "failures": device.failures(),
+            "rebuilding": device.rebuilding(),
+            "read_only": device.read_only(),
+            "faults": device.counters().faults,
+        }))),
+    }
 }
 
 /// What the device thread counts, for the log at the end and for tests;
@@ -126,6 +169,14 @@ impl Server {
         let (tx, rx) = channel();
         self.jobs.send(Job::Counters(tx)).ok()?;
         rx.recv().ok()
+    }
+
+    /// Runs a control command on the device thread (after the requests
+    /// already taken); its answer as one line of JSON.
+    pub fn control(&self, c: Control) -> Result<String, String> {
+        let (tx, rx) = channel();
+        self.jobs.send(Job::Control(c, tx)).map_err(|_| "the device thread has ended".to_string())?;
+        rx.recv().map_err(|_| "the device thread has ended".to_string())?
     }
 
     /// Stops the card cleanly after the requests already taken: every
@@ -233,11 +284,35 @@ fn device_loop(mut device: Device, rx: Receiver<Job>, clock: Clock, mut log: Opt
     let mut served = Served::default();
     let mut buf = Vec::new();
     let mut last = 0;
-    while let Ok(job) = rx.recv() {
+    loop {
+        // A rebuild goes on while no request comes.
+        let job = if device.rebuilding() {
+            match rx.recv_timeout(std::time::Duration::from_millis(10)) {
+                Ok(job) => job,
+                Err(RecvTimeoutError::Timeout) => {
+                    last = clock.device_at(Instant::now()).max(last);
+                    if let Err(e) = device.background(last) {
+                        eprintln!("flashlab serve: the rebuild failed: {e}");
+                    }
+                    continue;
+                }
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+        } else {
+            match rx.recv() {
+                Ok(job) => job,
+                Err(_) => break,
+            }
+        };
         let (req, volume, arrived, reply) = match job {
             Job::Request { req, volume, arrived, reply } => (req, volume, arrived, reply),
             Job::Counters(tx) => {
                 let _ = tx.send(device.counters());
+                continue;
+            }
+            Job::Control(c, tx) => {
+                last = clock.device_at(Instant::now()).max(last);
+                let _ = tx.send(control_run(&mut device, last, &c));
                 continue;
             }
             Job::Shutdown(tx) => {
@@ -331,9 +406,10 @@ fn execute<'a>(device: &mut Device, now: u64, req: &Request, offset: u64, buf: &
 
 /// The NBD error for a device error: out of range is the client's
 /// mistake (EINVAL, or ENOSPC for a write past the end); anything else is
-/// the card's (EIO).
+/// the card's (EIO; EPERM for a write to a card turned read-only).
 fn error_code(e: &DeviceError, kind: u16) -> u32 {
     match e {
+        DeviceError::Ftl(ftl::FtlError::ReadOnly(_)) => nbd::EPERM,
         DeviceError::OutOfRange { offset, len, capacity } if offset.saturating_add(*len) > *capacity && kind == nbd::CMD_WRITE => nbd::ENOSPC,
         DeviceError::OutOfRange { .. } => nbd::EINVAL,
         _ => nbd::EIO,
