@@ -60,6 +60,10 @@ pub struct ErrorsProfile {
     pub read_retries_max: u32,
     /// Share of the retention errors a retry leaves (0..1).
     pub retry_retention_left: f64,
+    /// The vendor's uncorrectable bit error rating (bits in error per bit
+    /// read), where published: what the model's UBER is set against.
+    #[serde(default)]
+    pub uber_rated: Option<f64>,
 }
 
 /// `ln(i!)` for `i` in `0..=n`.
@@ -223,6 +227,9 @@ impl ErrorsProfile {
                 return Err((name, v.to_string(), "an exponent in 0..=5"));
             }
         }
+        if let Some(u) = self.uber_rated.filter(|u| !(u.is_finite() && *u > 0.0 && *u < 1e-6)) {
+            return Err(("uber_rated", u.to_string(), "a rate in (0, 1e-6)"));
+        }
         if !(1..=200).contains(&self.ecc_bits) {
             return Err(("ecc_bits", self.ecc_bits.to_string(), "in 1..=200"));
         }
@@ -246,7 +253,7 @@ mod tests {
     }
 
     fn model(t: u32) -> ErrorsProfile {
-        ErrorsProfile { rber: mlc_2y(), ecc_bits: t, read_retries_max: 8, retry_retention_left: 0.5 }
+        ErrorsProfile { rber: mlc_2y(), ecc_bits: t, read_retries_max: 8, retry_retention_left: 0.5, uber_rated: None }
     }
 
     #[test]

@@ -54,6 +54,8 @@ fn malformed_profiles_are_refused_naming_the_field() {
         ("ecc_bits = 40", "ecc_bits = 0", "nand.errors.ecc_bits = 0: must be in 1..=200"),
         ("retry_retention_left = 0.5", "retry_retention_left = 1.5", "nand.errors.retry_retention_left = 1.5"),
         ("e = 8.34e-5", "e = -1.0", "nand.errors.rber.e = -1"),
+        ("retry_retention_left = 0.5", "retry_retention_left = 0.5\nuber_rated = 2.0", "nand.errors.uber_rated = 2"),
+        ("rebuild_bytes_per_sec = 200_000_000", "rebuild_bytes_per_sec = 5", "ftl.rebuild_bytes_per_sec = 5"),
         // An id names result files and report rows: no path characters.
         ("id = \"flashmax2\"", "id = \"../x\"", "id: must be 1 to 40 letters"),
         // Syntax errors and unknown fields name the place.

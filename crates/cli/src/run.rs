@@ -121,7 +121,28 @@ pub fn run(a: RunArgs) -> Result<()> {
         sink.write(&result, a.quiet)?;
     }
     print_result(&result, wall);
+    uber_print(&profile, &spec);
     Ok(())
+}
+
+/// An aged card's analytic uncorrectable bit error rate, against the
+/// vendor's rating where the profile has one.
+fn uber_print(profile: &accel::Profile, spec: &lab::RunSpec) {
+    let Some(e) = &profile.nand.errors else { return };
+    if spec.pe_cycles == 0 && spec.age_days == 0.0 {
+        return;
+    }
+    let (cw, w, c, d) = (profile.nand.codeword_bytes, profile.ftl.stripe_width, spec.pe_cycles as f64, spec.age_days);
+    let (alone, striped) = (e.uber(cw, 1, c, d, 1000.0), e.uber(cw, w, c, d, 1000.0));
+    let rate = |v: f64| if v < 1e-300 { "< 1e-300".to_string() } else { format!("{v:.1e}") };
+    let rated = e.uber_rated.map_or("no rating in the profile".to_string(), |r| format!("rated < {r:.0e} ({})", if striped < r { "within" } else { "BEYOND" }));
+    outln!(
+        "\nuncorrectable bit error rate at {} cycles, {} days, 1,000 reads since erase (analytic, every retry taken): {} per bit read before parity, {} with the stripe's; {rated} [simulated]",
+        spec.pe_cycles,
+        spec.age_days,
+        rate(alone),
+        rate(striped)
+    );
 }
 
 /// The run's settings from its arguments, checked.
