@@ -164,7 +164,7 @@ fn spec_of(a: &RunArgs, profile: &accel::Profile, format: &str) -> Result<RunSpe
     spec.ios = a.ios;
     spec.pe_cycles = a.pe_cycles;
     spec.age_days = a.age_days;
-    spec.fail = a.fail_die.iter().map(|f| lab::runs::failure::FailSpec::parse(f)).collect::<Result<_, _>>()?;
+    spec.fail = a.fail_die.iter().map(|f| lab::runs::failure::FailSpec::parse(f)).collect::<Result<_, _>>().map_err(anyhow::Error::msg)?;
     spec.rebuild_bytes_per_sec = a.rebuild_rate.map(|r| (r * 1e6).round() as u64);
     if let Some(i) = a.interval {
         spec.interval_s = i;

@@ -3,7 +3,6 @@
 //! and after (from the phase's rounds).
 
 use crate::runs::metrics::Interval;
-use crate::runs::run::RunError;
 use accel::{FailTarget, FailureEvent};
 use serde::{Deserialize, Serialize};
 use units::{Ns, NS_PER_SEC};
@@ -17,8 +16,8 @@ pub struct FailSpec {
 }
 
 impl FailSpec {
-    pub fn parse(s: &str) -> Result<FailSpec, RunError> {
-        let bad = |why: String| RunError::Input(format!("--fail-die {s}: {why}"));
+    pub fn parse(s: &str) -> Result<FailSpec, String> {
+        let bad = |why: String| format!("--fail-die {s}: {why}");
         let (t, at) = s
             .rsplit_once('@')
             .ok_or_else(|| bad("expected TARGET@SECONDS, such as 3.1@20 (die 1 of channel 3, 20 s into the measured phase) or 3.*@20 (channel 3)".into()))?;
@@ -89,7 +88,7 @@ mod tests {
         assert_eq!((f.target.channel, f.target.die, f.at_s), (3, Some(1), 20.0));
         assert_eq!(FailSpec::parse("0:5.*@1.5").unwrap().target.die, None);
         for (bad, why) in [("3.1", "TARGET@SECONDS"), ("3.1@x", "not a number"), ("3.1@-1", "must be in"), ("q@1", "CHANNEL.DIE")] {
-            let e = FailSpec::parse(bad).unwrap_err().to_string();
+            let e = FailSpec::parse(bad).unwrap_err();
             assert!(e.contains(why), "{bad}: {e}");
         }
     }
