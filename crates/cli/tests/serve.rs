@@ -30,7 +30,7 @@ fn workdir(name: &str) -> Scratch {
 
 fn fio_job(dir: &Path, name: &str, uri: &str, body: &str) -> PathBuf {
     let p = dir.join(name);
-    std::fs::write(&p, format!("[global]\nioengine=nbd\nuri={uri}\ngroup_reporting\n{body}")).unwrap();
+    std::fs::write(&p, format!("[global]\nioengine=nbd\nuri={uri}\ngroup_reporting\nverify_state_save=0\n{body}")).unwrap();
     p
 }
 
@@ -234,7 +234,7 @@ fn a_split_card_serves_two_volumes_independently() {
     let dir = workdir("volumes-jobs");
     let uri = |v: u32| format!("nbd+unix:///p420m-{v}?socket={}", card.socket.display());
     let jobs = format!(
-        "[global]\nioengine=nbd\nrw=randwrite\nbs=4k\niodepth=16\nverify=crc32c\nverify_fatal=1\ndo_verify=1\n[one]\nuri={}\n[two]\nuri={}\n",
+        "[global]\nioengine=nbd\nverify_state_save=0\nrw=randwrite\nbs=4k\niodepth=16\nverify=crc32c\nverify_fatal=1\ndo_verify=1\n[one]\nuri={}\n[two]\nuri={}\n",
         uri(1),
         uri(2)
     );
