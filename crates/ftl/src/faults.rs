@@ -159,8 +159,9 @@ impl<M: Media> Ftl<M> {
     pub fn rebuild_left(&self) -> u64 {
         let mut n = 0;
         for sb in 0..self.layout.superblocks {
+            let dies = self.degraded_dies(sb);
             for page in 0..self.layout.pages_per_block {
-                for die in self.degraded_dies(sb) {
+                for &die in &dies {
                     n += self.page_valid_mask(sb, page, die).count_ones() as u64;
                 }
             }

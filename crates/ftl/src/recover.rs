@@ -95,9 +95,9 @@ impl<M: Media> Ftl<M> {
         let mut r = MountReport { seq_max: newest.iter().copied().max().unwrap_or(0), ..MountReport::default() };
         let mut damaged = Vec::new();
         for sb in 0..l.superblocks {
+            let narrowing = self.narrowing(sb).cloned();
+            let n = narrowing.as_ref();
             for die in 0..l.dies {
-                let n = self.narrowing(sb).cloned();
-                let n = n.as_ref();
                 if l.is_unused_in(n, die) {
                     continue;
                 }
