@@ -66,7 +66,7 @@ pub struct ControlArgs {
     #[arg(long)]
     pub store: PathBuf,
     /// The command and its arguments: `fail-die 3.1`, `fail-die 3.*`,
-    /// `status`.
+    /// `fail-die 0.0 1.0` (two dies at once), `status`.
     #[arg(required = true, num_args = 1..)]
     pub command: Vec<String>,
 }
@@ -110,8 +110,9 @@ fn control_serve(server: Arc<Server>, store: &std::path::Path) -> Result<()> {
             }
             let answer = emu::Control::parse(&line).and_then(|c| {
                 let r = server.control(c.clone());
-                if let (emu::Control::FailDie(t), Ok(_)) = (&c, &r) {
-                    eprintln!("flashlab serve: control: {} failed; the rebuild starts", t.describe(1));
+                if let (emu::Control::FailDie(ts), Ok(_)) = (&c, &r) {
+                    let what: Vec<String> = ts.iter().map(|t| t.describe(server.members())).collect();
+                    eprintln!("flashlab serve: control: {} failed; the rebuild starts", what.join(", "));
                 }
                 r
             });

@@ -309,7 +309,7 @@ fn a_die_fails_under_fio_verify_and_nothing_is_lost() {
     std::thread::sleep(std::time::Duration::from_secs(2));
     let failed = control(&card, &["fail-die", "3.1"]);
     // A full card: the die's group of 8 of the 512 dies holds 1/64 of the data.
-    assert!(failed["failed"]["slots_to_rebuild"].as_u64().unwrap() > 300, "a card full of data: {failed}");
+    assert!(failed["failed"][0]["slots_to_rebuild"].as_u64().unwrap() > 300, "a card full of data: {failed}");
     let o = verify.wait_with_output().unwrap();
     let out = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
     assert!(o.status.success() && out.contains("err= 0") && !out.contains("verify: bad"), "{out}");
@@ -358,11 +358,12 @@ fn a_second_failure_in_a_stripe_is_an_io_error_never_wrong_bytes() {
         assert_eq!(c.call(nbd::CMD_WRITE, 0, b * 4096, 4096, &stamp(b)).unwrap().error, 0);
     }
     // Dies 0.0 and 1.0 (the first die of channels 0 and 1: dies 0 and 1,
-    // numbered channel first) are in the same stripe group of 8.
-    control(&card, &["fail-die", "0.0"]);
-    let second = control(&card, &["fail-die", "1.0"]);
-    let lost: Vec<u64> = second["failed"]["lost_offsets"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
-    assert!(!lost.is_empty(), "{second}");
+    // numbered channel first) are in the same stripe group of 8; they
+    // fail together, before any rebuild.
+    let both = control(&card, &["fail-die", "0.0", "1.0"]);
+    let second = &both["failed"][1];
+    let lost: Vec<u64> = second["lost_offsets"].as_array().unwrap().iter().map(|v| v.as_u64().unwrap()).collect();
+    assert!(!lost.is_empty(), "{both}");
     let mut eio = 0;
     for b in 0..blocks {
         let r = c.call(nbd::CMD_READ, 0, b * 4096, 4096, &[]).unwrap();

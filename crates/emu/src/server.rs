@@ -45,21 +45,23 @@ enum Job {
 /// What a served card can be told besides NBD requests.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Control {
-    /// A die (or a channel) fails now; the rebuild starts.
-    FailDie(accel::FailTarget),
+    /// Dies (or channels) fail now, together, in order; the rebuild
+    /// starts. Stops at the first that cannot fail (already dead).
+    FailDie(Vec<accel::FailTarget>),
     /// The card's faults: failures and their rebuilds, whether it is
     /// read-only, the fault counters.
     Status,
 }
 
 impl Control {
-    /// `fail-die CH.DIE` (or `CH.*`, `MEMBER:CH.DIE`) or `status`.
+    /// `fail-die CH.DIE...` (each `CH.DIE`, `CH.*` or `MEMBER:CH.DIE`) or
+    /// `status`.
     pub fn parse(line: &str) -> Result<Control, String> {
         let words: Vec<&str> = line.split_whitespace().collect();
         match words.as_slice() {
-            ["fail-die", t] => Ok(Control::FailDie(accel::FailTarget::parse(t)?)),
+            ["fail-die", ts @ ..] if !ts.is_empty() => Ok(Control::FailDie(ts.iter().map(|t| accel::FailTarget::parse(t)).collect::<Result<_, _>>()?)),
             ["status"] => Ok(Control::Status),
-            _ => Err(format!("unknown command '{}': expected 'fail-die CHANNEL.DIE' (or CHANNEL.* for a channel) or 'status'", line.trim())),
+            _ => Err(format!("unknown command '{}': expected 'fail-die CHANNEL.DIE...' (or CHANNEL.* for a channel) or 'status'", line.trim())),
         }
     }
 }
@@ -68,9 +70,9 @@ impl Control {
 fn control_run(device: &mut accel::Device, now: u64, c: &Control) -> Result<String, String> {
     let json = |v: serde_json::Value| v.to_string();
     match c {
-        Control::FailDie(t) => {
-            let e = device.fail_now(now, t).map_err(|e| e.to_string())?;
-            Ok(json(serde_json::json!({ "failed": e })))
+        Control::FailDie(ts) => {
+            let events = ts.iter().map(|t| device.fail_now(now, t)).collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())?;
+            Ok(json(serde_json::json!({ "failed": events })))
         }
         Control::Status => Ok(json(serde_json::json!({
             "card_ns": now,
@@ -123,6 +125,8 @@ pub struct Server {
     exports: Vec<Export>,
     volumes: Vec<Volume>,
     jobs: Sender<Job>,
+    /// The card's members (to name a die of a card of several).
+    members: usize,
     /// How late paced replies left, over every connection.
     pub lateness: Arc<Lateness>,
 }
@@ -155,13 +159,19 @@ impl Server {
             .collect();
         let (jobs, rx) = channel::<Job>();
         let clock = Clock::new(timing);
+        let members = device.profile.members as usize;
         let handle = std::thread::Builder::new().name("device".into()).spawn(move || device_loop(device, rx, clock, log)).expect("a thread");
-        (Server { exports, volumes: volumes.list().to_vec(), jobs, lateness: Arc::new(Lateness::default()) }, handle)
+        (Server { exports, volumes: volumes.list().to_vec(), jobs, members, lateness: Arc::new(Lateness::default()) }, handle)
     }
 
     /// The exports, one per volume, in the card's order.
     pub fn exports(&self) -> &[Export] {
         &self.exports
+    }
+
+    /// The card's members.
+    pub fn members(&self) -> usize {
+        self.members
     }
 
     /// The card's counters now (after every request sent before).
@@ -413,5 +423,21 @@ fn error_code(e: &DeviceError, kind: u16) -> u32 {
         DeviceError::OutOfRange { offset, len, capacity } if offset.saturating_add(*len) > *capacity && kind == nbd::CMD_WRITE => nbd::ENOSPC,
         DeviceError::OutOfRange { .. } => nbd::EINVAL,
         _ => nbd::EIO,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn control_commands_parse_or_say_what_is_expected() {
+        assert_eq!(Control::parse("status\n"), Ok(Control::Status));
+        let Ok(Control::FailDie(ts)) = Control::parse("fail-die 0.0 1.* 1:2.3") else { panic!("three targets") };
+        assert_eq!((ts.len(), ts[1].die, ts[2].member), (3, None, 1));
+        for bad in ["", "fail-die", "fail-die x", "reboot"] {
+            let e = Control::parse(bad).unwrap_err();
+            assert!(e.contains("expected") || e.contains("CHANNEL.DIE"), "{bad}: {e}");
+        }
     }
 }
