@@ -60,11 +60,15 @@ impl Media for Recorder {
         Ok(())
     }
     fn block_erase(&mut self, die: u32, block: u32, tag: OpTag) -> Result<(), NandError> {
-        self.array.block_erase(die, block, tag)?;
-        if tag != OpTag::Format {
+        let r = self.array.block_erase(die, block, tag);
+        // A failed erase took its time before its status said so.
+        if matches!(r, Ok(()) | Err(NandError::EraseFailed { .. })) && tag != OpTag::Format {
             self.ops.push(MediaOp { kind: OpKind::Erase, tag, die, block, page: 0, mask: 0 });
         }
-        Ok(())
+        r
+    }
+    fn block_factory_bad(&self, die: u32, block: u32) -> bool {
+        self.array.block_factory_bad(die, block)
     }
     fn counters(&self) -> &MediaCounters {
         self.array.counters()

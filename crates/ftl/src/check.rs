@@ -23,11 +23,11 @@ impl<M: Media> Ftl<M> {
             if m.valid != valid[sb] {
                 return Err(format!("superblock {sb}: valid count {} but {} valid slots", m.valid, valid[sb]));
             }
-            free_count += (m.state == SbState::Free) as usize;
+            free_count += (m.state == SbState::Free && self.sb_usable(sb as u32)) as usize;
             self.check_superblock(sb as u32)?;
         }
         if free_count != self.free.len() {
-            return Err(format!("{} free superblocks but {} in the free pool", free_count, self.free.len()));
+            return Err(format!("{} usable free superblocks but {} in the free pool", free_count, self.free.len()));
         }
         self.check_writers()
     }

@@ -91,7 +91,9 @@ impl<M: Media> Ftl<M> {
                 if m.valid != 0 {
                     return Err(bad(&format!("superblock {sb} is free but holds mapped slots")));
                 }
-                ftl.free.push(Reverse((erases, sb as u32)));
+                if ftl.sb_usable(sb as u32) {
+                    ftl.free.push(Reverse((erases, sb as u32)));
+                }
             }
         }
         let report = MountReport {

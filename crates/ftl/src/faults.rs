@@ -76,8 +76,12 @@ pub(crate) struct Rebuild {
     page: u32,
 }
 
-const SYSTEM_MAGIC: &[u8; 8] = b"FLSYS\0\0\0";
-const SYSTEM_VERSION: u32 = 1;
+impl Rebuild {
+    /// From the first superblock.
+    pub(crate) fn start() -> Rebuild {
+        Rebuild { sb: 0, page: 0 }
+    }
+}
 
 impl<M: Media> Ftl<M> {
     /// Whether die `die` has failed.
@@ -94,19 +98,17 @@ impl<M: Media> Ftl<M> {
     /// A superblock's narrowing (none: the full width).
     #[inline]
     pub(crate) fn narrowing(&self, sb: u32) -> Option<&Narrowing> {
-        match self.sbs[sb as usize].narrow {
-            0 => None,
-            i => Some(&self.narrowings[i as usize - 1]),
-        }
-    }
-
-    /// The narrowing a superblock opened now takes (every dead die out).
-    pub(crate) fn narrow_now(&self) -> u8 {
-        self.narrowings.len() as u8
+        self.narrows[sb as usize].as_ref()
     }
 
     pub fn fault_counters(&self) -> &FaultCounters {
         &self.fault_counters
+    }
+
+    /// Whether the slow paths are needed: a die failed, an LBA is lost,
+    /// or the card refuses writes.
+    pub(crate) fn faulted_update(&mut self) {
+        self.faulted = !self.dead.is_empty() || !self.lost.is_empty() || self.read_only.is_some();
     }
 
     /// Why the card refuses writes, if it does.
@@ -146,10 +148,10 @@ impl<M: Media> Ftl<M> {
         self.faulted = true;
         self.dead.push(die);
         self.media.die_fail(die, true);
-        self.narrowings.push(Narrowing::new(&self.layout, &self.dead));
+        self.free_pool_usable();
         self.fault_counters.dies_failed += 1;
         let lbas_lost = self.stripes_lost(die);
-        self.rebuild = Some(Rebuild { sb: 0, page: 0 });
+        self.rebuild = Some(Rebuild::start());
         let read_only = self.capacity_check();
         self.system_save()?;
         Ok(DieFailure { die, slots_to_rebuild: self.rebuild_left(), lbas_lost, read_only })
@@ -237,25 +239,6 @@ impl<M: Media> Ftl<M> {
         }
         lost.sort_unstable();
         lost
-    }
-
-    /// Whether the format still fits the live dies (every superblock at
-    /// the current narrowing, less what GC needs); sets read-only if not.
-    fn capacity_check(&mut self) -> Option<String> {
-        let n = self.narrowings.last();
-        let per_sb = self.layout.data_slots_in(n) as u64;
-        let usable = (self.layout.superblocks as u64).saturating_sub(self.cfg.reserve_superblocks as u64 + 4) * per_sb;
-        if self.cfg.user_slots > usable {
-            let why = format!(
-                "{} dies failed: the live dies hold {} slots of 4 KiB beyond what garbage collection needs, the format {}; the card is read-only",
-                self.dead.len(),
-                usable,
-                self.cfg.user_slots
-            );
-            self.read_only = Some(why.clone());
-            return Some(why);
-        }
-        None
     }
 
     /// Seals a writer's open stripe and closes its superblock short: the
@@ -426,93 +409,6 @@ impl<M: Media> Ftl<M> {
             self.gc_pace()?;
         }
         Ok(moved)
-    }
-
-    /// The fault state as the system area keeps it: dead dies in order,
-    /// each superblock's narrowing, the lost LBAs; a CRC-32 last.
-    fn system_bytes(&self) -> Vec<u8> {
-        let mut b = Vec::new();
-        b.extend_from_slice(SYSTEM_MAGIC);
-        b.extend_from_slice(&SYSTEM_VERSION.to_le_bytes());
-        b.extend_from_slice(&self.layout.dies.to_le_bytes());
-        b.extend_from_slice(&(self.dead.len() as u32).to_le_bytes());
-        self.dead.iter().for_each(|d| b.extend_from_slice(&d.to_le_bytes()));
-        b.extend_from_slice(&self.layout.superblocks.to_le_bytes());
-        self.sbs.iter().for_each(|m| b.push(m.narrow));
-        b.extend_from_slice(&(self.lost.len() as u32).to_le_bytes());
-        for lba in self.lbas_lost() {
-            b.extend_from_slice(&lba.to_le_bytes());
-            b.extend_from_slice(&self.lost[&lba].to_le_bytes());
-        }
-        let crc = crc32fast::hash(&b);
-        b.extend_from_slice(&crc.to_le_bytes());
-        b
-    }
-
-    /// Writes the fault state to the system area (data-holding media;
-    /// nothing to keep on a card that never failed).
-    pub(crate) fn system_save(&mut self) -> Result<(), FtlError> {
-        if self.data && self.faulted {
-            let b = self.system_bytes();
-            self.media.system_write(&b)?;
-        }
-        Ok(())
-    }
-
-    /// Loads the fault state a card kept in its system area: the dead dies
-    /// (failed again on the media), each superblock's narrowing, the lost
-    /// LBAs. Nothing where the area is empty.
-    pub(crate) fn system_load(&mut self) -> Result<(), FtlError> {
-        let Some(b) = self.media.system_read() else { return Ok(()) };
-        let bad = |why: &str| FtlError::Config(format!("system area: {why}"));
-        if b.len() < 16 || &b[..8] != SYSTEM_MAGIC {
-            return Err(bad("not a flashlab system area"));
-        }
-        let (body, crc) = b.split_at(b.len() - 4);
-        if crc32fast::hash(body) != u32::from_le_bytes(crc.try_into().expect("4 bytes")) {
-            return Err(bad("its checksum does not match (torn or altered)"));
-        }
-        let mut at = 8;
-        let mut u32_next = || -> Result<u32, FtlError> {
-            let v = body.get(at..at + 4).ok_or_else(|| bad("truncated"))?;
-            at += 4;
-            Ok(u32::from_le_bytes(v.try_into().expect("4 bytes")))
-        };
-        if u32_next()? != SYSTEM_VERSION || u32_next()? != self.layout.dies {
-            return Err(bad("made by another version or for another geometry"));
-        }
-        let n = u32_next()?;
-        let dead = (0..n).map(|_| u32_next()).collect::<Result<Vec<u32>, _>>()?;
-        if dead.iter().any(|&d| d >= self.layout.dies) || u32_next()? != self.layout.superblocks {
-            return Err(bad("made for another geometry"));
-        }
-        let sbs = self.layout.superblocks as usize;
-        let narrow = body.get(at..at + sbs).ok_or_else(|| bad("truncated"))?.to_vec();
-        at += sbs;
-        let lost_n = u32::from_le_bytes(body.get(at..at + 4).ok_or_else(|| bad("truncated"))?.try_into().expect("4 bytes"));
-        at += 4;
-        if body.len() != at + lost_n as usize * 12 || narrow.iter().any(|&i| i as usize > dead.len()) {
-            return Err(bad("its length or contents do not add up"));
-        }
-        for e in body[at..].chunks_exact(12) {
-            let lba = u32::from_le_bytes(e[..4].try_into().expect("4 bytes"));
-            self.lost.insert(lba, u64::from_le_bytes(e[4..].try_into().expect("8 bytes")));
-        }
-        for (i, &d) in dead.iter().enumerate() {
-            self.media.die_fail(d, false);
-            self.narrowings.push(Narrowing::new(&self.layout, &dead[..=i]));
-        }
-        self.faulted = !dead.is_empty() || !self.lost.is_empty();
-        self.dead = dead;
-        self.fault_counters.dies_failed = self.dead.len() as u32;
-        for (m, &i) in self.sbs.iter_mut().zip(&narrow) {
-            m.narrow = i;
-        }
-        if !self.dead.is_empty() {
-            self.rebuild = Some(Rebuild { sb: 0, page: 0 });
-            self.capacity_check();
-        }
-        Ok(())
     }
 
     /// A lost LBA written or trimmed again is no longer lost.

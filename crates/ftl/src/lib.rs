@@ -13,6 +13,7 @@
 //! clock: the simulator times the operations it issues; on data-holding
 //! media the same operations move real bytes.
 
+mod bad;
 mod check;
 mod checkpoint;
 mod faults;
@@ -23,9 +24,11 @@ mod oracle;
 mod policy;
 mod recover;
 mod superblock;
+mod system;
 mod wear;
 mod writer;
 
+pub use bad::BadBlocks;
 pub use faults::{DieFailure, FaultCounters};
 pub use layout::{Layout, Narrowing, SlotAddr};
 pub use oracle::wa_greedy_large_block;
@@ -137,9 +140,14 @@ pub struct Ftl<M: Media> {
     /// Whether any die failed or any LBA is lost: the slow paths of
     /// [`faults`] are taken only then.
     faulted: bool,
-    /// Dies failed, in order; `narrowings[i]` leaves out the first `i + 1`.
+    /// Dies failed, in order.
     dead: Vec<u32>,
-    narrowings: Vec<layout::Narrowing>,
+    /// Each superblock's narrowing, set when it is opened (none: the full
+    /// width): the dead dies and its bad blocks left out.
+    narrows: Vec<Option<layout::Narrowing>>,
+    /// One bit a die block (superblock-major): bad.
+    bad: Vec<u64>,
+    bad_counts: BadBlocks,
     /// LBAs lost to a second failure in a stripe, with the sequence
     /// number of the loss.
     lost: std::collections::HashMap<u32, u64>,
@@ -173,6 +181,8 @@ impl<M: Media> Ftl<M> {
     /// Formats `media` (every block erased) to the usable capacity in `cfg`.
     pub fn format(media: M, cfg: FtlConfig) -> Result<Ftl<M>, FtlError> {
         let mut ftl = Ftl::unformatted(media, cfg)?;
+        ftl.factory_scan();
+        ftl.fits_check(ftl.cfg.user_slots)?;
         ftl.secure_erase()?;
         Ok(ftl)
     }
@@ -207,7 +217,7 @@ impl<M: Media> Ftl<M> {
             l2p: vec_huge(cfg.user_slots as usize, PPA_INVALID),
             p2l: vec_huge(layout.total_slots() as usize, LBA_UNMAPPED),
             valid: vec_huge((layout.total_slots() as usize).div_ceil(64), 0u64),
-            sbs: vec![SbMeta { state: SbState::Free, valid: 0, close_seq: 0, erase_count: 0, short: false, narrow: 0 }; layout.superblocks as usize],
+            sbs: vec![SbMeta { state: SbState::Free, valid: 0, close_seq: 0, erase_count: 0, short: false }; layout.superblocks as usize],
             free: BinaryHeap::with_capacity(layout.superblocks as usize),
             user: Writer::new(OpTag::User, spm, mpage_bytes, data),
             gc: Writer::new(OpTag::Gc, spm, mpage_bytes, data),
@@ -222,7 +232,9 @@ impl<M: Media> Ftl<M> {
             counters: FtlCounters::default(),
             faulted: false,
             dead: Vec::new(),
-            narrowings: Vec::new(),
+            narrows: vec![None; layout.superblocks as usize],
+            bad: vec![0; (layout.superblocks as usize * layout.dies as usize).div_ceil(64)],
+            bad_counts: BadBlocks::default(),
             lost: std::collections::HashMap::new(),
             rebuild: None,
             read_only: None,
@@ -245,7 +257,6 @@ impl<M: Media> Ftl<M> {
     /// superblock is narrowed, and the lost LBAs are forgotten (a secure
     /// erase empties the card).
     pub fn secure_erase(&mut self) -> Result<(), FtlError> {
-        let narrow = self.narrow_now();
         for sb in 0..self.layout.superblocks {
             self.superblock_erase(sb, OpTag::Format)?;
             let m = &mut self.sbs[sb as usize];
@@ -253,7 +264,7 @@ impl<M: Media> Ftl<M> {
             m.state = SbState::Free;
             m.valid = 0;
             m.short = false;
-            m.narrow = narrow;
+            self.narrows[sb as usize] = self.narrowing_fresh(sb);
         }
         self.lost.clear();
         self.rebuild = None;
@@ -261,8 +272,10 @@ impl<M: Media> Ftl<M> {
         self.p2l.fill(LBA_UNMAPPED);
         self.valid.fill(0);
         self.free.clear();
-        for (i, m) in self.sbs.iter().enumerate() {
-            self.free.push(Reverse((m.erase_count, i as u32)));
+        for sb in 0..self.layout.superblocks {
+            if self.sb_usable(sb) {
+                self.free.push(Reverse((self.sbs[sb as usize].erase_count, sb)));
+            }
         }
         self.user.sb = SB_NONE;
         self.gc.sb = SB_NONE;
@@ -272,25 +285,31 @@ impl<M: Media> Ftl<M> {
         self.system_save()
     }
 
-    /// Erases a superblock's block on every die that works.
-    pub(crate) fn superblock_erase(&mut self, sb: u32, tag: OpTag) -> Result<(), FtlError> {
-        for die in 0..self.layout.dies {
-            if !self.is_dead(die) {
-                self.media.block_erase(die, sb, tag)?;
-            }
-        }
-        Ok(())
-    }
-
     /// Re-formats to a new usable capacity (secure erase included).
     pub fn reformat(&mut self, user_slots: u64) -> Result<(), FtlError> {
         let max = Self::user_slots_max(&self.layout, self.cfg.reserve_superblocks);
         if user_slots == 0 || user_slots > max {
             return Err(FtlError::Config(format!("usable capacity of {user_slots} slots must be in 1..={max}")));
         }
+        self.fits_check(user_slots)?;
         self.cfg.user_slots = user_slots;
         self.l2p = vec_huge(user_slots as usize, PPA_INVALID);
+        // The new format fits the good blocks: writes are taken again.
+        self.read_only = None;
         self.secure_erase()
+    }
+
+    /// Refuses a format the good blocks of the live dies cannot hold.
+    fn fits_check(&self, user_slots: u64) -> Result<(), FtlError> {
+        let usable = self.usable_slots();
+        if user_slots > usable {
+            return Err(FtlError::Config(format!(
+                "usable capacity of {user_slots} slots does not fit: with {} bad blocks and {} dead dies the good blocks hold {usable} slots beyond what garbage collection needs",
+                self.bad_counts.total(),
+                self.dead.len()
+            )));
+        }
+        Ok(())
     }
 
     pub fn layout(&self) -> &Layout {

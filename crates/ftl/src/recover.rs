@@ -154,7 +154,7 @@ impl<M: Media> Ftl<M> {
     fn lost_settle(&mut self) {
         let l2p = &self.l2p;
         self.lost.retain(|&lba, _| l2p.get(lba as usize).is_some_and(|&p| p == PPA_INVALID));
-        self.faulted = !self.dead.is_empty() || !self.lost.is_empty();
+        self.faulted_update();
     }
 
     /// Moves the valid slots of stripes left incomplete (a cut while
@@ -250,7 +250,7 @@ impl<M: Media> Ftl<M> {
             m.erase_count = erases;
             m.short = short;
             m.state = if written { SbState::Closed } else { SbState::Free };
-            if !written {
+            if !written && self.sb_usable(sb) {
                 self.free.push(std::cmp::Reverse((erases, sb)));
             }
         }

@@ -26,9 +26,6 @@ pub(crate) struct SbMeta {
     /// Closed before it was full: the open superblock of a recovered card,
     /// whose remaining pages stay unprogrammed until GC erases it.
     pub(crate) short: bool,
-    /// The narrowing it was opened with (0: the full width; `i`: the
-    /// first `i` failed dies left out).
-    pub(crate) narrow: u8,
 }
 
 pub(crate) const SB_NONE: u32 = u32::MAX;
@@ -72,7 +69,10 @@ impl<M: Media> Ftl<M> {
         m.valid = 0;
         m.short = false;
         m.erase_count += 1;
-        self.free.push(Reverse((m.erase_count, sb)));
+        let erases = m.erase_count;
+        if self.sb_usable(sb) {
+            self.free.push(Reverse((erases, sb)));
+        }
     }
 
     /// The user writer may not take the last free superblock: that one is

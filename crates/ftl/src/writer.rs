@@ -140,10 +140,7 @@ impl<M: Media> Ftl<M> {
     #[inline(never)]
     fn writer_program(&mut self, user: bool) -> Result<(), FtlError> {
         let data = self.data;
-        let n = match self.sbs[if user { self.user.sb } else { self.gc.sb } as usize].narrow {
-            0 => None,
-            i => Some(&self.narrowings[i as usize - 1]),
-        };
+        let n = self.narrows[if user { self.user.sb } else { self.gc.sb } as usize].as_ref();
         let layout = &self.layout;
         let w = if user { &mut self.user } else { &mut self.gc };
         if data {
@@ -194,19 +191,19 @@ impl<M: Media> Ftl<M> {
     }
 
     /// Opens a free superblock (the least worn) for a writer, at the
-    /// narrowing of the dies failed so far.
+    /// narrowing of the dies failed so far and its own bad blocks.
     pub(crate) fn writer_open(&mut self, user: bool) -> Result<(), FtlError> {
         let Some(Reverse((_, sb))) = self.free.pop() else {
             return Err(FtlError::NoSpace(format!("{} writer found no free superblock", if user { "user" } else { "GC" })));
         };
-        let narrow = self.narrow_now();
+        let narrow = self.narrowing_fresh(sb);
         let m = &mut self.sbs[sb as usize];
         debug_assert_eq!(m.state, SbState::Free);
         debug_assert_eq!(m.valid, 0);
         m.state = SbState::Open;
-        let changed = m.narrow != narrow;
-        m.narrow = narrow;
-        let n = self.narrowings.last();
+        let changed = self.narrows[sb as usize] != narrow;
+        self.narrows[sb as usize] = narrow;
+        let n = self.narrows[sb as usize].as_ref();
         let layout = &self.layout;
         let w = if user { &mut self.user } else { &mut self.gc };
         w.sb = sb;

@@ -8,7 +8,7 @@
 //! bypassed its stripe would be caught.
 
 use ftl::{Ftl, FtlConfig, FtlError, GcPolicy};
-use nand::{Array, Cutter, Geometry, NandError};
+use nand::{Array, Cutter, Endurance, Geometry, NandError};
 use proptest::prelude::*;
 use units::SLOT_BYTES;
 
@@ -45,6 +45,20 @@ struct Case {
     ops: Vec<(u8, u32)>,
     cuts: Vec<u64>,
     plp: bool,
+    /// Blocks marked bad at the factory and worn out after a few erases
+    /// (a Weibull scale of this many cycles), or none.
+    wear: Option<(f64, f64)>,
+}
+
+/// An array on `store` (a fresh one if none) whose blocks wear out as
+/// `wear` says.
+fn array(store: Option<nand::Store>, wear: Option<(f64, f64)>) -> Array {
+    let mut a = match store {
+        Some(s) => Array::with_store(geometry(), Some(s)),
+        None => Array::new(geometry(), true),
+    };
+    a.endurance_set(wear.map(|(factory, scale)| Endurance { factory_bad_fraction: factory, scale_cycles: scale, shape: 2.0, cycles_per_erase: 1, seed: 11 }));
+    a
 }
 
 fn config(plp: bool) -> FtlConfig {
@@ -61,9 +75,9 @@ fn config(plp: bool) -> FtlConfig {
 
 /// Mounts the card from what its media hold, cut again at the `cut_at`-th
 /// program or erase after the mount.
-fn remount(ftl: Ftl<Cutter>, cfg: &FtlConfig, cut_at: u64, owed: &mut [Owed]) -> Ftl<Cutter> {
+fn remount(ftl: Ftl<Cutter>, cfg: &FtlConfig, cut_at: u64, owed: &mut [Owed], wear: Option<(f64, f64)>) -> Ftl<Cutter> {
     let store = ftl.into_media().into_array().into_store();
-    let (mut mounted, report) = Ftl::mount(Cutter::new(Array::with_store(geometry(), store), u64::MAX, cfg.power_loss_protection, true), cfg.clone()).unwrap();
+    let (mut mounted, report) = Ftl::mount(Cutter::new(array(store, wear), u64::MAX, cfg.power_loss_protection, true), cfg.clone()).unwrap();
     // The next cut is counted from the end of the mount.
     mounted.media_mut().cut_after(cut_at);
     // A paired page damaged by the cut that its stripe cannot rebuild (a
@@ -116,7 +130,12 @@ fn oracle_check(ftl: &mut Ftl<Cutter>, owed: &[Owed]) -> Result<(), TestCaseErro
 fn run(c: Case) -> Result<(), TestCaseError> {
     let cfg = config(c.plp);
     let user = cfg.user_slots as u32;
-    let formatted = Ftl::format(Array::new(geometry(), true), cfg.clone()).unwrap().into_media();
+    let formatted = match Ftl::format(array(None, c.wear), cfg.clone()) {
+        Ok(f) => f.into_media(),
+        // Too many factory bad blocks for the format: refused, by name.
+        Err(FtlError::Config(why)) if c.wear.is_some() && why.contains("does not fit") => return Ok(()),
+        Err(e) => return Err(TestCaseError::fail(format!("format: {e}"))),
+    };
     let mut cuts = c.cuts.clone().into_iter();
     let mut ftl = Ftl::mount(Cutter::new(formatted, cuts.next().unwrap_or(u64::MAX), c.plp, true), cfg.clone()).unwrap().0;
     let mut owed = vec![Owed::default(); user as usize];
@@ -171,7 +190,7 @@ fn run(c: Case) -> Result<(), TestCaseError> {
                 // Writes the cut may have lost stay in doubt: a flush
                 // after the restart does not make them owed.
                 owed.iter_mut().filter(|o| o.owed != o.issued).for_each(|o| o.unsure = true);
-                ftl = remount(ftl, &cfg, cuts.next().unwrap_or(u64::MAX), &mut owed);
+                ftl = remount(ftl, &cfg, cuts.next().unwrap_or(u64::MAX), &mut owed, c.wear);
                 prop_assert!(ftl.check().is_ok(), "after a cut: {:?}", ftl.check());
                 oracle_check(&mut ftl, &owed)?;
             }
@@ -181,7 +200,7 @@ fn run(c: Case) -> Result<(), TestCaseError> {
         }
     }
     // Power on without further cuts; the rebuild runs to its end.
-    ftl = remount(ftl, &cfg, u64::MAX, &mut owed);
+    ftl = remount(ftl, &cfg, u64::MAX, &mut owed, c.wear);
     while ftl.rebuilding() {
         ftl.rebuild_step(1 << 20).unwrap();
     }
@@ -191,24 +210,33 @@ fn run(c: Case) -> Result<(), TestCaseError> {
     if ftl.read_only().is_some() {
         return Ok(());
     }
-    // The card goes on, on its live dies: more writes than it holds.
-    for round in 0..3 {
+    // The card goes on, on its live dies and good blocks: more writes
+    // than it holds, unless blocks wear out until it turns read-only.
+    let mut last = vec![None; user as usize];
+    'rounds: for round in 0..3 {
         for lba in 0..user {
-            ftl.write(lba, Some(&stamp(lba, 1_000_000 + round))).unwrap();
+            match ftl.write(lba, Some(&stamp(lba, 1_000_000 + round))) {
+                Ok(()) => last[lba as usize] = Some(1_000_000 + round),
+                Err(FtlError::ReadOnly(_)) if c.wear.is_some() => break 'rounds,
+                Err(e) => return Err(TestCaseError::fail(format!("lba {lba}: {e}"))),
+            }
         }
     }
     let mut out = vec![0u8; SLOT_BYTES as usize];
     for lba in 0..user {
         ftl.read(lba, Some(&mut out)).unwrap();
-        prop_assert_eq!(&out[..], &stamp(lba, 1_000_002)[..]);
+        if let Some(g) = last[lba as usize] {
+            prop_assert_eq!(&out[..], &stamp(lba, g)[..]);
+        }
     }
     prop_assert!(ftl.check().is_ok(), "{:?}", ftl.check());
     Ok(())
 }
 
 fn case() -> impl Strategy<Value = Case> {
-    (proptest::collection::vec((any::<u8>(), any::<u32>()), 0..2500), proptest::collection::vec(0u64..1500, 0..3), any::<bool>())
-        .prop_map(|(ops, cuts, plp)| Case { ops, cuts, plp })
+    let wear = proptest::option::of((0.0..0.05f64, 4.0..40.0f64));
+    (proptest::collection::vec((any::<u8>(), any::<u32>()), 0..2500), proptest::collection::vec(0u64..1500, 0..3), any::<bool>(), wear)
+        .prop_map(|(ops, cuts, plp, wear)| Case { ops, cuts, plp, wear })
 }
 
 proptest! {
@@ -311,4 +339,57 @@ fn failures_are_remembered_across_a_restart() {
             }
         }
     }
+}
+
+/// Blocks wear out (each stands a Weibull-drawn number of erases) until
+/// the good ones no longer hold the format: the card turns read-only and
+/// says why; every write it took reads back, after a restart too, which
+/// keeps the bad-block table and the read-only state; a smaller format
+/// fits the blocks left and takes writes again.
+#[test]
+fn a_card_worn_out_turns_read_only_and_keeps_every_write_it_took() {
+    let cfg = config(true);
+    let user = cfg.user_slots as u32;
+    let wear = Some((0.02, 30.0));
+    let mut ftl = Ftl::format(array(None, wear), cfg.clone()).unwrap();
+    let factory = ftl.bad_blocks().factory;
+    let mut last = vec![0u32; user as usize];
+    let mut x = 1u64;
+    let why = loop {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let lba = (x >> 33) as u32 % user;
+        let g = last[lba as usize] + 1;
+        match ftl.write(lba, Some(&stamp(lba, g))) {
+            Ok(()) => last[lba as usize] = g,
+            Err(FtlError::ReadOnly(why)) => break why,
+            Err(e) => panic!("lba {lba}: {e}"),
+        }
+    };
+    assert!(why.contains("worn out") && why.contains("blocks are bad"), "{why}");
+    let bad = ftl.bad_blocks().clone();
+    assert!(bad.grown > 0 && bad.factory == factory, "{bad:?}");
+    ftl.check().unwrap();
+    let verify = |ftl: &mut Ftl<Array>| {
+        let mut out = vec![0u8; SLOT_BYTES as usize];
+        for lba in 0..user {
+            ftl.read(lba, Some(&mut out)).unwrap();
+            let want = if last[lba as usize] == 0 { vec![0; SLOT_BYTES as usize] } else { stamp(lba, last[lba as usize]) };
+            assert_eq!(out, want, "lba {lba}");
+        }
+    };
+    verify(&mut ftl);
+    let store = ftl.into_media().into_store();
+    let (mut m, _) = Ftl::mount(array(store, wear), cfg.clone()).unwrap();
+    assert_eq!(m.bad_blocks(), &bad);
+    assert!(m.read_only().is_some_and(|w| w.contains("worn out")));
+    assert!(matches!(m.write(0, Some(&stamp(0, 1))), Err(FtlError::ReadOnly(_))));
+    verify(&mut m);
+    m.check().unwrap();
+    // A format the good blocks hold is taken; one they do not, refused.
+    let usable = m.usable_slots();
+    let e = m.reformat(usable + 1).unwrap_err();
+    assert!(e.to_string().contains("does not fit"), "{e}");
+    m.reformat(usable / 2).unwrap();
+    m.write(0, Some(&stamp(0, 1))).unwrap();
+    m.check().unwrap();
 }

@@ -1,3 +1,4 @@
+use crate::endurance::Endurance;
 use crate::store::Store;
 use crate::{Geometry, NandError};
 use units::SLOT_BYTES;
@@ -90,6 +91,10 @@ pub trait Media {
     /// bytes and out-of-band areas a data-holding die kept are garbled, so
     /// that a read which bypassed the stripe would return wrong bytes.
     fn die_fail(&mut self, die: u32, now: bool);
+    /// Whether a die block carries the factory's bad-block mark.
+    fn block_factory_bad(&self, _die: u32, _block: u32) -> bool {
+        false
+    }
     /// The card's system area (its own metadata), where the media keep
     /// one and the card wrote it.
     #[inline]
@@ -142,6 +147,9 @@ pub struct Array {
     next_page: Vec<u16>,
     erase_count: Vec<u32>,
     die_failed: Vec<bool>,
+    /// Which blocks are bad at the factory and when blocks wear out (none:
+    /// no block ever fails).
+    endurance: Option<Endurance>,
     /// Every programmed byte and each slot's out-of-band LBA, where the
     /// array holds data.
     store: Option<Store>,
@@ -248,6 +256,7 @@ impl Array {
             next_page: vec![0; blocks],
             erase_count: vec![0; blocks],
             die_failed: vec![false; geometry.dies() as usize],
+            endurance: None,
             staged_pages: 0,
             geometry,
             counters: MediaCounters::default(),
@@ -281,6 +290,16 @@ impl Array {
         let g = &self.geometry;
         let mpage = (die as usize * g.blocks_per_plane as usize + block as usize) * g.pages_per_block as usize + page as usize;
         mpage * g.mpage_bytes() as usize
+    }
+
+    /// Sets the bad-block model: factory marks, and the wear at which
+    /// each block's erase fails.
+    pub fn endurance_set(&mut self, e: Option<Endurance>) {
+        self.endurance = e;
+    }
+
+    pub fn endurance(&self) -> Option<&Endurance> {
+        self.endurance.as_ref()
     }
 
     pub fn erase_count(&self, die: u32, block: u32) -> u32 {
@@ -390,7 +409,16 @@ impl Media for Array {
             store.oob_clear(off / mpage_bytes * spm, spm * pages);
             store.erase_count_set(b, count);
         }
+        // A worn-out block fails its erase's status check: what it held is
+        // gone (cleared above), and it must not be used again.
+        if self.endurance.as_ref().is_some_and(|e| e.erase_fails(die, block, count)) {
+            return Err(NandError::EraseFailed { die, block });
+        }
         Ok(())
+    }
+
+    fn block_factory_bad(&self, die: u32, block: u32) -> bool {
+        self.endurance.as_ref().is_some_and(|e| e.factory_bad(die, block))
     }
 
     fn counters(&self) -> &MediaCounters {

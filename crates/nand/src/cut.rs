@@ -117,9 +117,15 @@ impl Media for Cutter {
         }
         self.cut = true;
         if self.plp {
-            self.array.block_erase(die, block, tag)?;
+            match self.array.block_erase(die, block, tag) {
+                Ok(()) | Err(NandError::EraseFailed { .. }) => {}
+                Err(e) => return Err(e),
+            }
         }
         Err(NandError::PowerCut)
+    }
+    fn block_factory_bad(&self, die: u32, block: u32) -> bool {
+        self.array.block_factory_bad(die, block)
     }
     fn counters(&self) -> &MediaCounters {
         self.array.counters()

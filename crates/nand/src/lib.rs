@@ -10,11 +10,13 @@
 
 mod array;
 pub mod cut;
+mod endurance;
 mod geometry;
 pub mod store;
 
 pub use array::{Array, Media, MediaCounters, OpTag};
 pub use cut::Cutter;
+pub use endurance::Endurance;
 pub use geometry::{CellType, Geometry, GeometryError, Timings};
 pub use store::{Store, StoreError};
 
@@ -31,6 +33,8 @@ pub enum NandError {
     NotErased { die: u32, block: u32, page: u32 },
     #[error("read of die {die} block {block} page {page}, which was never programmed since the last erase")]
     ReadUnwritten { die: u32, block: u32, page: u32 },
+    #[error("erase of die {die} block {block} failed its status check: the block is worn out")]
+    EraseFailed { die: u32, block: u32 },
     #[error("die {die} has failed")]
     DieFailed { die: u32 },
     #[error("system area: {0}")]

@@ -1,0 +1,174 @@
+//! Bad blocks: a die's block (every plane of it at one index) that the card
+//! no longer uses.
+//!
+//! - **Factory bad blocks** carry the factory's mark; a format reads the
+//!   marks ([`nand::Media::block_factory_bad`]) and never uses those blocks.
+//! - **Grown bad blocks** are blocks whose erase failed its status check
+//!   (worn out). The block is retired at once; what it held had already
+//!   been moved (an erase only ever follows garbage collection), so nothing
+//!   is lost.
+//!
+//! A superblock is opened with its bad blocks left out, as it is with dead
+//! dies ([`crate::Narrowing`]): a stripe group with a bad block is one die
+//! narrower (7+1 becomes 6+1), and the card's spare shrinks by the block's
+//! share (what skipping bad erase blocks inside a logical erase block, or
+//! Variable Stripe RAID, does). When the good blocks no longer hold the
+//! format beyond what garbage collection needs, the card turns read-only
+//! and says so: enterprise cards stop taking writes rather than lose data.
+//! The bad-block table is kept in the system area, and a secure erase
+//! keeps it.
+
+use crate::layout::Narrowing;
+use crate::superblock::SbState;
+use crate::{Ftl, FtlError};
+use nand::{Media, NandError, OpTag};
+use serde::{Deserialize, Serialize};
+
+/// Bad blocks so far.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BadBlocks {
+    /// Marked at the factory (found at format).
+    pub factory: u32,
+    /// Retired since: their erase failed.
+    pub grown: u32,
+}
+
+impl BadBlocks {
+    pub fn total(&self) -> u32 {
+        self.factory + self.grown
+    }
+    /// Sums another member's counts into these.
+    pub fn add(&mut self, o: &BadBlocks) {
+        self.factory += o.factory;
+        self.grown += o.grown;
+    }
+}
+
+impl<M: Media> Ftl<M> {
+    /// Whether die `die`'s block of superblock `sb` is bad.
+    #[inline]
+    pub fn is_bad(&self, die: u32, sb: u32) -> bool {
+        let i = sb as usize * self.layout.dies as usize + die as usize;
+        self.bad[i / 64] >> (i % 64) & 1 != 0
+    }
+
+    pub fn bad_blocks(&self) -> &BadBlocks {
+        &self.bad_counts
+    }
+
+    /// Marks a block bad; `grown`: retired in service, else found at
+    /// format.
+    pub(crate) fn bad_mark(&mut self, die: u32, sb: u32, grown: bool) {
+        debug_assert!(!self.is_bad(die, sb));
+        let i = sb as usize * self.layout.dies as usize + die as usize;
+        self.bad[i / 64] |= 1 << (i % 64);
+        if grown {
+            self.bad_counts.grown += 1;
+        } else {
+            self.bad_counts.factory += 1;
+        }
+    }
+
+    /// Reads the factory's marks (a fresh format): every marked block is
+    /// bad from now on.
+    pub(crate) fn factory_scan(&mut self) {
+        for sb in 0..self.layout.superblocks {
+            for die in 0..self.layout.dies {
+                if !self.is_bad(die, sb) && self.media.block_factory_bad(die, sb) {
+                    self.bad_mark(die, sb, false);
+                }
+            }
+        }
+    }
+
+    /// The dies superblock `sb` leaves out if opened now: the dead dies
+    /// and its bad blocks, in order.
+    pub(crate) fn dies_out(&self, sb: u32) -> Vec<u32> {
+        (0..self.layout.dies).filter(|&d| self.dead.contains(&d) || self.is_bad(d, sb)).collect()
+    }
+
+    /// The narrowing superblock `sb` takes if opened now (none: full width).
+    pub(crate) fn narrowing_fresh(&self, sb: u32) -> Option<Narrowing> {
+        let out = self.dies_out(sb);
+        (!out.is_empty()).then(|| Narrowing::new(&self.layout, &out))
+    }
+
+    /// Data slots superblock `sb` offers if opened now.
+    pub(crate) fn data_slots_fresh(&self, sb: u32) -> u64 {
+        self.layout.data_slots_in(self.narrowing_fresh(sb).as_ref()) as u64
+    }
+
+    /// Erases a superblock's block on every die that works and is not bad.
+    /// A block whose erase fails is retired; the card turns read-only if
+    /// the good blocks no longer hold the format.
+    pub(crate) fn superblock_erase(&mut self, sb: u32, tag: OpTag) -> Result<(), FtlError> {
+        let mut grown = false;
+        for die in 0..self.layout.dies {
+            if self.is_dead(die) || self.is_bad(die, sb) {
+                continue;
+            }
+            match self.media.block_erase(die, sb, tag) {
+                Ok(()) => {}
+                Err(NandError::EraseFailed { .. }) => {
+                    self.bad_mark(die, sb, true);
+                    grown = true;
+                }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        if grown {
+            self.capacity_check();
+            self.system_save()?;
+        }
+        Ok(())
+    }
+
+    /// Whether a free superblock can hold data (some stripe group of it
+    /// keeps two good dies); one that cannot stays out of the free pool.
+    pub(crate) fn sb_usable(&self, sb: u32) -> bool {
+        debug_assert_eq!(self.sbs[sb as usize].state, SbState::Free);
+        self.data_slots_fresh(sb) > 0
+    }
+
+    /// Drops from the free pool the superblocks that can no longer hold
+    /// data (after a die failure).
+    pub(crate) fn free_pool_usable(&mut self) {
+        let pool = std::mem::take(&mut self.free).into_vec();
+        self.free = pool.into_iter().filter(|std::cmp::Reverse((_, sb))| self.sb_usable(*sb)).collect();
+    }
+
+    /// Slots of 4 KiB the good blocks hold beyond what garbage collection
+    /// needs (every superblock at the width it would open with now, less
+    /// the reserve, the two open ones and two more, the largest taken).
+    pub fn usable_slots(&self) -> u64 {
+        let mut per_sb: Vec<u64> = (0..self.layout.superblocks).map(|sb| self.data_slots_fresh(sb)).collect();
+        per_sb.sort_unstable();
+        let keep = per_sb.len().saturating_sub(self.cfg.reserve_superblocks as usize + 4);
+        per_sb[..keep].iter().sum()
+    }
+
+    /// Whether the format still fits the good blocks of the live dies;
+    /// sets read-only if not.
+    pub(crate) fn capacity_check(&mut self) -> Option<String> {
+        if self.read_only.is_some() {
+            return self.read_only.clone();
+        }
+        let usable = self.usable_slots();
+        if self.cfg.user_slots <= usable {
+            return None;
+        }
+        let why = format!(
+            "{} dies failed and {} blocks are bad ({} from the factory, {} worn out): the good blocks hold {} slots of 4 KiB beyond what garbage collection needs, the format {}",
+            self.dead.len(),
+            self.bad_counts.total(),
+            self.bad_counts.factory,
+            self.bad_counts.grown,
+            usable,
+            self.cfg.user_slots
+        );
+        self.read_only = Some(why.clone());
+        // Writes look at the read-only state on the fault path.
+        self.faulted = true;
+        Some(why)
+    }
+}
