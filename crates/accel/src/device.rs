@@ -17,6 +17,7 @@
 
 use crate::errors::ReadOutcome;
 use crate::faults::{FailTarget, FailureEvent, Faults, Rebuilding};
+use crate::health::{Aging, Health};
 use crate::profile::Profile;
 use crate::recorder::{MediaOp, OpKind, Recorder};
 use crate::scale::Scaling;
@@ -111,6 +112,9 @@ struct Member {
     erased_at: Vec<Ns>,
     /// Bit errors and read retries (where the profile has an error model).
     wear: Option<Wear>,
+    /// Program/erase cycles one erase stands for (1, or more on a card
+    /// aged at an accelerated pace).
+    cycles_per_erase: u32,
 }
 
 /// Service times, precomputed from the profile.
@@ -318,7 +322,18 @@ impl Device {
     /// A device that keeps the bytes written to it in `backing`.
     pub fn with_backing(profile: &Profile, format: &str, scale: u32, backing: &Backing) -> Result<Device, DeviceError> {
         let plan = Device::plan(profile, format, scale)?;
-        Device::build(profile, format, scale, plan, backing)
+        Device::build(profile, format, scale, plan, backing, None)
+    }
+
+    /// A device whose blocks wear out (the profile's `[nand.endurance]`):
+    /// bad blocks from the factory, grown ones as erases fail, each erase
+    /// standing for `aging.cycles_per_erase` cycles.
+    pub fn aging(profile: &Profile, format: &str, scale: u32, aging: Aging) -> Result<Device, DeviceError> {
+        if aging.cycles_per_erase == 0 {
+            return Err(DeviceError::Fault("cycles per erase must be at least 1".into()));
+        }
+        let plan = Device::plan(profile, format, scale)?;
+        Device::build(profile, format, scale, plan, &Backing::None, Some(aging))
     }
 
     /// Whether a store directory already holds a card (its first member's
@@ -333,7 +348,7 @@ impl Device {
 
     /// A member's array, with its bytes where the backing keeps them, and
     /// whether its store already held a card (to be mounted, not formatted).
-    fn array_of(g: &nand::Geometry, backing: &Backing, member: usize) -> Result<(Array, bool), DeviceError> {
+    fn array_of(g: &nand::Geometry, backing: &Backing, member: usize, endurance: Option<&nand::Endurance>) -> Result<(Array, bool), DeviceError> {
         let (store, existed) = match backing {
             Backing::None => (None, false),
             Backing::Memory => (Some(nand::Store::memory(g)), false),
@@ -343,7 +358,10 @@ impl Device {
                 (Some(store), !created)
             }
         };
-        Ok((Array::with_store(g.clone(), store), existed))
+        let mut array = Array::with_store(g.clone(), store);
+        // Each member's blocks wear on their own.
+        array.endurance_set(endurance.map(|e| nand::Endurance { seed: e.seed ^ (member as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15), ..e.clone() }));
+        Ok((array, existed))
     }
 
     /// A member's FTL: mounted from a store that held a card, else formatted.
@@ -359,8 +377,9 @@ impl Device {
         member: usize,
         mounted: &mut Option<MountReport>,
         lost: &mut Vec<(usize, u32)>,
+        endurance: Option<&nand::Endurance>,
     ) -> Result<Ftl<Recorder>, DeviceError> {
-        let (array, existed) = Device::array_of(g, backing, member)?;
+        let (array, existed) = Device::array_of(g, backing, member, endurance)?;
         if !existed {
             return Ok(Ftl::format(Recorder::new(array), cfg.clone())?);
         }
@@ -377,7 +396,7 @@ impl Device {
                 Err(e) => {
                     // The media are the truth: a checkpoint that does not
                     // fit is set aside and the card scanned.
-                    let (ftl, mut r) = Ftl::mount(Recorder::new(Device::array_of(g, backing, member)?.0), cfg.clone())?;
+                    let (ftl, mut r) = Ftl::mount(Recorder::new(Device::array_of(g, backing, member, endurance)?.0), cfg.clone())?;
                     r.checkpoint_refused = Some(format!("member {member}: {e}"));
                     (ftl, r)
                 }
@@ -492,14 +511,21 @@ impl Device {
         scale: u32,
         (g, cfg, full_bytes): (nand::Geometry, FtlConfig, u64),
         backing: &Backing,
+        aging: Option<Aging>,
     ) -> Result<Device, DeviceError> {
+        let endurance = match (aging, &profile.nand.endurance) {
+            (None, _) => None,
+            (Some(a), Some(e)) => Some(e.model(a.cycles_per_erase, a.seed)),
+            (Some(_), None) => return Err(DeviceError::Fault(format!("{}: the profile has no [nand.endurance]: its blocks cannot wear out", profile.id))),
+        };
         let buffer_slots = (profile.write_buffer_bytes(scale) / SLOT_BYTES) as u32;
         let mut members = Vec::new();
         let mut mounted = None;
         let mut lost = Vec::new();
         for m in 0..profile.members as usize {
-            let ftl = Device::ftl_of(&g, &cfg, backing, m, &mut mounted, &mut lost)?;
-            members.push(Device::member_new(profile, &g, ftl, buffer_slots, m));
+            let ftl = Device::ftl_of(&g, &cfg, backing, m, &mut mounted, &mut lost, endurance.as_ref())?;
+            let cycles_per_erase = aging.map_or(1, |a| a.cycles_per_erase);
+            members.push(Device::member_new(profile, &g, ftl, buffer_slots, m, cycles_per_erase));
         }
         let mut device = Device {
             profile: profile.clone(),
@@ -527,9 +553,9 @@ impl Device {
 
     /// A member: its FTL, its timelines (dies, channels, controllers, link),
     /// its write buffer and GC threads.
-    fn member_new(profile: &Profile, g: &nand::Geometry, ftl: Ftl<Recorder>, buffer_slots: u32, index: usize) -> Member {
+    fn member_new(profile: &Profile, g: &nand::Geometry, ftl: Ftl<Recorder>, buffer_slots: u32, index: usize, cycles_per_erase: u32) -> Member {
         let c = &profile.controller;
-        let erases_max = (0..g.blocks_per_plane).map(|b| ftl.superblock_erase_count(b)).max().unwrap_or(0);
+        let erases_max = (0..g.blocks_per_plane).map(|b| ftl.superblock_erase_count(b)).max().unwrap_or(0) * cycles_per_erase;
         let wear = profile.nand.errors.clone().map(|e| Wear::new(e, profile.nand.codeword_bytes, g.dies(), g.blocks_per_plane, erases_max, index as u64));
         Member {
             ftl,
@@ -551,6 +577,7 @@ impl Device {
             gc_cpu: Pool::new(profile.ftl.gc_threads),
             erased_at: vec![0; g.blocks_per_plane as usize],
             wear,
+            cycles_per_erase,
         }
     }
 
@@ -839,7 +866,7 @@ impl Member {
                 OpKind::Program => self.program_time(c, cpu, op, ready),
                 OpKind::Erase => {
                     if let Some(w) = &mut self.wear {
-                        w.erased(op.die, op.block, self.ftl.superblock_erase_count(op.block));
+                        w.erased(op.die, op.block, self.ftl.superblock_erase_count(op.block) * self.cycles_per_erase);
                     }
                     // A victim is erased once all its valid data is read out.
                     let end = self.dies[op.die as usize].reserve(ready.max(self.gc_ready), c.erase_ns);
@@ -876,7 +903,7 @@ impl Member {
         let (attempts, beyond) = match &mut self.wear {
             None => (1, false),
             Some(w) if w.quiet() => (1, false),
-            Some(w) => match w.read(op.die, op.block, self.ftl.superblock_erase_count(op.block), codewords as u32) {
+            Some(w) => match w.read(op.die, op.block, self.ftl.superblock_erase_count(op.block) * self.cycles_per_erase, codewords as u32) {
                 ReadOutcome::Retries(k) => (1 + k as u64, false),
                 ReadOutcome::BeyondEcc => (1 + w.retries_max() as u64, true),
             },
@@ -1169,6 +1196,37 @@ impl Device {
     /// Why the card refuses writes, if it does.
     pub fn read_only(&self) -> Option<&str> {
         self.members.iter().find_map(|m| m.ftl.read_only())
+    }
+
+    /// The card's wear, bad blocks and spare, over its members.
+    pub fn health(&self) -> Health {
+        let (mut sum, mut blocks, mut lo, mut hi) = (0u64, 0u64, u32::MAX, 0u32);
+        let mut bad = ftl::BadBlocks::default();
+        let (mut usable, mut user) = (0u64, 0u64);
+        for m in &self.members {
+            let a = &m.ftl.media().array;
+            let c = m.cycles_per_erase;
+            sum += a.erase_count_total() * c as u64;
+            blocks += m.ftl.layout().superblocks as u64 * m.ftl.layout().dies as u64;
+            lo = lo.min(a.erase_count_min() * c);
+            hi = hi.max(a.erase_count_max() * c);
+            bad.add(m.ftl.bad_blocks());
+            usable += m.ftl.usable_slots();
+            user += m.ftl.config().user_slots;
+        }
+        let rated = self.profile.nand.endurance.as_ref().map(|e| e.rated_pe_cycles);
+        let mean = sum as f64 / blocks.max(1) as f64;
+        Health {
+            pe_cycles_mean: mean,
+            pe_cycles_min: lo.min(hi),
+            pe_cycles_max: hi,
+            pe_cycles_rated: rated,
+            life_used: rated.map(|r| mean / r as f64),
+            bad_blocks: bad,
+            blocks,
+            spare_share: usable.saturating_sub(user) as f64 / user.max(1) as f64,
+            read_only: self.read_only().map(str::to_string),
+        }
     }
 }
 

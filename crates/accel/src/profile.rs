@@ -60,6 +60,10 @@ pub struct NandProfile {
     /// never fail.
     #[serde(default)]
     pub errors: Option<crate::errors::ErrorsProfile>,
+    /// Rated cycles, bad-block allowance and the card's rated endurance
+    /// (see `health`); without it blocks never wear out.
+    #[serde(default)]
+    pub endurance: Option<crate::health::EnduranceProfile>,
     pub geometry: Geometry,
     pub timings: Timings,
 }
@@ -234,6 +238,9 @@ impl Profile {
         }
         if let Some(Err((name, value, range))) = self.nand.errors.as_ref().map(|e| e.check()) {
             return Err(self.field(&format!("nand.errors.{name}"), value, range));
+        }
+        if let Some(Err((name, value, range))) = self.nand.endurance.as_ref().map(|e| e.check()) {
+            return Err(self.field(&format!("nand.endurance.{name}"), value, range));
         }
         Ok(())
     }

@@ -4,6 +4,7 @@
 mod out;
 mod bench;
 mod calibrate;
+mod endurance;
 mod review;
 mod run;
 mod serve;
@@ -43,6 +44,11 @@ enum Command {
     /// (STORE/control.sock): `fail-die CHANNEL.DIE` (or `CHANNEL.*`) fails
     /// a die (a channel) now; `status` prints its failures and rebuilds.
     Control(serve::ControlArgs),
+    /// Age a simulated card at an accelerated pace until it wears out:
+    /// its life curve (life used, bad blocks, spare, write amplification,
+    /// latency) and the drive writes and petabytes it took, against the
+    /// vendor's rating.
+    Endurance(endurance::EnduranceArgs),
 }
 
 fn main() {
@@ -56,6 +62,7 @@ fn main() {
         Command::Calibrate(a) => calibrate::calibrate(a),
         Command::Serve(a) => serve::serve(a),
         Command::Control(a) => serve::control(a),
+        Command::Endurance(a) => endurance::endurance(a),
     };
     if let Err(e) = r {
         eprintln!("flashlab: error: {e:#}");

@@ -397,10 +397,11 @@ impl<M: Media> Ftl<M> {
             }
             let lba = self.p2l[ppa as usize];
             let seq = if self.data { self.oob_of(SlotAddr { slot, ..a })?.1 } else { 0 };
-            self.invalidate(ppa, a.superblock);
+            // The writer first: should it find no room, the slot stays mapped.
             if self.gc.sb == SB_NONE {
                 self.writer_open(false)?;
             }
+            self.invalidate(ppa, a.superblock);
             let s = slot as usize * SLOT_BYTES as usize;
             self.append(false, lba, self.data.then(|| &page[s..s + SLOT_BYTES as usize]), seq)?;
             self.fault_counters.rebuild_slots_moved += 1;

@@ -198,10 +198,11 @@ impl<M: Media> Ftl<M> {
         let lba = self.p2l[ppa as usize];
         // The slot is valid, so the map points here: invalidate it without
         // loading the map entry (a random access the append only stores to).
-        self.invalidate(ppa, sb);
+        // The writer first: should it find no room, the slot stays mapped.
         if self.gc.sb == SB_NONE {
             self.writer_open(false)?;
         }
+        self.invalidate(ppa, sb);
         if self.data {
             let s = slot as usize * SLOT_BYTES as usize;
             let a = self.layout.addr(ppa);

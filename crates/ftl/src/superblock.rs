@@ -81,17 +81,50 @@ impl<M: Media> Ftl<M> {
     pub(crate) fn user_superblock_take(&mut self) -> Result<(), FtlError> {
         let mut steps: u64 = 0;
         let limit = 4 * self.layout.slots_per_superblock as u64 * self.layout.superblocks as u64;
-        while self.free.len() <= 1 {
-            if self.victim.is_none() && !self.victim_select(true) {
-                return Err(FtlError::NoSpace("no closed superblock to collect".into()));
-            }
-            self.gc_step()?;
-            self.counters.forced_gc_slots += 1;
-            steps += 1;
-            if steps > limit {
-                return Err(FtlError::NoSpace("garbage collection made no progress".into()));
-            }
+        while self.free.len() <= 1 || !self.free_pool_holds_two() {
+            let stuck = if self.victim.is_none() && !self.victim_select(true) {
+                "no closed superblock to collect"
+            } else if steps > limit {
+                "garbage collection made no progress"
+            } else {
+                self.gc_step()?;
+                self.counters.forced_gc_slots += 1;
+                steps += 1;
+                continue;
+            };
+            return Err(self.no_space(stuck));
         }
         self.writer_open(true)
+    }
+
+    /// Whether the free pool holds the data slots of two full-width
+    /// superblocks: one for the user writer to take and one for GC to
+    /// empty any victim into. Superblocks narrowed by bad blocks or dead
+    /// dies hold less; with none, two superblocks in the pool are that.
+    fn free_pool_holds_two(&self) -> bool {
+        if self.dead.is_empty() && self.bad_counts.total() == 0 {
+            return true;
+        }
+        let slots: u64 = self.free.iter().map(|std::cmp::Reverse((_, sb))| self.data_slots_fresh(*sb)).sum();
+        slots >= 2 * self.layout.data_slots_per_superblock as u64
+    }
+
+    /// GC cannot free space: on a card whose bad blocks or dead dies took
+    /// its spare, it turns read-only (no write it took is lost); on a
+    /// whole card this is a fault of the FTL's own.
+    pub(crate) fn no_space(&mut self, why: &str) -> FtlError {
+        if self.dead.is_empty() && self.bad_counts.total() == 0 {
+            return FtlError::NoSpace(why.into());
+        }
+        let msg = format!(
+            "{} dies failed and {} blocks are bad ({} from the factory, {} worn out): garbage collection can no longer free space ({why})",
+            self.dead.len(),
+            self.bad_counts.total(),
+            self.bad_counts.factory,
+            self.bad_counts.grown
+        );
+        self.read_only = Some(msg.clone());
+        self.faulted = true;
+        FtlError::ReadOnly(msg)
     }
 }

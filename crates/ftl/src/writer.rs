@@ -194,7 +194,7 @@ impl<M: Media> Ftl<M> {
     /// narrowing of the dies failed so far and its own bad blocks.
     pub(crate) fn writer_open(&mut self, user: bool) -> Result<(), FtlError> {
         let Some(Reverse((_, sb))) = self.free.pop() else {
-            return Err(FtlError::NoSpace(format!("{} writer found no free superblock", if user { "user" } else { "GC" })));
+            return Err(self.no_space(&format!("the {} writer found no free superblock", if user { "user" } else { "GC" })));
         };
         let narrow = self.narrowing_fresh(sb);
         let m = &mut self.sbs[sb as usize];

@@ -6,8 +6,8 @@
 //!   a phase's results (`phase`), published figures beside simulated ones
 //!   (`published`), and a run or a sequence of steps (`run`).
 //! - `procedures`: the reviewers' procedure (`job`, `review`), the SNIA
-//!   PTS (`pts`) and the calibration against every published figure
-//!   (`calibrate`).
+//!   PTS (`pts`), the calibration against every published figure
+//!   (`calibrate`) and an accelerated life to wear-out (`endurance`).
 //! - `outputs`: SVG charts (`chart`), the review's charts (`figures`), what
 //!   a review leaves (`report`, `files`), CSV tables (`csv`), the HTML
 //!   report (`html`, `pts_page`, `page`), and fio job files (`fio`).
@@ -28,6 +28,7 @@ pub mod runs {
 
 pub mod procedures {
     pub mod calibrate;
+    pub mod endurance;
     pub mod job;
     pub mod pts;
     pub mod review;

@@ -414,6 +414,14 @@ impl Session {
         Ok(Session { device, engine: Engine::new(seed), interval_ns })
     }
 
+    /// A session on a card whose blocks wear out (see `accel::Aging`),
+    /// rounds of the device's own length.
+    pub fn aging(profile: &Profile, format: &str, scale: u32, seed: u64, aging: accel::Aging) -> Result<Session, RunError> {
+        let device = Device::aging(profile, format, scale, aging)?;
+        let interval_ns = device.round_ns();
+        Ok(Session { device, engine: Engine::new(seed), interval_ns })
+    }
+
     pub fn secure_erase(&mut self) -> Result<(), RunError> {
         Ok(self.device.secure_erase()?)
     }

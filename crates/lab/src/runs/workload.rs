@@ -195,6 +195,14 @@ impl Mix {
         }
     }
 
+    /// Share of I/Os that write.
+    pub fn write_share(&self) -> f64 {
+        1.0 - self.read_ppm as f64 / 1e6
+    }
+    /// Mean transfer size in bytes.
+    pub fn mean_bytes(&self) -> f64 {
+        self.sizes.iter().map(|&(b, ppm)| b as f64 * ppm as f64 / 1e6).sum()
+    }
     pub fn min_bytes(&self) -> u32 {
         self.sizes.iter().map(|&(b, _)| b).min().unwrap_or(4096)
     }
