@@ -1225,7 +1225,11 @@ impl Device {
             bad_blocks: bad,
             blocks,
             spare_share: usable.saturating_sub(user) as f64 / user.max(1) as f64,
-            read_only: self.read_only().map(str::to_string),
+            read_only: self
+                .members
+                .iter()
+                .enumerate()
+                .find_map(|(i, m)| m.ftl.read_only().map(|why| if self.members.len() > 1 { format!("member {i}: {why}") } else { why.to_string() })),
         }
     }
 }

@@ -56,6 +56,9 @@ fn malformed_profiles_are_refused_naming_the_field() {
         ("e = 8.34e-5", "e = -1.0", "nand.errors.rber.e = -1"),
         ("retry_retention_left = 0.5", "retry_retention_left = 0.5\nuber_rated = 2.0", "nand.errors.uber_rated = 2"),
         ("rebuild_bytes_per_sec = 200_000_000", "rebuild_bytes_per_sec = 5", "ftl.rebuild_bytes_per_sec = 5"),
+        ("rated_pe_cycles = 3000", "rated_pe_cycles = 3", "nand.endurance.rated_pe_cycles = 3: must be 100..=1000000 cycles"),
+        ("valid_blocks_min = 0.9609", "valid_blocks_min = 1.5", "nand.endurance.valid_blocks_min = 1.5"),
+        ("rated_petabytes_written = 33.0", "rated_petabytes_written = -1.0", "nand.endurance.rated_petabytes_written = -1"),
         // An id names result files and report rows: no path characters.
         ("id = \"flashmax2\"", "id = \"../x\"", "id: must be 1 to 40 letters"),
         // Syntax errors and unknown fields name the place.
