@@ -131,6 +131,8 @@ pub fn endurance(profile: &Profile, spec: &EnduranceSpec, step: &mut dyn FnMut(&
     let step_bytes = step_dw * cap as f64 / cpe as f64;
     let ios = (step_bytes / (mix.write_share() * mix.mean_bytes())).ceil().max(1.0) as u64;
     let equiv = |host_slots: u64| host_slots as f64 * SLOT_BYTES as f64 * cpe as f64 / cap as f64;
+    let petabytes = |drive_writes: f64| drive_writes * full as f64 / 1e15;
+    let worn = |dw: f64, life: f64, why: String| WearOut { drive_writes: dw, petabytes_written: petabytes(dw), life_used: life, why };
     let mut points: Vec<LifePoint> = Vec::new();
     let start = session.device.counters();
     let wear_out = loop {
@@ -144,13 +146,13 @@ pub fn endurance(profile: &Profile, spec: &EnduranceSpec, step: &mut dyn FnMut(&
             Ok(ph) => ph,
             Err(err) => match &h.read_only {
                 // The card turned read-only during the step.
-                Some(why) => break Some(WearOut { drive_writes: dw, petabytes_written: dw * full as f64 / 1e15, life_used: life, why: why.clone() }),
+                Some(why) => break Some(worn(dw, life, why.clone())),
                 None => return Err(err),
             },
         };
         let p = LifePoint {
             drive_writes: dw,
-            petabytes_written: dw * full as f64 / 1e15,
+            petabytes_written: petabytes(dw),
             life_used: life,
             pe_cycles_max: h.pe_cycles_max,
             bad_blocks_factory: h.bad_blocks.factory,
@@ -167,7 +169,7 @@ pub fn endurance(profile: &Profile, spec: &EnduranceSpec, step: &mut dyn FnMut(&
         step(&p);
         points.push(p);
         if let Some(why) = h.read_only {
-            break Some(WearOut { drive_writes: dw, petabytes_written: dw * full as f64 / 1e15, life_used: life, why });
+            break Some(worn(dw, life, why));
         }
         if life >= spec.life_max {
             break None;
