@@ -283,6 +283,7 @@ impl<M: Media> Ftl<M> {
     #[inline(never)]
     fn page_read_degraded(&mut self, a: SlotAddr, mask: u32, tag: OpTag, mut out: Option<&mut [u8]>) -> Result<(), FtlError> {
         let members = self.stripe_others(a)?;
+        self.stripe_intact(a, &members, mask)?;
         self.fault_counters.degraded_page_reads += 1;
         let mut xor = std::mem::take(&mut self.xor_scratch);
         if let Some(o) = out.as_deref_mut().filter(|_| self.data) {
@@ -321,6 +322,26 @@ impl<M: Media> Ftl<M> {
         Ok(others)
     }
 
+    /// Whether slots `mask` of a dead die's page can be rebuilt from the
+    /// `others` of its stripe: none of theirs damaged (a power cut in the
+    /// middle of programming a page sharing its cells). A real card's ECC
+    /// finds such a codeword uncorrectable; the XOR would give wrong bytes.
+    pub(crate) fn stripe_intact(&self, a: SlotAddr, others: &[u32], mask: u32) -> Result<(), FtlError> {
+        if !self.data {
+            return Ok(());
+        }
+        let slots = (0..self.layout.slots_per_mpage).filter(|s| mask >> s & 1 != 0);
+        for s in slots {
+            if let Some(&m) = others.iter().find(|&&m| !self.media.slot_intact(m, a.superblock, a.page, s)) {
+                return Err(FtlError::Fault(format!(
+                    "superblock {} row {} die {}: the die has failed and die {m}'s page of its stripe is damaged (a power cut while programming its paired page)",
+                    a.superblock, a.page, a.die
+                )));
+            }
+        }
+        Ok(())
+    }
+
     /// A slot's bytes as the media hold them, rebuilt from the stripe
     /// where its die is dead (no read counted).
     pub(crate) fn slot_peek(&self, a: SlotAddr, out: &mut [u8]) -> Result<(), FtlError> {
@@ -331,7 +352,9 @@ impl<M: Media> Ftl<M> {
             return Ok(());
         }
         out.fill(0);
-        for m in self.stripe_others(a)? {
+        let others = self.stripe_others(a)?;
+        self.stripe_intact(a, &others, 1 << a.slot)?;
+        for m in others {
             let page = self.media.mpage_peek(m, a.superblock, a.page).expect("data-holding media keep their pages");
             out.iter_mut().zip(&page[s.clone()]).for_each(|(o, b)| *o ^= b);
         }

@@ -12,7 +12,10 @@
 //! checksums; a damaged slot that holds the newest copy of its LBA is
 //! rebuilt from its stripe (the XOR of the other dies' pages, parity
 //! included) and written again with its original sequence number, or,
-//! where the stripe cannot rebuild it, counted as lost.
+//! where the stripe cannot rebuild it, counted as lost. A damaged page of
+//! any kind (a parity page too) leaves its stripe unable to rebuild the
+//! others, so their valid slots are moved to a whole stripe, as are those
+//! of stripes the cut left incomplete.
 
 use crate::superblock::SbState;
 use crate::{Ftl, FtlConfig, FtlError};
@@ -107,10 +110,15 @@ impl<M: Media> Ftl<M> {
                 let rows = if dead { self.dead_rows(sb, die) } else { self.media.block_next_page(die, sb) };
                 let suspect = if dead { None } else { self.page_suspect(die, sb) };
                 for page in (0..rows).filter(|&p| l.is_data_in(n, p, die)) {
-                    if dead && self.stripe_others(crate::layout::SlotAddr { superblock: sb, page, die, slot: 0 }).is_err() {
-                        continue;
-                    }
+                    let a = crate::layout::SlotAddr { superblock: sb, page, die, slot: 0 };
+                    // A dead die's slot counts only where its stripe can
+                    // rebuild it (a copy moved elsewhere may win instead).
+                    let others = if dead { self.stripe_others(a).ok() } else { Some(Vec::new()) };
+                    let Some(others) = others else { continue };
                     for slot in 0..l.slots_per_mpage {
+                        if dead && self.stripe_intact(a, &others, 1 << slot).is_err() {
+                            continue;
+                        }
                         let (lba, seq) = self.oob_of(crate::layout::SlotAddr { superblock: sb, page, die, slot })?;
                         r.slots_scanned += 1;
                         if lba == LBA_UNMAPPED || lba as u64 >= self.cfg.user_slots || seq <= newest[lba as usize] {
@@ -157,10 +165,13 @@ impl<M: Media> Ftl<M> {
         self.faulted_update();
     }
 
-    /// Moves the valid slots of stripes left incomplete (a cut while
-    /// they were written, or while their superblock was being erased):
-    /// some member has the row programmed and another working member has
-    /// not, so a die failure later could not rebuild them.
+    /// Moves the valid slots of stripes a cut left without protection, so
+    /// that a die failure later cannot lose them or rebuild them wrong:
+    /// stripes left incomplete (a cut while they were written, or while
+    /// their superblock was being erased: some member has the row
+    /// programmed and another working member has not), and stripes holding
+    /// a page the cut damaged (a parity page among them: the stripe's XOR
+    /// no longer gives the other pages' bytes).
     fn unprotected_move(&mut self, r: &mut MountReport) -> Result<(), FtlError> {
         let l = self.layout.clone();
         if l.stripe_width <= 1 {
@@ -171,12 +182,11 @@ impl<M: Media> Ftl<M> {
             for group in 0..l.dies / l.stripe_width {
                 let n = self.narrowing(sb).cloned();
                 let members = l.stripe_members(n.as_ref(), group * l.stripe_width);
-                let working: Vec<(u32, u32)> = members.iter().filter(|&&d| !self.is_dead(d)).map(|&d| (d, self.media.block_next_page(d, sb))).collect();
-                let (Some(lo), Some(hi)) = (working.iter().map(|w| w.1).min(), working.iter().map(|w| w.1).max()) else { continue };
                 if members.len() < 2 {
                     continue;
                 }
-                for page in lo..hi {
+                let working: Vec<(u32, u32)> = members.iter().filter(|&&d| !self.is_dead(d)).map(|&d| (d, self.media.block_next_page(d, sb))).collect();
+                for page in self.rows_unprotected(sb, &working) {
                     for &(die, _) in working.iter().filter(|w| w.1 > page) {
                         r.slots_reprotected += self.rebuild_page(crate::layout::SlotAddr { superblock: sb, page, die, slot: 0 })?;
                     }
@@ -187,6 +197,21 @@ impl<M: Media> Ftl<M> {
             self.writer_pad(false)?;
         }
         Ok(())
+    }
+
+    /// The rows of one stripe group of `sb` (its working members and their
+    /// next pages) that a cut left unprotected: incomplete, or holding a
+    /// damaged page.
+    fn rows_unprotected(&self, sb: u32, working: &[(u32, u32)]) -> Vec<u32> {
+        let (Some(lo), Some(hi)) = (working.iter().map(|w| w.1).min(), working.iter().map(|w| w.1).max()) else { return Vec::new() };
+        let mut rows: Vec<u32> = (lo..hi).collect();
+        for &(die, _) in working {
+            let Some(page) = self.page_suspect(die, sb) else { continue };
+            if (0..self.layout.slots_per_mpage).any(|slot| !self.media.slot_intact(die, sb, page, slot)) && !rows.contains(&page) {
+                rows.push(page);
+            }
+        }
+        rows
     }
 
     /// Rebuilds each damaged slot still the newest copy of its LBA from its
