@@ -1169,6 +1169,17 @@ impl Device {
         }
     }
 
+    /// The rebuild's rate, bytes per second.
+    pub fn rebuild_rate(&self) -> u64 {
+        self.profile.ftl.rebuild_bytes_per_sec
+    }
+
+    /// Whether `target` names dies of this card (a failure scheduled for
+    /// it would be refused).
+    pub fn fail_check(&self, target: &FailTarget) -> Result<(), DeviceError> {
+        self.target_dies(target).map(|_| ())
+    }
+
     /// Background work due by `now` without a host I/O (a served card's
     /// rebuild while no request comes).
     pub fn background(&mut self, now: Ns) -> Result<(), DeviceError> {

@@ -65,6 +65,18 @@ pub struct ReviewArgs {
     /// throughput and the latency tests. --profiles does not apply.
     #[arg(long)]
     pub pts: bool,
+    /// A die fails in a last phase of every job, after its main tests:
+    /// CHANNEL.DIE@SECONDS (or CHANNEL.*@SECONDS for a whole channel;
+    /// MEMBER: before on a card of several members), SECONDS into that
+    /// phase, which runs the profile's workload at 16T/16Q until the
+    /// rebuild has ended. The report charts throughput and latency through
+    /// it. Repeatable.
+    #[arg(long = "fail-die", value_name = "DIE@SECONDS")]
+    pub fail_die: Vec<String>,
+    /// The rebuild's rate after a die failure, MB/s (default: each
+    /// profile's `ftl.rebuild_bytes_per_sec`).
+    #[arg(long, value_name = "MB/S", requires = "fail_die")]
+    pub rebuild_rate: Option<f64>,
     /// Also write fio job files equivalent to each step into this
     /// directory, to run the same procedure on real hardware.
     #[arg(long)]
@@ -206,6 +218,11 @@ fn summary_print(r: &ReviewResults) {
         );
     }
     for j in &r.jobs {
+        for f in j.failure.iter().flat_map(|f| &f.reports) {
+            outln!("  {}: {} [simulated]", j.label(), lab::runs::failure::summary(f));
+        }
+    }
+    for j in &r.jobs {
         for c in &j.comparison {
             outln!("  {}: {}", j.label(), c.line());
         }
@@ -276,6 +293,8 @@ fn spec_of(a: &ReviewArgs, profiles: &[accel::Profile]) -> Result<ReviewSpec> {
     spec.precondition_min_drive_writes = a.precondition_min;
     spec.precondition_cap_drive_writes = a.precondition_max;
     spec.snia_precondition = a.snia_precondition;
+    spec.fail = a.fail_die.iter().map(|f| lab::runs::failure::FailSpec::parse(f)).collect::<Result<_, _>>().map_err(anyhow::Error::msg)?;
+    spec.rebuild_bytes_per_sec = crate::run::rebuild_rate_of(a.rebuild_rate)?;
     Ok(spec)
 }
 

@@ -83,6 +83,16 @@ pub struct RunArgs {
     pub quiet: bool,
 }
 
+/// `--rebuild-rate MB/S` in bytes per second, checked.
+pub fn rebuild_rate_of(mb_per_s: Option<f64>) -> Result<Option<u64>> {
+    let Some(r) = mb_per_s else { return Ok(None) };
+    let bytes = r * 1e6;
+    if !(bytes.is_finite() && lab::run::REBUILD_RATES.contains(&(bytes.round() as u64)) && bytes > 0.0) {
+        bail!("--rebuild-rate {r} MB/s: must be in 1..=100000");
+    }
+    Ok(Some(bytes.round() as u64))
+}
+
 pub fn run(a: RunArgs) -> Result<()> {
     let profile = accel::profile_load(&a.device).map_err(anyhow::Error::msg)?;
     let format = a.format.clone().unwrap_or_else(|| profile.default_format.clone());
@@ -165,7 +175,7 @@ fn spec_of(a: &RunArgs, profile: &accel::Profile, format: &str) -> Result<RunSpe
     spec.pe_cycles = a.pe_cycles;
     spec.age_days = a.age_days;
     spec.fail = a.fail_die.iter().map(|f| lab::runs::failure::FailSpec::parse(f)).collect::<Result<_, _>>().map_err(anyhow::Error::msg)?;
-    spec.rebuild_bytes_per_sec = a.rebuild_rate.map(|r| (r * 1e6).round() as u64);
+    spec.rebuild_bytes_per_sec = rebuild_rate_of(a.rebuild_rate)?;
     if let Some(i) = a.interval {
         spec.interval_s = i;
     }

@@ -87,7 +87,7 @@ document.body.appendChild(pre);
 "#;
 
 /// Renders the report with `LAYOUT_CHECK` appended and asserts its findings.
-fn layout_check(out: &Path, prof: &Path) {
+fn layout_check(out: &Path, prof: &Path, devices: usize, matrix_lines: usize) {
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     let page = out.join("layout-check.html");
     std::fs::write(&page, html.replace("</body>", &format!("<script>{LAYOUT_CHECK}</script></body>"))).unwrap();
@@ -96,9 +96,8 @@ fn layout_check(out: &Path, prof: &Path) {
     let found = dom.split("<pre id=\"layout-check\">").nth(1).and_then(|s| s.split("</pre>").next()).expect("the layout check ran");
     let v: serde_json::Value = serde_json::from_str(&found.replace("&quot;", "\"").replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">")).unwrap();
     assert_eq!(v["bad"].as_array().unwrap().len(), 0, "report layout: {:#}", v["bad"]);
-    assert_eq!(v["devices"], 2, "two devices (stock, hp), each with its own colour: {v}");
-    // 3 mixed profiles x 4 attributes x 2 formats x 4 thread counts.
-    assert_eq!(v["matrix_lines"], 3 * 4 * 2 * 4, "a line per thread count: {v}");
+    assert_eq!(v["devices"], devices, "each device and format with its own colour: {v}");
+    assert_eq!(v["matrix_lines"], matrix_lines, "a line per thread count: {v}");
 }
 
 #[test]
@@ -176,7 +175,9 @@ fn review_of_both_formats_writes_results_and_a_report_chromium_renders() {
     let dom = String::from_utf8_lossy(&o.stdout);
     assert!(!dom.contains("parsererror") && dom.matches("<svg").count() == files, "SVG files are not well-formed XML");
     // Layout, as the browser lays it out (below).
-    layout_check(&out, &prof);
+    // Two devices (stock, hp); 3 mixed profiles x 4 attributes x 2
+    // formats x 4 thread counts.
+    layout_check(&out, &prof, 2, 3 * 4 * 2 * 4);
     // A screenshot: the renderer lays the whole page out.
     let shot = out.join("report.png");
     let o = chromium(&["--window-size=1500,2000", &format!("--screenshot={}", shot.display()), &page], &prof);
@@ -292,6 +293,64 @@ fn pts_runs_the_snia_sequence_and_reports_its_tables() {
     assert_eq!(csv.lines().count(), 1 + 56 * rounds.len() + 56 + 4 + 9);
 }
 
+/// `--fail-die`: each job ends with a phase through the failure, its
+/// rebuild reported (printed, in the results, in failures.csv and
+/// failure_rounds.csv) and charted in the report, which Chromium renders
+/// cleanly; the published comparison is the one without the failure.
+#[test]
+fn review_through_a_die_failure_charts_it_and_reports_the_rebuild() {
+    let out = tmp("fail-die");
+    let args = [
+        "review",
+        "p420m",
+        "flashmax2",
+        "--format",
+        "stock",
+        "--profiles",
+        "4k",
+        "--scale",
+        "128",
+        "--fail-die",
+        "3.1@1",
+        "--out",
+        out.to_str().unwrap(),
+        "-q",
+    ];
+    let (code, stdout, err) = flashlab(&args);
+    assert_eq!(code, 0, "{err}");
+    assert!(stdout.contains("die 3.1 failed at 1.00 s; rebuild") && stdout.contains("[simulated]"), "{stdout}");
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    assert_eq!(r["settings"]["fail"][0]["at_s"], 1.0);
+    for j in r["jobs"].as_array().unwrap() {
+        let f = &j["failure"];
+        let rep = &f["reports"][0];
+        let (at, done) = (rep["failed_at_s"].as_f64().unwrap(), rep["rebuild_done_at_s"].as_f64().expect("the rebuild ended"));
+        assert!((at - 1.0).abs() < 0.01 && done > at, "{rep}");
+        assert!(rep["rebuild_bytes"].as_u64().unwrap() > 0 && rep["event"]["lost_offsets"].as_array().unwrap().is_empty());
+        assert!(f["phase"]["virtual_seconds"].as_f64().unwrap() > done, "the phase runs past the rebuild");
+        assert!(rep["iops_during"].as_f64().unwrap() < rep["iops_before"].as_f64().unwrap(), "{rep}");
+        // The main tests' comparison stands: no check comes from the
+        // failure phase.
+        assert!(j["comparison"].as_array().unwrap().iter().all(|c| c["conditions"].as_str().is_none_or(|s| !s.contains("failure"))));
+    }
+    let failures = std::fs::read_to_string(out.join("failures.csv")).unwrap();
+    assert_eq!(failures.lines().count(), 3, "a header and a row per job: {failures}");
+    assert!(failures.lines().next().unwrap().contains("rebuild_s"));
+    assert!(std::fs::read_to_string(out.join("failure_rounds.csv")).unwrap().lines().count() > 20);
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("Die failure and rebuild") && html.contains("rebuilt in"), "the report's failure section");
+    for key in ["iops", "latency-avg", "latency-max"] {
+        assert!(out.join("charts").join(format!("4k-failure-{key}.svg")).is_file(), "{key} chart");
+    }
+    let prof = tmp("fail-die-chromium");
+    layout_check(&out, &prof, 2, 0);
+    // Without a failure, none of it.
+    let plain = tmp("no-fail");
+    let (code, _, err) = flashlab(&["review", "p420m", "--profiles", "4k", "--scale", "256", "--out", plain.to_str().unwrap(), "-q"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!plain.join("failures.csv").exists() && !std::fs::read_to_string(plain.join("report.html")).unwrap().contains("Die failure"));
+}
+
 #[test]
 fn bad_review_input_is_refused_naming_the_problem() {
     refused(&["review", "--scale", "64"], "no device");
@@ -300,6 +359,12 @@ fn bad_review_input_is_refused_naming_the_problem() {
     refused(&["review", "p420m", "--format", "hp"], "p420m has no format 'hp'");
     refused(&["review", "flashmax2", "--scale", "100000"], "--scale 100000");
     refused(&["review", "flashmax2", "--scale", "128", "--precondition-min", "20", "--precondition-max", "10"], "preconditioning 20..10");
+    // (At a small scale, so that a refusal that fails to come costs little.)
+    refused(&["review", "flashmax2", "--scale", "128", "--fail-die", "40.0@1"], "--fail-die on flashmax2: channel 40");
+    refused(&["review", "flashmax2", "--scale", "128", "--fail-die", "3.1"], "TARGET@SECONDS");
+    refused(&["review", "flashmax2", "--scale", "128", "--fail-die", "3.1@1", "--rebuild-rate", "0"], "--rebuild-rate 0 MB/s");
+    refused(&["review", "flashmax2", "--scale", "128", "--rebuild-rate", "50"], "--fail-die");
+    refused(&["review", "flashmax2", "--scale", "128", "--fail-die", "3.1@1", "--pts"], "the SNIA PTS has no failure phase");
     // An output directory that cannot be made (its parent is a file) is
     // refused before any simulation runs.
     let f = tmp("file");

@@ -160,3 +160,30 @@ fn a_die_failure_and_its_rebuild_are_reported() {
     let again = run(&profile, &s, &mut |_| {}).unwrap();
     assert_eq!(serde_json::to_string(&again.failures).unwrap(), serde_json::to_string(&r.failures).unwrap());
 }
+
+/// A phase through a failure runs until the rebuild has ended and the
+/// rounds after it; a rebuild too slow to end stops the phase at its cap
+/// and is reported as not ended, never as done.
+#[test]
+fn a_phase_through_a_failure_ends_with_its_rebuild_or_says_it_did_not() {
+    let profile = accel::profile_load("p420m").unwrap();
+    let fails = vec![lab::runs::failure::FailSpec::parse("3.1@0.5").unwrap()];
+    let mix = Mix::parse("4k-write").unwrap();
+    let interval = 100_000_000;
+    let mut s = Session::new(&profile, "stock", 128, 5, Some(0.1)).unwrap();
+    s.precondition(&mix, lab::run::Rule::Snia { min_drive_writes: 1.0, cap_drive_writes: 1.5 }, &mut |_| {}).unwrap();
+    let run = s.through_failures("die failure", &mix, &fails, None, interval, (4, 400), &mut |_| {}).unwrap();
+    let r = &run.reports[0];
+    let done = r.rebuild_done_at_s.expect("the rebuild ends at the profile's rate");
+    let end = run.phase.virtual_seconds;
+    assert!(end >= done + 0.4 - 1e-6 && end < done + 0.4 + 0.05, "ends 4 rounds after the rebuild: {end} vs {done}");
+    assert!(r.iops_before.is_some() && r.iops_during.is_some() && r.iops_after.is_some(), "{r:?}");
+    assert_eq!(run.rebuild_bytes_per_sec, profile.ftl.rebuild_bytes_per_sec);
+    // 1 MB/s: the rebuild cannot end within 20 rounds of the failure.
+    let mut s = Session::new(&profile, "stock", 128, 5, Some(0.1)).unwrap();
+    let run = s.through_failures("die failure", &mix, &fails, Some(1_000_000), interval, (4, 20), &mut |_| {}).unwrap();
+    let r = &run.reports[0];
+    assert!(r.rebuild_done_at_s.is_none() && r.rebuild_s.is_none() && r.iops_after.is_none(), "{r:?}");
+    assert!((run.phase.virtual_seconds - 2.5).abs() < 0.05, "stops at the cap: {}", run.phase.virtual_seconds);
+    assert!(lab::runs::failure::summary(r).contains("NOT ENDED"));
+}

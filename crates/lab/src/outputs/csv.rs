@@ -142,6 +142,10 @@ pub fn csv_tables(r: &ReviewResults, dir: &Path) -> Result<Vec<PathBuf>, ReportE
     table("tests.csv", &|p| csv_write(p, r.jobs.iter().flat_map(|j| j.tests.iter().map(move |t| test_row(j, t)))))?;
     table("steady_state.csv", &|p| csv_write(p, r.jobs.iter().map(steady_row)))?;
     table("published.csv", &|p| csv_write(p, r.jobs.iter().flat_map(published_rows)))?;
+    if r.jobs.iter().any(|j| j.failure.is_some()) {
+        table("failure_rounds.csv", &|p| csv_write(p, r.jobs.iter().flat_map(failure_rounds)))?;
+        table("failures.csv", &|p| csv_write(p, r.jobs.iter().flat_map(failure_rows)))?;
+    }
     if !r.pts.is_empty() {
         table("pts.csv", &|p| csv_write(p, r.pts.iter().flat_map(pts_rows)))?;
     }
@@ -149,12 +153,63 @@ pub fn csv_tables(r: &ReviewResults, dir: &Path) -> Result<Vec<PathBuf>, ReportE
 }
 
 fn precondition_rows(j: &JobResult) -> impl Iterator<Item = PreRow<'_>> {
-    j.precondition.intervals.iter().enumerate().map(move |(i, iv)| PreRow {
+    round_rows(j, &j.precondition, &j.preconditioner.name)
+}
+
+/// The rounds of the phase through die failures (none without one).
+fn failure_rounds(j: &JobResult) -> impl Iterator<Item = PreRow<'_>> {
+    j.failure.iter().flat_map(move |f| round_rows(j, &f.phase, &j.workload.name))
+}
+
+#[derive(Serialize)]
+struct FailureRow<'a> {
+    device: &'a str,
+    format: &'a str,
+    scale: u32,
+    profile: &'a str,
+    failed: &'a str,
+    failed_at_s: f64,
+    rebuild_s: Option<f64>,
+    rebuild_bytes: u64,
+    rebuild_bytes_per_sec: u64,
+    iops_before: Option<f64>,
+    iops_during: Option<f64>,
+    iops_during_min: Option<f64>,
+    iops_after: Option<f64>,
+    latency_max_during_ms: Option<f64>,
+    slots_lost: usize,
+}
+
+fn failure_rows(j: &JobResult) -> impl Iterator<Item = FailureRow<'_>> {
+    j.failure.iter().flat_map(move |f| {
+        f.reports.iter().map(move |r| FailureRow {
+            device: &j.device.id,
+            format: &j.device.format,
+            scale: j.device.scale,
+            profile: &j.profile,
+            failed: &r.event.what,
+            failed_at_s: r.failed_at_s,
+            rebuild_s: r.rebuild_s,
+            rebuild_bytes: r.rebuild_bytes,
+            rebuild_bytes_per_sec: f.rebuild_bytes_per_sec,
+            iops_before: r.iops_before,
+            iops_during: r.iops_during,
+            iops_during_min: r.iops_during_min,
+            iops_after: r.iops_after,
+            latency_max_during_ms: r.latency_max_during_ms,
+            slots_lost: r.event.lost_offsets.len(),
+        })
+    })
+}
+
+/// A phase's rounds, one row each.
+fn round_rows<'a>(j: &'a JobResult, phase: &'a Phase, workload: &'a str) -> impl Iterator<Item = PreRow<'a>> {
+    phase.intervals.iter().enumerate().map(move |(i, iv)| PreRow {
         device: &j.device.id,
         format: &j.device.format,
         scale: j.device.scale,
         profile: &j.profile,
-        workload: &j.preconditioner.name,
+        workload,
         round: i + 1,
         start_s: iv.start_s,
         length_s: iv.length_s,

@@ -8,6 +8,7 @@
 use crate::outputs::chart::{key_slug, BarChart, BarSeries, LegendItem, LineChart, Series, Stroke, Swatch, GREY, INK, PALETTE};
 use crate::procedures::job::{matrix_name, MATRIX_QUEUE_DEPTHS, MATRIX_THREADS};
 use crate::procedures::review::{JobResult, ReviewResults};
+use crate::runs::failure::FailureRun;
 use crate::runs::phase::Phase;
 use crate::runs::steady;
 
@@ -219,6 +220,60 @@ pub fn matrix_charts(profile: &str, title: &str, jobs: &[&JobResult], colors: &C
             Chart {
                 file: format!("{profile}-matrix-{key}.svg"),
                 caption: format!("{title}, {what}: a line per thread count (labelled at its end), queue depth 2 to 16"),
+                svg: c.svg(),
+            }
+        })
+        .collect()
+}
+
+/// Throughput and latency per round through die failures and their
+/// rebuilds, a line per job, each job's rebuild (failure to the end of
+/// its rebuild) shaded in its colour; x in virtual seconds from the phase's
+/// start.
+pub fn failure_charts(profile: &str, title: &str, jobs: &[&JobResult], colors: &Colors) -> Vec<Chart> {
+    let jobs: Vec<(&JobResult, &FailureRun)> = jobs.iter().filter_map(|j| j.failure.as_ref().map(|f| (*j, f))).collect();
+    let scale = jobs.first().map_or(1, |j| j.0.device.scale);
+    let x_label = if scale > 1 { format!("virtual seconds (devices at 1/{scale} scale rebuild {scale}x sooner)") } else { "virtual seconds".into() };
+    ATTRIBUTES[..3]
+        .iter()
+        .map(|&(key, what, y)| {
+            let mut c = LineChart {
+                id: format!("{profile}-failure-{key}"),
+                title: format!("{title} through a die failure: {what}"),
+                x_label: x_label.clone(),
+                y_label: y.into(),
+                legend: jobs.iter().map(|(j, _)| colors.item(&j.label(), Swatch::Line)).collect(),
+                ..Default::default()
+            };
+            for (j, f) in &jobs {
+                let label = j.label();
+                let points = f.phase.intervals.iter().map(|v| (v.start_s + v.length_s, round_value(v, key))).collect();
+                c.series.push(Series::line(&label, points, colors.get(&label), &label));
+                for r in &f.reports {
+                    let end = r.rebuild_done_at_s.unwrap_or(f.phase.virtual_seconds);
+                    let took = r.rebuild_s.map_or("not ended in the phase".to_string(), |t| format!("{t:.2} s"));
+                    c.bands.push(crate::outputs::chart::Band {
+                        x0: r.failed_at_s,
+                        x1: end,
+                        label: format!("{label}: {} failed, rebuild {took}", r.event.what),
+                        color: colors.get(&label).into(),
+                        keys: vec![label.clone()],
+                        show_label: jobs.len() == 1 && f.reports.len() == 1,
+                    });
+                }
+            }
+            let rebuilds: Vec<String> = jobs
+                .iter()
+                .flat_map(|(j, f)| {
+                    f.reports.iter().map(move |r| {
+                        let took = r.rebuild_s.map_or("not ended in the phase".to_string(), |t| format!("{t:.2} s"));
+                        format!("{}: {} rebuilt in {took}", j.label(), r.event.what)
+                    })
+                })
+                .collect();
+            Chart {
+                file: format!("{profile}-failure-{key}.svg"),
+                caption: format!("{title} at 16T/16Q through a die failure, {what} per round (shaded: failure to the rebuild's end). {}", rebuilds.join("; ")),
                 svg: c.svg(),
             }
         })

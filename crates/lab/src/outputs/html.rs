@@ -46,6 +46,7 @@ const DEFINITIONS: &[(&str, &str)] = &[
     ("Effective OP", "Over-provisioning: spare flash as a share of the usable capacity, after garbage collection's reserve."),
     ("Tolerance", "How far a simulated figure may be from the published one and still be held to match it (whiskers on the published bars)."),
     ("Bottleneck", "The busiest resource of a test, named when at least 80% busy."),
+    ("Rebuild", "After a die fails, the card moves every valid slot of the stripes that held it into stripes of working dies, at a set rate, while host I/O goes on; until then a read that maps to the dead die is rebuilt from the other members of its stripe (a read on each, then the XOR). Its time runs from the failure to the last slot moved."),
 ];
 
 /// Writes the charts and the HTML report; returns the report's path.
@@ -89,7 +90,14 @@ fn head_section(out: &mut String, r: &ReviewResults, colors: &Colors) {
          Click a legend entry to hide or show its series; hover a point or bar for its value. <a href=\"#definitions\">Definitions</a> at the end.</p>",
         esc(&r.flashlab_version),
         r.seed,
-        if r.pts.is_empty() { "" } else { " and <a href=\"pts.csv\">pts.csv</a>" }
+        [
+            (r.jobs.iter().any(|j| j.failure.is_some()), ", <a href=\"failures.csv\">failures.csv</a>, <a href=\"failure_rounds.csv\">failure_rounds.csv</a>"),
+            (!r.pts.is_empty(), ", <a href=\"pts.csv\">pts.csv</a>")
+        ]
+        .iter()
+        .filter(|t| t.0)
+        .map(|t| t.1)
+        .collect::<String>()
     );
     out.push_str("<h2>Devices under test</h2>");
     let mut seen = Vec::new();
@@ -151,6 +159,61 @@ fn profile_section(out: &mut String, files: &mut Vec<Chart>, p: &ReviewProfile, 
     }
     utilisation_section(out, jobs);
     published_section(out, jobs);
+    failure_section(out, files, p, jobs, colors);
+}
+
+/// `--fail-die`: the charts through the failure and the rebuild, and each
+/// failure's figures.
+fn failure_section(out: &mut String, files: &mut Vec<Chart>, p: &ReviewProfile, jobs: &[&JobResult], colors: &Colors) {
+    let failed: Vec<&JobResult> = jobs.iter().copied().filter(|j| j.failure.is_some()).collect();
+    if failed.is_empty() {
+        return;
+    }
+    out.push_str("<h3>Die failure and rebuild</h3>");
+    let _ = write!(
+        out,
+        "<p>After the main tests, <code>{}</code> at 16 threads x 16 queue depth while a die fails; reads that map to it are rebuilt from their stripe, and a background rebuild moves what its stripes held at a fixed rate. The phase runs until the rebuild has ended. Not compared with published figures: the reviewers did not fail dies.</p>",
+        esc(&failed[0].workload.name)
+    );
+    figures_of(out, files, figures::failure_charts(p.name, p.title, &failed, colors));
+    let opt = |v: Option<f64>| v.map_or("-".to_string(), num);
+    let rows: Vec<Vec<String>> = failed
+        .iter()
+        .flat_map(|j| {
+            let f = j.failure.as_ref().expect("filtered");
+            f.reports.iter().map(move |r| {
+                vec![
+                    esc(&j.label()),
+                    esc(&r.event.what),
+                    format!("{:.2}", r.failed_at_s),
+                    r.rebuild_s.map_or("<span class=\"bad\">not ended</span>".into(), |t| format!("{t:.2}")),
+                    format!("{:.1}", r.rebuild_bytes as f64 / 1e6),
+                    format!("{:.0}", f.rebuild_bytes_per_sec as f64 / 1e6),
+                    opt(r.iops_before),
+                    opt(r.iops_during),
+                    opt(r.iops_during_min),
+                    opt(r.iops_after),
+                    opt(r.latency_max_during_ms),
+                    if r.event.lost_offsets.is_empty() { "0".into() } else { format!("<span class=\"bad\">{}</span>", r.event.lost_offsets.len()) },
+                ]
+            })
+        })
+        .collect();
+    let head = [
+        "device",
+        "failed",
+        "at (s)",
+        "rebuild (s)",
+        "moved (MB)",
+        "rate (MB/s)",
+        "IOPS before",
+        "IOPS during",
+        "worst round",
+        "IOPS after",
+        "max ms during",
+        "slots lost",
+    ];
+    table(out, &head, &rows);
 }
 
 fn steady_table(out: &mut String, jobs: &[&JobResult]) {

@@ -70,6 +70,13 @@ pub struct ReviewSpec {
     /// The SNIA PTS sequence instead of the reviewers' (see `pts`).
     #[serde(default)]
     pub pts: bool,
+    /// Dies (or channels) that fail in a last phase of every review job,
+    /// after its main tests (seconds from that phase's start).
+    #[serde(default)]
+    pub fail: Vec<crate::runs::failure::FailSpec>,
+    /// The rebuild's rate, bytes per second (none: each profile's).
+    #[serde(default)]
+    pub rebuild_bytes_per_sec: Option<u64>,
 }
 
 impl ReviewSpec {
@@ -106,6 +113,8 @@ impl ReviewSpec {
             precondition_cap_drive_writes: crate::runs::run::PRECONDITION_CAP_DRIVE_WRITES,
             snia_precondition: false,
             pts: false,
+            fail: Vec::new(),
+            rebuild_bytes_per_sec: None,
         }
     }
 }
@@ -148,6 +157,26 @@ fn duplicates_refuse<'a>(what: &str, names: impl Iterator<Item = &'a str>) -> Re
     Ok(())
 }
 
+/// `--fail-die` and `--rebuild-rate` checked against every device before
+/// any job runs.
+fn failures_check(spec: &ReviewSpec, profiles: &[Profile]) -> Result<(), RunError> {
+    if spec.fail.is_empty() {
+        return Ok(());
+    }
+    if spec.pts {
+        return Err(RunError::Input("--fail-die with --pts: the SNIA PTS has no failure phase; fail a die in the reviewers' procedure".into()));
+    }
+    if let Some(r) = spec.rebuild_bytes_per_sec.filter(|r| !crate::runs::run::REBUILD_RATES.contains(r)) {
+        return Err(RunError::Input(format!("--rebuild-rate {} MB/s: must be in 1..=100000", r as f64 / 1e6)));
+    }
+    for p in profiles {
+        for f in &spec.fail {
+            f.target.dies(&p.nand.geometry, p.members as usize).map_err(|e| RunError::Input(format!("--fail-die on {}: {e}", p.id)))?;
+        }
+    }
+    Ok(())
+}
+
 /// The jobs of a spec, in order (device, format, profile), with the
 /// formats each device lacks listed apart (reviewing several devices, a
 /// format one of them lacks is skipped for it).
@@ -171,6 +200,7 @@ pub fn jobs_of(spec: &ReviewSpec, profiles: &[Profile]) -> Result<(Vec<Job>, Vec
         return Err(RunError::Input(format!("rounds {} / {}: must be in 1..=1000", spec.rounds_4k, spec.rounds_matrix)));
     }
     spec.snia_rule().check()?;
+    failures_check(spec, profiles)?;
     let mut jobs = Vec::new();
     let mut skipped = Vec::new();
     for p in profiles {

@@ -9,6 +9,7 @@
 //! did, so a seed gives the same results file on any machine.
 
 use crate::procedures::job::{matrix_name, Job, Reporter, ReviewEvent, ReviewSpec, Tests, MATRIX_QUEUE_DEPTHS, MATRIX_THREADS};
+use crate::runs::failure::FailureRun;
 use crate::runs::phase::Phase;
 use crate::runs::published::Check;
 use crate::runs::run::{device_info, DeviceInfo, Length, Progress, Rule, RunError, Session, REVIEWERS_QUEUE_DEPTH, REVIEWERS_THREADS};
@@ -37,6 +38,10 @@ pub struct JobResult {
     pub tests: Vec<Phase>,
     /// Published figures whose conditions a phase of the job met, judged.
     pub comparison: Vec<Check>,
+    /// The last phase, through die failures and their rebuilds
+    /// (`--fail-die`), left out of the comparison.
+    #[serde(default)]
+    pub failure: Option<FailureRun>,
 }
 
 impl JobResult {
@@ -77,6 +82,7 @@ pub fn job_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&Rev
         Tests::FourK => four_k_step(&mut s, spec, &rep)?,
         Tests::Matrix => matrix_step(&mut s, spec, &workload, &rep)?,
     };
+    let failure = if spec.fail.is_empty() { None } else { Some(failure_step(&mut s, spec, &workload, &rep)?) };
     let mut judged = vec![(accel::State::Fresh, &pre)];
     judged.extend(tests.iter().map(|t| (accel::State::Steady, t)));
     let comparison = crate::runs::published::compare(&job.profile, &job.format, &judged);
@@ -90,7 +96,46 @@ pub fn job_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&Rev
         precondition: pre,
         tests,
         comparison,
+        failure,
     })
+}
+
+/// Rounds of the failure phase: a quarter of the review's, to resolve the
+/// dip; it runs `FAILURE_ROUNDS_AFTER` rounds past the last rebuild's end,
+/// and at most `FAILURE_ROUNDS_MAX` past the last failure.
+const FAILURE_ROUND_SHARE: u64 = 4;
+const FAILURE_ROUNDS_AFTER: u32 = 8;
+const FAILURE_ROUNDS_MAX: u32 = 400;
+
+/// The profile's workload at 16T/16Q while `--fail-die`'s dies fail, until
+/// the rebuild has ended.
+fn failure_step(s: &mut Session, spec: &ReviewSpec, workload: &Mix, rep: &Reporter) -> Result<FailureRun, RunError> {
+    rep.step("die failure");
+    let interval = (s.interval_ns / FAILURE_ROUND_SHARE).max(1);
+    let last = spec.fail.iter().map(|f| f.at_s).fold(0.0, f64::max);
+    let run = s.through_failures(
+        "die failure",
+        workload,
+        &spec.fail,
+        spec.rebuild_bytes_per_sec,
+        interval,
+        (FAILURE_ROUNDS_AFTER, FAILURE_ROUNDS_MAX),
+        &mut |p: &Progress| {
+            let detail = format!("die failure: {:.1} s, {:.0} IOPS", p.virtual_s, p.last.iops);
+            rep.round(p, (p.virtual_s / (last + FAILURE_ROUNDS_MAX as f64 * interval as f64 / 1e9)).min(1.0), true, &detail);
+        },
+    )?;
+    let summary = run
+        .reports
+        .iter()
+        .map(|r| match r.rebuild_s {
+            Some(t) => format!("{}: rebuild {:.1} MB in {t:.2} s", r.event.what, r.rebuild_bytes as f64 / 1e6),
+            None => format!("{}: REBUILD NOT ENDED in the phase", r.event.what),
+        })
+        .collect::<Vec<_>>()
+        .join("; ");
+    rep.done("die failure", &summary);
+    Ok(run)
 }
 
 /// Preconditioning at 16T/16Q by `rule`, reported with its verdict.

@@ -3,6 +3,7 @@
 //! and after (from the phase's rounds).
 
 use crate::runs::metrics::Interval;
+use crate::runs::phase::Phase;
 use accel::{FailTarget, FailureEvent};
 use serde::{Deserialize, Serialize};
 use units::{Ns, NS_PER_SEC};
@@ -48,6 +49,35 @@ pub struct FailureReport {
     pub iops_after: Option<f64>,
     /// Worst round maximum latency during the rebuild, ms.
     pub latency_max_during_ms: Option<f64>,
+}
+
+/// A phase run through die failures and their rebuilds (`review
+/// --fail-die`): its rounds, and each failure's report.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct FailureRun {
+    pub phase: Phase,
+    pub reports: Vec<FailureReport>,
+    /// The rebuild's rate, bytes per second.
+    pub rebuild_bytes_per_sec: u64,
+}
+
+/// A failure in one line: what failed, when, the rebuild and the dip.
+pub fn summary(f: &FailureReport) -> String {
+    let iops = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0}"));
+    let rebuild = match f.rebuild_s {
+        Some(t) => format!("rebuild {:.1} MB in {t:.2} s", f.rebuild_bytes as f64 / 1e6),
+        None => format!("rebuild NOT ENDED in the phase ({:.1} MB moved)", f.rebuild_bytes as f64 / 1e6),
+    };
+    let lost = if f.event.lost_offsets.is_empty() { String::new() } else { format!("; LOST {} slots of 4 KiB", f.event.lost_offsets.len()) };
+    format!(
+        "{} failed at {:.2} s; {rebuild}; IOPS {} before, {} during (worst round {}), {} after{lost}",
+        f.event.what,
+        f.failed_at_s,
+        iops(f.iops_before),
+        iops(f.iops_during),
+        iops(f.iops_during_min),
+        iops(f.iops_after)
+    )
 }
 
 fn mean(v: &[&Interval]) -> Option<f64> {

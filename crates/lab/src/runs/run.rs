@@ -1,6 +1,7 @@
 //! One run: format (secure erase), optional preconditioning to steady
 //! state, then the measured phase, with every figure kept for the results.
 
+use crate::runs::failure::{FailSpec, FailureRun};
 use crate::runs::metrics::{interval_of, Closed, Interval, Meter};
 use crate::runs::phase::{drift_of, phase_states, utilisation_of, Phase, SteadyReport};
 use crate::runs::steady;
@@ -28,6 +29,9 @@ pub fn interval_ns_of(interval_s: f64) -> Result<Ns, RunError> {
         Err(RunError::Input(format!("--interval {interval_s}: must be in {INTERVAL_S_MIN}..={INTERVAL_S_MAX} virtual seconds")))
     }
 }
+
+/// Rebuild rates a user may give, bytes per second (1 MB/s to 100 GB/s).
+pub const REBUILD_RATES: std::ops::RangeInclusive<u64> = 1_000_000..=100_000_000_000;
 
 /// Precondition lengths in drive writes under the SNIA rule: at least
 /// `MIN`, at most `CAP`.
@@ -215,6 +219,24 @@ enum Stop {
         min_slots: u64,
         cap_slots: u64,
     },
+    /// Until `failures` failures have happened and every rebuild has
+    /// ended, then `after` more; at most `cap` in all.
+    Rebuilt {
+        failures: usize,
+        after: Ns,
+        cap: Ns,
+    },
+}
+
+/// When a phase through failures may end: `after` past the last
+/// rebuild's end, once `failures` have happened and every rebuild has
+/// ended (`None` before).
+fn rebuilt_end(dev: &Device, failures: usize, after: Ns) -> Option<Ns> {
+    let ev = dev.failures();
+    if ev.len() < failures || dev.rebuilding() {
+        return None;
+    }
+    ev.iter().map(|e| e.rebuild_done_ns).collect::<Option<Vec<Ns>>>().map(|d| d.into_iter().max().unwrap_or(0) + after)
 }
 
 struct PhaseRun<'p> {
@@ -268,11 +290,11 @@ impl Observer<Device> for PhaseRun<'_> {
             self.round_dw.resize(self.intervals.len(), drive_writes);
             let virtual_s = (completed - self.meter.start) as f64 / NS_PER_SEC as f64;
             let fraction = match self.stop {
-                Stop::Duration(d) | Stop::Judged(d) => (completed - self.meter.start) as f64 / d as f64,
+                Stop::Duration(d) | Stop::Judged(d) | Stop::Rebuilt { cap: d, .. } => (completed - self.meter.start) as f64 / d as f64,
                 Stop::Ios(n) => self.ios as f64 / n as f64,
                 Stop::Steady { cap_slots, .. } => written as f64 / cap_slots as f64,
             };
-            let fraction_is_bound = matches!(self.stop, Stop::Steady { .. });
+            let fraction_is_bound = matches!(self.stop, Stop::Steady { .. } | Stop::Rebuilt { .. });
             (self.progress)(&Progress {
                 phase: &self.name,
                 virtual_s,
@@ -293,6 +315,7 @@ impl Observer<Device> for PhaseRun<'_> {
             Stop::Duration(d) | Stop::Judged(d) => go && completed - self.meter.start < d,
             Stop::Ios(n) => go && self.ios < n,
             Stop::Steady { .. } => go,
+            Stop::Rebuilt { failures, after, cap } => completed - self.meter.start < cap && rebuilt_end(dev, failures, after).is_none_or(|end| completed < end),
         }
     }
 }
@@ -376,7 +399,7 @@ pub fn spec_check(spec: &RunSpec) -> Result<(), RunError> {
     if spec.pe_cycles > 1_000_000 {
         return bad(format!("--pe-cycles {}: must be at most 1000000", spec.pe_cycles));
     }
-    if let Some(r) = spec.rebuild_bytes_per_sec.filter(|r| !(1_000_000..=100_000_000_000).contains(r)) {
+    if let Some(r) = spec.rebuild_bytes_per_sec.filter(|r| !REBUILD_RATES.contains(r)) {
         return bad(format!("--rebuild-rate {} MB/s: must be in 1..=100000", r as f64 / 1e6));
     }
     if !(spec.age_days.is_finite() && (0.0..=3650.0).contains(&spec.age_days)) {
@@ -455,6 +478,45 @@ impl Session {
         self.engine.now = self.engine.now.max(self.device.quiet_at());
     }
 
+    /// Schedules `fails` (seconds from now) at a rebuild rate (the
+    /// profile's if `None`); returns now.
+    pub fn failures_schedule(&mut self, fails: &[FailSpec], rebuild_bytes_per_sec: Option<u64>) -> Result<Ns, RunError> {
+        let start = self.engine.now;
+        if let Some(r) = rebuild_bytes_per_sec {
+            self.device.rebuild_rate_set(r);
+        }
+        for f in fails {
+            self.device.fail_at(&f.target, start + (f.at_s * NS_PER_SEC as f64).round() as Ns)?;
+        }
+        Ok(start)
+    }
+
+    /// Runs `mix` at 16T/16Q while `fails` happen (seconds from the
+    /// phase's start), in rounds of `interval_ns`, until every rebuild
+    /// has ended and `after_rounds` more have run, or at most
+    /// `cap_rounds` past the last failure (a rebuild not ended by then is
+    /// reported so).
+    #[allow(clippy::too_many_arguments)]
+    pub fn through_failures(
+        &mut self,
+        name: &str,
+        mix: &Mix,
+        fails: &[FailSpec],
+        rebuild_bytes_per_sec: Option<u64>,
+        interval_ns: Ns,
+        (after_rounds, cap_rounds): (u32, u32),
+        progress: &mut dyn FnMut(&Progress),
+    ) -> Result<FailureRun, RunError> {
+        assert!(!fails.is_empty(), "a phase through failures has failures");
+        let before = self.device.failures().len();
+        let start = self.failures_schedule(fails, rebuild_bytes_per_sec)?;
+        let last = fails.iter().map(|f| (f.at_s * NS_PER_SEC as f64).round() as Ns).max().unwrap_or(0);
+        let stop = Stop::Rebuilt { failures: before + fails.len(), after: after_rounds as Ns * interval_ns, cap: last + cap_rounds as Ns * interval_ns };
+        let phase = phase(&mut self.engine, &mut self.device, name, mix, REVIEWERS_THREADS, REVIEWERS_QUEUE_DEPTH, stop, interval_ns, progress)?;
+        let reports = self.device.failures()[before..].iter().map(|e| crate::runs::failure::report(e, start, &phase.intervals)).collect();
+        Ok(FailureRun { phase, reports, rebuild_bytes_per_sec: self.device.rebuild_rate() })
+    }
+
     /// Measures `mix` at `threads` x `queue_depth` for `length`.
     pub fn measure(
         &mut self,
@@ -491,13 +553,7 @@ pub fn run(profile: &Profile, spec: &RunSpec, progress: &mut dyn FnMut(&Progress
         (None, Some(d)) => Length::Duration((d * NS_PER_SEC as f64).round() as Ns),
         (None, None) => Length::Duration(5 * session.interval_ns),
     };
-    let start = session.engine.now;
-    if let Some(r) = spec.rebuild_bytes_per_sec {
-        session.device.rebuild_rate_set(r);
-    }
-    for f in &spec.fail {
-        session.device.fail_at(&f.target, start + (f.at_s * NS_PER_SEC as f64).round() as Ns)?;
-    }
+    let start = session.failures_schedule(&spec.fail, spec.rebuild_bytes_per_sec)?;
     phases.push(session.measure("main", &mix, spec.threads, spec.queue_depth, length, progress)?);
     let main = phases.last().expect("the measured phase");
     let failures: Vec<_> = session.device.failures().iter().map(|e| crate::runs::failure::report(e, start, &main.intervals)).collect();
