@@ -90,6 +90,12 @@ impl WriteBuffer {
     }
 }
 
+/// Read reclaim moves one slot every this many host I/Os (GC work: it
+/// takes the GC threads, dies and channels): a background task that
+/// costs the host about a sixteenth more media work while it runs.
+/// Assumed: the cards do not publish their pace.
+const RECLAIM_IOS_PER_SLOT: u32 = 16;
+
 struct Member {
     ftl: Ftl<Recorder>,
     dies: Vec<Timeline>,
@@ -115,6 +121,10 @@ struct Member {
     /// Program/erase cycles one erase stands for (1, or more on a card
     /// aged at an accelerated pace).
     cycles_per_erase: u32,
+    /// Host I/Os since read reclaim last moved a slot.
+    reclaim_ios: u32,
+    /// Read reclaim has work (checked on every I/O: a field of its own).
+    reclaim_on: bool,
 }
 
 /// Service times, precomputed from the profile.
@@ -578,6 +588,8 @@ impl Device {
             erased_at: vec![0; g.blocks_per_plane as usize],
             wear,
             cycles_per_erase,
+            reclaim_ios: 0,
+            reclaim_on: false,
         }
     }
 
@@ -695,6 +707,7 @@ impl Device {
             if let Some(w) = &m.wear {
                 d.read_errors.add(&w.counters);
             }
+            d.read_errors.superblocks_reclaimed += f.reclaim_victims;
             d.faults.add(m.ftl.fault_counters());
         }
         d
@@ -756,6 +769,9 @@ impl Device {
         let member = &mut self.members[m];
         let first = (offset / SLOT_BYTES) as u32;
         let last = ((offset + len - 1) / SLOT_BYTES) as u32;
+        if member.reclaim_on {
+            member.reclaim_pace(c, cpu, now)?;
+        }
         if !write {
             // The controller that owns the first slot's die takes the command.
             member.ftl.read_span(first, last)?;
@@ -846,6 +862,19 @@ impl Member {
         Ok(done)
     }
 
+    /// Read reclaim in the background, paced by host I/O.
+    #[inline(never)]
+    fn reclaim_pace(&mut self, c: &Costs, cpu: &mut Pool, now: Ns) -> Result<(), DeviceError> {
+        self.reclaim_ios += 1;
+        if self.reclaim_ios >= RECLAIM_IOS_PER_SLOT {
+            self.reclaim_ios = 0;
+            // On until the queue is empty and its last victim erased.
+            self.reclaim_on = self.ftl.reclaim_step(1)? > 0;
+            self.ops_time(c, cpu, now, None);
+        }
+        Ok(())
+    }
+
     /// Times the media operations the FTL just issued, all ready at `ready`;
     /// returns when the last host read among them has its data out of the
     /// read path. `sub_slot` is the bytes a host read of less than a slot
@@ -903,10 +932,17 @@ impl Member {
         let (attempts, beyond) = match &mut self.wear {
             None => (1, false),
             Some(w) if w.quiet() => (1, false),
-            Some(w) => match w.read(op.die, op.block, self.ftl.superblock_erase_count(op.block) * self.cycles_per_erase, codewords as u32) {
-                ReadOutcome::Retries(k) => (1 + k as u64, false),
-                ReadOutcome::BeyondEcc => (1 + w.retries_max() as u64, true),
-            },
+            Some(w) => {
+                let outcome = w.read(op.die, op.block, self.ftl.superblock_erase_count(op.block) * self.cycles_per_erase, codewords as u32);
+                if w.reclaims(outcome) {
+                    self.ftl.reclaim_request(op.block);
+                    self.reclaim_on = true;
+                }
+                match outcome {
+                    ReadOutcome::Retries(k) => (1 + k as u64, false),
+                    ReadOutcome::BeyondEcc => (1 + w.retries_max() as u64, true),
+                }
+            }
         };
         if op.tag == OpTag::Gc {
             let sensed = self.dies[d].reserve(ready, (c.read_ns + xfer) * attempts);

@@ -17,6 +17,9 @@ pub struct ErrorCounters {
     pub reads_rebuilt_from_parity: u64,
     /// Page reads beyond ECC with no parity to rebuild them: data lost.
     pub reads_uncorrectable: u64,
+    /// Superblocks whose data read reclaim moved.
+    #[serde(default)]
+    pub superblocks_reclaimed: u64,
 }
 
 impl ErrorCounters {
@@ -26,6 +29,7 @@ impl ErrorCounters {
         self.read_retries += other.read_retries;
         self.reads_rebuilt_from_parity += other.reads_rebuilt_from_parity;
         self.reads_uncorrectable += other.reads_uncorrectable;
+        self.superblocks_reclaimed += other.superblocks_reclaimed;
     }
 
     /// What was counted since `base`.
@@ -35,6 +39,7 @@ impl ErrorCounters {
             read_retries: self.read_retries - base.read_retries,
             reads_rebuilt_from_parity: self.reads_rebuilt_from_parity - base.reads_rebuilt_from_parity,
             reads_uncorrectable: self.reads_uncorrectable - base.reads_uncorrectable,
+            superblocks_reclaimed: self.superblocks_reclaimed - base.superblocks_reclaimed,
         }
     }
 }
@@ -65,6 +70,8 @@ pub(crate) struct Wear {
     aged: Vec<bool>,
     pe_base: u32,
     age_days: f64,
+    /// Fixes each block's RBER factor (`ErrorsProfile::block_factor`).
+    seed: u64,
     /// No block can reach an error rate its ECC does not correct at
     /// once, however often read: reads are not counted (the simulator's
     /// path for a young card). Ends at the first erase that could.
@@ -85,6 +92,7 @@ impl Wear {
             aged: vec![false; blocks_per_plane as usize],
             pe_base: 0,
             age_days: 0.0,
+            seed,
             quiet: true,
             rng: Rng::new(seed),
             counters: ErrorCounters::default(),
@@ -99,6 +107,7 @@ impl Wear {
     pub(crate) fn set(&mut self, pe_cycles: u32, age_days: f64, erases_max: u32, seed: u64) {
         assert!(age_days.is_finite() && age_days >= 0.0);
         self.rng = Rng::new(seed);
+        self.seed = seed;
         self.pe_base = pe_cycles;
         self.age_days = age_days;
         self.aged.fill(age_days > 0.0);
@@ -109,7 +118,7 @@ impl Wear {
     /// Whether a block of `erases` could fail a first read at the card's
     /// age, read as often as a block can be.
     fn may_fail(&self, erases: u32) -> bool {
-        self.model.rber.at((self.pe_base + erases) as f64, self.age_days, READS_MAX) >= self.codeword.rber_negligible()
+        self.model.block_factor_max() * self.model.rber.at((self.pe_base + erases) as f64, self.age_days, READS_MAX) >= self.codeword.rber_negligible()
     }
 
     /// Whether reads can be taken to decode at once without looking.
@@ -146,7 +155,7 @@ impl Wear {
         let b = (32 - r.leading_zeros()) as u8;
         if stale || r.is_power_of_two() {
             let (c, t, reads) = self.state(block, erases, b);
-            let rber = self.model.rber_at_retry(c, t, reads, 0);
+            let rber = self.model.block_factor(self.seed, die, block) * self.model.rber_at_retry(c, t, reads, 0);
             // A young block's RBER is far below what its ECC cannot
             // correct: the binomial tail is not summed at all.
             self.entries[i].fail0 = if rber < self.codeword.rber_negligible() { 0.0 } else { self.codeword.fail(rber) as f32 };
@@ -154,7 +163,7 @@ impl Wear {
         if (self.entries[i].fail0 as f64) < FAIL_NEGLIGIBLE {
             return ReadOutcome::Retries(0);
         }
-        self.read_slow(block, erases, b, codewords)
+        self.read_slow(die, block, erases, b, codewords)
     }
 
     /// (cycles, days, reads) of a block, reads at the top of bucket `b`.
@@ -164,10 +173,11 @@ impl Wear {
     }
 
     #[inline(never)]
-    fn read_slow(&mut self, block: u32, erases: u32, b: u8, codewords: u32) -> ReadOutcome {
+    fn read_slow(&mut self, die: u32, block: u32, erases: u32, b: u8, codewords: u32) -> ReadOutcome {
         let (c, t, reads) = self.state(block, erases, b);
+        let factor = self.model.block_factor(self.seed, die, block);
         for i in 0..=self.model.read_retries_max {
-            let cw = self.codeword.fail(self.model.rber_at_retry(c, t, reads, i));
+            let cw = self.codeword.fail(factor * self.model.rber_at_retry(c, t, reads, i));
             if self.rng.unit() >= any_of(cw, codewords) {
                 if i > 0 {
                     self.counters.reads_retried += 1;
@@ -183,5 +193,17 @@ impl Wear {
 
     pub(crate) fn retries_max(&self) -> u32 {
         self.model.read_retries_max
+    }
+
+    /// Whether a read that ended so calls for its block's data to be
+    /// moved (read reclaim).
+    #[inline]
+    pub(crate) fn reclaims(&self, outcome: ReadOutcome) -> bool {
+        let after = self.model.reclaim_after_retries;
+        after > 0
+            && match outcome {
+                ReadOutcome::Retries(k) => k >= after,
+                ReadOutcome::BeyondEcc => true,
+            }
     }
 }

@@ -304,14 +304,16 @@ fn phase_print(p: &Phase) {
         c.erase_count_max
     );
     let e = &p.read_errors;
-    let reads = c.nand_page_reads_host + c.nand_page_reads_gc;
+    let reads = p.page_reads;
     if e.reads_retried > 0 || e.reads_uncorrectable > 0 {
         outln!(
-            "  read errors: {} page reads retried ({} retries), {} rebuilt from parity, {} uncorrectable [simulated]",
+            "  read errors: {} page reads retried ({} retries, {:.3}% of page reads), {} rebuilt from parity, {} uncorrectable; {} superblocks reclaimed [simulated]",
             e.reads_retried,
             e.read_retries,
+            e.reads_retried as f64 * 100.0 / reads.max(1) as f64,
             e.reads_rebuilt_from_parity,
-            e.reads_uncorrectable
+            e.reads_uncorrectable,
+            e.superblocks_reclaimed
         );
     } else if reads > 0 {
         outln!("  read errors: no page read needed a retry [simulated]");

@@ -22,6 +22,7 @@ mod layout;
 mod map;
 mod oracle;
 mod policy;
+mod reclaim;
 mod recover;
 mod superblock;
 mod system;
@@ -96,6 +97,8 @@ pub struct FtlCounters {
     pub gc_victims: u64,
     pub wear_level_victims: u64,
     pub forced_gc_slots: u64,
+    /// Victims taken for read reclaim (their reads needed retries).
+    pub reclaim_victims: u64,
 }
 
 /// Where a read was served from.
@@ -123,6 +126,8 @@ pub struct Ftl<M: Media> {
     user: Writer,
     gc: Writer,
     victim: Option<Victim>,
+    /// Superblocks queued for read reclaim, oldest first.
+    reclaim: Vec<u32>,
     /// GC credit in 1/65536 slots.
     gc_credit: u64,
     gc_rate: u64,
@@ -222,6 +227,7 @@ impl<M: Media> Ftl<M> {
             user: Writer::new(OpTag::User, spm, mpage_bytes, data),
             gc: Writer::new(OpTag::Gc, spm, mpage_bytes, data),
             victim: None,
+            reclaim: Vec::new(),
             gc_credit: 0,
             gc_rate: 0,
             seq: 0,
@@ -280,6 +286,7 @@ impl<M: Media> Ftl<M> {
         self.user.sb = SB_NONE;
         self.gc.sb = SB_NONE;
         self.victim = None;
+        self.reclaim.clear();
         self.gc_credit = 0;
         self.gc_rate = 0;
         self.system_save()

@@ -1,5 +1,6 @@
-//! Victim policy: which closed superblock GC cleans next. Static wear
-//! leveling ([`crate::wear`]) may choose first; otherwise the policy does.
+//! Victim policy: which closed superblock GC cleans next. Read reclaim
+//! ([`crate::reclaim`]) and then static wear leveling ([`crate::wear`]) may
+//! choose first; otherwise the policy does.
 
 use crate::superblock::SbState;
 use crate::{Ftl, Victim, ONE};
@@ -32,19 +33,28 @@ impl<M: Media> Ftl<M> {
     /// Chooses the next victim. Returns false when no superblock is closed.
     pub(crate) fn victim_select(&mut self, forced: bool) -> bool {
         debug_assert!(self.victim.is_none());
-        let wear = if forced { None } else { self.wear_victim() };
+        // Read reclaim first (its data decays), then static wear leveling.
+        let reclaim = if forced { None } else { self.reclaim_victim() };
+        let wear = if forced || reclaim.is_some() { None } else { self.wear_victim() };
         let policy = if forced { GcPolicy::Greedy } else { self.cfg.gc_policy };
-        let Some(sb) = wear.or_else(|| self.policy_victim(policy)) else { return false };
+        let Some(sb) = reclaim.or(wear).or_else(|| self.policy_victim(policy)) else { return false };
+        if wear.is_some() {
+            self.counters.wear_level_victims += 1;
+        }
+        self.victim_begin(sb);
+        true
+    }
+
+    /// Superblock `sb` (closed) becomes the victim, GC's rate set by its
+    /// valid share.
+    pub(crate) fn victim_begin(&mut self, sb: u32) {
+        debug_assert!(self.victim.is_none() && self.sbs[sb as usize].state == SbState::Closed);
         let s = self.layout.data_slots_per_superblock as u64;
         let m = &mut self.sbs[sb as usize];
         m.state = SbState::Victim;
         let v = m.valid as u64;
         self.gc_rate = if v >= s { 64 * ONE } else { (v * ONE).div_ceil(s - v).min(64 * ONE) };
-        if wear.is_some() {
-            self.counters.wear_level_victims += 1;
-        }
         self.victim = Some(Victim { sb, cursor: 0, prefetch: 0, page_first: 0, mask: 0 });
-        true
     }
 
     /// The closed superblock `policy` scores highest (the first on a tie).

@@ -1,5 +1,5 @@
 //! Dies that fail, on data-holding media: random writes, trims, flushes,
-//! formats, die failures, rebuild steps and power cuts at any NAND
+//! formats, die failures, rebuild and read-reclaim steps and power cuts at any NAND
 //! operation, in any order. After every step that the card survives:
 //! the invariant checker passes; every LBA reads its own last owed data
 //! (or newer issued data), or zeros where nothing is owed; an LBA the card
@@ -155,7 +155,13 @@ fn run(c: Case) -> Result<(), TestCaseError> {
                     }
                 })
             }
-            4..=7 => ftl.rebuild_step(1 + x as u64 % 64).map(|_| ()),
+            4 => {
+                // Read reclaim of a superblock (any: those not closed are
+                // ignored), a few slots at a time.
+                ftl.reclaim_request(x % ftl.layout().superblocks);
+                ftl.reclaim_step(1 + x as u64 % 64).map(|_| ())
+            }
+            5..=7 => ftl.rebuild_step(1 + x as u64 % 64).map(|_| ()),
             8 => ftl.secure_erase().map(|_| {
                 for o in owed.iter_mut() {
                     *o = Owed { trimmed_at: generation, ..Owed::default() };
@@ -392,6 +398,42 @@ fn a_card_worn_out_turns_read_only_and_keeps_every_write_it_took() {
     m.reformat(usable / 2).unwrap();
     m.write(0, Some(&stamp(0, 1))).unwrap();
     m.check().unwrap();
+}
+
+/// Read reclaim: a superblock asked for is emptied (its valid slots moved,
+/// then erased, one erase older) and every LBA reads what it held; a
+/// request for a superblock that is not closed is ignored.
+#[test]
+fn read_reclaim_moves_a_superblocks_data_and_erases_it() {
+    let (mut ftl, user) = filled();
+    let sb = ftl.lookup(0).unwrap().superblock;
+    let erases = ftl.superblock_erase_count(sb);
+    ftl.reclaim_request(sb);
+    ftl.reclaim_request(sb);
+    assert_eq!(ftl.reclaim_queued(), &[sb], "queued once");
+    let before = ftl.counters().gc_victims;
+    // Steps until the victim is erased; then there is nothing to do.
+    let mut steps = 0;
+    while ftl.reclaim_step(7).unwrap() > 0 {
+        steps += 1;
+        assert!(steps < 100_000, "reclaim ends");
+    }
+    assert_eq!(ftl.counters().gc_victims, before + 1);
+    assert_eq!(ftl.counters().reclaim_victims, 1);
+    assert!(ftl.superblock_erase_count(sb) > erases, "erased");
+    let mut out = vec![0u8; SLOT_BYTES as usize];
+    for lba in 0..user {
+        ftl.read(lba, Some(&mut out)).unwrap();
+        assert_eq!(out, stamp(lba, 1), "lba {lba}");
+        assert_ne!(ftl.lookup(lba).unwrap().superblock, sb, "lba {lba} left the reclaimed superblock");
+    }
+    ftl.check().unwrap();
+    // The open user superblock is not closed: ignored.
+    ftl.write(0, Some(&stamp(0, 2))).unwrap();
+    let open = ftl.lookup(0).unwrap().superblock;
+    ftl.reclaim_request(open);
+    assert!(!ftl.reclaiming());
+    assert_eq!(ftl.reclaim_step(10).unwrap(), 0);
 }
 
 /// A cut in the middle of programming an upper page damages the parity

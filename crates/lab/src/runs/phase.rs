@@ -59,6 +59,10 @@ pub struct Phase {
     /// Read retries and reads beyond ECC over the phase.
     #[serde(default)]
     pub read_errors: accel::ErrorCounters,
+    /// NAND page reads over the phase (host and GC): what the retries are
+    /// a share of.
+    #[serde(default)]
+    pub page_reads: u64,
     pub steady_state: Option<SteadyReport>,
 }
 

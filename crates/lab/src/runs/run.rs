@@ -374,6 +374,7 @@ fn phase(
         utilisation,
         bottleneck,
         read_errors: end.read_errors.since(&base.read_errors),
+        page_reads: end.nand_page_reads_host + end.nand_page_reads_gc - base.nand_page_reads_host - base.nand_page_reads_gc,
         counters: end,
         steady_state: run.steady,
     })
