@@ -165,6 +165,48 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    /// The SMART-like log: a power cycle at each start, an unclean
+    /// shutdown counted when the card stopped without its checkpoint, and
+    /// the host's slots kept across a clean stop; a card not kept in files
+    /// has none.
+    #[test]
+    fn the_smart_log_counts_power_cycles_unclean_stops_and_host_traffic() {
+        let p = crate::profile_load("p420m").unwrap();
+        let scale = (1..=65536).rev().find(|&s| Device::validate(&p, "stock", s).is_ok()).unwrap();
+        assert!(Device::new(&p, "stock", scale).unwrap().smart().is_none());
+        let dir = std::env::temp_dir().join(format!("flashlab-smart-dev-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let backing = Backing::Files { dir: dir.clone(), owner: "p420m test".into() };
+        let mut d = Device::with_backing(&p, "stock", scale, &backing).unwrap();
+        let s = d.smart().unwrap();
+        assert_eq!((s.power_cycles, s.unclean_shutdowns, s.host_slots_written), (1, 0, 0));
+        let now = d.write_at(0, 0, &vec![7u8; 8 * 4096]).unwrap();
+        d.read_at(now, 0, &mut vec![0u8; 4096]).unwrap();
+        d.shutdown_clean().unwrap();
+        drop(d);
+        let mut d = Device::with_backing(&p, "stock", scale, &backing).unwrap();
+        let s = d.smart().unwrap();
+        assert_eq!((s.power_cycles, s.unclean_shutdowns, s.host_slots_written, s.host_slots_read), (2, 0, 8, 1));
+        d.write_at(0, 0, &vec![8u8; 4096]).unwrap();
+        // Dropped without a clean shutdown: the next start counts it; the
+        // write since the last save is not kept in the log.
+        drop(d);
+        let d = Device::with_backing(&p, "stock", scale, &backing).unwrap();
+        let s = d.smart().unwrap();
+        assert_eq!((s.power_cycles, s.unclean_shutdowns, s.host_slots_written), (3, 1, 8));
+        drop(d);
+        // A log of another version is refused by name, before serving.
+        std::fs::write(
+            dir.join("smart.toml"),
+            "version = 2\npower_cycles = 1\nunclean_shutdowns = 0\nmedia_errors = 0\nhost_slots_read = 0\nhost_slots_written = 0\n",
+        )
+        .unwrap();
+        let e = Device::with_backing(&p, "stock", scale, &backing).err().expect("refused");
+        assert!(e.to_string().contains("SMART log version 2"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn a_card_without_data_says_so() {
         let p = crate::profile_load("p420m").unwrap();

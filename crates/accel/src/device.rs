@@ -21,6 +21,7 @@ use crate::health::{Aging, Health};
 use crate::profile::Profile;
 use crate::recorder::{MediaOp, OpKind, Recorder};
 use crate::scale::Scaling;
+use crate::smart::SmartLog;
 use crate::wear::{ErrorCounters, Wear};
 use ftl::{Ftl, FtlConfig, FtlError, MountReport, ReadFrom};
 use nand::{Array, Media, OpTag};
@@ -293,6 +294,9 @@ pub struct Device {
     /// Die failures to come, rebuilds under way, what happened (none
     /// until a failure is asked for: the I/O path then checks one flag).
     faults: Option<Box<Faults>>,
+    /// The SMART-like log as the store held it at power-on (a card kept
+    /// in files only).
+    smart: Option<SmartLog>,
 }
 
 /// A usable capacity written as bytes or with a decimal suffix (GB, TB), as
@@ -433,6 +437,9 @@ impl Device {
     /// start mounts without a scan. A device without files keeps nothing.
     pub fn shutdown_clean(&mut self) -> Result<(), DeviceError> {
         let Some(dir) = self.store_dir.clone() else { return Ok(()) };
+        if let Some(log) = self.smart() {
+            log.save(&dir).map_err(DeviceError::Store)?;
+        }
         for (i, m) in self.members.iter_mut().enumerate() {
             let bytes = m.ftl.checkpoint()?;
             m.ftl.media_mut().array.store_mut().map(|s| s.sync()).transpose().map_err(|e| DeviceError::Store(format!("{}: {e}", dir.display())))?;
@@ -553,10 +560,18 @@ impl Device {
                 _ => None,
             },
             faults: None,
+            smart: None,
         };
         let lost: Vec<u32> = lost.iter().map(|&(m, lba)| (device.device_offset(m, lba as u64 * SLOT_BYTES) / SLOT_BYTES) as u32).collect();
+        let slots_lost = lost.len() as u64;
         if let Some(r) = &mut device.mounted {
             r.lbas_lost = lost;
+        }
+        if let Some(dir) = device.store_dir.clone() {
+            let mut log = SmartLog::load(&dir).map_err(DeviceError::Store)?;
+            log.powered_on(device.mounted.as_ref().is_none_or(|r| r.from_checkpoint), slots_lost);
+            log.save(&dir).map_err(DeviceError::Store)?;
+            device.smart = Some(log);
         }
         Ok(device)
     }
@@ -1238,6 +1253,14 @@ impl Device {
     /// Whether a rebuild is under way.
     pub fn rebuilding(&self) -> bool {
         self.members.iter().any(|m| m.ftl.rebuilding())
+    }
+
+    /// The SMART-like log of a card kept in files (`None` otherwise): what
+    /// its store held at power-on plus what happened since.
+    pub fn smart(&self) -> Option<SmartLog> {
+        let log = self.smart.as_ref()?;
+        let c = self.counters();
+        Some(log.with(c.host_slots_read, c.host_slots_written, c.read_errors.reads_uncorrectable + c.faults.lbas_lost))
     }
 
     /// Why the card refuses writes, if it does.

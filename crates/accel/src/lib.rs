@@ -11,6 +11,7 @@ mod profile;
 pub mod published;
 mod recorder;
 pub mod scale;
+mod smart;
 mod volumes;
 mod wear;
 
@@ -21,6 +22,7 @@ pub use health::{Aging, EnduranceProfile, Health};
 pub use profile::{ControllerProfile, FtlProfile, HostProfile, Management, NandProfile, Profile, ProfileError};
 pub use published::{Bound, By, Metric, Published, State};
 pub use scale::{Scaling, ROUND_FULL_SIZE_S};
+pub use smart::SmartLog;
 pub use volumes::{Volume, Volumes, VOLUMES_MAX};
 pub use wear::ErrorCounters;
 

@@ -81,7 +81,8 @@ fn a_flushed_image_survives_a_power_cut() {
 
 /// SIGTERM stops the card cleanly: the restart mounts from the checkpoint
 /// without a scan and the data is there; the checkpoint is used once, so
-/// a power cut after it is mounted by a scan.
+/// a power cut after it is mounted by a scan. The SMART-like log counts
+/// the power cycles and the unclean one, and keeps the host's writes.
 #[test]
 fn a_clean_stop_mounts_without_a_scan() {
     let qemu = tool("qemu-img", "qemu-utils");
@@ -97,8 +98,13 @@ fn a_clean_stop_mounts_without_a_scan() {
     let output = dir.join("out.img");
     run(Command::new(&qemu).args(["convert", "-f", "raw", "-O", "raw"]).arg(card.uri()).arg(&output));
     assert!(std::fs::read(&output).unwrap()[..bytes.len()] == bytes[..], "the image changed across the clean stop");
+    let smart = &control(&card, &["status"])["smart"];
+    assert_eq!((smart["power_cycles"].as_u64(), smart["unclean_shutdowns"].as_u64()), (Some(2), Some(0)), "after a clean stop: {smart}");
+    assert!(smart["host_slots_written"].as_u64().unwrap() >= (bytes.len() / 4096) as u64, "the writes before the clean stop are kept: {smart}");
     let log = card.cut_and_restart();
     assert!(log.contains("from its clean shutdown's checkpoint") && log.contains("no scan"), "{log}");
+    let smart = &control(&card, &["status"])["smart"];
+    assert_eq!((smart["power_cycles"].as_u64(), smart["unclean_shutdowns"].as_u64()), (Some(3), Some(1)), "after a cut: {smart}");
     let log = card.stop();
     assert!(log.contains("slots mapped from") && log.contains("scanned"), "after a cut the card is scanned: {log}");
 }

@@ -81,6 +81,7 @@ fn control_run(device: &mut accel::Device, now: u64, c: &Control) -> Result<Stri
             "rebuilding": device.rebuilding(),
             "read_only": device.read_only(),
             "faults": device.counters().faults,
+            "smart": device.smart(),
         }))),
     }
 }

@@ -1,0 +1,111 @@
+//! The card's SMART-like log: counters that outlive restarts, kept beside
+//! a served card's store (`smart.toml`, written whole, versioned). Saved at
+//! every power-on (mount) and at every clean shutdown, so that an unclean
+//! stop loses only the host traffic counted since the last save, never a
+//! power cycle or an unclean shutdown.
+
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+/// The version of `smart.toml` this build reads and writes.
+const FILE_VERSION: u32 = 1;
+
+const FILE_NAME: &str = "smart.toml";
+
+/// The counters, as persisted.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SmartLog {
+    pub version: u32,
+    /// Times the card was powered on (its store opened), the first
+    /// included.
+    pub power_cycles: u64,
+    /// Power-ons that found no clean shutdown's checkpoint: the card had
+    /// stopped without one (a crash, a kill, a power cut).
+    pub unclean_shutdowns: u64,
+    /// Reads that failed (beyond ECC and parity) and 4 KiB slots lost
+    /// (to a second failure in a stripe, or to a cut the stripe could not
+    /// repair).
+    pub media_errors: u64,
+    /// 4 KiB slots the host read and wrote.
+    pub host_slots_read: u64,
+    pub host_slots_written: u64,
+}
+
+impl SmartLog {
+    /// The log of the store in `dir`: a new one (all zero) where there is
+    /// none; one of another version is refused by name.
+    pub fn load(dir: &Path) -> Result<SmartLog, String> {
+        let path = dir.join(FILE_NAME);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(SmartLog { version: FILE_VERSION, ..SmartLog::default() }),
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+        };
+        let log: SmartLog = toml::from_str(&text).map_err(|e| format!("{}: not a SMART log this flashlab reads ({e})", path.display()))?;
+        if log.version != FILE_VERSION {
+            return Err(format!("{}: SMART log version {}; this flashlab reads version {FILE_VERSION}", path.display(), log.version));
+        }
+        Ok(log)
+    }
+
+    /// Writes the log whole beside the store.
+    pub fn save(&self, dir: &Path) -> Result<(), String> {
+        let path = dir.join(FILE_NAME);
+        let text = toml::to_string(self).expect("a SMART log serialises");
+        crate::checkpoint::write_whole(&path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// A power-on: one more cycle, an unclean shutdown counted where the
+    /// card did not stop cleanly, and the slots the mount found lost.
+    pub fn powered_on(&mut self, clean: bool, slots_lost: u64) {
+        self.power_cycles += 1;
+        self.unclean_shutdowns += u64::from(!clean);
+        self.media_errors += slots_lost;
+    }
+
+    /// This log with what happened since it was loaded added.
+    pub fn with(&self, host_slots_read: u64, host_slots_written: u64, media_errors: u64) -> SmartLog {
+        SmartLog {
+            host_slots_read: self.host_slots_read + host_slots_read,
+            host_slots_written: self.host_slots_written + host_slots_written,
+            media_errors: self.media_errors + media_errors,
+            ..self.clone()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dir(name: &str) -> std::path::PathBuf {
+        let d = std::env::temp_dir().join(format!("flashlab-smart-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+
+    #[test]
+    fn a_log_survives_a_save_and_refuses_another_version() {
+        let d = dir("roundtrip");
+        let mut log = SmartLog::load(&d).unwrap();
+        assert_eq!((log.version, log.power_cycles), (FILE_VERSION, 0));
+        log.powered_on(true, 0);
+        log.powered_on(false, 3);
+        let log = log.with(10, 20, 1);
+        log.save(&d).unwrap();
+        let back = SmartLog::load(&d).unwrap();
+        assert_eq!(back, log);
+        assert_eq!((back.power_cycles, back.unclean_shutdowns, back.media_errors, back.host_slots_written), (2, 1, 4, 20));
+        std::fs::write(
+            d.join(FILE_NAME),
+            "version = 9\npower_cycles = 1\nunclean_shutdowns = 0\nmedia_errors = 0\nhost_slots_read = 0\nhost_slots_written = 0\n",
+        )
+        .unwrap();
+        assert!(SmartLog::load(&d).unwrap_err().contains("SMART log version 9"));
+        std::fs::write(d.join(FILE_NAME), "garbage = [").unwrap();
+        assert!(SmartLog::load(&d).unwrap_err().contains("not a SMART log"));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}
