@@ -226,6 +226,11 @@ pub fn matrix_charts(profile: &str, title: &str, jobs: &[&JobResult], colors: &C
         .collect()
 }
 
+/// A rebuild's time as the failure charts write it.
+fn rebuild_took(r: &crate::runs::failure::FailureReport) -> String {
+    r.rebuild_s.map_or("not ended in the phase".to_string(), |t| format!("{t:.2} s"))
+}
+
 /// Throughput and latency per round through die failures and their
 /// rebuilds, a line per job, each job's rebuild (failure to the end of
 /// its rebuild) shaded in its colour; x in virtual seconds from the phase's
@@ -251,7 +256,7 @@ pub fn failure_charts(profile: &str, title: &str, jobs: &[&JobResult], colors: &
                 c.series.push(Series::line(&label, points, colors.get(&label), &label));
                 for r in &f.reports {
                     let end = r.rebuild_done_at_s.unwrap_or(f.phase.virtual_seconds);
-                    let took = r.rebuild_s.map_or("not ended in the phase".to_string(), |t| format!("{t:.2} s"));
+                    let took = rebuild_took(r);
                     c.bands.push(crate::outputs::chart::Band {
                         x0: r.failed_at_s,
                         x1: end,
@@ -264,12 +269,7 @@ pub fn failure_charts(profile: &str, title: &str, jobs: &[&JobResult], colors: &
             }
             let rebuilds: Vec<String> = jobs
                 .iter()
-                .flat_map(|(j, f)| {
-                    f.reports.iter().map(move |r| {
-                        let took = r.rebuild_s.map_or("not ended in the phase".to_string(), |t| format!("{t:.2} s"));
-                        format!("{}: {} rebuilt in {took}", j.label(), r.event.what)
-                    })
-                })
+                .flat_map(|(j, f)| f.reports.iter().map(move |r| format!("{}: {} rebuilt in {}", j.label(), r.event.what, rebuild_took(r))))
                 .collect();
             Chart {
                 file: format!("{profile}-failure-{key}.svg"),
