@@ -16,7 +16,7 @@
 //! garbage collection lowers throughput and raises latency.
 
 use crate::errors::ReadOutcome;
-use crate::faults::{FailTarget, FailureEvent, Faults, Rebuilding};
+use crate::faults::{FailTarget, FailureEvent, Faults, RandomFaults, Rebuilding};
 use crate::health::{Aging, Health};
 use crate::profile::Profile;
 use crate::recorder::{MediaOp, OpKind, Recorder};
@@ -1163,6 +1163,7 @@ impl Device {
             rebuild_done_ns: None,
             lost_offsets: Vec::new(),
             read_only: None,
+            random: false,
         };
         for &d in &dies {
             let f = self.members[m].ftl.die_fail(d)?;
@@ -1185,6 +1186,7 @@ impl Device {
     /// rate allows by then.
     #[inline(never)]
     fn faults_advance(&mut self, now: Ns) -> Result<(), DeviceError> {
+        self.random_advance(now)?;
         while let Some((at, t)) = self.faults.as_ref().and_then(|f| f.pending.last().cloned()).filter(|p| p.0 <= now) {
             self.faults_mut().pending.pop();
             self.fail_now(at, &t)?;
@@ -1208,6 +1210,64 @@ impl Device {
         let spm = self.costs.spm;
         self.faults_mut().plan(now, spm);
         Ok(())
+    }
+
+    /// Draws die failures and uncorrectable errors at random from `now`
+    /// on, at the profile's field rates (`nand.errors.field_*`) times
+    /// `acceleration` (see [`crate::faults::RandomFaults`]).
+    pub fn random_faults_set(&mut self, acceleration: f64, seed: u64, now: Ns) -> Result<(), DeviceError> {
+        let Some(e) = &self.profile.nand.errors else {
+            return Err(DeviceError::Fault(format!("{}: the profile has no [nand.errors], so no field failure rates", self.profile.id)));
+        };
+        if e.field_die_failures_per_year == 0.0 && e.field_uncorrectable_per_day == 0.0 {
+            return Err(DeviceError::Fault(format!("{}: the profile's field failure rates are zero (nand.errors.field_*)", self.profile.id)));
+        }
+        if !(acceleration.is_finite() && acceleration > 0.0 && acceleration <= 1e12) {
+            return Err(DeviceError::Fault(format!("random faults at {acceleration} times the field rates: must be in (0, 1e12]")));
+        }
+        let r = RandomFaults::new(e.field_die_failures_per_year, e.field_uncorrectable_per_day, self.members.len(), acceleration, seed, now);
+        let spm = self.costs.spm;
+        let f = self.faults_mut();
+        f.random = Some(r);
+        f.plan(now, spm);
+        Ok(())
+    }
+
+    /// Random uncorrectable errors drawn so far.
+    pub fn random_uncorrectable_events(&self) -> u64 {
+        self.faults.as_ref().and_then(|f| f.random.as_ref()).map_or(0, |r| r.ue_events)
+    }
+
+    /// Random events due by `now` happen, in time order.
+    fn random_advance(&mut self, now: Ns) -> Result<(), DeviceError> {
+        let (members, g) = (self.members.len() as u64, self.members[0].ftl.media().geometry().clone());
+        loop {
+            let Some(r) = self.faults.as_mut().and_then(|f| f.random.as_mut()) else { return Ok(()) };
+            let (die_at, ue_at) = (r.next_die_ns, r.next_ue_ns);
+            if die_at.min(ue_at) > now {
+                return Ok(());
+            }
+            let m = r.rng.below(members) as usize;
+            if ue_at < die_at {
+                r.ue_next(ue_at);
+                if let Some(w) = &mut self.members[m].wear {
+                    w.ue_inject();
+                }
+                continue;
+            }
+            let pick = r.rng.below(u64::MAX);
+            r.die_next(die_at);
+            let live: Vec<u32> = (0..g.dies()).filter(|&d| !self.members[m].ftl.is_dead(d)).collect();
+            if live.is_empty() || self.members[m].ftl.read_only().is_some() {
+                continue;
+            }
+            let d = live[(pick % live.len() as u64) as usize];
+            let t = FailTarget { member: m, channel: d % g.channels, die: Some(d / g.channels) };
+            self.fail_now(die_at, &t)?;
+            if let Some(ev) = self.faults.as_mut().and_then(|f| f.events.last_mut()) {
+                ev.random = true;
+            }
+        }
     }
 
     /// Sets the rebuild's rate, bytes per second (the profile's unless

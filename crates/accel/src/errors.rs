@@ -73,6 +73,14 @@ pub struct ErrorsProfile {
     /// its superblock's data moved (0: never).
     #[serde(default)]
     pub reclaim_after_retries: u32,
+    /// Field rates of failures that bit errors do not predict, per member
+    /// (one card and its controller): die failures a year, and
+    /// uncorrectable errors a day (0: none). Random events on the device's
+    /// clock where a run asks for them ([`crate::faults::RandomFaults`]).
+    #[serde(default)]
+    pub field_die_failures_per_year: f64,
+    #[serde(default)]
+    pub field_uncorrectable_per_day: f64,
 }
 
 /// A block's RBER factor is drawn within this many standard deviations.
@@ -313,6 +321,12 @@ impl ErrorsProfile {
         if !(self.retry_retention_left.is_finite() && (0.0..=1.0).contains(&self.retry_retention_left)) {
             return Err(("retry_retention_left", self.retry_retention_left.to_string(), "a share in 0..=1"));
         }
+        if !(self.field_die_failures_per_year.is_finite() && (0.0..=100.0).contains(&self.field_die_failures_per_year)) {
+            return Err(("field_die_failures_per_year", self.field_die_failures_per_year.to_string(), "a rate in 0..=100 a year"));
+        }
+        if !(self.field_uncorrectable_per_day.is_finite() && (0.0..=100.0).contains(&self.field_uncorrectable_per_day)) {
+            return Err(("field_uncorrectable_per_day", self.field_uncorrectable_per_day.to_string(), "a rate in 0..=100 a day"));
+        }
         if !(self.rber_block_sigma.is_finite() && (0.0..=1.5).contains(&self.rber_block_sigma)) {
             return Err(("rber_block_sigma", self.rber_block_sigma.to_string(), "a standard deviation in 0..=1.5"));
         }
@@ -338,6 +352,8 @@ mod tests {
             uber_rated: None,
             rber_block_sigma: 0.0,
             reclaim_after_retries: 0,
+            field_die_failures_per_year: 0.0,
+            field_uncorrectable_per_day: 0.0,
         }
     }
 

@@ -85,6 +85,9 @@ pub struct FailureEvent {
     pub lost_offsets: Vec<u64>,
     /// Why the card turned read-only, if it did.
     pub read_only: Option<String>,
+    /// Drawn by the random failure process, not asked for.
+    #[serde(default)]
+    pub random: bool,
 }
 
 impl FailureEvent {
@@ -113,6 +116,80 @@ pub(crate) struct Faults {
     pub(crate) rebuild_bytes_per_sec: u64,
     /// The next moment anything is due: a failure, or rebuild work.
     pub(crate) next_due: Ns,
+    /// Die failures and uncorrectable errors drawn at random, if asked.
+    pub(crate) random: Option<RandomFaults>,
+}
+
+/// Die failures and uncorrectable errors as random events (Schroeder et
+/// al., FAST 2016: in the field neither follows from the raw bit error
+/// rate): each a Poisson process on the device's clock at the profile's
+/// field rates (`nand.errors.field_*`, per member) times an acceleration,
+/// so that a run of minutes can see what a card sees in years. A die
+/// failure picks a live die of a member at random; an uncorrectable error
+/// makes that member's next page read fail its ECC whatever its bit
+/// errors (rebuilt from its stripe where it has parity).
+#[derive(Debug, Clone)]
+pub(crate) struct RandomFaults {
+    /// Mean time between events over the card, ns (infinite: none).
+    die_mean_ns: f64,
+    ue_mean_ns: f64,
+    pub(crate) next_die_ns: Ns,
+    pub(crate) next_ue_ns: Ns,
+    pub(crate) rng: sim::Rng,
+    /// Uncorrectable errors drawn so far.
+    pub(crate) ue_events: u64,
+}
+
+const NS_PER_DAY: f64 = 86_400.0 * NS_PER_SEC as f64;
+
+impl RandomFaults {
+    /// From `now`, at the field rates per member of `members` members
+    /// times `acceleration`.
+    pub(crate) fn new(die_per_year: f64, ue_per_day: f64, members: usize, acceleration: f64, seed: u64, now: Ns) -> RandomFaults {
+        assert!(acceleration > 0.0 && acceleration.is_finite());
+        let mean = |per_day: f64| 1.0 / (per_day * members as f64 * acceleration) * NS_PER_DAY;
+        let mut r = RandomFaults {
+            die_mean_ns: mean(die_per_year / 365.25),
+            ue_mean_ns: mean(ue_per_day),
+            next_die_ns: Ns::MAX,
+            next_ue_ns: Ns::MAX,
+            rng: sim::Rng::new(seed ^ 0x5eed_fa11_0000_0001),
+            ue_events: 0,
+        };
+        r.next_die_ns = r.draw(now, r.die_mean_ns);
+        r.next_ue_ns = r.draw(now, r.ue_mean_ns);
+        r
+    }
+
+    /// The next event of a process of mean `mean_ns` after `now`
+    /// (`Ns::MAX`: never).
+    fn draw(&mut self, now: Ns, mean_ns: f64) -> Ns {
+        if !mean_ns.is_finite() {
+            return Ns::MAX;
+        }
+        let gap = -(1.0 - self.rng.unit()).ln() * mean_ns;
+        if gap >= (Ns::MAX - now) as f64 {
+            Ns::MAX
+        } else {
+            now + (gap as Ns).max(1)
+        }
+    }
+
+    /// The next die failure after the one at `now`.
+    pub(crate) fn die_next(&mut self, now: Ns) {
+        self.next_die_ns = self.draw(now, self.die_mean_ns);
+    }
+
+    /// The next uncorrectable error after the one at `now`.
+    pub(crate) fn ue_next(&mut self, now: Ns) {
+        self.ue_events += 1;
+        self.next_ue_ns = self.draw(now, self.ue_mean_ns);
+    }
+
+    /// The earliest event to come.
+    pub(crate) fn next_ns(&self) -> Ns {
+        self.next_die_ns.min(self.next_ue_ns)
+    }
 }
 
 impl Faults {
@@ -135,7 +212,8 @@ impl Faults {
     pub(crate) fn plan(&mut self, now: Ns, slots_per_page: u32) {
         let failure = self.pending.last().map_or(Ns::MAX, |p| p.0);
         let rebuild = if self.rebuilding.iter().any(|r| r.is_some()) { now + self.tick_ns(slots_per_page) } else { Ns::MAX };
-        self.next_due = failure.min(rebuild);
+        let random = self.random.as_ref().map_or(Ns::MAX, |r| r.next_ns());
+        self.next_due = failure.min(rebuild).min(random);
     }
 }
 
@@ -168,6 +246,25 @@ mod tests {
         assert!(FailTarget::parse("32.0").unwrap().dies(&g, 1).unwrap_err().contains("channels 0..32"));
         assert!(FailTarget::parse("0.16").unwrap().dies(&g, 1).unwrap_err().contains("dies 0..16"));
         assert!(FailTarget::parse("1:0.0").unwrap().dies(&g, 1).unwrap_err().contains("members 0..1"));
+    }
+
+    /// The processes' mean gaps are the rates asked for (10,000 draws
+    /// within 3%), none comes before `now`, and a zero rate never fires.
+    #[test]
+    fn random_events_come_at_their_rates() {
+        let mut r = RandomFaults::new(365.25, 2.0, 2, 1.0, 7, 1000);
+        assert!(r.next_die_ns > 1000 && r.next_ue_ns > 1000);
+        let (mut t, n) = (0, 10_000);
+        for _ in 0..n {
+            let next = r.draw(t, r.ue_mean_ns);
+            assert!(next > t);
+            t = next;
+        }
+        // 2 a day on each of 2 members: 4 a day, a gap of 6 hours.
+        let gap = t as f64 / n as f64 / NS_PER_DAY * 24.0;
+        assert!((gap - 6.0).abs() < 0.18, "{gap} h");
+        let never = RandomFaults::new(0.0, 0.0, 1, 1e9, 7, 0);
+        assert_eq!(never.next_ns(), Ns::MAX);
     }
 
     #[test]

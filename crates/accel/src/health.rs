@@ -27,6 +27,9 @@ pub struct EnduranceProfile {
     pub factory_share: f64,
     /// Weibull shape of a block's endurance.
     pub weibull_shape: f64,
+    /// Share of the blocks that wear out at a program rather than at an
+    /// erase (the page's data is written again, the block retired).
+    pub program_fail_share: f64,
     /// The card's rated endurance in petabytes written, where published.
     #[serde(default)]
     pub rated_petabytes_written: Option<f64>,
@@ -43,6 +46,9 @@ impl EnduranceProfile {
         }
         if !(self.factory_share >= 0.0 && self.factory_share < 1.0) {
             return Err(("factory_share", self.factory_share.to_string(), "a share in [0, 1)"));
+        }
+        if !(0.0..=1.0).contains(&self.program_fail_share) {
+            return Err(("program_fail_share", self.program_fail_share.to_string(), "a share in [0, 1]"));
         }
         if !(self.weibull_shape >= 0.5 && self.weibull_shape <= 20.0) {
             return Err(("weibull_shape", self.weibull_shape.to_string(), "0.5..=20"));
@@ -63,6 +69,7 @@ impl EnduranceProfile {
             scale_cycles: nand::Endurance::weibull_scale(self.rated_pe_cycles as f64, grown, self.weibull_shape),
             shape: self.weibull_shape,
             cycles_per_erase,
+            program_fail_share: self.program_fail_share,
             seed,
         }
     }
@@ -104,7 +111,14 @@ mod tests {
     /// it marked, the rest worn out by the rated cycles.
     #[test]
     fn the_allowance_splits_between_factory_and_wear() {
-        let p = EnduranceProfile { rated_pe_cycles: 3000, valid_blocks_min: 0.96, factory_share: 0.5, weibull_shape: 2.0, rated_petabytes_written: None };
+        let p = EnduranceProfile {
+            rated_pe_cycles: 3000,
+            valid_blocks_min: 0.96,
+            factory_share: 0.5,
+            weibull_shape: 2.0,
+            program_fail_share: 0.5,
+            rated_petabytes_written: None,
+        };
         p.check().unwrap();
         let m = p.model(1, 1);
         assert!((m.factory_bad_fraction - 0.02).abs() < 1e-12);

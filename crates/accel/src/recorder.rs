@@ -55,9 +55,12 @@ impl Media for Recorder {
     }
     #[inline]
     fn page_program(&mut self, die: u32, block: u32, page: u32, tag: OpTag, oob: &[u32], data: Option<&[u8]>) -> Result<(), NandError> {
-        self.array.page_program(die, block, page, tag, oob, data)?;
-        self.ops.push(MediaOp { kind: OpKind::Program, tag, die, block, page, mask: 0 });
-        Ok(())
+        let r = self.array.page_program(die, block, page, tag, oob, data);
+        // A failed program took its time before its status said so.
+        if matches!(r, Ok(()) | Err(NandError::ProgramFailed { .. })) {
+            self.ops.push(MediaOp { kind: OpKind::Program, tag, die, block, page, mask: 0 });
+        }
+        r
     }
     fn block_erase(&mut self, die: u32, block: u32, tag: OpTag) -> Result<(), NandError> {
         let r = self.array.block_erase(die, block, tag);
@@ -90,6 +93,9 @@ impl Media for Recorder {
     }
     fn oob_peek(&self, die: u32, block: u32, page: u32, slot: u32) -> Option<(u32, u64)> {
         self.array.oob_peek(die, block, page, slot)
+    }
+    fn page_unstage(&mut self, die: u32, block: u32, page: u32) {
+        self.array.page_unstage(die, block, page)
     }
     fn slot_stage(&mut self, die: u32, block: u32, page: u32, slot: u32, oob: (u32, u64), data: &[u8]) {
         self.array.slot_stage(die, block, page, slot, oob, data)

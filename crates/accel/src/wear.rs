@@ -20,6 +20,10 @@ pub struct ErrorCounters {
     /// Superblocks whose data read reclaim moved.
     #[serde(default)]
     pub superblocks_reclaimed: u64,
+    /// Uncorrectable errors drawn at random (not from bit errors): each
+    /// failed a page read's ECC, counted above with the others.
+    #[serde(default)]
+    pub uncorrectable_random: u64,
 }
 
 impl ErrorCounters {
@@ -30,6 +34,7 @@ impl ErrorCounters {
         self.reads_rebuilt_from_parity += other.reads_rebuilt_from_parity;
         self.reads_uncorrectable += other.reads_uncorrectable;
         self.superblocks_reclaimed += other.superblocks_reclaimed;
+        self.uncorrectable_random += other.uncorrectable_random;
     }
 
     /// What was counted since `base`.
@@ -40,6 +45,7 @@ impl ErrorCounters {
             reads_rebuilt_from_parity: self.reads_rebuilt_from_parity - base.reads_rebuilt_from_parity,
             reads_uncorrectable: self.reads_uncorrectable - base.reads_uncorrectable,
             superblocks_reclaimed: self.superblocks_reclaimed - base.superblocks_reclaimed,
+            uncorrectable_random: self.uncorrectable_random - base.uncorrectable_random,
         }
     }
 }
@@ -73,9 +79,14 @@ pub(crate) struct Wear {
     /// Fixes each block's RBER factor (`ErrorsProfile::block_factor`).
     seed: u64,
     /// No block can reach an error rate its ECC does not correct at
-    /// once, however often read: reads are not counted (the simulator's
-    /// path for a young card). Ends at the first erase that could.
+    /// once, however often read, and no random uncorrectable error waits:
+    /// reads are not counted (the simulator's path for a young card).
     quiet: bool,
+    /// Whether no block could fail a read (ends at the first erase that
+    /// could).
+    quiet_model: bool,
+    /// Random uncorrectable errors waiting for the next page reads.
+    ue_pending: u32,
     rng: Rng,
     pub(crate) counters: ErrorCounters,
 }
@@ -94,6 +105,8 @@ impl Wear {
             age_days: 0.0,
             seed,
             quiet: true,
+            quiet_model: true,
+            ue_pending: 0,
             rng: Rng::new(seed),
             counters: ErrorCounters::default(),
         };
@@ -112,7 +125,18 @@ impl Wear {
         self.age_days = age_days;
         self.aged.fill(age_days > 0.0);
         self.entries.fill(STALE);
-        self.quiet = !self.may_fail(erases_max);
+        self.quiet_model = !self.may_fail(erases_max);
+        self.quiet_update();
+    }
+
+    fn quiet_update(&mut self) {
+        self.quiet = self.quiet_model && self.ue_pending == 0;
+    }
+
+    /// A random uncorrectable error: the next page read fails its ECC.
+    pub(crate) fn ue_inject(&mut self) {
+        self.ue_pending += 1;
+        self.quiet_update();
     }
 
     /// Whether a block of `erases` could fail a first read at the card's
@@ -131,12 +155,13 @@ impl Wear {
     #[inline]
     pub(crate) fn erased(&mut self, die: u32, block: u32, erases: u32) {
         self.aged[block as usize] = false;
-        if self.quiet && !self.may_fail(erases) {
+        if self.quiet_model && !self.may_fail(erases) {
             return;
         }
         // Blocks erased before start counting from here: while the card
         // was quiet none could fail however often read.
-        self.quiet = false;
+        self.quiet_model = false;
+        self.quiet_update();
         self.entries[(die * self.blocks_per_plane + block) as usize] = STALE;
     }
 
@@ -146,6 +171,9 @@ impl Wear {
     pub(crate) fn read(&mut self, die: u32, block: u32, erases: u32, codewords: u32) -> ReadOutcome {
         if self.quiet {
             return ReadOutcome::Retries(0);
+        }
+        if self.ue_pending > 0 {
+            return self.ue_take();
         }
         let i = (die * self.blocks_per_plane + block) as usize;
         let e = &mut self.entries[i];
@@ -186,6 +214,18 @@ impl Wear {
                 return ReadOutcome::Retries(i);
             }
         }
+        self.counters.reads_retried += 1;
+        self.counters.read_retries += self.model.read_retries_max as u64;
+        ReadOutcome::BeyondEcc
+    }
+
+    /// A waiting random uncorrectable error takes this read: every retry
+    /// fails too.
+    #[inline(never)]
+    fn ue_take(&mut self) -> ReadOutcome {
+        self.ue_pending -= 1;
+        self.quiet_update();
+        self.counters.uncorrectable_random += 1;
         self.counters.reads_retried += 1;
         self.counters.read_retries += self.model.read_retries_max as u64;
         ReadOutcome::BeyondEcc

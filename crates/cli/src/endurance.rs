@@ -121,9 +121,10 @@ fn summary(r: &EnduranceResult) {
     }
     if let Some(last) = r.points.last() {
         outln!(
-            "last point: bad blocks {} from the factory, {} grown ({:.2}% of the blocks), spare {:.1}% of the format",
+            "last point: bad blocks {} from the factory, {} grown ({} at a failed program, the rest at a failed erase; {:.2}% of the blocks), spare {:.1}% of the format",
             last.bad_blocks_factory,
             last.bad_blocks_grown,
+            last.bad_blocks_grown_program,
             last.bad_share * 100.0,
             last.spare_share * 100.0
         );

@@ -75,6 +75,11 @@ pub struct RunArgs {
     /// profile's `ftl.rebuild_bytes_per_sec`).
     #[arg(long, value_name = "MB/S")]
     pub rebuild_rate: Option<f64>,
+    /// Dies fail and uncorrectable errors come at random during the
+    /// measured phase, at the profile's field rates (`nand.errors.field_*`)
+    /// times X (1: the field rates, where a run of minutes rarely sees one).
+    #[arg(long, value_name = "X")]
+    pub random_faults: Option<f64>,
     /// Write everything measured, per-interval series included, as JSON.
     #[arg(long)]
     pub json: Option<std::path::PathBuf>,
@@ -132,7 +137,27 @@ pub fn run(a: RunArgs) -> Result<()> {
     }
     print_result(&result, wall);
     uber_print(&profile, &spec);
+    random_faults_print(&profile, &spec, &result);
     Ok(())
+}
+
+/// What random failures drew, and the time in the field the phase stands
+/// for.
+fn random_faults_print(profile: &accel::Profile, spec: &lab::RunSpec, r: &lab::RunResult) {
+    let (Some(x), Some(e), Some(main)) = (spec.random_faults, &profile.nand.errors, r.phases.last()) else { return };
+    let days = main.virtual_seconds * x / 86_400.0;
+    let dies = r.failures.iter().filter(|f| f.event.random).count();
+    outln!(
+        "\nrandom failures at {x:e} times the field rates ({} die failures a year and {} uncorrectable errors a day per card): the measured phase's {:.1} s stand for {:.0} days in the field, in which {} dies failed and {} uncorrectable errors came (expected {:.2} and {:.2}) [simulated]",
+        e.field_die_failures_per_year,
+        e.field_uncorrectable_per_day,
+        main.virtual_seconds,
+        days,
+        dies,
+        main.read_errors.uncorrectable_random,
+        e.field_die_failures_per_year * days / 365.25 * profile.members as f64,
+        e.field_uncorrectable_per_day * days * profile.members as f64,
+    );
 }
 
 /// An aged card's analytic uncorrectable bit error rate, against the
@@ -176,6 +201,7 @@ fn spec_of(a: &RunArgs, profile: &accel::Profile, format: &str) -> Result<RunSpe
     spec.age_days = a.age_days;
     spec.fail = a.fail_die.iter().map(|f| lab::runs::failure::FailSpec::parse(f)).collect::<Result<_, _>>().map_err(anyhow::Error::msg)?;
     spec.rebuild_bytes_per_sec = rebuild_rate_of(a.rebuild_rate)?;
+    spec.random_faults = a.random_faults;
     if let Some(i) = a.interval {
         spec.interval_s = i;
     }
@@ -307,11 +333,12 @@ fn phase_print(p: &Phase) {
     let reads = p.page_reads;
     if e.reads_retried > 0 || e.reads_uncorrectable > 0 {
         outln!(
-            "  read errors: {} page reads retried ({} retries, {:.3}% of page reads), {} rebuilt from parity, {} uncorrectable; {} superblocks reclaimed [simulated]",
+            "  read errors: {} page reads retried ({} retries, {:.3}% of page reads), {} beyond ECC rebuilt from parity ({} of them random uncorrectable errors), {} uncorrectable; {} superblocks reclaimed [simulated]",
             e.reads_retried,
             e.read_retries,
             e.reads_retried as f64 * 100.0 / reads.max(1) as f64,
             e.reads_rebuilt_from_parity,
+            e.uncorrectable_random,
             e.reads_uncorrectable,
             e.superblocks_reclaimed
         );
@@ -324,7 +351,8 @@ fn failure_print(f: &lab::runs::failure::FailureReport) {
     let e = &f.event;
     let iops = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.0}"));
     let dies = if e.dies.len() > 1 { format!(" ({} dies)", e.dies.len()) } else { String::new() };
-    outln!("\n{}{dies} failed at {:.2} s of the measured phase [simulated]", e.what, f.failed_at_s);
+    let why = if e.random { " (drawn at random)" } else { "" };
+    outln!("\n{}{dies} failed{why} at {:.2} s of the measured phase [simulated]", e.what, f.failed_at_s);
     match (f.rebuild_done_at_s, f.rebuild_s) {
         (Some(done), Some(took)) => {
             outln!("  rebuild: {:.1} MB moved ({} slots) in {:.2} s, done at {:.2} s", f.rebuild_bytes as f64 / 1e6, e.slots_moved, took, done)

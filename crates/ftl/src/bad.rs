@@ -3,10 +3,11 @@
 //!
 //! - **Factory bad blocks** carry the factory's mark; a format reads the
 //!   marks ([`nand::Media::block_factory_bad`]) and never uses those blocks.
-//! - **Grown bad blocks** are blocks whose erase failed its status check
-//!   (worn out). The block is retired at once; what it held had already
-//!   been moved (an erase only ever follows garbage collection), so nothing
-//!   is lost.
+//! - **Grown bad blocks** are blocks whose erase or program failed its
+//!   status check (worn out). The block is retired at once. What a block
+//!   whose erase failed held had already been moved (an erase only ever
+//!   follows garbage collection); a failed program is written again and
+//!   its superblock emptied ([`crate::retire`]). Nothing is lost.
 //!
 //! A superblock is opened with its bad blocks left out, as it is with dead
 //! dies ([`crate::Narrowing`]): a stripe group with a bad block is one die
@@ -29,8 +30,11 @@ use serde::{Deserialize, Serialize};
 pub struct BadBlocks {
     /// Marked at the factory (found at format).
     pub factory: u32,
-    /// Retired since: their erase failed.
+    /// Retired since: their erase or a program failed.
     pub grown: u32,
+    /// Of those, the blocks whose program failed.
+    #[serde(default)]
+    pub grown_program: u32,
 }
 
 impl BadBlocks {
@@ -41,6 +45,7 @@ impl BadBlocks {
     pub fn add(&mut self, o: &BadBlocks) {
         self.factory += o.factory;
         self.grown += o.grown;
+        self.grown_program += o.grown_program;
     }
 }
 
@@ -100,11 +105,23 @@ impl<M: Media> Ftl<M> {
 
     /// Erases a superblock's block on every die that works and is not bad.
     /// A block whose erase fails is retired; the card turns read-only if
-    /// the good blocks no longer hold the format.
+    /// the good blocks no longer hold the format. A bad block that still
+    /// holds pages (retired by a failed program) is erased too, whatever
+    /// its status says, so that no stale copy in it can come back at a
+    /// mount; it is never programmed again.
     pub(crate) fn superblock_erase(&mut self, sb: u32, tag: OpTag) -> Result<(), FtlError> {
         let mut grown = false;
         for die in 0..self.layout.dies {
-            if self.is_dead(die) || self.is_bad(die, sb) {
+            if self.is_dead(die) {
+                continue;
+            }
+            if self.is_bad(die, sb) {
+                if self.media.block_next_page(die, sb) > 0 {
+                    match self.media.block_erase(die, sb, tag) {
+                        Ok(()) | Err(NandError::EraseFailed { .. }) => {}
+                        Err(e) => return Err(e.into()),
+                    }
+                }
                 continue;
             }
             match self.media.block_erase(die, sb, tag) {

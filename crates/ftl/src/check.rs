@@ -109,7 +109,10 @@ impl<M: Media> Ftl<M> {
             let stripe_done = |page: u32| w.die > l.stripe_last_data_die_in(n, page, die);
             let programmed = if l.parity_die_in(n, w.page, die) == Some(die) { stripe_done(w.page) } else { die < w.die };
             let expect = if programmed { w.page + 1 } else { w.page };
-            if next != expect {
+            // A block whose program failed in this row (the superblock is
+            // retired once the stripe is sealed) stays at the failed page.
+            let failed_here = w.retire && self.is_bad(die, sb) && next == w.page;
+            if next != expect && !failed_here {
                 return Err(format!("open superblock {sb} die {die}: next page {next}, expected {expect} (writer at row {} die {})", w.page, w.die));
             }
         }

@@ -102,6 +102,7 @@ impl<M: Media> Ftl<M> {
             from_checkpoint: true,
             ..MountReport::default()
         };
+        ftl.retire_requeue();
         Ok((ftl, report))
     }
 }

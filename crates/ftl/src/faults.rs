@@ -57,6 +57,12 @@ pub struct FaultCounters {
     pub rebuild_slots_moved: u64,
     /// LBAs lost to a second failure in a stripe.
     pub lbas_lost: u64,
+    /// Slots written again because the program of their page failed.
+    #[serde(default)]
+    pub slots_rewritten: u64,
+    /// Slots moved out of a stripe sealed without a failed page.
+    #[serde(default)]
+    pub slots_reprotected: u64,
 }
 
 impl FaultCounters {
@@ -66,6 +72,8 @@ impl FaultCounters {
         self.degraded_page_reads += o.degraded_page_reads;
         self.rebuild_slots_moved += o.rebuild_slots_moved;
         self.lbas_lost += o.lbas_lost;
+        self.slots_rewritten += o.slots_rewritten;
+        self.slots_reprotected += o.slots_reprotected;
     }
 }
 
@@ -245,8 +253,10 @@ impl<M: Media> Ftl<M> {
     /// open page padded and programmed, then the rest of the stripe's data
     /// pages padded, so that its parity is programmed.
     pub(crate) fn writer_seal(&mut self, user: bool) -> Result<(), FtlError> {
-        self.writer_pad(user)?;
         loop {
+            // A failed program may have written slots again, even in a
+            // superblock of its own: what is in the open page goes first.
+            self.writer_pad(user)?;
             let w = if user { &self.user } else { &self.gc };
             if w.sb == SB_NONE {
                 return Ok(());
@@ -397,20 +407,33 @@ impl<M: Media> Ftl<M> {
         Ok(moved)
     }
 
-    /// Moves a page's valid slots to GC's writer.
+    /// Moves a page's valid slots to GC's writer (the rebuild's move).
     pub(crate) fn rebuild_page(&mut self, a: SlotAddr) -> Result<u64, FtlError> {
+        let moved = self.page_move(a, true)?;
+        self.fault_counters.rebuild_slots_moved += moved;
+        Ok(moved)
+    }
+
+    /// Moves a page's valid slots to GC's writer; with `pace`, GC keeps
+    /// pace as it does with host writes (not from inside a writer's
+    /// program, where GC may be under way).
+    pub(crate) fn page_move(&mut self, a: SlotAddr, pace: bool) -> Result<u64, FtlError> {
         let mask = self.page_valid_mask(a.superblock, a.page, a.die);
         if mask == 0 {
             return Ok(0);
         }
         let mut page = std::mem::take(&mut self.rebuild_scratch);
+        if self.data && page.is_empty() {
+            // A move from inside another's (a program failed under it).
+            page = vec![0; self.xor_scratch.len()];
+        }
         let r = self.page_read_any(a, mask, OpTag::Gc, self.data.then_some(&mut page[..]));
-        let r = r.and_then(|_| self.rebuild_move(a, mask, &page));
+        let r = r.and_then(|_| self.slots_move(a, mask, &page, pace));
         self.rebuild_scratch = page;
         r
     }
 
-    fn rebuild_move(&mut self, a: SlotAddr, mask: u32, page: &[u8]) -> Result<u64, FtlError> {
+    fn slots_move(&mut self, a: SlotAddr, mask: u32, page: &[u8], pace: bool) -> Result<u64, FtlError> {
         let mut moved = 0;
         let first = self.layout.ppa(a);
         for slot in (0..self.layout.slots_per_mpage).filter(|s| mask >> s & 1 != 0) {
@@ -427,10 +450,11 @@ impl<M: Media> Ftl<M> {
             self.invalidate(ppa, a.superblock);
             let s = slot as usize * SLOT_BYTES as usize;
             self.append(false, lba, self.data.then(|| &page[s..s + SLOT_BYTES as usize]), seq)?;
-            self.fault_counters.rebuild_slots_moved += 1;
             moved += 1;
-            // GC keeps the free pool level as it does for host writes.
-            self.gc_pace()?;
+            if pace {
+                // GC keeps the free pool level as it does for host writes.
+                self.gc_pace()?;
+            }
         }
         Ok(moved)
     }

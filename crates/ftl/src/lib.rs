@@ -24,6 +24,7 @@ mod oracle;
 mod policy;
 mod reclaim;
 mod recover;
+mod retire;
 mod superblock;
 mod system;
 mod wear;
@@ -99,6 +100,8 @@ pub struct FtlCounters {
     pub forced_gc_slots: u64,
     /// Victims taken for read reclaim (their reads needed retries).
     pub reclaim_victims: u64,
+    /// Victims taken because a program in them failed (a block retired).
+    pub retire_victims: u64,
 }
 
 /// Where a read was served from.
@@ -128,6 +131,11 @@ pub struct Ftl<M: Media> {
     victim: Option<Victim>,
     /// Superblocks queued for read reclaim, oldest first.
     reclaim: Vec<u32>,
+    /// Superblocks closed after a failed program, to be emptied first.
+    retiring: Vec<u32>,
+    /// Stripes sealed without a page whose program failed (superblock,
+    /// row, a die of the stripe): their slots to move at once.
+    retired_stripes: Vec<(u32, u32, u32)>,
     /// GC credit in 1/65536 slots.
     gc_credit: u64,
     gc_rate: u64,
@@ -228,6 +236,8 @@ impl<M: Media> Ftl<M> {
             gc: Writer::new(OpTag::Gc, spm, mpage_bytes, data),
             victim: None,
             reclaim: Vec::new(),
+            retiring: Vec::new(),
+            retired_stripes: Vec::new(),
             gc_credit: 0,
             gc_rate: 0,
             seq: 0,
@@ -287,6 +297,7 @@ impl<M: Media> Ftl<M> {
         self.gc.sb = SB_NONE;
         self.victim = None;
         self.reclaim.clear();
+        self.retiring.clear();
         self.gc_credit = 0;
         self.gc_rate = 0;
         self.system_save()
@@ -363,7 +374,12 @@ impl<M: Media> Ftl<M> {
         self.host_seq += 1;
         self.append(true, lba, data, self.host_seq)?;
         self.counters.host_slots_written += 1;
-        self.gc_pace()
+        match self.gc_pace() {
+            // The write is in: GC found the card worn out after it, and
+            // the next write is refused.
+            Err(FtlError::ReadOnly(_)) => Ok(()),
+            r => r,
+        }
     }
 
     /// Reads one logical slot into `out` (`SLOT_BYTES`, data-holding media

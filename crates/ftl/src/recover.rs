@@ -77,6 +77,7 @@ impl<M: Media> Ftl<M> {
         ftl.lost_settle();
         ftl.damaged_rebuild(damaged, &mut report)?;
         ftl.unprotected_move(&mut report)?;
+        ftl.retire_requeue();
         Ok((ftl, report))
     }
 

@@ -9,7 +9,7 @@ use crate::{Ftl, FtlError};
 use nand::Media;
 
 const SYSTEM_MAGIC: &[u8; 8] = b"FLSYS\0\0\0";
-const SYSTEM_VERSION: u32 = 2;
+const SYSTEM_VERSION: u32 = 3;
 
 /// Reads little-endian fields off a byte slice, naming a short read.
 struct Fields<'a> {
@@ -49,6 +49,7 @@ impl<M: Media> Ftl<M> {
         self.dead.iter().for_each(|d| b.extend_from_slice(&d.to_le_bytes()));
         b.extend_from_slice(&self.bad_counts.factory.to_le_bytes());
         b.extend_from_slice(&self.bad_counts.grown.to_le_bytes());
+        b.extend_from_slice(&self.bad_counts.grown_program.to_le_bytes());
         self.bad.iter().for_each(|w| b.extend_from_slice(&w.to_le_bytes()));
         for n in &self.narrows {
             let out = n.as_ref().map(|n| n.dies_out()).unwrap_or_default();
@@ -89,8 +90,9 @@ impl<M: Media> Ftl<M> {
         }
         let mut f = Fields { b: body, at: 8 };
         let version = f.u32()?;
-        if version != SYSTEM_VERSION {
-            return Err(bad(&format!("written by system area version {version}; this flashlab reads version {SYSTEM_VERSION}")));
+        // Version 2 lacks the count of blocks retired by a failed program.
+        if version != SYSTEM_VERSION && version != 2 {
+            return Err(bad(&format!("written by system area version {version}; this flashlab reads versions 2 and {SYSTEM_VERSION}")));
         }
         let (dies, sbs) = (self.layout.dies, self.layout.superblocks);
         if f.u32()? != dies || f.u32()? != sbs {
@@ -103,6 +105,10 @@ impl<M: Media> Ftl<M> {
         }
         self.bad_counts.factory = f.u32()?;
         self.bad_counts.grown = f.u32()?;
+        self.bad_counts.grown_program = if version >= 3 { f.u32()? } else { 0 };
+        if self.bad_counts.grown_program > self.bad_counts.grown {
+            return Err(bad("more blocks retired by a failed program than grown bad"));
+        }
         for w in self.bad.iter_mut() {
             *w = f.u64()?;
         }

@@ -4,9 +4,10 @@
 //! programmed once its data pages are.
 
 use crate::layout::SlotAddr;
+use crate::retire::FailedProgram;
 use crate::superblock::{SbState, SB_NONE};
 use crate::{Ftl, FtlError};
-use nand::{Media, OpTag};
+use nand::{Media, NandError, OpTag};
 use std::cmp::Reverse;
 use units::{Ppa, SlotLba, LBA_UNMAPPED, PPA_INVALID, SLOT_BYTES};
 
@@ -30,6 +31,9 @@ pub(crate) struct Writer {
     pub(crate) parity: Vec<u8>,
     pub(crate) parity_oob: Vec<u32>,
     pub(crate) parity_seqs: Vec<u64>,
+    /// A program of this superblock failed: it is closed once the stripe
+    /// under way is sealed.
+    pub(crate) retire: bool,
 }
 
 impl Writer {
@@ -47,6 +51,7 @@ impl Writer {
             parity: if data { vec![0; mpage_bytes] } else { Vec::new() },
             parity_oob: if data { vec![0; spm as usize] } else { Vec::new() },
             parity_seqs: if data { vec![0; spm as usize] } else { Vec::new() },
+            retire: false,
         }
     }
     /// The open page joins its stripe's parity (bytes and OOB).
@@ -111,11 +116,14 @@ impl<M: Media> Ftl<M> {
     /// Pads a writer's open page (slots with no LBA, zeros) and programs it:
     /// every slot appended before is then on the media.
     pub(crate) fn writer_pad(&mut self, user: bool) -> Result<(), FtlError> {
-        let w = if user { &self.user } else { &self.gc };
-        if w.sb == SB_NONE || w.slot == 0 {
-            return Ok(());
+        // A failed program writes its slots again: pad until none is left.
+        loop {
+            let w = if user { &self.user } else { &self.gc };
+            if w.sb == SB_NONE || w.slot == 0 {
+                return Ok(());
+            }
+            self.writer_pad_page(user)?;
         }
-        self.writer_pad_page(user)
     }
 
     /// Pads the rest of a writer's open page, however full (an empty one
@@ -137,37 +145,73 @@ impl<M: Media> Ftl<M> {
 
     /// Programs a writer's full page, then its stripe's parity if due, and
     /// moves the writer to its next data page (closing a full superblock).
+    /// A program that fails (a worn-out block) retires its block: the
+    /// failed page's slots are written again and the superblock is closed
+    /// once the stripe is sealed ([`crate::retire`]).
     #[inline(never)]
     fn writer_program(&mut self, user: bool) -> Result<(), FtlError> {
+        if let Some(failed) = self.writer_program_page(user)? {
+            self.program_failed(user, failed)?;
+        }
+        if !self.retired_stripes.is_empty() {
+            self.retired_stripes_move()?;
+        }
+        Ok(())
+    }
+
+    /// [`Ftl::writer_program`] but for what a failed program asks: returns
+    /// the programs that failed, the failed data page's slots with them.
+    fn writer_program_page(&mut self, user: bool) -> Result<Option<Vec<FailedProgram>>, FtlError> {
         let data = self.data;
         let n = self.narrows[if user { self.user.sb } else { self.gc.sb } as usize].as_ref();
         let layout = &self.layout;
         let w = if user { &mut self.user } else { &mut self.gc };
+        let mut failed = None;
         if data {
             self.media.oob_seqs_set(w.die, w.sb, w.page, &w.seqs);
         }
-        self.media.page_program(w.die, w.sb, w.page, w.tag, &w.oob, data.then_some(&w.buf[..]))?;
-        if layout.stripe_width > 1 {
-            if data {
-                w.parity_accumulate();
+        match self.media.page_program(w.die, w.sb, w.page, w.tag, &w.oob, data.then_some(&w.buf[..])) {
+            Ok(()) if layout.stripe_width > 1 && data => w.parity_accumulate(),
+            Ok(()) => {}
+            Err(NandError::ProgramFailed { .. }) => failed = Some(vec![FailedProgram::page_of(w, data)]),
+            Err(e) => return Err(e.into()),
+        }
+        let mut stripe_sealed = layout.stripe_width <= 1;
+        if layout.stripe_width > 1 && w.die == layout.stripe_last_data_die_in(n, w.page, w.die) {
+            let pd = layout.parity_die_in(n, w.page, w.die).expect("a data page's stripe has parity");
+            let tag = if w.tag == OpTag::Gc { OpTag::GcParity } else { OpTag::Parity };
+            let r = if data {
+                // The parity page's OOB is the XOR of its data pages'
+                // (a dead die's OOB is rebuilt as its bytes are).
+                self.media.oob_seqs_set(pd, w.sb, w.page, &w.parity_seqs);
+                let r = self.media.page_program(pd, w.sb, w.page, tag, &w.parity_oob, Some(&w.parity[..]));
+                w.parity_clear();
+                r
+            } else {
+                let oob = [LBA_UNMAPPED; 32];
+                self.media.page_program(pd, w.sb, w.page, tag, &oob[..layout.slots_per_mpage as usize], None)
+            };
+            match r {
+                Ok(()) => {}
+                Err(NandError::ProgramFailed { .. }) => failed.get_or_insert_with(Vec::new).push(FailedProgram::parity(pd, w.sb, w.page)),
+                Err(e) => return Err(e.into()),
             }
-            if w.die == layout.stripe_last_data_die_in(n, w.page, w.die) {
-                let pd = layout.parity_die_in(n, w.page, w.die).expect("a data page's stripe has parity");
-                let tag = if w.tag == OpTag::Gc { OpTag::GcParity } else { OpTag::Parity };
-                if data {
-                    // The parity page's OOB is the XOR of its data pages'
-                    // (a dead die's OOB is rebuilt as its bytes are).
-                    self.media.oob_seqs_set(pd, w.sb, w.page, &w.parity_seqs);
-                    self.media.page_program(pd, w.sb, w.page, tag, &w.parity_oob, Some(&w.parity[..]))?;
-                    w.parity_clear();
-                } else {
-                    let oob = [LBA_UNMAPPED; 32];
-                    self.media.page_program(pd, w.sb, w.page, tag, &oob[..layout.slots_per_mpage as usize], None)?;
-                }
-            }
+            stripe_sealed = true;
+        }
+        if failed.is_some() {
+            w.retire = true;
         }
         w.slot = 0;
         w.oob.fill(LBA_UNMAPPED);
+        if w.retire && stripe_sealed {
+            // A block of this superblock failed: closed short once the
+            // stripe holding the failure is sealed.
+            let sb = std::mem::replace(&mut w.sb, SB_NONE);
+            w.retire = false;
+            self.retired_stripes.push((sb, w.page, w.die));
+            self.superblock_retire(sb);
+            return Ok(failed);
+        }
         loop {
             w.die += 1;
             if w.die == layout.dies {
@@ -180,12 +224,12 @@ impl<M: Media> Ftl<M> {
                     debug_assert_eq!(m.state, SbState::Open);
                     m.state = SbState::Closed;
                     m.close_seq = self.seq;
-                    return Ok(());
+                    return Ok(failed);
                 }
             }
             if layout.is_data_in(n, w.page, w.die) {
                 w.page_ppa = layout.ppa(SlotAddr { superblock: w.sb, page: w.page, die: w.die, slot: 0 });
-                return Ok(());
+                return Ok(failed);
             }
         }
     }
@@ -212,6 +256,7 @@ impl<M: Media> Ftl<M> {
         w.slot = 0;
         w.oob.fill(LBA_UNMAPPED);
         w.parity_clear();
+        w.retire = false;
         while !layout.is_data_in(n, 0, w.die) {
             w.die += 1;
             if w.die == layout.dies {

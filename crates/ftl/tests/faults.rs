@@ -57,7 +57,14 @@ fn array(store: Option<nand::Store>, wear: Option<(f64, f64)>) -> Array {
         Some(s) => Array::with_store(geometry(), Some(s)),
         None => Array::new(geometry(), true),
     };
-    a.endurance_set(wear.map(|(factory, scale)| Endurance { factory_bad_fraction: factory, scale_cycles: scale, shape: 2.0, cycles_per_erase: 1, seed: 11 }));
+    a.endurance_set(wear.map(|(factory, scale)| Endurance {
+        factory_bad_fraction: factory,
+        scale_cycles: scale,
+        shape: 2.0,
+        cycles_per_erase: 1,
+        program_fail_share: 0.5,
+        seed: 11,
+    }));
     a
 }
 
@@ -230,7 +237,13 @@ fn run(c: Case) -> Result<(), TestCaseError> {
     }
     let mut out = vec![0u8; SLOT_BYTES as usize];
     for lba in 0..user {
-        ftl.read(lba, Some(&mut out)).unwrap();
+        match ftl.read(lba, Some(&mut out)) {
+            // Lost before the card turned read-only, and not written since.
+            Err(FtlError::Lost { .. }) if last[lba as usize].is_none() && ftl.read_only().is_some() => continue,
+            r => {
+                r.map_err(|e| TestCaseError::fail(format!("lba {lba}: {e}")))?;
+            }
+        }
         if let Some(g) = last[lba as usize] {
             prop_assert_eq!(&out[..], &stamp(lba, g)[..]);
         }
@@ -374,6 +387,10 @@ fn a_card_worn_out_turns_read_only_and_keeps_every_write_it_took() {
     assert!(why.contains("worn out") && why.contains("blocks are bad"), "{why}");
     let bad = ftl.bad_blocks().clone();
     assert!(bad.grown > 0 && bad.factory == factory, "{bad:?}");
+    // Half the blocks wear out at a program: their pages were written
+    // again and their superblocks emptied first.
+    assert!(bad.grown_program > 0 && bad.grown_program < bad.grown, "{bad:?}");
+    assert!(ftl.fault_counters().slots_rewritten > 0 && ftl.counters().retire_victims > 0, "{:?} {:?}", ftl.fault_counters(), ftl.counters());
     ftl.check().unwrap();
     let verify = |ftl: &mut Ftl<Array>| {
         let mut out = vec![0u8; SLOT_BYTES as usize];

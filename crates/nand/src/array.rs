@@ -56,6 +56,9 @@ pub trait Media {
     /// capacitors would.
     #[inline]
     fn slot_stage(&mut self, _die: u32, _block: u32, _page: u32, _slot: u32, _oob: (u32, u64), _data: &[u8]) {}
+    /// Drops the slots staged for a page whose program failed (the FTL
+    /// has staged them again at their new place).
+    fn page_unstage(&mut self, _die: u32, _block: u32, _page: u32) {}
     /// Records that `lba` was trimmed by the host write numbered `seq`
     /// (the card's trim journal), where the media holds data.
     #[inline]
@@ -377,8 +380,16 @@ impl Media for Array {
         if page > next {
             return Err(NandError::ProgramOutOfOrder { die, block, page, next });
         }
-        self.next_page[b] += 1;
         self.counters.count_program(tag);
+        // A worn-out block fails the program's status check: the program
+        // took its time, the page holds nothing (it stays the next page,
+        // unprogrammed), and the block must not be used again.
+        if let Some(e) = &self.endurance {
+            if e.program_fails(die, block, self.erase_count[b], page, self.geometry.pages_per_block) {
+                return Err(NandError::ProgramFailed { die, block, page });
+            }
+        }
+        self.next_page[b] += 1;
         let off = self.mpage_offset(die, block, page);
         let len = self.geometry.mpage_bytes() as usize;
         let spm = self.geometry.slots_per_mpage() as usize;
@@ -448,6 +459,13 @@ impl Media for Array {
         let i = self.slot_index(die, block, page, slot);
         if let Some(s) = &mut self.store {
             s.slot_stage(i, oob.0, oob.1, data);
+        }
+    }
+    fn page_unstage(&mut self, die: u32, block: u32, page: u32) {
+        debug_assert_eq!(page, self.next_page(die, block), "only a block's next page is staged");
+        let (first, spm) = (self.slot_index(die, block, page, 0), self.geometry.slots_per_mpage() as usize);
+        if let Some(s) = &mut self.store {
+            s.oob_clear(first, spm);
         }
     }
     fn trim_record(&mut self, lba: u32, seq: u64) {

@@ -144,6 +144,11 @@ impl Media for Cutter {
             self.array.oob_seqs_set(die, block, page, seqs)
         }
     }
+    fn page_unstage(&mut self, die: u32, block: u32, page: u32) {
+        if !self.cut {
+            self.array.page_unstage(die, block, page)
+        }
+    }
     fn slot_stage(&mut self, die: u32, block: u32, page: u32, slot: u32, oob: (u32, u64), data: &[u8]) {
         if !self.cut {
             self.array.slot_stage(die, block, page, slot, oob, data)

@@ -4,8 +4,11 @@
 //!   with probability `factory_bad_fraction` (the FTL reads the marks when
 //!   it formats the card and never uses those blocks).
 //! - **Grown bad blocks**: each die block can stand a number of program/
-//!   erase cycles drawn from a Weibull distribution; the erase that takes
-//!   it past that number fails its status check, and the FTL retires it.
+//!   erase cycles drawn from a Weibull distribution. Past that number the
+//!   block fails a status check: for a share `program_fail_share` of the
+//!   blocks, the program of one page (fixed per block) in the first cycle
+//!   past it; for the rest, the erase that takes it past. Either way the
+//!   FTL retires the block.
 //!   The distribution's scale is set from the share of blocks the part may
 //!   lose by its rated cycles (see [`Endurance::weibull_scale`]).
 //!
@@ -26,6 +29,8 @@ pub struct Endurance {
     /// Cycles each erase ages a block by: 1, or more when a run ages the
     /// card at an accelerated pace (each erase standing for that many).
     pub cycles_per_erase: u32,
+    /// Share of blocks that wear out at a program (the rest at an erase).
+    pub program_fail_share: f64,
     pub seed: u64,
 }
 
@@ -54,9 +59,33 @@ impl Endurance {
         self.scale_cycles * (-(1.0 - u).ln()).powf(1.0 / self.shape)
     }
 
+    /// Whether die block (`die`, `block`) wears out at a program rather
+    /// than at an erase.
+    pub fn fails_at_program(&self, die: u32, block: u32) -> bool {
+        unit(self.seed, die, block, 3) < self.program_fail_share
+    }
+
+    /// Whether a block erased `erases` times is past the cycles it stands.
+    fn worn(&self, die: u32, block: u32, erases: u32) -> bool {
+        erases as f64 * self.cycles_per_erase as f64 >= self.limit(die, block)
+    }
+
     /// Whether the erase that brings a block to `erases` erases fails.
     pub fn erase_fails(&self, die: u32, block: u32, erases: u32) -> bool {
-        erases as f64 * self.cycles_per_erase as f64 >= self.limit(die, block)
+        !self.fails_at_program(die, block) && self.worn(die, block, erases)
+    }
+
+    /// The page of a block (of `pages`) whose program fails once the block
+    /// is worn: fixed per block, anywhere in it.
+    pub fn program_fail_page(&self, die: u32, block: u32, pages: u32) -> u32 {
+        ((unit(self.seed, die, block, 4) * pages as f64) as u32).min(pages - 1)
+    }
+
+    /// Whether the program of `page` (of `pages`) fails in a block erased
+    /// `erases` times: a block that wears out at a program, past its
+    /// cycles, at or after its failing page.
+    pub fn program_fails(&self, die: u32, block: u32, erases: u32, page: u32, pages: u32) -> bool {
+        self.fails_at_program(die, block) && self.worn(die, block, erases) && page >= self.program_fail_page(die, block, pages)
     }
 }
 
@@ -76,7 +105,7 @@ mod tests {
 
     fn model() -> Endurance {
         let scale = Endurance::weibull_scale(3000.0, 0.02, 2.0);
-        Endurance { factory_bad_fraction: 0.02, scale_cycles: scale, shape: 2.0, cycles_per_erase: 1, seed: 7 }
+        Endurance { factory_bad_fraction: 0.02, scale_cycles: scale, shape: 2.0, cycles_per_erase: 1, program_fail_share: 0.0, seed: 7 }
     }
 
     /// The drawn limits follow the distribution: the share of 100,000
@@ -104,5 +133,26 @@ mod tests {
         assert!(!m.erase_fails(3, 9, n - 1) && m.erase_fails(3, 9, n));
         m.cycles_per_erase = 10;
         assert!(m.erase_fails(3, 9, n.div_ceil(10)) && !m.erase_fails(3, 9, (n - 1) / 10));
+    }
+
+    /// Blocks that wear out at a program are the share asked for; such a
+    /// block's erases never fail, and its program fails only once worn,
+    /// from its failing page on.
+    #[test]
+    fn a_share_of_blocks_wears_out_at_a_program_instead() {
+        let m = Endurance { program_fail_share: 0.3, ..model() };
+        let n = 100_000u32;
+        let share = (0..n).filter(|&b| m.fails_at_program(b % 64, b / 64)).count() as f64 / n as f64;
+        assert!((share - 0.3).abs() < 0.005, "{share}");
+        let b = (0..n).find(|&b| m.fails_at_program(0, b)).unwrap();
+        let worn = m.limit(0, b).ceil() as u32;
+        let page = m.program_fail_page(0, b, 64);
+        assert!(page < 64);
+        assert!(!m.erase_fails(0, b, worn + 5));
+        assert!(!m.program_fails(0, b, worn - 1, 63, 64));
+        assert!(m.program_fails(0, b, worn, page, 64) && m.program_fails(0, b, worn, 63, 64));
+        assert!(page == 0 || !m.program_fails(0, b, worn, page - 1, 64));
+        let e = (0..n).find(|&b| !m.fails_at_program(0, b)).unwrap();
+        assert!(!m.program_fails(0, e, 1_000_000, 63, 64) && m.erase_fails(0, e, 1_000_000));
     }
 }

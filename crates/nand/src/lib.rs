@@ -35,6 +35,8 @@ pub enum NandError {
     ReadUnwritten { die: u32, block: u32, page: u32 },
     #[error("erase of die {die} block {block} failed its status check: the block is worn out")]
     EraseFailed { die: u32, block: u32 },
+    #[error("program of die {die} block {block} page {page} failed its status check: the block is worn out (the page holds nothing)")]
+    ProgramFailed { die: u32, block: u32, page: u32 },
     #[error("die {die} has failed")]
     DieFailed { die: u32 },
     #[error("system area: {0}")]

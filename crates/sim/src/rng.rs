@@ -5,6 +5,7 @@ use rand_xoshiro::Xoshiro256PlusPlus;
 
 /// The one seeded PRNG of a run (xoshiro256++: fast, and its output is fixed
 /// by its definition, so a seed means the same stream on every machine).
+#[derive(Debug, Clone)]
 pub struct Rng(Xoshiro256PlusPlus);
 
 impl Rng {

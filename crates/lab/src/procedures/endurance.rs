@@ -62,6 +62,9 @@ pub struct LifePoint {
     pub pe_cycles_max: u32,
     pub bad_blocks_factory: u32,
     pub bad_blocks_grown: u32,
+    /// Of the grown bad blocks, those whose program failed (their page
+    /// written again, their superblock emptied).
+    pub bad_blocks_grown_program: u32,
     /// Bad blocks over the card's blocks.
     pub bad_share: f64,
     /// Spare beyond the format and GC's needs, over the format.
@@ -157,6 +160,7 @@ pub fn endurance(profile: &Profile, spec: &EnduranceSpec, step: &mut dyn FnMut(&
             pe_cycles_max: h.pe_cycles_max,
             bad_blocks_factory: h.bad_blocks.factory,
             bad_blocks_grown: h.bad_blocks.grown,
+            bad_blocks_grown_program: h.bad_blocks.grown_program,
             bad_share: h.bad_blocks.total() as f64 / h.blocks as f64,
             spare_share: h.spare_share,
             wa: now.wa_since(&before),

@@ -75,6 +75,11 @@ pub struct RunSpec {
     /// The rebuild's rate, bytes per second (none: the profile's).
     #[serde(default)]
     pub rebuild_bytes_per_sec: Option<u64>,
+    /// Die failures and uncorrectable errors drawn at random during the
+    /// measured phase, at the profile's field rates times this (none: no
+    /// random failures).
+    #[serde(default)]
+    pub random_faults: Option<f64>,
 }
 
 impl RunSpec {
@@ -102,6 +107,7 @@ impl RunSpec {
             age_days: 0.0,
             fail: Vec::new(),
             rebuild_bytes_per_sec: None,
+            random_faults: None,
         }
     }
 
@@ -406,6 +412,9 @@ pub fn spec_check(spec: &RunSpec) -> Result<(), RunError> {
     if !(spec.age_days.is_finite() && (0.0..=3650.0).contains(&spec.age_days)) {
         return bad(format!("--age-days {}: must be in 0..=3650", spec.age_days));
     }
+    if let Some(x) = spec.random_faults.filter(|x| !(x.is_finite() && *x > 0.0 && *x <= 1e12)) {
+        return bad(format!("--random-faults {x}: must be a multiple of the field rates in (0, 1e12]"));
+    }
     spec.rule().check()
 }
 
@@ -555,6 +564,9 @@ pub fn run(profile: &Profile, spec: &RunSpec, progress: &mut dyn FnMut(&Progress
         (None, None) => Length::Duration(5 * session.interval_ns),
     };
     let start = session.failures_schedule(&spec.fail, spec.rebuild_bytes_per_sec)?;
+    if let Some(x) = spec.random_faults {
+        session.device.random_faults_set(x, spec.seed, start)?;
+    }
     phases.push(session.measure("main", &mix, spec.threads, spec.queue_depth, length, progress)?);
     let main = phases.last().expect("the measured phase");
     let failures: Vec<_> = session.device.failures().iter().map(|e| crate::runs::failure::report(e, start, &main.intervals)).collect();
