@@ -24,6 +24,10 @@ pub struct ErrorCounters {
     /// failed a page read's ECC, counted above with the others.
     #[serde(default)]
     pub uncorrectable_random: u64,
+    /// Simulated host reads of data a second failure in its stripe lost
+    /// (each an I/O error to the host).
+    #[serde(default)]
+    pub reads_lost: u64,
 }
 
 impl ErrorCounters {
@@ -35,6 +39,7 @@ impl ErrorCounters {
         self.reads_uncorrectable += other.reads_uncorrectable;
         self.superblocks_reclaimed += other.superblocks_reclaimed;
         self.uncorrectable_random += other.uncorrectable_random;
+        self.reads_lost += other.reads_lost;
     }
 
     /// What was counted since `base`.
@@ -46,6 +51,7 @@ impl ErrorCounters {
             reads_uncorrectable: self.reads_uncorrectable - base.reads_uncorrectable,
             superblocks_reclaimed: self.superblocks_reclaimed - base.superblocks_reclaimed,
             uncorrectable_random: self.uncorrectable_random - base.uncorrectable_random,
+            reads_lost: self.reads_lost - base.reads_lost,
         }
     }
 }

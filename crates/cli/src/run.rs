@@ -331,15 +331,16 @@ fn phase_print(p: &Phase) {
     );
     let e = &p.read_errors;
     let reads = p.page_reads;
-    if e.reads_retried > 0 || e.reads_uncorrectable > 0 {
+    if e.reads_retried > 0 || e.reads_uncorrectable > 0 || e.reads_lost > 0 {
         outln!(
-            "  read errors: {} page reads retried ({} retries, {:.3}% of page reads), {} beyond ECC rebuilt from parity ({} of them random uncorrectable errors), {} uncorrectable; {} superblocks reclaimed [simulated]",
+            "  read errors: {} page reads retried ({} retries, {:.3}% of page reads), {} beyond ECC rebuilt from parity ({} of them random uncorrectable errors), {} uncorrectable; {} host reads of lost data (I/O errors); {} superblocks reclaimed [simulated]",
             e.reads_retried,
             e.read_retries,
             e.reads_retried as f64 * 100.0 / reads.max(1) as f64,
             e.reads_rebuilt_from_parity,
             e.uncorrectable_random,
             e.reads_uncorrectable,
+            e.reads_lost,
             e.superblocks_reclaimed
         );
     } else if reads > 0 {

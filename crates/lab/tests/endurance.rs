@@ -27,6 +27,8 @@ fn a_card_aged_to_wear_out_turns_read_only_and_its_curve_adds_up() {
     }
     let (first, last) = (&r.points[0], r.points.last().unwrap());
     assert!(first.bad_blocks_factory > 0 && last.bad_blocks_grown > first.bad_blocks_grown);
+    // Blocks wear out at programs too (half of them, as the profile says).
+    assert!(last.bad_blocks_grown_program > 0 && last.bad_blocks_grown_program < last.bad_blocks_grown, "{last:?}");
     assert!(r.wa_lifetime >= 1.0 && last.wa > first.wa, "write amplification grows as the spare shrinks");
     // Deterministic: the same seed, the same life.
     assert_eq!(endurance(&p, &spec(&p), &mut |_| {}).unwrap().points, r.points);

@@ -161,6 +161,39 @@ fn a_die_failure_and_its_rebuild_are_reported() {
     assert_eq!(serde_json::to_string(&again.failures).unwrap(), serde_json::to_string(&r.failures).unwrap());
 }
 
+/// Random failures at an accelerated field rate: dies fail at random
+/// moments (rebuilt as asked-for failures are) and uncorrectable errors
+/// fail page reads' ECC, each rebuilt from its stripe; the same seed
+/// draws the same events; a rate outside its range is refused by name.
+#[test]
+fn random_failures_come_at_the_field_rates_and_are_reported() {
+    let profile = accel::profile_load("flashmax2").unwrap();
+    let mut s = spec("8k-7030", 5);
+    s.ios = None;
+    s.duration_s = Some(10.0);
+    s.interval_s = 0.5;
+    // 10 s at 3e8 the field rates: 95 years of a card, about one die
+    // failure and 139 uncorrectable errors expected.
+    s.random_faults = Some(3e8);
+    let r = run(&profile, &s, &mut |_| {}).unwrap();
+    let main = r.phases.last().unwrap();
+    let ue = main.read_errors.uncorrectable_random;
+    assert!((80..=200).contains(&ue), "{ue} random uncorrectable errors");
+    assert!(main.read_errors.reads_rebuilt_from_parity >= ue && main.read_errors.reads_uncorrectable == 0);
+    assert!(r.failures.iter().all(|f| f.event.random), "only random failures: {:?}", r.failures);
+    let again = run(&profile, &s, &mut |_| {}).unwrap();
+    assert_eq!(serde_json::to_string(&again).unwrap(), serde_json::to_string(&r).unwrap());
+    // More die failures at a higher rate, each one rebuilt.
+    s.random_faults = Some(3e9);
+    let r = run(&profile, &s, &mut |_| {}).unwrap();
+    assert!(r.failures.len() >= 3 && r.failures.iter().all(|f| f.event.random && f.event.slots_moved > 0), "{:?}", r.failures.len());
+    for bad in [0.0, -1.0, f64::NAN, 1e13] {
+        s.random_faults = Some(bad);
+        let e = run(&profile, &s, &mut |_| {}).unwrap_err().to_string();
+        assert!(e.contains("--random-faults"), "{e}");
+    }
+}
+
 /// A phase through a failure runs until the rebuild has ended and the
 /// rounds after it; a rebuild too slow to end stops the phase at its cap
 /// and is reported as not ended, never as done.
