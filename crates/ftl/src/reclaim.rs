@@ -34,14 +34,9 @@ impl<M: Media> Ftl<M> {
 
     /// The next queued superblock still closed, taken off the queue.
     pub(crate) fn reclaim_victim(&mut self) -> Option<u32> {
-        while !self.reclaim.is_empty() {
-            let sb = self.reclaim.remove(0);
-            if self.sbs[sb as usize].state == SbState::Closed {
-                self.counters.reclaim_victims += 1;
-                return Some(sb);
-            }
-        }
-        None
+        let sb = crate::superblock::queue_take_closed(&mut self.reclaim, &self.sbs)?;
+        self.counters.reclaim_victims += 1;
+        Some(sb)
     }
 
     /// Moves up to `budget` slots out of the queued superblocks (GC steps:

@@ -137,14 +137,9 @@ impl<M: Media> Ftl<M> {
     /// The next superblock a failed program retired that still holds data,
     /// taken off the queue.
     pub(crate) fn retire_victim(&mut self) -> Option<u32> {
-        while !self.retiring.is_empty() {
-            let sb = self.retiring.remove(0);
-            if self.sbs[sb as usize].state == SbState::Closed {
-                self.counters.retire_victims += 1;
-                return Some(sb);
-            }
-        }
-        None
+        let sb = crate::superblock::queue_take_closed(&mut self.retiring, &self.sbs)?;
+        self.counters.retire_victims += 1;
+        Some(sb)
     }
 
     /// After a mount: closed superblocks that hold a block retired since

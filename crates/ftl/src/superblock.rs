@@ -30,6 +30,18 @@ pub(crate) struct SbMeta {
 
 pub(crate) const SB_NONE: u32 = u32::MAX;
 
+/// The first superblock of `queue` still closed, taken off it with those
+/// before it (a queued superblock GC has taken since is dropped).
+pub(crate) fn queue_take_closed(queue: &mut Vec<u32>, sbs: &[SbMeta]) -> Option<u32> {
+    while !queue.is_empty() {
+        let sb = queue.remove(0);
+        if sbs[sb as usize].state == SbState::Closed {
+            return Some(sb);
+        }
+    }
+    None
+}
+
 impl<M: Media> Ftl<M> {
     pub fn free_superblocks(&self) -> u32 {
         self.free.len() as u32
