@@ -53,7 +53,7 @@ impl<M: Media> Ftl<M> {
                 return Err(format!("valid slot {ppa} holds LBA {lba}, which is not mapped back"));
             }
             let a = l.addr(ppa);
-            if !l.is_data_in(self.narrowing(a.superblock), a.page, a.die) {
+            if !l.is_data_in(self.narrowing_at(a.superblock, a.page), a.page, a.die) {
                 return Err(format!("user slot {lba} stored in a parity page or on a die left out (ppa {ppa})"));
             }
             valid[a.superblock as usize] += 1;
@@ -84,12 +84,14 @@ impl<M: Media> Ftl<M> {
                 Ok(())
             }
             SbState::Closed | SbState::Victim if m.short => {
-                // Recovered or sealed: the stripe rows every die programmed.
-                let rows = used().map(|die| self.media.block_next_page(die, sb)).min().unwrap_or(0);
+                // Recovered or sealed: the stripes every member programmed.
+                let rows = used().map(|die| self.media.block_next_page(die, sb)).max().unwrap_or(0);
                 self.parity_check(sb, rows)
             }
             SbState::Closed | SbState::Victim => {
-                if let Some(die) = used().find(|&die| self.media.block_next_page(die, sb) != l.pages_per_block) {
+                // Every row a die takes part in (a block retired by a
+                // failed program stops at the failed page).
+                if let Some(die) = used().find(|&die| self.media.block_next_page(die, sb) != self.rows_of(sb, die)) {
                     return Err(format!("closed superblock {sb} not fully programmed on die {die}"));
                 }
                 self.parity_check(sb, l.pages_per_block)
@@ -101,18 +103,17 @@ impl<M: Media> Ftl<M> {
     fn check_open(&self, sb: u32) -> Result<(), String> {
         let l = &self.layout;
         let w = [&self.user, &self.gc].into_iter().find(|w| w.sb == sb).ok_or(format!("open superblock {sb} has no writer"))?;
-        let n = self.narrowing(sb);
-        for die in (0..l.dies).filter(|&d| !self.is_dead(d) && !l.is_unused_in(n, d)) {
+        let base = self.narrowing(sb);
+        let n = self.narrowing_at(sb, w.page);
+        for die in (0..l.dies).filter(|&d| !self.is_dead(d) && !l.is_unused_in(base, d)) {
             let next = self.media.block_next_page(die, sb);
             // A die's row is programmed when the writer passed it, or when
-            // its whole stripe is done (parity).
+            // its whole stripe is done (parity); a block retired by a
+            // failed program stops at the failed page.
             let stripe_done = |page: u32| w.die > l.stripe_last_data_die_in(n, page, die);
             let programmed = if l.parity_die_in(n, w.page, die) == Some(die) { stripe_done(w.page) } else { die < w.die };
-            let expect = if programmed { w.page + 1 } else { w.page };
-            // A block whose program failed in this row (the superblock is
-            // retired once the stripe is sealed) stays at the failed page.
-            let failed_here = w.retire && self.is_bad(die, sb) && next == w.page;
-            if next != expect && !failed_here {
+            let expect = if programmed { w.page + 1 } else { w.page }.min(self.rows_of(sb, die));
+            if next != expect {
                 return Err(format!("open superblock {sb} die {die}: next page {next}, expected {expect} (writer at row {} die {})", w.page, w.die));
             }
         }
@@ -136,18 +137,20 @@ impl<M: Media> Ftl<M> {
 
     /// On data-holding media: parity recomputes for rows `0..rows` of `sb`,
     /// but for stripes holding a slot known damaged (its checksum fails: a
-    /// cut hit the page sharing its cells; mount rebuilt what it held).
+    /// cut hit the page sharing its cells; mount rebuilt what it held) and
+    /// stripes a member did not program (a cut, or a failed program: the
+    /// states' own checks say where each die must have got to).
     fn parity_check(&self, sb: u32, rows: u32) -> Result<(), String> {
         let l = &self.layout;
         if l.stripe_width <= 1 || !self.media.holds_data() {
             return Ok(());
         }
-        let n = self.narrowing(sb);
         for page in 0..rows {
+            let n = self.narrowing_at(sb, page);
             for group in 0..l.dies / l.stripe_width {
                 let members = l.stripe_members(n, group * l.stripe_width);
                 // A stripe with a dead member, or none, cannot be checked.
-                if members.len() < 2 || members.iter().any(|&d| self.is_dead(d)) {
+                if members.len() < 2 || members.iter().any(|&d| self.is_dead(d) || self.media.block_next_page(d, sb) <= page) {
                     continue;
                 }
                 let damaged = members.iter().any(|&die| (0..l.slots_per_mpage).any(|s| !self.media.slot_intact(die, sb, page, s)));

@@ -102,7 +102,6 @@ impl<M: Media> Ftl<M> {
             from_checkpoint: true,
             ..MountReport::default()
         };
-        ftl.retire_requeue();
         Ok((ftl, report))
     }
 }

@@ -103,10 +103,18 @@ impl<M: Media> Ftl<M> {
         &self.dead
     }
 
-    /// A superblock's narrowing (none: the full width).
+    /// A superblock's narrowing as it was opened (none: the full width):
+    /// its rows after a failed program may leave out more
+    /// ([`Ftl::narrowing_at`]).
     #[inline]
     pub(crate) fn narrowing(&self, sb: u32) -> Option<&Narrowing> {
         self.narrows[sb as usize].as_ref()
+    }
+
+    /// The narrowing of superblock `sb`'s row `row`.
+    #[inline]
+    pub(crate) fn narrowing_at(&self, sb: u32, row: u32) -> Option<&Narrowing> {
+        narrowing_in(&self.narrows, &self.row_narrows, sb, row)
     }
 
     pub fn fault_counters(&self) -> &FaultCounters {
@@ -262,7 +270,7 @@ impl<M: Media> Ftl<M> {
                 return Ok(());
             }
             let (sb, page, die) = (w.sb, w.page, w.die);
-            let n = self.narrowing(sb);
+            let n = self.narrowing_at(sb, page);
             let first = self.layout.stripe_members(n, die).into_iter().find(|&d| self.layout.is_data_in(n, page, d));
             if first == Some(die) {
                 break;
@@ -317,7 +325,7 @@ impl<M: Media> Ftl<M> {
     /// The other members of a dead die's stripe, all of which must work
     /// and hold the row.
     pub(crate) fn stripe_others(&self, a: SlotAddr) -> Result<Vec<u32>, FtlError> {
-        let n = self.narrowing(a.superblock);
+        let n = self.narrowing_at(a.superblock, a.page);
         let others: Vec<u32> = self.layout.stripe_members(n, a.die).into_iter().filter(|&m| m != a.die).collect();
         let unreadable = |why: &str| FtlError::Fault(format!("superblock {} row {} die {}: {why}", a.superblock, a.page, a.die));
         if others.is_empty() || self.layout.stripe_width <= 1 {
@@ -472,6 +480,21 @@ impl<M: Media> Ftl<M> {
             return Err(FtlError::Lost { lba });
         }
         Ok(())
+    }
+}
+
+/// The narrowing of superblock `sb`'s row `row`, from the narrowings it
+/// was opened with and those that take effect from a row on (a free
+/// function, for callers that hold a writer).
+#[inline]
+pub(crate) fn narrowing_in<'a>(base: &'a [Option<Narrowing>], rows: &'a [Vec<(u32, Narrowing)>], sb: u32, row: u32) -> Option<&'a Narrowing> {
+    let later = &rows[sb as usize];
+    if later.is_empty() {
+        return base[sb as usize].as_ref();
+    }
+    match later.iter().rev().find(|(from, _)| *from <= row) {
+        Some((_, n)) => Some(n),
+        None => base[sb as usize].as_ref(),
     }
 }
 

@@ -100,8 +100,6 @@ pub struct FtlCounters {
     pub forced_gc_slots: u64,
     /// Victims taken for read reclaim (their reads needed retries).
     pub reclaim_victims: u64,
-    /// Victims taken because a program in them failed (a block retired).
-    pub retire_victims: u64,
 }
 
 /// Where a read was served from.
@@ -131,8 +129,6 @@ pub struct Ftl<M: Media> {
     victim: Option<Victim>,
     /// Superblocks queued for read reclaim, oldest first.
     reclaim: Vec<u32>,
-    /// Superblocks closed after a failed program, to be emptied first.
-    retiring: Vec<u32>,
     /// Stripes sealed without a page whose program failed (superblock,
     /// row, a die of the stripe): their slots to move at once.
     retired_stripes: Vec<(u32, u32, u32)>,
@@ -158,6 +154,10 @@ pub struct Ftl<M: Media> {
     /// Each superblock's narrowing, set when it is opened (none: the full
     /// width): the dead dies and its bad blocks left out.
     narrows: Vec<Option<layout::Narrowing>>,
+    /// Narrowings that take effect from a row on (the row, the narrowing),
+    /// in row order: a block retired by a failed program is left out of
+    /// its superblock's rows after the failure ([`crate::retire`]).
+    row_narrows: Vec<Vec<(u32, layout::Narrowing)>>,
     /// One bit a die block (superblock-major): bad.
     bad: Vec<u64>,
     bad_counts: BadBlocks,
@@ -236,7 +236,6 @@ impl<M: Media> Ftl<M> {
             gc: Writer::new(OpTag::Gc, spm, mpage_bytes, data),
             victim: None,
             reclaim: Vec::new(),
-            retiring: Vec::new(),
             retired_stripes: Vec::new(),
             gc_credit: 0,
             gc_rate: 0,
@@ -249,6 +248,7 @@ impl<M: Media> Ftl<M> {
             faulted: false,
             dead: Vec::new(),
             narrows: vec![None; layout.superblocks as usize],
+            row_narrows: vec![Vec::new(); layout.superblocks as usize],
             bad: vec![0; (layout.superblocks as usize * layout.dies as usize).div_ceil(64)],
             bad_counts: BadBlocks::default(),
             lost: std::collections::HashMap::new(),
@@ -281,6 +281,7 @@ impl<M: Media> Ftl<M> {
             m.valid = 0;
             m.short = false;
             self.narrows[sb as usize] = self.narrowing_fresh(sb);
+            self.row_narrows[sb as usize].clear();
         }
         self.lost.clear();
         self.rebuild = None;
@@ -297,7 +298,6 @@ impl<M: Media> Ftl<M> {
         self.gc.sb = SB_NONE;
         self.victim = None;
         self.reclaim.clear();
-        self.retiring.clear();
         self.gc_credit = 0;
         self.gc_rate = 0;
         self.system_save()

@@ -33,10 +33,8 @@ impl<M: Media> Ftl<M> {
     /// Chooses the next victim. Returns false when no superblock is closed.
     pub(crate) fn victim_select(&mut self, forced: bool) -> bool {
         debug_assert!(self.victim.is_none());
-        // A superblock with a retired block first (its stripe under the
-        // failure is unprotected), then read reclaim (its data decays),
-        // then static wear leveling.
-        let reclaim = if forced { None } else { self.retire_victim().or_else(|| self.reclaim_victim()) };
+        // Read reclaim first (its data decays), then static wear leveling.
+        let reclaim = if forced { None } else { self.reclaim_victim() };
         let wear = if forced || reclaim.is_some() { None } else { self.wear_victim() };
         let policy = if forced { GcPolicy::Greedy } else { self.cfg.gc_policy };
         let Some(sb) = reclaim.or(wear).or_else(|| self.policy_victim(policy)) else { return false };

@@ -77,7 +77,6 @@ impl<M: Media> Ftl<M> {
         ftl.lost_settle();
         ftl.damaged_rebuild(damaged, &mut report)?;
         ftl.unprotected_move(&mut report)?;
-        ftl.retire_requeue();
         Ok((ftl, report))
     }
 
@@ -110,7 +109,8 @@ impl<M: Media> Ftl<M> {
                 // whose stripe is whole (its parity programmed).
                 let rows = if dead { self.dead_rows(sb, die) } else { self.media.block_next_page(die, sb) };
                 let suspect = if dead { None } else { self.page_suspect(die, sb) };
-                for page in (0..rows).filter(|&p| l.is_data_in(n, p, die)) {
+                let pages: Vec<u32> = (0..rows).filter(|&p| l.is_data_in(self.narrowing_at(sb, p), p, die)).collect();
+                for page in pages {
                     let a = crate::layout::SlotAddr { superblock: sb, page, die, slot: 0 };
                     // A dead die's slot counts only where its stripe can
                     // rebuild it (a copy moved elsewhere may win instead).
@@ -150,11 +150,12 @@ impl<M: Media> Ftl<M> {
     /// Rows of a dead die's block that its stripes show programmed: up to
     /// the last row whose parity page (on a working die) is.
     fn dead_rows(&self, sb: u32, die: u32) -> u32 {
-        let n = self.narrowing(sb);
         let l = &self.layout;
         (0..l.pages_per_block)
             .rev()
-            .find(|&p| l.parity_die_in(n, p, die).is_some_and(|pd| pd != die && !self.is_dead(pd) && self.media.block_next_page(pd, sb) > p))
+            .find(|&p| {
+                l.parity_die_in(self.narrowing_at(sb, p), p, die).is_some_and(|pd| pd != die && !self.is_dead(pd) && self.media.block_next_page(pd, sb) > p)
+            })
             .map_or(0, |p| p + 1)
     }
 
@@ -170,27 +171,20 @@ impl<M: Media> Ftl<M> {
     /// that a die failure later cannot lose them or rebuild them wrong:
     /// stripes left incomplete (a cut while they were written, or while
     /// their superblock was being erased: some member has the row
-    /// programmed and another working member has not), and stripes holding
-    /// a page the cut damaged (a parity page among them: the stripe's XOR
-    /// no longer gives the other pages' bytes).
+    /// programmed and another working member has not; or a failed program
+    /// whose stripe a cut kept from being moved), and stripes holding a
+    /// page the cut damaged (a parity page among them: the stripe's XOR no
+    /// longer gives the other pages' bytes).
     fn unprotected_move(&mut self, r: &mut MountReport) -> Result<(), FtlError> {
         let l = self.layout.clone();
         if l.stripe_width <= 1 {
             return Ok(());
         }
-        let short: Vec<u32> = (0..l.superblocks).filter(|&sb| self.sbs[sb as usize].short).collect();
-        for sb in short {
+        let suspect: Vec<u32> = (0..l.superblocks).filter(|&sb| self.sbs[sb as usize].short || !self.row_narrows[sb as usize].is_empty()).collect();
+        for sb in suspect {
             for group in 0..l.dies / l.stripe_width {
-                let n = self.narrowing(sb).cloned();
-                let members = l.stripe_members(n.as_ref(), group * l.stripe_width);
-                if members.len() < 2 {
-                    continue;
-                }
-                let working: Vec<(u32, u32)> = members.iter().filter(|&&d| !self.is_dead(d)).map(|&d| (d, self.media.block_next_page(d, sb))).collect();
-                for page in self.rows_unprotected(sb, &working) {
-                    for &(die, _) in working.iter().filter(|w| w.1 > page) {
-                        r.slots_reprotected += self.rebuild_page(crate::layout::SlotAddr { superblock: sb, page, die, slot: 0 })?;
-                    }
+                for (page, die) in self.rows_unprotected(sb, group) {
+                    r.slots_reprotected += self.rebuild_page(crate::layout::SlotAddr { superblock: sb, page, die, slot: 0 })?;
                 }
             }
         }
@@ -200,19 +194,30 @@ impl<M: Media> Ftl<M> {
         Ok(())
     }
 
-    /// The rows of one stripe group of `sb` (its working members and their
-    /// next pages) that a cut left unprotected: incomplete, or holding a
-    /// damaged page.
-    fn rows_unprotected(&self, sb: u32, working: &[(u32, u32)]) -> Vec<u32> {
-        let (Some(lo), Some(hi)) = (working.iter().map(|w| w.1).min(), working.iter().map(|w| w.1).max()) else { return Vec::new() };
-        let mut rows: Vec<u32> = (lo..hi).collect();
-        for &(die, _) in working {
-            let Some(page) = self.page_suspect(die, sb) else { continue };
-            if (0..self.layout.slots_per_mpage).any(|slot| !self.media.slot_intact(die, sb, page, slot)) && !rows.contains(&page) {
-                rows.push(page);
+    /// The pages of one stripe group of `sb` that a cut or a failed
+    /// program left unprotected (row, die), where they hold data: each
+    /// working member's page of a row that is incomplete (some member
+    /// programmed it, another working one did not) or holds a damaged page.
+    fn rows_unprotected(&self, sb: u32, group: u32) -> Vec<(u32, u32)> {
+        let l = &self.layout;
+        let next = |d: u32| self.media.block_next_page(d, sb);
+        let damaged = |d: u32| self.page_suspect(d, sb).filter(|&p| (0..l.slots_per_mpage).any(|slot| !self.media.slot_intact(d, sb, p, slot)));
+        let base: Vec<u32> = l.stripe_members(self.narrowing(sb), group * l.stripe_width).into_iter().filter(|&d| !self.is_dead(d)).collect();
+        let hi = base.iter().map(|&d| next(d)).max().unwrap_or(0);
+        let mut pages = Vec::new();
+        for page in 0..hi {
+            let members = l.stripe_members(self.narrowing_at(sb, page), group * l.stripe_width);
+            if members.len() < 2 {
+                continue;
+            }
+            let working: Vec<u32> = members.into_iter().filter(|&d| !self.is_dead(d)).collect();
+            let incomplete = working.iter().any(|&d| next(d) <= page);
+            let hit = working.iter().any(|&d| damaged(d) == Some(page));
+            if incomplete || hit {
+                pages.extend(working.iter().filter(|&&d| next(d) > page).map(|&d| (page, d)));
             }
         }
-        rows
+        pages
     }
 
     /// Rebuilds each damaged slot still the newest copy of its LBA from its
@@ -245,7 +250,7 @@ impl<M: Media> Ftl<M> {
         let slot = SLOT_BYTES as usize;
         let range = d.slot as usize * slot..(d.slot as usize + 1) * slot;
         let mut out = vec![0u8; slot];
-        for die in l.stripe_members(self.narrowing(d.sb), d.die).into_iter().filter(|&x| x != d.die) {
+        for die in l.stripe_members(self.narrowing_at(d.sb, d.page), d.die).into_iter().filter(|&x| x != d.die) {
             if self.is_dead(die) || self.media.block_next_page(die, d.sb) <= d.page || !self.media.slot_intact(die, d.sb, d.page, d.slot) {
                 return None;
             }
@@ -257,11 +262,13 @@ impl<M: Media> Ftl<M> {
         Some(out)
     }
 
+    /// Whether a written superblock's dies stopped short of the rows each
+    /// takes part in (a cut while it was open).
     fn superblock_short(&self, sb: u32) -> bool {
         let n = self.narrowing(sb);
         let used = (0..self.layout.dies).filter(|&d| !self.is_dead(d) && !self.layout.is_unused_in(n, d));
-        let pages: Vec<u32> = used.map(|die| self.media.block_next_page(die, sb)).collect();
-        pages.iter().any(|&p| p > 0) && pages.iter().any(|&p| p < self.layout.pages_per_block)
+        let pages: Vec<(u32, u32)> = used.map(|die| (self.media.block_next_page(die, sb), self.rows_of(sb, die))).collect();
+        pages.iter().any(|&(p, _)| p > 0) && pages.iter().any(|&(p, rows)| p < rows)
     }
 
     /// Superblocks with programmed pages closed (short where partial), the

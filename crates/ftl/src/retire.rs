@@ -1,16 +1,23 @@
 //! A block that fails a program (worn out: [`nand::Endurance`]) is retired
-//! at once, as controllers do on a program status failure:
+//! at once, as controllers do on a program status failure, and its
+//! superblock goes on being written without it:
 //!
 //! - the failed page holds nothing: its slots, still in the writer's
 //!   buffer, are written again at the writer's next page (with their
 //!   original sequence numbers, so a mount tells them apart as it does GC's
 //!   moves);
 //! - the block is marked grown bad (kept in the system area);
-//! - its superblock is closed short once the stripe under way is sealed
-//!   (its parity over the pages that did program), and garbage collection
-//!   takes it before any other victim: its valid slots move to whole
-//!   stripes, and its erase leaves the bad block out (the pages the block
-//!   programmed before the failure stay readable until then);
+//! - the superblock's rows after the failure leave the block out, as a
+//!   superblock opened with a bad block does ([`crate::layout::Narrowing`]:
+//!   its stripe group is one die narrower from the next row on); the
+//!   block's pages before the failure stay readable until GC erases the
+//!   superblock, whose next opening leaves the block out altogether.
+//!   (Closing the superblock short instead, and emptying it first, costs
+//!   an erase of every block and the moves of what it held for each failed
+//!   program: near wear-out it ran the free pool dry.) What the rows after
+//!   the failure leave out follows from the bad-block table and how far
+//!   each block is programmed, so a mount finds it again without more
+//!   metadata ([`Ftl::row_narrows_derive`]);
 //! - the stripe holding the failure lacks the failed page, so it could not
 //!   rebuild its other pages should a die fail: once it is sealed, its
 //!   valid slots are moved at once (GC's writer) to a whole stripe. Until
@@ -22,8 +29,8 @@
 //! A failed parity page retires its block the same way; no slot needs
 //! writing again.
 
-use crate::layout::SlotAddr;
-use crate::superblock::{SbState, SB_NONE};
+use crate::layout::{Narrowing, SlotAddr};
+use crate::superblock::SB_NONE;
 use crate::writer::Writer;
 use crate::{Ftl, FtlError};
 use nand::Media;
@@ -53,6 +60,11 @@ impl FailedProgram {
         FailedProgram { die: w.die, sb: w.sb, page: w.page, slots: Some(slots) }
     }
 
+    /// The die whose program failed.
+    pub(crate) fn die(&self) -> u32 {
+        self.die
+    }
+
     /// A stripe's parity page, whose program failed.
     pub(crate) fn parity(die: u32, sb: u32, page: u32) -> FailedProgram {
         FailedProgram { die, sb, page, slots: None }
@@ -60,16 +72,60 @@ impl FailedProgram {
 }
 
 impl<M: Media> Ftl<M> {
-    /// Closes a writer's superblock short after a failed program and
-    /// queues it for garbage collection ahead of every other victim.
-    pub(crate) fn superblock_retire(&mut self, sb: u32) {
-        let m = &mut self.sbs[sb as usize];
-        debug_assert_eq!(m.state, SbState::Open);
-        m.state = SbState::Closed;
-        m.short = true;
-        m.close_seq = self.seq;
-        if !self.retiring.contains(&sb) {
-            self.retiring.push(sb);
+    /// Leaves die `die`'s block out of superblock `sb`'s rows after `row`
+    /// (its program in `row` failed).
+    pub(crate) fn row_narrow_after(&mut self, sb: u32, die: u32, row: u32) {
+        let from = row + 1;
+        let mut out = self.narrowing_at(sb, from).map_or(Vec::new(), |n| n.dies_out());
+        if !out.contains(&die) {
+            out.push(die);
+            out.sort_unstable();
+        }
+        let n = Narrowing::new(&self.layout, &out);
+        let rows = &mut self.row_narrows[sb as usize];
+        debug_assert!(rows.last().is_none_or(|(f, _)| *f <= from), "failures come in row order");
+        match rows.last_mut() {
+            Some((f, last)) if *f == from => *last = n,
+            _ => rows.push((from, n)),
+        }
+    }
+
+    /// The rows of superblock `sb` that die `die` takes part in: all of
+    /// them, but for a block a row narrowing leaves out (its failed row is
+    /// the last it takes part in, unprogrammed) or the last live die of a
+    /// group that one leaves with no stripe.
+    pub(crate) fn rows_of(&self, sb: u32, die: u32) -> u32 {
+        let l = &self.layout;
+        let unused = self.row_narrows[sb as usize].iter().find(|(_, n)| l.is_unused_in(Some(n), die));
+        match unused {
+            Some((from, n)) if n.is_out(die) => from - 1,
+            Some((from, _)) => *from,
+            None => l.pages_per_block,
+        }
+    }
+
+    /// After the system area is read: the row narrowings of every written
+    /// superblock, from its blocks retired by a failed program (bad, yet
+    /// used by the narrowing it was opened with) and the row each failed
+    /// in (the block's next page: the failed one was never programmed).
+    pub(crate) fn row_narrows_derive(&mut self) {
+        let l = self.layout.clone();
+        for sb in 0..l.superblocks {
+            self.row_narrows[sb as usize].clear();
+            let base = self.narrowing(sb).cloned();
+            let written = (0..l.dies).any(|d| !self.is_dead(d) && self.media.block_next_page(d, sb) > 0);
+            if !written {
+                continue;
+            }
+            let mut failed: Vec<(u32, u32)> = (0..l.dies)
+                .filter(|&d| !self.is_dead(d) && !l.is_unused_in(base.as_ref(), d) && self.is_bad(d, sb))
+                .map(|d| (self.media.block_next_page(d, sb), d))
+                .filter(|&(row, _)| row < l.pages_per_block)
+                .collect();
+            failed.sort_unstable();
+            for (row, die) in failed {
+                self.row_narrow_after(sb, die, row);
+            }
         }
     }
 
@@ -122,7 +178,7 @@ impl<M: Media> Ftl<M> {
     /// Moves the valid slots of the stripes sealed without a failed page.
     pub(crate) fn retired_stripes_move(&mut self) -> Result<(), FtlError> {
         for (sb, row, die) in std::mem::take(&mut self.retired_stripes) {
-            let n = self.narrowing(sb).cloned();
+            let n = self.narrowing_at(sb, row).cloned();
             for m in self.layout.stripe_members(n.as_ref(), die) {
                 let programmed = self.media.block_next_page(m, sb) > row;
                 if !self.is_dead(m) && programmed && self.layout.is_data_in(n.as_ref(), row, m) {
@@ -133,28 +189,107 @@ impl<M: Media> Ftl<M> {
         }
         Ok(())
     }
+}
 
-    /// The next superblock a failed program retired that still holds data,
-    /// taken off the queue.
-    pub(crate) fn retire_victim(&mut self) -> Option<u32> {
-        let sb = crate::superblock::queue_take_closed(&mut self.retiring, &self.sbs)?;
-        self.counters.retire_victims += 1;
-        Some(sb)
+#[cfg(test)]
+mod tests {
+    use crate::{Ftl, FtlConfig, FtlError, GcPolicy, Layout};
+    use nand::{Array, Endurance, Geometry, Media};
+    use units::SLOT_BYTES;
+
+    /// 8 dies in two stripe groups of 4 (3+1), 8 pages a block.
+    fn geometry() -> Geometry {
+        Geometry { channels: 4, dies_per_channel: 2, planes_per_die: 2, blocks_per_plane: 12, pages_per_block: 8, page_size_bytes: 8192, oob_bytes: 224 }
     }
 
-    /// After a mount: closed superblocks that hold a block retired since
-    /// they were opened (a failed program, its superblock not yet moved)
-    /// are queued again.
-    pub(crate) fn retire_requeue(&mut self) {
-        for sb in 0..self.layout.superblocks {
-            if self.sbs[sb as usize].state != SbState::Closed {
-                continue;
+    /// Every block fails at a program once worn (after a few erases).
+    fn array(store: Option<nand::Store>) -> Array {
+        let mut a = Array::with_store(geometry(), store.or_else(|| Array::new(geometry(), true).into_store()));
+        let e = Endurance { factory_bad_fraction: 0.0, scale_cycles: 12.0, shape: 2.0, cycles_per_erase: 1, program_fail_share: 1.0, seed: 5 };
+        a.endurance_set(Some(e));
+        a
+    }
+
+    fn stamp(lba: u32, generation: u32) -> Vec<u8> {
+        let mut v = vec![(generation % 251) as u8; SLOT_BYTES as usize];
+        v[..4].copy_from_slice(&lba.to_le_bytes());
+        v[4..8].copy_from_slice(&generation.to_le_bytes());
+        v
+    }
+
+    fn verify(ftl: &mut Ftl<Array>, last: &[u32]) {
+        let mut out = vec![0u8; SLOT_BYTES as usize];
+        for (lba, &g) in last.iter().enumerate() {
+            ftl.read(lba as u32, Some(&mut out)).unwrap_or_else(|e| panic!("lba {lba}: {e}"));
+            let want = if g == 0 { vec![0; SLOT_BYTES as usize] } else { stamp(lba as u32, g) };
+            assert!(out == want, "lba {lba} does not read generation {g}");
+        }
+    }
+
+    /// A program fails in the middle of a superblock: the superblock is
+    /// not closed short but written to its end, its failed block's group
+    /// one die narrower from the next row on; a mount finds the same row
+    /// narrowing from the bad-block table and the media; and a die of the
+    /// same group failing then is rebuilt through the narrower stripes.
+    #[test]
+    fn a_failed_program_leaves_its_block_out_of_the_rows_after_and_the_superblock_goes_on() {
+        let layout = Layout::new(&geometry(), 4);
+        let cfg = FtlConfig {
+            stripe_width: 4,
+            user_slots: Ftl::<Array>::user_slots_max(&layout, 1) / 2,
+            reserve_superblocks: 1,
+            gc_policy: GcPolicy::Greedy,
+            wear_spread_max: 8,
+            power_loss_protection: true,
+        };
+        let user = cfg.user_slots as u32;
+        let mut ftl = Ftl::format(array(None), cfg.clone()).unwrap();
+        let mut last = vec![0u32; user as usize];
+        let pages = layout.pages_per_block;
+        let mut x = 7u64;
+        // A superblock closed in full with a block that failed at a row
+        // before its last.
+        let (sb, from) = loop {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let lba = (x >> 33) as u32 % user;
+            last[lba as usize] += 1;
+            match ftl.write(lba, Some(&stamp(lba, last[lba as usize]))) {
+                Ok(()) => {}
+                Err(FtlError::ReadOnly(why)) => panic!("worn out before a program failed mid-superblock: {why}"),
+                Err(e) => panic!("{e}"),
             }
-            let n = self.narrowing(sb);
-            let holds_bad = (0..self.layout.dies).any(|d| self.is_bad(d, sb) && !self.layout.is_unused_in(n, d));
-            if holds_bad && !self.retiring.contains(&sb) {
-                self.retiring.push(sb);
+            let found = (0..layout.superblocks).find_map(|sb| {
+                let closed = ftl.superblock_state(sb) == crate::SbState::Closed;
+                let first = ftl.row_narrows[sb as usize].first().map(|(from, _)| *from);
+                first.filter(|&f| closed && f < pages - 1).map(|f| (sb, f))
+            });
+            if let Some(found) = found {
+                break found;
+            }
+        };
+        let n = ftl.row_narrows[sb as usize][0].1.clone();
+        let base = ftl.narrowing(sb).cloned();
+        let die = (0..layout.dies).find(|&d| n.is_out(d) && !layout.is_unused_in(base.as_ref(), d)).expect("the failed die");
+        assert!(ftl.is_bad(die, sb) && !ftl.sbs[sb as usize].short);
+        assert_eq!(ftl.media().block_next_page(die, sb), from - 1, "the failed block stops at the failed page");
+        let group: Vec<u32> = layout.stripe_members(base.as_ref(), die).into_iter().filter(|&d| d != die).collect();
+        for &d in &group {
+            assert_eq!(ftl.media().block_next_page(d, sb), pages, "die {d} of the group wrote the superblock to its end");
+            for row in from..pages {
+                assert!(layout.is_data_in(Some(&n), row, d) || layout.parity_die_in(Some(&n), row, d) == Some(d));
             }
         }
+        assert!(ftl.fault_counters().slots_reprotected > 0 || ftl.fault_counters().slots_rewritten > 0);
+        ftl.check().unwrap();
+        verify(&mut ftl, &last);
+        let rows = ftl.row_narrows.clone();
+        let store = ftl.into_media().into_store();
+        let (mut m, _) = Ftl::mount(array(store), cfg).unwrap();
+        assert_eq!(m.row_narrows, rows, "a mount finds the same row narrowings");
+        m.check().unwrap();
+        verify(&mut m, &last);
+        m.die_fail(group[0]).unwrap();
+        verify(&mut m, &last);
+        m.check().unwrap();
     }
 }

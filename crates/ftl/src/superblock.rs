@@ -81,6 +81,7 @@ impl<M: Media> Ftl<M> {
         m.valid = 0;
         m.short = false;
         m.erase_count += 1;
+        self.row_narrows[sb as usize].clear();
         let erases = m.erase_count;
         if self.sb_usable(sb) {
             self.free.push(Reverse((erases, sb)));

@@ -143,6 +143,7 @@ impl<M: Media> Ftl<M> {
         }
         self.capacity_check();
         self.faulted_update();
+        self.row_narrows_derive();
         Ok(())
     }
 }

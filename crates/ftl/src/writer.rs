@@ -3,6 +3,7 @@
 //! the dies of a row and then down the pages; a stripe's parity page is
 //! programmed once its data pages are.
 
+use crate::faults::narrowing_in;
 use crate::layout::SlotAddr;
 use crate::retire::FailedProgram;
 use crate::superblock::{SbState, SB_NONE};
@@ -31,9 +32,9 @@ pub(crate) struct Writer {
     pub(crate) parity: Vec<u8>,
     pub(crate) parity_oob: Vec<u32>,
     pub(crate) parity_seqs: Vec<u64>,
-    /// A program of this superblock failed: it is closed once the stripe
-    /// under way is sealed.
-    pub(crate) retire: bool,
+    /// A program of the stripe under way failed: once it is sealed, its
+    /// slots are moved ([`crate::retire`]).
+    pub(crate) stripe_failed: bool,
 }
 
 impl Writer {
@@ -51,7 +52,7 @@ impl Writer {
             parity: if data { vec![0; mpage_bytes] } else { Vec::new() },
             parity_oob: if data { vec![0; spm as usize] } else { Vec::new() },
             parity_seqs: if data { vec![0; spm as usize] } else { Vec::new() },
-            retire: false,
+            stripe_failed: false,
         }
     }
     /// The open page joins its stripe's parity (bytes and OOB).
@@ -146,8 +147,8 @@ impl<M: Media> Ftl<M> {
     /// Programs a writer's full page, then its stripe's parity if due, and
     /// moves the writer to its next data page (closing a full superblock).
     /// A program that fails (a worn-out block) retires its block: the
-    /// failed page's slots are written again and the superblock is closed
-    /// once the stripe is sealed ([`crate::retire`]).
+    /// failed page's slots are written again, and the superblock's rows
+    /// after it leave the block out ([`crate::retire`]).
     #[inline(never)]
     fn writer_program(&mut self, user: bool) -> Result<(), FtlError> {
         if let Some(failed) = self.writer_program_page(user)? {
@@ -163,7 +164,9 @@ impl<M: Media> Ftl<M> {
     /// the programs that failed, the failed data page's slots with them.
     fn writer_program_page(&mut self, user: bool) -> Result<Option<Vec<FailedProgram>>, FtlError> {
         let data = self.data;
-        let n = self.narrows[if user { self.user.sb } else { self.gc.sb } as usize].as_ref();
+        let w = if user { &self.user } else { &self.gc };
+        let (sb, row) = (w.sb, w.page);
+        let n = narrowing_in(&self.narrows, &self.row_narrows, sb, row);
         let layout = &self.layout;
         let w = if user { &mut self.user } else { &mut self.gc };
         let mut failed = None;
@@ -199,19 +202,27 @@ impl<M: Media> Ftl<M> {
             stripe_sealed = true;
         }
         if failed.is_some() {
-            w.retire = true;
+            w.stripe_failed = true;
         }
         w.slot = 0;
         w.oob.fill(LBA_UNMAPPED);
-        if w.retire && stripe_sealed {
-            // A block of this superblock failed: closed short once the
-            // stripe holding the failure is sealed.
-            let sb = std::mem::replace(&mut w.sb, SB_NONE);
-            w.retire = false;
-            self.retired_stripes.push((sb, w.page, w.die));
-            self.superblock_retire(sb);
-            return Ok(failed);
+        if w.stripe_failed && stripe_sealed {
+            // The stripe holding a failure is sealed: its slots to move.
+            w.stripe_failed = false;
+            self.retired_stripes.push((w.sb, w.page, w.die));
         }
+        for f in failed.iter().flatten() {
+            self.row_narrow_after(sb, f.die(), row);
+        }
+        self.writer_advance(user);
+        Ok(failed)
+    }
+
+    /// Moves a writer to its next data page, closing its superblock when
+    /// none is left.
+    fn writer_advance(&mut self, user: bool) {
+        let layout = &self.layout;
+        let w = if user { &mut self.user } else { &mut self.gc };
         loop {
             w.die += 1;
             if w.die == layout.dies {
@@ -224,12 +235,13 @@ impl<M: Media> Ftl<M> {
                     debug_assert_eq!(m.state, SbState::Open);
                     m.state = SbState::Closed;
                     m.close_seq = self.seq;
-                    return Ok(failed);
+                    return;
                 }
             }
+            let n = narrowing_in(&self.narrows, &self.row_narrows, w.sb, w.page);
             if layout.is_data_in(n, w.page, w.die) {
                 w.page_ppa = layout.ppa(SlotAddr { superblock: w.sb, page: w.page, die: w.die, slot: 0 });
-                return Ok(failed);
+                return;
             }
         }
     }
@@ -245,6 +257,7 @@ impl<M: Media> Ftl<M> {
         debug_assert_eq!(m.state, SbState::Free);
         debug_assert_eq!(m.valid, 0);
         m.state = SbState::Open;
+        debug_assert!(self.row_narrows[sb as usize].is_empty(), "an erased superblock has no row narrowing");
         let changed = self.narrows[sb as usize] != narrow;
         self.narrows[sb as usize] = narrow;
         let n = self.narrows[sb as usize].as_ref();
@@ -256,7 +269,7 @@ impl<M: Media> Ftl<M> {
         w.slot = 0;
         w.oob.fill(LBA_UNMAPPED);
         w.parity_clear();
-        w.retire = false;
+        w.stripe_failed = false;
         while !layout.is_data_in(n, 0, w.die) {
             w.die += 1;
             if w.die == layout.dies {
