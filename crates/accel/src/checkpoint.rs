@@ -29,6 +29,15 @@ pub(crate) fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::File::open(path.parent().unwrap_or(Path::new(".")))?.sync_all()
 }
 
+/// A member's checkpoint, left in place (a card looked at, not started).
+pub(crate) fn peek(dir: &Path, member: usize) -> std::io::Result<Option<Vec<u8>>> {
+    match std::fs::read(path_of(dir, member)) {
+        Ok(b) => Ok(Some(b)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
 /// A member's checkpoint, taken away: read, then deleted (and the deletion
 /// synced) before the card serves. `None` where the card did not stop
 /// cleanly.

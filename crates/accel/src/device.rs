@@ -275,6 +275,13 @@ pub enum Backing {
         dir: std::path::PathBuf,
         owner: String,
     },
+    /// The files of a card at rest, to be looked at and changed in
+    /// nothing: mounted from its clean shutdown's checkpoint (kept), its
+    /// SMART log read (no power cycle counted), nothing written back.
+    Inspect {
+        dir: std::path::PathBuf,
+        owner: String,
+    },
 }
 
 pub struct Device {
@@ -368,8 +375,11 @@ impl Device {
         let (store, existed) = match backing {
             Backing::None => (None, false),
             Backing::Memory => (Some(nand::Store::memory(g)), false),
-            Backing::Files { dir, owner } => {
+            Backing::Files { dir, owner } | Backing::Inspect { dir, owner } => {
                 let path = Device::member_store_path(dir, member);
+                if matches!(backing, Backing::Inspect { .. }) && !path.exists() {
+                    return Err(DeviceError::Store(format!("{}: no card here (no {})", dir.display(), path.display())));
+                }
                 let (store, created) = nand::Store::file(&path, g, &format!("{owner}, member {member}"))?;
                 (Some(store), !created)
             }
@@ -404,11 +414,23 @@ impl Device {
             Backing::Files { dir, .. } => {
                 crate::checkpoint::take(dir, member).map_err(|e| DeviceError::Store(format!("{}: checkpoint: {e}", dir.display())))?
             }
+            Backing::Inspect { dir, .. } => match crate::checkpoint::peek(dir, member).map_err(|e| DeviceError::Store(format!("{}: checkpoint: {e}", dir.display())))? {
+                Some(b) => Some(b),
+                None => {
+                    return Err(DeviceError::Store(format!(
+                        "{}: the card did not stop cleanly (no checkpoint): only a mount can tell its state, and a mount repairs; serve it once, then ask again",
+                        dir.display()
+                    )))
+                }
+            },
             _ => None,
         };
         let (ftl, mut r) = match saved {
             Some(b) => match Ftl::mount_checkpoint(Recorder::new(array), cfg.clone(), &b) {
                 Ok(mounted) => mounted,
+                Err(e) if matches!(backing, Backing::Inspect { .. }) => {
+                    return Err(DeviceError::Store(format!("member {member}: its checkpoint does not fit its media ({e}): serve it once (a mount scans the media), then ask again")))
+                }
                 Err(e) => {
                     // The media are the truth: a checkpoint that does not
                     // fit is set aside and the card scanned.
@@ -568,6 +590,9 @@ impl Device {
         let slots_lost = lost.len() as u64;
         if let Some(r) = &mut device.mounted {
             r.lbas_lost = lost;
+        }
+        if let Backing::Inspect { dir, .. } = backing {
+            device.smart = Some(SmartLog::load(dir).map_err(DeviceError::Store)?);
         }
         if let Some(dir) = device.store_dir.clone() {
             let mut log = SmartLog::load(&dir).map_err(DeviceError::Store)?;
@@ -751,6 +776,19 @@ impl Device {
             row("channels", tl(&|m| &m.channels)),
             row("dies", tl(&|m| &m.dies)),
         ]
+    }
+
+    /// The share of the write buffers holding data not yet programmed at
+    /// `now` (pages whose program ends by then count as free).
+    pub fn buffer_fill(&self, now: Ns) -> f64 {
+        let (mut held, mut capacity) = (0u64, 0u64);
+        for m in &self.members {
+            let b = &m.buffer;
+            let freed = b.pending.count_le(now) as u64 * b.slots_per_page as u64;
+            held += (b.capacity as u64).saturating_sub(b.free as u64 + freed);
+            capacity += b.capacity as u64;
+        }
+        held as f64 / capacity.max(1) as f64
     }
 
     /// Die time reserved so far, summed over every die.
@@ -1328,7 +1366,7 @@ impl Device {
     pub fn smart(&self) -> Option<SmartLog> {
         let log = self.smart.as_ref()?;
         let c = self.counters();
-        Some(log.with(c.host_slots_read, c.host_slots_written, c.read_errors.reads_uncorrectable + c.faults.lbas_lost))
+        Some(log.with(c.host_slots_read, c.host_slots_written, c.host_slots_written + c.gc_slots_moved, c.read_errors.reads_uncorrectable + c.faults.lbas_lost))
     }
 
     /// Why the card refuses writes, if it does.

@@ -2,6 +2,7 @@
 //! device model around the FTL.
 
 mod block;
+mod card;
 mod checkpoint;
 mod device;
 pub mod errors;
@@ -12,17 +13,20 @@ pub mod published;
 mod recorder;
 pub mod scale;
 mod smart;
+mod status;
 mod volumes;
 mod wear;
 
+pub use card::CardFile;
 pub use device::{capacity_parse, Backing, Device, DeviceCounters, DeviceError, Payload, ResourceBusy};
 pub use faults::{FailTarget, FailureEvent};
 pub use ftl::{FaultCounters, MountReport};
 pub use health::{Aging, EnduranceProfile, Health};
-pub use profile::{ControllerProfile, FtlProfile, HostProfile, Management, NandProfile, Profile, ProfileError};
+pub use profile::{ControllerProfile, FtlProfile, HostProfile, Management, NandProfile, PowerProfile, Profile, ProfileError};
 pub use published::{Bound, By, Metric, Published, State};
 pub use scale::{Scaling, ROUND_FULL_SIZE_S};
 pub use smart::SmartLog;
+pub use status::{Rebuild, Status};
 pub use volumes::{Volume, Volumes, VOLUMES_MAX};
 pub use wear::ErrorCounters;
 

@@ -38,6 +38,27 @@ pub struct Profile {
     /// calibration targets) and vendor ratings, with their conditions.
     #[serde(default)]
     pub published: Vec<Published>,
+    /// The card's power draw, where its data sheet gives it.
+    #[serde(default)]
+    pub power: Option<PowerProfile>,
+}
+
+/// A profile's `[power]`: the data sheet's idle and maximum draw. The
+/// model spends the difference in proportion to the dies' busy time (an
+/// operation's energy taken as its die time at the maximum's share: the
+/// data sheets give no per-operation energies).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PowerProfile {
+    pub idle_watts: f64,
+    pub max_watts: f64,
+}
+
+impl PowerProfile {
+    /// The draw with the dies busy a share `busy` (0..=1) of the time.
+    pub fn watts(&self, busy: f64) -> f64 {
+        self.idle_watts + (self.max_watts - self.idle_watts) * busy.clamp(0.0, 1.0)
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -192,6 +213,10 @@ impl Profile {
         self.validate_host()?;
         self.validate_ftl()?;
         self.validate_formats()?;
+        if let Some(p) = &self.power {
+            self.within("power.idle_watts", p.idle_watts, 0.1..=1000.0, "in 0.1..=1000 W")?;
+            self.within("power.max_watts", p.max_watts, p.idle_watts..=1000.0, &format!("in {}..=1000 W (at least the idle draw)", p.idle_watts))?;
+        }
         if let Some(h) = self.precondition_hours {
             if !(h.is_finite() && h > 0.0 && h <= 1000.0) {
                 return Err(self.field("precondition_hours", h, "in (0, 1000]"));

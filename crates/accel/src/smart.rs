@@ -30,6 +30,11 @@ pub struct SmartLog {
     /// 4 KiB slots the host read and wrote.
     pub host_slots_read: u64,
     pub host_slots_written: u64,
+    /// 4 KiB slots written to NAND for the host and by garbage collection
+    /// (parity not counted): over `host_slots_written`, the lifetime
+    /// write amplification. (A log from before it was kept reads 0.)
+    #[serde(default)]
+    pub nand_slots_written: u64,
 }
 
 impl SmartLog {
@@ -65,10 +70,11 @@ impl SmartLog {
     }
 
     /// This log with what happened since it was loaded added.
-    pub fn with(&self, host_slots_read: u64, host_slots_written: u64, media_errors: u64) -> SmartLog {
+    pub fn with(&self, host_slots_read: u64, host_slots_written: u64, nand_slots_written: u64, media_errors: u64) -> SmartLog {
         SmartLog {
             host_slots_read: self.host_slots_read + host_slots_read,
             host_slots_written: self.host_slots_written + host_slots_written,
+            nand_slots_written: self.nand_slots_written + nand_slots_written,
             media_errors: self.media_errors + media_errors,
             ..self.clone()
         }
@@ -93,7 +99,7 @@ mod tests {
         assert_eq!((log.version, log.power_cycles), (FILE_VERSION, 0));
         log.powered_on(true, 0);
         log.powered_on(false, 3);
-        let log = log.with(10, 20, 1);
+        let log = log.with(10, 20, 50, 1);
         log.save(&d).unwrap();
         let back = SmartLog::load(&d).unwrap();
         assert_eq!(back, log);

@@ -5,6 +5,7 @@ mod out;
 mod bench;
 mod calibrate;
 mod endurance;
+mod manage;
 mod review;
 mod run;
 mod serve;
@@ -41,9 +42,19 @@ enum Command {
     /// (a Unix socket or TCP), for fio, qemu-img, nbdfuse and filesystems.
     Serve(serve::ServeArgs),
     /// Tell a served card something through its control socket
-    /// (STORE/control.sock): `fail-die CHANNEL.DIE` (or `CHANNEL.*`) fails
-    /// a die (a channel) now; `status` prints its failures and rebuilds.
+    /// (STORE/control.sock, protocol in docs/control.md): `status`,
+    /// `stats`, `fail-die CHANNEL.DIE` (or `CHANNEL.*`) fails a die (a
+    /// channel) now, `beacon on|off`; the result as JSON.
     Control(serve::ControlArgs),
+    /// A card's status, served or at rest: what it is, volumes and
+    /// clients, health against its ratings (life, bytes written, write
+    /// amplification, spare, bad blocks), failures and rebuilds, power,
+    /// SMART log, alerts.
+    Status(manage::StatusArgs),
+    /// A served card's live figures once a second: IOPS, MB/s, latency
+    /// (average, p99, max), GC, write amplification, buffer fill, power;
+    /// as lines, JSON lines (--json) or Prometheus text (--metrics ADDR).
+    Monitor(manage::MonitorArgs),
     /// Age a simulated card at an accelerated pace until it wears out:
     /// its life curve (life used, bad blocks, spare, write amplification,
     /// latency) and the drive writes and petabytes it took, against the
@@ -62,6 +73,8 @@ fn main() {
         Command::Calibrate(a) => calibrate::calibrate(a),
         Command::Serve(a) => serve::serve(a),
         Command::Control(a) => serve::control(a),
+        Command::Status(a) => manage::status(a),
+        Command::Monitor(a) => manage::monitor(a),
         Command::Endurance(a) => endurance::endurance(a),
     };
     if let Err(e) = r {

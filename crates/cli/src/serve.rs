@@ -65,10 +65,15 @@ pub struct ControlArgs {
     /// The served card's store directory.
     #[arg(long)]
     pub store: PathBuf,
-    /// The command and its arguments: `fail-die 3.1`, `fail-die 3.*`,
-    /// `fail-die 0.0 1.0` (two dies at once), `status`.
+    /// The command and its arguments: `status`, `stats`, `fail-die 3.1`,
+    /// `fail-die 3.*`, `fail-die 0.0 1.0` (two dies at once), `beacon
+    /// on|off`.
     #[arg(required = true, num_args = 1..)]
     pub command: Vec<String>,
+    /// Send COMMAND as it is: a request line of the control protocol
+    /// (docs/control.md), e.g. '{"v": 1, "cmd": "status"}'.
+    #[arg(long)]
+    pub json: bool,
 }
 
 /// The control socket of a card served from `store`.
@@ -78,48 +83,61 @@ fn control_socket(store: &std::path::Path) -> PathBuf {
 
 /// `flashlab control`: one command to a served card, its answer (one line
 /// of JSON) printed.
-pub fn control(a: ControlArgs) -> Result<()> {
+/// Sends one request line to the card served from `store`; its result.
+pub fn control_request(store: &std::path::Path, request: &str) -> Result<serde_json::Value> {
     use std::io::{BufRead, Write};
-    let path = control_socket(&a.store);
+    let path = control_socket(store);
     let mut s = std::os::unix::net::UnixStream::connect(&path).with_context(|| format!("{}: is a card served from this store?", path.display()))?;
-    writeln!(s, "{}", a.command.join(" "))?;
+    writeln!(s, "{request}")?;
     let mut line = String::new();
     std::io::BufReader::new(s).read_line(&mut line)?;
-    match line.strip_prefix("error: ") {
-        Some(why) => bail!("{}", why.trim()),
-        None => {
-            println!("{}", line.trim());
-            Ok(())
-        }
-    }
+    emu::control::reply_parse(&line).map_err(anyhow::Error::msg)
 }
 
-/// Answers control commands on the store's control socket, one line each.
+/// Whether a card is being served from `store` (its control socket
+/// answers).
+pub fn is_served(store: &std::path::Path) -> bool {
+    std::os::unix::net::UnixStream::connect(control_socket(store)).is_ok()
+}
+
+pub fn control(a: ControlArgs) -> Result<()> {
+    let request = if a.json { a.command.join(" ") } else { emu::Control::request_of_words(&a.command).map_err(anyhow::Error::msg)? };
+    let v = control_request(&a.store, &request)?;
+    println!("{v}");
+    Ok(())
+}
+
 fn control_serve(server: Arc<Server>, store: &std::path::Path) -> Result<()> {
     use std::io::{BufRead, Write};
     let path = control_socket(store);
     let _ = std::fs::remove_file(&path);
     let listener = std::os::unix::net::UnixListener::bind(&path).with_context(|| format!("control socket {}", path.display()))?;
-    eprintln!("flashlab serve: control socket {} (flashlab control --store {} status)", path.display(), store.display());
+    eprintln!("flashlab serve: control socket {} (flashlab status {})", path.display(), store.display());
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
-            let mut line = String::new();
-            let Ok(mut w) = stream.try_clone() else { continue };
-            if std::io::BufReader::new(stream).read_line(&mut line).is_err() {
-                continue;
-            }
-            let answer = emu::Control::parse(&line).and_then(|c| {
-                let r = server.control(c.clone());
-                if let (emu::Control::FailDie(ts), Ok(_)) = (&c, &r) {
-                    let what: Vec<String> = ts.iter().map(|t| t.describe(server.members())).collect();
-                    eprintln!("flashlab serve: control: {} failed; the rebuild starts", what.join(", "));
+            let server = Arc::clone(&server);
+            // One thread a connection: a monitor keeps its own open.
+            std::thread::spawn(move || {
+                let Ok(mut w) = stream.try_clone() else { return };
+                for line in std::io::BufReader::new(stream).lines() {
+                    let Ok(line) = line else { return };
+                    let answer = emu::Control::parse(&line).and_then(|c| {
+                        let r = server.control(c.clone());
+                        if let (emu::Control::FailDie(ts), Ok(_)) = (&c, &r) {
+                            let what: Vec<String> = ts.iter().map(|t| t.describe(server.members())).collect();
+                            eprintln!("flashlab serve: control: {} failed; the rebuild starts", what.join(", "));
+                        }
+                        r
+                    });
+                    let reply = match answer {
+                        Ok(v) => emu::control::reply_ok(v),
+                        Err(why) => emu::control::reply_err(&why),
+                    };
+                    if writeln!(w, "{reply}").is_err() {
+                        return;
+                    }
                 }
-                r
             });
-            let _ = match answer {
-                Ok(json) => writeln!(w, "{json}"),
-                Err(why) => writeln!(w, "error: {why}"),
-            };
         }
     });
     Ok(())
@@ -136,14 +154,17 @@ pub fn serve(a: ServeArgs) -> Result<()> {
         bail!("say where to serve: --unix PATH or --listen ADDR:PORT");
     }
     std::fs::create_dir_all(&a.store).with_context(|| format!("--store {}", a.store.display()))?;
-    let owner = format!("{} format {} scale {}", profile.id, format, a.scale);
-    let backing = accel::Backing::Files { dir: a.store.clone(), owner };
+    let card = accel::CardFile::new(&profile.id, &format, a.scale);
+    let backing = accel::Backing::Files { dir: a.store.clone(), owner: card.owner() };
     if a.scale == 1 {
         crate::out::full_size_note(accel::Device::map_bytes(&profile, &format, 1)?, 1);
     }
     let (kept, count) = kept_volumes(&a.store, a.volumes)?;
     let started = std::time::Instant::now();
     let device = accel::Device::with_backing(&profile, &format, a.scale, &backing)?;
+    if accel::CardFile::load(&a.store).map_err(anyhow::Error::msg)?.as_ref() != Some(&card) {
+        card.save(&a.store).map_err(anyhow::Error::msg)?;
+    }
     let volumes = match kept {
         Some(v) => {
             v.check(device.capacity_bytes()).map_err(|e| anyhow::anyhow!("{}: volumes.toml: {e}", a.store.display()))?;

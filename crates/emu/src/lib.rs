@@ -4,10 +4,13 @@
 //! wall clock for the device's time.
 
 pub mod client;
+pub mod control;
+pub mod live;
 pub mod nbd;
 pub mod pace;
 pub mod server;
 pub mod writelog;
 
 pub use pace::Timing;
-pub use server::{Control, Served, Server};
+pub use control::Control;
+pub use server::{Served, Server};

@@ -5,6 +5,8 @@
 //! Several connections may serve one export; a bad client ends only its
 //! own connection.
 
+use crate::control::Control;
+use crate::live::Live;
 use crate::nbd::{self, Export, Negotiated, ProtoError, Request};
 use crate::pace::{self, Clock, Lateness, Timing};
 use crate::writelog::{self, WriteLog};
@@ -13,8 +15,10 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// A reply and when it may leave (`None`: at once).
 struct Reply {
@@ -35,54 +39,33 @@ enum Job {
         reply: Sender<Reply>,
     },
     Counters(Sender<accel::DeviceCounters>),
-    /// A control command; its answer as one line of JSON, or why not.
-    Control(Control, Sender<Result<String, String>>),
+    /// A control command; its result, or why not.
+    Control(Control, Sender<Result<Value, String>>),
     /// A clean shutdown: the device thread checkpoints the card and ends,
     /// saying what it served.
     Shutdown(Sender<Result<Served, DeviceError>>),
 }
 
-/// What a served card can be told besides NBD requests.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Control {
-    /// Dies (or channels) fail now, together, in order; the rebuild
-    /// starts. Stops at the first that cannot fail (already dead).
-    FailDie(Vec<accel::FailTarget>),
-    /// The card's faults: failures and their rebuilds, whether it is
-    /// read-only, the fault counters.
-    Status,
-}
-
-impl Control {
-    /// `fail-die CH.DIE...` (each `CH.DIE`, `CH.*` or `MEMBER:CH.DIE`) or
-    /// `status`.
-    pub fn parse(line: &str) -> Result<Control, String> {
-        let words: Vec<&str> = line.split_whitespace().collect();
-        match words.as_slice() {
-            ["fail-die", ts @ ..] if !ts.is_empty() => Ok(Control::FailDie(ts.iter().map(|t| accel::FailTarget::parse(t)).collect::<Result<_, _>>()?)),
-            ["status"] => Ok(Control::Status),
-            _ => Err(format!("unknown command '{}': expected 'fail-die CHANNEL.DIE...' (or CHANNEL.* for a channel) or 'status'", line.trim())),
-        }
-    }
-}
-
-/// The answer to a control command, as one line of JSON.
-fn control_run(device: &mut accel::Device, now: u64, c: &Control) -> Result<String, String> {
-    let json = |v: serde_json::Value| v.to_string();
+/// The answer to a control command (on the device thread): its result.
+fn control_run(device: &mut accel::Device, now: u64, c: &Control, live: &Live, beacon: &mut bool) -> Result<Value, String> {
     match c {
         Control::FailDie(ts) => {
             let events = ts.iter().map(|t| device.fail_now(now, t)).collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())?;
-            Ok(json(serde_json::json!({ "failed": events })))
+            Ok(json!({ "failed": events }))
         }
-        Control::Status => Ok(json(serde_json::json!({
+        Control::Status => Ok(serde_json::to_value(device.status(now, Some(live.busy()), *beacon)).expect("a status serialises")),
+        Control::Stats => Ok(json!({
             "card_ns": now,
-            "dead_dies": device.dead_dies(),
-            "failures": device.failures(),
-            "rebuilding": device.rebuilding(),
+            "second": live.last(),
+            "totals": live.totals,
+            "beacon": *beacon,
             "read_only": device.read_only(),
-            "faults": device.counters().faults,
-            "smart": device.smart(),
-        }))),
+            "rebuilding": device.rebuilding(),
+        })),
+        Control::Beacon(on) => {
+            *beacon = *on;
+            Ok(json!({ "beacon": *on }))
+        }
     }
 }
 
@@ -130,6 +113,8 @@ pub struct Server {
     members: usize,
     /// How late paced replies left, over every connection.
     pub lateness: Arc<Lateness>,
+    /// Connections that chose an export and have not left.
+    clients: Arc<AtomicUsize>,
 }
 
 impl Server {
@@ -162,7 +147,7 @@ impl Server {
         let clock = Clock::new(timing);
         let members = device.profile.members as usize;
         let handle = std::thread::Builder::new().name("device".into()).spawn(move || device_loop(device, rx, clock, log)).expect("a thread");
-        (Server { exports, volumes: volumes.list().to_vec(), jobs, members, lateness: Arc::new(Lateness::default()) }, handle)
+        (Server { exports, volumes: volumes.list().to_vec(), jobs, members, lateness: Arc::new(Lateness::default()), clients: Arc::new(AtomicUsize::new(0)) }, handle)
     }
 
     /// The exports, one per volume, in the card's order.
@@ -182,12 +167,24 @@ impl Server {
         rx.recv().ok()
     }
 
+    /// Connections serving an export now.
+    pub fn clients(&self) -> usize {
+        self.clients.load(Ordering::SeqCst)
+    }
+
     /// Runs a control command on the device thread (after the requests
-    /// already taken); its answer as one line of JSON.
-    pub fn control(&self, c: Control) -> Result<String, String> {
+    /// already taken); its result. A status also names the exports
+    /// (volumes) and the clients connected.
+    pub fn control(&self, c: Control) -> Result<Value, String> {
         let (tx, rx) = channel();
-        self.jobs.send(Job::Control(c, tx)).map_err(|_| "the device thread has ended".to_string())?;
-        rx.recv().map_err(|_| "the device thread has ended".to_string())?
+        self.jobs.send(Job::Control(c.clone(), tx)).map_err(|_| "the device thread has ended".to_string())?;
+        let mut v = rx.recv().map_err(|_| "the device thread has ended".to_string())??;
+        if let (Control::Status, Value::Object(o)) = (&c, &mut v) {
+            let volumes: Vec<Value> = self.exports.iter().map(|e| json!({ "export": e.name, "bytes": e.size_bytes })).collect();
+            o.insert("volumes".into(), Value::Array(volumes));
+            o.insert("clients".into(), json!(self.clients()));
+        }
+        Ok(v)
     }
 
     /// Stops the card cleanly after the requests already taken: every
@@ -208,6 +205,7 @@ impl Server {
             Negotiated::Abort => return Ok(()),
             Negotiated::Export(i) => self.volumes[i],
         };
+        let _client = Client::join(&self.clients);
         let (reply_tx, reply_rx) = channel::<Reply>();
         let lateness = Arc::clone(&self.lateness);
         let writer = std::thread::Builder::new().name("nbd-writer".into()).spawn(move || replies_write(writer, reply_rx, &lateness)).expect("a thread");
@@ -230,6 +228,22 @@ impl Server {
         drop(reply_tx);
         let _ = writer.join();
         result
+    }
+}
+
+/// A connection counted among the clients while it lives.
+struct Client(Arc<AtomicUsize>);
+
+impl Client {
+    fn join(clients: &Arc<AtomicUsize>) -> Client {
+        clients.fetch_add(1, Ordering::SeqCst);
+        Client(Arc::clone(clients))
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
@@ -295,25 +309,25 @@ fn device_loop(mut device: Device, rx: Receiver<Job>, clock: Clock, mut log: Opt
     let mut served = Served::default();
     let mut buf = Vec::new();
     let mut last = 0;
+    let mut live = Live::new(Instant::now(), &device);
+    let mut beacon = false;
     loop {
-        // A rebuild goes on while no request comes.
-        let job = if device.rebuilding() {
-            match rx.recv_timeout(std::time::Duration::from_millis(10)) {
-                Ok(job) => job,
-                Err(RecvTimeoutError::Timeout) => {
-                    last = clock.device_at(Instant::now()).max(last);
+        // Seconds end, and a rebuild goes on, while no request comes.
+        let wait = if device.rebuilding() { Duration::from_millis(10) } else { Duration::from_millis(100) };
+        let job = match rx.recv_timeout(wait) {
+            Ok(job) => job,
+            Err(RecvTimeoutError::Timeout) => {
+                let t = Instant::now();
+                last = clock.device_at(t).max(last);
+                live.roll(t, &device, last);
+                if device.rebuilding() {
                     if let Err(e) = device.background(last) {
                         eprintln!("flashlab serve: the rebuild failed: {e}");
                     }
-                    continue;
                 }
-                Err(RecvTimeoutError::Disconnected) => break,
+                continue;
             }
-        } else {
-            match rx.recv() {
-                Ok(job) => job,
-                Err(_) => break,
-            }
+            Err(RecvTimeoutError::Disconnected) => break,
         };
         let (req, volume, arrived, reply) = match job {
             Job::Request { req, volume, arrived, reply } => (req, volume, arrived, reply),
@@ -322,8 +336,10 @@ fn device_loop(mut device: Device, rx: Receiver<Job>, clock: Clock, mut log: Opt
                 continue;
             }
             Job::Control(c, tx) => {
-                last = clock.device_at(Instant::now()).max(last);
-                let _ = tx.send(control_run(&mut device, last, &c));
+                let t = Instant::now();
+                last = clock.device_at(t).max(last);
+                live.roll(t, &device, last);
+                let _ = tx.send(control_run(&mut device, last, &c, &live, &mut beacon));
                 continue;
             }
             Job::Shutdown(tx) => {
@@ -334,6 +350,7 @@ fn device_loop(mut device: Device, rx: Receiver<Job>, clock: Clock, mut log: Opt
                 break;
             }
         };
+        live.roll(arrived, &device, clock.device_at(arrived).max(last));
         let now = clock.device_at(arrived).max(last);
         last = now;
         if served.requests == 0 {
@@ -349,6 +366,8 @@ fn device_loop(mut device: Device, rx: Receiver<Job>, clock: Clock, mut log: Opt
         if error == 0 {
             served.latency_ns_sum += done - now;
         }
+        let write = matches!(req.kind, nbd::CMD_WRITE | nbd::CMD_WRITE_ZEROES);
+        live.record(req.kind == nbd::CMD_READ, write, req.length as u64, done - now, error != 0);
         if let (Some(l), 0) = (&mut log, error) {
             if let Err(e) = log_record(l, &req, volume.base + req.offset) {
                 eprintln!("flashlab serve: the write log failed ({e}); no longer logging");
@@ -424,21 +443,5 @@ fn error_code(e: &DeviceError, kind: u16) -> u32 {
         DeviceError::OutOfRange { offset, len, capacity } if offset.saturating_add(*len) > *capacity && kind == nbd::CMD_WRITE => nbd::ENOSPC,
         DeviceError::OutOfRange { .. } => nbd::EINVAL,
         _ => nbd::EIO,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn control_commands_parse_or_say_what_is_expected() {
-        assert_eq!(Control::parse("status\n"), Ok(Control::Status));
-        let Ok(Control::FailDie(ts)) = Control::parse("fail-die 0.0 1.* 1:2.3") else { panic!("three targets") };
-        assert_eq!((ts.len(), ts[1].die, ts[2].member), (3, None, 1));
-        for bad in ["", "fail-die", "fail-die x", "reboot"] {
-            let e = Control::parse(bad).unwrap_err();
-            assert!(e.contains("expected") || e.contains("CHANNEL.DIE"), "{bad}: {e}");
-        }
     }
 }

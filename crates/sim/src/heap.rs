@@ -26,6 +26,10 @@ impl<K: Ord + Copy> MinHeap<K> {
     pub fn max(&self) -> Option<K> {
         self.v.iter().copied().max()
     }
+    /// Keys at or below `k` (a scan: for rare questions, not the hot path).
+    pub fn count_le(&self, k: K) -> usize {
+        self.v.iter().filter(|&&x| x <= k).count()
+    }
     pub fn peek(&self) -> Option<K> {
         self.v.first().copied()
     }

@@ -1,0 +1,72 @@
+//! What card a store holds (`card.toml` beside its members' files:
+//! device, format, scale), so that management tools can open a card at
+//! rest without being told. Written when a store is first served;
+//! versioned.
+
+use serde::{Deserialize, Serialize};
+use std::path::Path;
+
+const FILE_VERSION: u32 = 1;
+const FILE_NAME: &str = "card.toml";
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CardFile {
+    pub version: u32,
+    /// The profile's id.
+    pub device: String,
+    pub format: String,
+    pub scale: u32,
+}
+
+impl CardFile {
+    pub fn new(device: &str, format: &str, scale: u32) -> CardFile {
+        CardFile { version: FILE_VERSION, device: device.into(), format: format.into(), scale }
+    }
+
+    /// The card of the store in `dir`; none where there is no file.
+    pub fn load(dir: &Path) -> Result<Option<CardFile>, String> {
+        let path = dir.join(FILE_NAME);
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(format!("{}: {e}", path.display())),
+        };
+        let c: CardFile = toml::from_str(&text).map_err(|e| format!("{}: not a card file this flashlab reads ({e})", path.display()))?;
+        if c.version != FILE_VERSION {
+            return Err(format!("{}: card file version {}; this flashlab reads version {FILE_VERSION}", path.display(), c.version));
+        }
+        Ok(Some(c))
+    }
+
+    /// Writes the file whole beside the store.
+    pub fn save(&self, dir: &Path) -> Result<(), String> {
+        let path = dir.join(FILE_NAME);
+        let text = toml::to_string(self).expect("a card file serialises");
+        crate::checkpoint::write_whole(&path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// The owner string its members' store files carry.
+    pub fn owner(&self) -> String {
+        format!("{} format {} scale {}", self.device, self.format, self.scale)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_card_file_round_trips_and_refuses_another_version() {
+        let d = std::env::temp_dir().join(format!("flashlab-card-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        assert_eq!(CardFile::load(&d), Ok(None));
+        let c = CardFile::new("p420m", "stock", 4096);
+        c.save(&d).unwrap();
+        assert_eq!(CardFile::load(&d), Ok(Some(c)));
+        std::fs::write(d.join(FILE_NAME), "version = 7\ndevice = \"p420m\"\nformat = \"stock\"\nscale = 1\n").unwrap();
+        assert!(CardFile::load(&d).unwrap_err().contains("card file version 7"));
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}

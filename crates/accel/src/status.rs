@@ -1,0 +1,151 @@
+//! A card's status for its management tools (`flashlab status`, the
+//! control channel's `status`): what it is, its health against its
+//! ratings, its failures and their rebuilds, its power, its SMART-like log,
+//! and the alerts an operator must see.
+
+use crate::{Device, FailureEvent, Health, SmartLog};
+use serde::{Deserialize, Serialize};
+
+/// Spare under this share of the format raises an alert.
+pub const SPARE_LOW: f64 = 0.05;
+/// Life used from this share on raises an alert.
+pub const LIFE_NEARLY_USED: f64 = 0.9;
+
+/// A rebuild under way.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Rebuild {
+    /// What failed ("die 3.1", "channel 3").
+    pub what: String,
+    /// 4 KiB slots the rebuild has moved, and at most how many it will
+    /// (host writes replace some before it gets to them).
+    pub slots_moved: u64,
+    pub slots_at_most: u64,
+}
+
+/// Everything `flashlab status` shows.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Status {
+    /// The simulator's build standing for the card's firmware.
+    pub firmware: String,
+    pub device: String,
+    pub id: String,
+    pub format: String,
+    pub scale: u32,
+    pub members: u32,
+    pub capacity_bytes: u64,
+    /// The card's time, ns (0 at rest).
+    pub card_ns: u64,
+    pub power_loss_protection: bool,
+    pub read_only: Option<String>,
+    pub health: Health,
+    /// Most cycles of a block less the fewest.
+    pub erase_spread_cycles: u32,
+    /// Host bytes written over the card's life (its SMART log where kept,
+    /// else since it started).
+    pub host_bytes_written: u64,
+    pub drive_writes: f64,
+    /// The vendor's rated bytes written, as drive writes of the format.
+    pub rated_drive_writes: Option<f64>,
+    /// NAND slots written (host and GC, parity not counted) per host slot,
+    /// over the card's life.
+    pub lifetime_write_amplification: Option<f64>,
+    pub failures: Vec<FailureEvent>,
+    /// Each member's dead dies.
+    pub dead_dies: Vec<Vec<u32>>,
+    pub rebuilding: bool,
+    pub rebuilds: Vec<Rebuild>,
+    /// Reads through stripes, the rebuild's moves, slots lost, pages
+    /// written again after failed programs.
+    pub faults: ftl::FaultCounters,
+    /// Modelled draw now, and the data sheet's idle and maximum; none
+    /// where the data sheet gives none (or the card is at rest).
+    pub power_watts: Option<f64>,
+    pub power_idle_watts: Option<f64>,
+    pub power_max_watts: Option<f64>,
+    pub beacon: bool,
+    pub smart: Option<SmartLog>,
+    pub alerts: Vec<String>,
+}
+
+impl Device {
+    /// The card's status at `now`; `busy`: the dies' busy share over the
+    /// last second (none: the card is at rest, drawing nothing).
+    pub fn status(&self, now: u64, busy: Option<f64>, beacon: bool) -> Status {
+        let health = self.health();
+        let c = self.counters();
+        let smart = self.smart();
+        let (host_slots, nand_slots) = match &smart {
+            Some(s) => (s.host_slots_written, s.nand_slots_written),
+            None => (c.host_slots_written, c.host_slots_written + c.gc_slots_moved),
+        };
+        let host_bytes = host_slots * units::SLOT_BYTES;
+        let full = self.full_capacity_bytes() as f64;
+        let rated = self.profile.nand.endurance.as_ref().and_then(|e| e.rated_petabytes_written).map(|pb| pb * 1e15 / full);
+        let rebuilds = self
+            .failures()
+            .iter()
+            .filter(|f| f.rebuild_done_ns.is_none() && f.read_only.is_none())
+            .map(|f| Rebuild { what: f.what.clone(), slots_moved: f.slots_moved, slots_at_most: f.slots_to_rebuild.max(f.slots_moved) })
+            .collect();
+        let power = self.profile.power;
+        let mut s = Status {
+            firmware: format!("flashlab {}", env!("CARGO_PKG_VERSION")),
+            device: self.profile.name.clone(),
+            id: self.profile.id.clone(),
+            format: self.format.clone(),
+            scale: self.scale,
+            members: self.profile.members,
+            capacity_bytes: self.capacity_bytes(),
+            card_ns: now,
+            power_loss_protection: self.power_loss_protection(),
+            read_only: health.read_only.clone(),
+            erase_spread_cycles: health.pe_cycles_max - health.pe_cycles_min,
+            health,
+            host_bytes_written: host_bytes,
+            drive_writes: host_bytes as f64 / self.capacity_bytes().max(1) as f64,
+            rated_drive_writes: rated,
+            lifetime_write_amplification: (host_slots > 0).then(|| nand_slots as f64 / host_slots as f64),
+            failures: self.failures().to_vec(),
+            dead_dies: self.dead_dies(),
+            rebuilding: self.rebuilding(),
+            rebuilds,
+            faults: c.faults.clone(),
+            power_watts: power.zip(busy).map(|(p, b)| p.watts(b)),
+            power_idle_watts: power.map(|p| p.idle_watts),
+            power_max_watts: power.map(|p| p.max_watts),
+            beacon,
+            smart,
+            alerts: Vec::new(),
+        };
+        s.alerts = s.alerts_now();
+        s
+    }
+}
+
+impl Status {
+    /// What an operator must see, worst first.
+    fn alerts_now(&self) -> Vec<String> {
+        let mut a = Vec::new();
+        if let Some(why) = &self.read_only {
+            a.push(format!("read-only: {why}"));
+        }
+        for f in self.failures.iter() {
+            let lost = if f.lost_offsets.is_empty() { String::new() } else { format!(", {} slots lost", f.lost_offsets.len()) };
+            a.push(format!("{} failed at {:.3} s{lost}", f.what, f.failed_at_ns as f64 / 1e9));
+        }
+        for r in &self.rebuilds {
+            let share = r.slots_moved as f64 / r.slots_at_most.max(1) as f64;
+            a.push(format!("rebuild of {} running: {} of at most {} slots moved ({:.0}%)", r.what, r.slots_moved, r.slots_at_most, share * 100.0));
+        }
+        if self.health.spare_share < SPARE_LOW {
+            a.push(format!("spare low: {:.1}% of the format left (alert under {:.0}%)", self.health.spare_share * 100.0, SPARE_LOW * 100.0));
+        }
+        if let Some(l) = self.health.life_used.filter(|&l| l >= LIFE_NEARLY_USED) {
+            a.push(format!("life nearly used: {:.0}% of the rated cycles", l * 100.0));
+        }
+        if self.beacon {
+            a.push("beacon on".into());
+        }
+        a
+    }
+}

@@ -1,0 +1,151 @@
+//! The control channel's protocol (version 1): one JSON object a line each
+//! way, over the Unix socket `control.sock` in a served card's store.
+//! Documented with examples in `docs/control.md`.
+//!
+//! A request names the protocol version and a command, with the command's
+//! own fields: `{"v": 1, "cmd": "status"}`. A reply says whether it worked:
+//! `{"v": 1, "ok": true, "result": {...}}` or `{"v": 1, "ok": false,
+//! "error": "..."}`. A request that is not JSON, not an object, of another
+//! version, an unknown command or with a field the command does not take
+//! is refused by name and changes nothing.
+
+use serde_json::{json, Map, Value};
+
+/// The protocol version this build speaks.
+pub const VERSION: u64 = 1;
+
+/// What a served card can be told besides NBD requests.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Control {
+    /// The card's status: identity, health, failures and rebuilds, power,
+    /// SMART log, alerts, volumes and clients.
+    Status,
+    /// Live statistics: the last whole second's I/O (IOPS, MB/s, latency
+    /// average, p99 and max), GC, write amplification, buffer fill, power,
+    /// and the totals since the card started serving.
+    Stats,
+    /// Dies (or channels) fail now, together, in order; the rebuild
+    /// starts. Stops at the first that cannot fail (already dead).
+    FailDie(Vec<accel::FailTarget>),
+    /// The identify LED, on or off.
+    Beacon(bool),
+}
+
+/// The commands and the fields each takes besides `v` and `cmd`.
+const COMMANDS: [(&str, &[&str]); 4] = [("status", &[]), ("stats", &[]), ("fail-die", &["targets"]), ("beacon", &["on"])];
+
+impl Control {
+    /// A request line of the protocol.
+    pub fn parse(line: &str) -> Result<Control, String> {
+        let v: Value = serde_json::from_str(line.trim()).map_err(|e| format!("malformed request: not JSON ({e}); send one object a line, e.g. {{\"v\": 1, \"cmd\": \"status\"}}"))?;
+        let Value::Object(o) = v else { return Err("malformed request: not a JSON object; e.g. {\"v\": 1, \"cmd\": \"status\"}".into()) };
+        match o.get("v").and_then(Value::as_u64) {
+            Some(VERSION) => {}
+            Some(other) => return Err(format!("protocol version {other}: this card speaks version {VERSION}")),
+            None => return Err(format!("malformed request: no protocol version (\"v\": {VERSION})")),
+        }
+        let Some(cmd) = o.get("cmd").and_then(Value::as_str) else { return Err("malformed request: no command (\"cmd\": \"status\")".into()) };
+        let names: Vec<&str> = COMMANDS.iter().map(|c| c.0).collect();
+        let Some((_, fields)) = COMMANDS.iter().find(|c| c.0 == cmd) else {
+            return Err(format!("unknown command '{cmd}': expected one of {}", names.join(", ")));
+        };
+        if let Some(k) = o.keys().find(|k| !["v", "cmd"].contains(&k.as_str()) && !fields.contains(&k.as_str())) {
+            return Err(format!("command '{cmd}' takes no field '{k}'{}", if fields.is_empty() { String::new() } else { format!(" (it takes: {})", fields.join(", ")) }));
+        }
+        Control::of(cmd, &o)
+    }
+
+    fn of(cmd: &str, o: &Map<String, Value>) -> Result<Control, String> {
+        match cmd {
+            "status" => Ok(Control::Status),
+            "stats" => Ok(Control::Stats),
+            "fail-die" => {
+                let targets = o.get("targets").and_then(Value::as_array).filter(|t| !t.is_empty());
+                let targets = targets.ok_or("fail-die: \"targets\" must be a list of one or more \"CHANNEL.DIE\" (or \"CHANNEL.*\", \"MEMBER:CHANNEL.DIE\")")?;
+                let parsed = targets.iter().map(|t| t.as_str().ok_or_else(|| format!("fail-die: target {t} is not a string")).and_then(accel::FailTarget::parse));
+                Ok(Control::FailDie(parsed.collect::<Result<_, _>>()?))
+            }
+            "beacon" => match o.get("on") {
+                Some(Value::Bool(on)) => Ok(Control::Beacon(*on)),
+                _ => Err("beacon: \"on\" must be true or false".into()),
+            },
+            _ => unreachable!("every command in COMMANDS is matched"),
+        }
+    }
+
+    /// The command line words of `flashlab control` (`status`, `stats`,
+    /// `fail-die 3.1 ...`, `beacon on|off`) as a request line.
+    pub fn request_of_words(words: &[String]) -> Result<String, String> {
+        let w: Vec<&str> = words.iter().map(String::as_str).collect();
+        let v = match w.as_slice() {
+            ["status"] => json!({ "v": VERSION, "cmd": "status" }),
+            ["stats"] => json!({ "v": VERSION, "cmd": "stats" }),
+            ["fail-die", ts @ ..] if !ts.is_empty() => json!({ "v": VERSION, "cmd": "fail-die", "targets": ts }),
+            ["beacon", s @ ("on" | "off")] => json!({ "v": VERSION, "cmd": "beacon", "on": *s == "on" }),
+            _ => return Err(format!("unknown command '{}': expected 'status', 'stats', 'fail-die CHANNEL.DIE...' or 'beacon on|off'", w.join(" "))),
+        };
+        Ok(v.to_string())
+    }
+}
+
+/// A reply line: the command's result.
+pub fn reply_ok(result: Value) -> String {
+    json!({ "v": VERSION, "ok": true, "result": result }).to_string()
+}
+
+/// A reply line: why the request was refused.
+pub fn reply_err(why: &str) -> String {
+    json!({ "v": VERSION, "ok": false, "error": why }).to_string()
+}
+
+/// A reply line's result, or its error.
+pub fn reply_parse(line: &str) -> Result<Value, String> {
+    let v: Value = serde_json::from_str(line.trim()).map_err(|e| format!("the card's reply is not JSON ({e}): {}", line.trim()))?;
+    if v.get("v").and_then(Value::as_u64) != Some(VERSION) {
+        return Err(format!("the card replied in another protocol version: {}", line.trim()));
+    }
+    match v.get("ok").and_then(Value::as_bool) {
+        Some(true) => Ok(v.get("result").cloned().unwrap_or(Value::Null)),
+        _ => Err(v.get("error").and_then(Value::as_str).unwrap_or("the card refused, saying nothing").to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_parse_or_say_what_is_wrong() {
+        assert_eq!(Control::parse(r#"{"v":1,"cmd":"status"}"#), Ok(Control::Status));
+        assert_eq!(Control::parse(r#"{"v":1,"cmd":"beacon","on":true}"#), Ok(Control::Beacon(true)));
+        let Ok(Control::FailDie(ts)) = Control::parse(r#"{"v":1,"cmd":"fail-die","targets":["0.0","1.*","1:2.3"]}"#) else { panic!("three targets") };
+        assert_eq!((ts.len(), ts[1].die, ts[2].member), (3, None, 1));
+        for (bad, says) in [
+            ("status", "not JSON"),
+            ("[1]", "not a JSON object"),
+            (r#"{"cmd":"status"}"#, "no protocol version"),
+            (r#"{"v":2,"cmd":"status"}"#, "protocol version 2"),
+            (r#"{"v":1}"#, "no command"),
+            (r#"{"v":1,"cmd":"reboot"}"#, "unknown command 'reboot'"),
+            (r#"{"v":1,"cmd":"status","force":true}"#, "takes no field 'force'"),
+            (r#"{"v":1,"cmd":"fail-die","targets":[]}"#, "one or more"),
+            (r#"{"v":1,"cmd":"fail-die","targets":["x"]}"#, "CHANNEL.DIE"),
+            (r#"{"v":1,"cmd":"beacon","on":"yes"}"#, "true or false"),
+        ] {
+            let e = Control::parse(bad).unwrap_err();
+            assert!(e.contains(says), "{bad}: {e}");
+        }
+    }
+
+    #[test]
+    fn words_make_requests_and_replies_round_trip() {
+        let words = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
+        for w in ["status", "stats", "fail-die 3.1 4.*", "beacon on", "beacon off"] {
+            let line = Control::request_of_words(&words(w)).unwrap();
+            assert!(Control::parse(&line).is_ok(), "{w}: {line}");
+        }
+        assert!(Control::request_of_words(&words("beacon blink")).unwrap_err().contains("expected"));
+        assert_eq!(reply_parse(&reply_ok(json!({"a": 1}))), Ok(json!({"a": 1})));
+        assert_eq!(reply_parse(&reply_err("no")), Err("no".into()));
+    }
+}
