@@ -414,22 +414,26 @@ impl Device {
             Backing::Files { dir, .. } => {
                 crate::checkpoint::take(dir, member).map_err(|e| DeviceError::Store(format!("{}: checkpoint: {e}", dir.display())))?
             }
-            Backing::Inspect { dir, .. } => match crate::checkpoint::peek(dir, member).map_err(|e| DeviceError::Store(format!("{}: checkpoint: {e}", dir.display())))? {
-                Some(b) => Some(b),
-                None => {
-                    return Err(DeviceError::Store(format!(
-                        "{}: the card did not stop cleanly (no checkpoint): only a mount can tell its state, and a mount repairs; serve it once, then ask again",
-                        dir.display()
-                    )))
+            Backing::Inspect { dir, .. } => {
+                match crate::checkpoint::peek(dir, member).map_err(|e| DeviceError::Store(format!("{}: checkpoint: {e}", dir.display())))? {
+                    Some(b) => Some(b),
+                    None => {
+                        return Err(DeviceError::Store(format!(
+                    "{}: the card did not stop cleanly (no checkpoint): only a mount can tell its state, and a mount repairs; serve it once, then ask again",
+                    dir.display()
+                )))
+                    }
                 }
-            },
+            }
             _ => None,
         };
         let (ftl, mut r) = match saved {
             Some(b) => match Ftl::mount_checkpoint(Recorder::new(array), cfg.clone(), &b) {
                 Ok(mounted) => mounted,
                 Err(e) if matches!(backing, Backing::Inspect { .. }) => {
-                    return Err(DeviceError::Store(format!("member {member}: its checkpoint does not fit its media ({e}): serve it once (a mount scans the media), then ask again")))
+                    return Err(DeviceError::Store(format!(
+                        "member {member}: its checkpoint does not fit its media ({e}): serve it once (a mount scans the media), then ask again"
+                    )))
                 }
                 Err(e) => {
                     // The media are the truth: a checkpoint that does not

@@ -53,7 +53,8 @@ pub fn status_of(store: &Path) -> Result<Value> {
     let backing = accel::Backing::Inspect { dir: store.to_path_buf(), owner: card.owner() };
     let device = accel::Device::with_backing(&profile, &card.format, card.scale, &backing)?;
     let mut v = serde_json::to_value(device.status(0, None, false))?;
-    let volumes = accel::Volumes::load(store).map_err(anyhow::Error::msg)?.unwrap_or_else(|| accel::Volumes::split(device.capacity_bytes(), 1).expect("one volume"));
+    let volumes =
+        accel::Volumes::load(store).map_err(anyhow::Error::msg)?.unwrap_or_else(|| accel::Volumes::split(device.capacity_bytes(), 1).expect("one volume"));
     let list: Vec<Value> = volumes.list().iter().enumerate().map(|(i, vol)| json!({ "export": format!("volume {}", i + 1), "bytes": vol.bytes })).collect();
     v["volumes"] = Value::Array(list);
     v["clients"] = json!(0);
@@ -85,14 +86,40 @@ fn status_text(v: &Value) -> Result<String> {
     let s: accel::Status = serde_json::from_value(v.clone()).context("the card's status")?;
     let h = &s.health;
     let mut o = String::new();
-    writeln!(o, "{} ({}) [simulated], format {}, scale 1/{}, {} member{}", s.device, s.id, s.format, s.scale, s.members, if s.members == 1 { "" } else { "s" })?;
-    let served = if v["served"].as_bool() == Some(true) { format!("served, {} client{} connected", v["clients"], if v["clients"] == 1 { "" } else { "s" }) } else { "at rest".into() };
+    writeln!(
+        o,
+        "{} ({}) [simulated], format {}, scale 1/{}, {} member{}",
+        s.device,
+        s.id,
+        s.format,
+        s.scale,
+        s.members,
+        if s.members == 1 { "" } else { "s" }
+    )?;
+    let served = if v["served"].as_bool() == Some(true) {
+        format!("served, {} client{} connected", v["clients"], if v["clients"] == 1 { "" } else { "s" })
+    } else {
+        "at rest".into()
+    };
     writeln!(o, "firmware {}; {served}; beacon {}", s.firmware, if s.beacon { "ON" } else { "off" })?;
-    let vols: Vec<String> = v["volumes"].as_array().into_iter().flatten().map(|x| format!("{} {}", x["export"].as_str().unwrap_or("?"), gb(x["bytes"].as_f64().unwrap_or(0.0)))).collect();
+    let vols: Vec<String> = v["volumes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|x| format!("{} {}", x["export"].as_str().unwrap_or("?"), gb(x["bytes"].as_f64().unwrap_or(0.0))))
+        .collect();
     writeln!(o, "capacity {}; volumes: {}", gb(s.capacity_bytes as f64), vols.join(", "))?;
     writeln!(o, "health")?;
     match (h.life_used, h.pe_cycles_rated) {
-        (Some(l), Some(r)) => writeln!(o, "  life used       {:.1}% (mean {:.0} of {r} rated P/E cycles; spread {} cycles, {}..{})", l * 100.0, h.pe_cycles_mean, s.erase_spread_cycles, h.pe_cycles_min, h.pe_cycles_max)?,
+        (Some(l), Some(r)) => writeln!(
+            o,
+            "  life used       {:.1}% (mean {:.0} of {r} rated P/E cycles; spread {} cycles, {}..{})",
+            l * 100.0,
+            h.pe_cycles_mean,
+            s.erase_spread_cycles,
+            h.pe_cycles_min,
+            h.pe_cycles_max
+        )?,
         _ => writeln!(o, "  life used       not rated (mean {:.0} P/E cycles)", h.pe_cycles_mean)?,
     }
     let rated = s.rated_drive_writes.map_or("no rated bytes written in the profile".to_string(), |r| format!("of the rated {r:.0}"));
@@ -102,7 +129,15 @@ fn status_text(v: &Value) -> Result<String> {
         None => writeln!(o, "  write ampl.     none yet (nothing written)")?,
     }
     let b = &h.bad_blocks;
-    writeln!(o, "  spare           {:.1}% of the format; bad blocks {} of {} ({} from the factory, {} grown)", h.spare_share * 100.0, b.factory + b.grown, h.blocks, b.factory, b.grown)?;
+    writeln!(
+        o,
+        "  spare           {:.1}% of the format; bad blocks {} of {} ({} from the factory, {} grown)",
+        h.spare_share * 100.0,
+        b.factory + b.grown,
+        h.blocks,
+        b.factory,
+        b.grown
+    )?;
     writeln!(o, "  power-loss prot. {}; read-only: {}", if s.power_loss_protection { "on" } else { "off" }, s.read_only.as_deref().unwrap_or("no"))?;
     let power = match (s.power_watts, s.power_idle_watts, s.power_max_watts) {
         (Some(w), Some(i), Some(m)) => format!("{w:.1} W over the last second [modelled; {i} W idle, {m} W max]"),
@@ -248,7 +283,7 @@ pub fn monitor(a: MonitorArgs) -> Result<()> {
         let index = second["index"].as_u64();
         if index.is_some() && index != shown {
             shown = index;
-            if count % 10 == 0 {
+            if count.is_multiple_of(10) {
                 status = status_of(&a.store)?;
             }
             *latest.lock().expect("the metrics lock") = metrics_text(&stats, &status);

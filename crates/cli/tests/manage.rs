@@ -34,7 +34,11 @@ fn status_shows_a_card_served_and_at_rest() {
     std::fs::write(&job, format!("[w]\nioengine=nbd\nuri={}\nrw=randwrite\nbs=4k\niodepth=8\nsize=16m\n", card.uri())).unwrap();
     assert!(Command::new(&fio).arg(&job).output().unwrap().status.success());
     let served = status_json(&store);
-    assert_eq!((served["served"].as_bool(), served["id"].as_str(), served["volumes"].as_array().map(Vec::len)), (Some(true), Some("p420m"), Some(1)), "{served}");
+    assert_eq!(
+        (served["served"].as_bool(), served["id"].as_str(), served["volumes"].as_array().map(Vec::len)),
+        (Some(true), Some("p420m"), Some(1)),
+        "{served}"
+    );
     let written = served["host_bytes_written"].as_u64().unwrap();
     assert!(written >= 16 << 20, "{served}");
     assert!(served["lifetime_write_amplification"].as_f64().unwrap() >= 1.0, "{served}");
@@ -42,7 +46,9 @@ fn status_shows_a_card_served_and_at_rest() {
     let w = served["power_watts"].as_f64().unwrap();
     assert!((8.0..=30.0).contains(&w), "{served}");
     // Bad requests: refused by name, nothing changed.
-    for (req, says) in [("{not json", "not JSON"), (r#"{"v":1,"cmd":"reboot"}"#, "unknown command 'reboot'"), (r#"{"v":9,"cmd":"status"}"#, "protocol version 9")] {
+    for (req, says) in
+        [("{not json", "not JSON"), (r#"{"v":1,"cmd":"reboot"}"#, "unknown command 'reboot'"), (r#"{"v":9,"cmd":"status"}"#, "protocol version 9")]
+    {
         let (code, _, err) = flashlab(&["control", "--store", &store, "--json", req]);
         assert!(code == 2 && err.contains(says), "{req}: {err}");
     }
@@ -162,7 +168,8 @@ fn monitor_reports_what_fio_measures_and_serves_prometheus_text() {
     // The seconds fio ran through, less a second at either end.
     let stamps: Vec<f64> = fio_log.lines().map(|l| l.split(',').next().unwrap().trim().parse().unwrap()).collect();
     let (first, last) = (stamps.iter().cloned().fold(f64::MAX, f64::min), stamps.iter().cloned().fold(0.0, f64::max));
-    let busy: Vec<&serde_json::Value> = seconds.iter().filter(|s| s["unix_ms"].as_f64().unwrap() >= first && s["unix_ms"].as_f64().unwrap() + 1000.0 <= last - 1000.0).collect();
+    let busy: Vec<&serde_json::Value> =
+        seconds.iter().filter(|s| s["unix_ms"].as_f64().unwrap() >= first && s["unix_ms"].as_f64().unwrap() + 1000.0 <= last - 1000.0).collect();
     assert!(busy.len() >= 3, "monitor's seconds inside fio's run: {seconds:?}");
     let (from, to) = (busy[0]["unix_ms"].as_u64().unwrap(), busy[busy.len() - 1]["unix_ms"].as_u64().unwrap() + 1000);
     let monitor_ios: u64 = busy.iter().map(|s| s["read_iops"].as_u64().unwrap() + s["write_iops"].as_u64().unwrap()).sum();

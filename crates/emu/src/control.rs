@@ -37,7 +37,8 @@ const COMMANDS: [(&str, &[&str]); 4] = [("status", &[]), ("stats", &[]), ("fail-
 impl Control {
     /// A request line of the protocol.
     pub fn parse(line: &str) -> Result<Control, String> {
-        let v: Value = serde_json::from_str(line.trim()).map_err(|e| format!("malformed request: not JSON ({e}); send one object a line, e.g. {{\"v\": 1, \"cmd\": \"status\"}}"))?;
+        let v: Value = serde_json::from_str(line.trim())
+            .map_err(|e| format!("malformed request: not JSON ({e}); send one object a line, e.g. {{\"v\": 1, \"cmd\": \"status\"}}"))?;
         let Value::Object(o) = v else { return Err("malformed request: not a JSON object; e.g. {\"v\": 1, \"cmd\": \"status\"}".into()) };
         match o.get("v").and_then(Value::as_u64) {
             Some(VERSION) => {}
@@ -50,7 +51,10 @@ impl Control {
             return Err(format!("unknown command '{cmd}': expected one of {}", names.join(", ")));
         };
         if let Some(k) = o.keys().find(|k| !["v", "cmd"].contains(&k.as_str()) && !fields.contains(&k.as_str())) {
-            return Err(format!("command '{cmd}' takes no field '{k}'{}", if fields.is_empty() { String::new() } else { format!(" (it takes: {})", fields.join(", ")) }));
+            return Err(format!(
+                "command '{cmd}' takes no field '{k}'{}",
+                if fields.is_empty() { String::new() } else { format!(" (it takes: {})", fields.join(", ")) }
+            ));
         }
         Control::of(cmd, &o)
     }
@@ -61,8 +65,10 @@ impl Control {
             "stats" => Ok(Control::Stats),
             "fail-die" => {
                 let targets = o.get("targets").and_then(Value::as_array).filter(|t| !t.is_empty());
-                let targets = targets.ok_or("fail-die: \"targets\" must be a list of one or more \"CHANNEL.DIE\" (or \"CHANNEL.*\", \"MEMBER:CHANNEL.DIE\")")?;
-                let parsed = targets.iter().map(|t| t.as_str().ok_or_else(|| format!("fail-die: target {t} is not a string")).and_then(accel::FailTarget::parse));
+                let targets =
+                    targets.ok_or("fail-die: \"targets\" must be a list of one or more \"CHANNEL.DIE\" (or \"CHANNEL.*\", \"MEMBER:CHANNEL.DIE\")")?;
+                let parsed =
+                    targets.iter().map(|t| t.as_str().ok_or_else(|| format!("fail-die: target {t} is not a string")).and_then(accel::FailTarget::parse));
                 Ok(Control::FailDie(parsed.collect::<Result<_, _>>()?))
             }
             "beacon" => match o.get("on") {

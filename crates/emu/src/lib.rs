@@ -11,6 +11,6 @@ pub mod pace;
 pub mod server;
 pub mod writelog;
 
-pub use pace::Timing;
 pub use control::Control;
+pub use pace::Timing;
 pub use server::{Served, Server};

@@ -102,7 +102,13 @@ impl Live {
         }
         let done = self.close(device, card_ns);
         // Seconds with nothing in them in between: the last is empty.
-        let idle = |index| Second { index, unix_ms: self.started_unix_ms + index * 1000, buffer_fill: done.buffer_fill, power_watts: power_idle(device), ..Second::default() };
+        let idle = |index| Second {
+            index,
+            unix_ms: self.started_unix_ms + index * 1000,
+            buffer_fill: done.buffer_fill,
+            power_watts: power_idle(device),
+            ..Second::default()
+        };
         self.last = Some(if i > self.index + 1 { idle(i - 1) } else { done });
         self.index = i;
         self.base = (device.counters(), card_ns, device.die_busy_ns());

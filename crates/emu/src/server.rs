@@ -11,12 +11,12 @@ use crate::nbd::{self, Export, Negotiated, ProtoError, Request};
 use crate::pace::{self, Clock, Lateness, Timing};
 use crate::writelog::{self, WriteLog};
 use accel::{Device, DeviceError, Volume, Volumes};
+use serde_json::{json, Value};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io::{BufReader, BufWriter, Read, Write};
-use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
-use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -147,7 +147,17 @@ impl Server {
         let clock = Clock::new(timing);
         let members = device.profile.members as usize;
         let handle = std::thread::Builder::new().name("device".into()).spawn(move || device_loop(device, rx, clock, log)).expect("a thread");
-        (Server { exports, volumes: volumes.list().to_vec(), jobs, members, lateness: Arc::new(Lateness::default()), clients: Arc::new(AtomicUsize::new(0)) }, handle)
+        (
+            Server {
+                exports,
+                volumes: volumes.list().to_vec(),
+                jobs,
+                members,
+                lateness: Arc::new(Lateness::default()),
+                clients: Arc::new(AtomicUsize::new(0)),
+            },
+            handle,
+        )
     }
 
     /// The exports, one per volume, in the card's order.
