@@ -223,6 +223,8 @@ impl<M: Media> Ftl<M> {
     fn writer_advance(&mut self, user: bool) {
         let layout = &self.layout;
         let w = if user { &mut self.user } else { &mut self.gc };
+        // The row's narrowing, looked up again only when the row changes.
+        let mut n = narrowing_in(&self.narrows, &self.row_narrows, w.sb, w.page);
         loop {
             w.die += 1;
             if w.die == layout.dies {
@@ -237,8 +239,8 @@ impl<M: Media> Ftl<M> {
                     m.close_seq = self.seq;
                     return;
                 }
+                n = narrowing_in(&self.narrows, &self.row_narrows, w.sb, w.page);
             }
-            let n = narrowing_in(&self.narrows, &self.row_narrows, w.sb, w.page);
             if layout.is_data_in(n, w.page, w.die) {
                 w.page_ppa = layout.ppa(SlotAddr { superblock: w.sb, page: w.page, die: w.die, slot: 0 });
                 return;
