@@ -26,17 +26,7 @@ impl CardFile {
 
     /// The card of the store in `dir`; none where there is no file.
     pub fn load(dir: &Path) -> Result<Option<CardFile>, String> {
-        let path = dir.join(FILE_NAME);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(format!("{}: {e}", path.display())),
-        };
-        let c: CardFile = toml::from_str(&text).map_err(|e| format!("{}: not a card file this flashlab reads ({e})", path.display()))?;
-        if c.version != FILE_VERSION {
-            return Err(format!("{}: card file version {}; this flashlab reads version {FILE_VERSION}", path.display(), c.version));
-        }
-        Ok(Some(c))
+        crate::checkpoint::toml_load(dir, FILE_NAME, "card file", |c: &CardFile| c.version, FILE_VERSION)
     }
 
     /// Writes the file whole beside the store.

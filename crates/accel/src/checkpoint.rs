@@ -42,13 +42,32 @@ pub(crate) fn peek(dir: &Path, member: usize) -> std::io::Result<Option<Vec<u8>>
 /// synced) before the card serves. `None` where the card did not stop
 /// cleanly.
 pub(crate) fn take(dir: &Path, member: usize) -> std::io::Result<Option<Vec<u8>>> {
-    let path = path_of(dir, member);
-    let bytes = match std::fs::read(&path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
-    };
-    std::fs::remove_file(&path)?;
+    let Some(bytes) = peek(dir, member)? else { return Ok(None) };
+    std::fs::remove_file(path_of(dir, member))?;
     std::fs::File::open(dir)?.sync_all()?;
     Ok(Some(bytes))
+}
+
+/// A versioned TOML file of the store's directory (`what` names its kind
+/// in errors): none where there is no file; one that does not parse, or
+/// whose `version` is not `expected`, is refused by name.
+pub(crate) fn toml_load<T: serde::de::DeserializeOwned>(
+    dir: &Path,
+    name: &str,
+    what: &str,
+    version: impl Fn(&T) -> u32,
+    expected: u32,
+) -> Result<Option<T>, String> {
+    let path = dir.join(name);
+    let text = match std::fs::read_to_string(&path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(format!("{}: {e}", path.display())),
+    };
+    let v: T = toml::from_str(&text).map_err(|e| format!("{}: not a {what} this flashlab reads ({})", path.display(), e.message()))?;
+    let found = version(&v);
+    if found != expected {
+        return Err(format!("{}: {what} version {found}; this flashlab reads version {expected}", path.display()));
+    }
+    Ok(Some(v))
 }

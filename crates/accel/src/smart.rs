@@ -41,17 +41,8 @@ impl SmartLog {
     /// The log of the store in `dir`: a new one (all zero) where there is
     /// none; one of another version is refused by name.
     pub fn load(dir: &Path) -> Result<SmartLog, String> {
-        let path = dir.join(FILE_NAME);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(SmartLog { version: FILE_VERSION, ..SmartLog::default() }),
-            Err(e) => return Err(format!("{}: {e}", path.display())),
-        };
-        let log: SmartLog = toml::from_str(&text).map_err(|e| format!("{}: not a SMART log this flashlab reads ({e})", path.display()))?;
-        if log.version != FILE_VERSION {
-            return Err(format!("{}: SMART log version {}; this flashlab reads version {FILE_VERSION}", path.display(), log.version));
-        }
-        Ok(log)
+        let log = crate::checkpoint::toml_load(dir, FILE_NAME, "SMART log", |l: &SmartLog| l.version, FILE_VERSION)?;
+        Ok(log.unwrap_or(SmartLog { version: FILE_VERSION, ..SmartLog::default() }))
     }
 
     /// Writes the log whole beside the store.

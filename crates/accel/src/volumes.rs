@@ -83,17 +83,7 @@ impl Volumes {
     /// The split kept in a store's directory; `None` where there is none
     /// (a new store, or one served before volumes were kept: one volume).
     pub fn load(dir: &Path) -> Result<Option<Volumes>, String> {
-        let path = dir.join(FILE_NAME);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(e) => return Err(format!("{}: {e}", path.display())),
-        };
-        let v: Volumes = toml::from_str(&text).map_err(|e| format!("{}: {}", path.display(), e.message()))?;
-        if v.version != FILE_VERSION {
-            return Err(format!("{}: version {}; this flashlab reads version {FILE_VERSION}", path.display(), v.version));
-        }
-        Ok(Some(v))
+        crate::checkpoint::toml_load(dir, FILE_NAME, "volumes file", |v: &Volumes| v.version, FILE_VERSION)
     }
 
     /// Keeps the split in a store's directory, written whole.
