@@ -207,6 +207,44 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
     }
 
+    /// A card formatted anew: its capacity is the new format's, every
+    /// LBA reads zeros, its wear (one more erase of every block) and SMART
+    /// log are kept, and it opens again as the new format only.
+    #[test]
+    fn a_card_formatted_anew_keeps_its_wear_and_opens_as_its_new_format() {
+        let p = crate::profile_load("flashmax2").unwrap();
+        let scale = (1..=65536).rev().find(|&s| Device::validate(&p, "stock", s).is_ok() && Device::validate(&p, "hp", s).is_ok()).unwrap();
+        let dir = std::env::temp_dir().join(format!("flashlab-reformat-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let card = |f: &str| crate::CardFile::new("flashmax2", f, scale);
+        let backing = |f: &str| Backing::Files { dir: dir.clone(), owner: card(f).owner() };
+        let mut d = Device::with_backing(&p, "stock", scale, &backing("stock")).unwrap();
+        let stock = d.capacity_bytes();
+        let now = d.write_at(0, 0, &vec![0x5a; 64 * 4096]).unwrap();
+        d.flush(now).unwrap();
+        let before = d.health();
+        assert!(d.reformat("9TB", false).unwrap_err().to_string().contains("9000000000000"));
+        assert_eq!(d.capacity_bytes(), stock, "a refused format changes nothing");
+        d.reformat("hp", false).unwrap();
+        assert!(d.capacity_bytes() < stock && d.format == "hp");
+        let mut back = vec![1u8; 64 * 4096];
+        d.read_at(now, 0, &mut back).unwrap();
+        assert!(back.iter().all(|&b| b == 0), "a formatted card reads zeros");
+        let after = d.health();
+        assert!(after.pe_cycles_mean > before.pe_cycles_mean, "every block erased: {} -> {}", before.pe_cycles_mean, after.pe_cycles_mean);
+        assert_eq!(d.smart().unwrap().host_slots_written, 64, "the SMART log is kept");
+        assert_eq!(crate::CardFile::load(&dir).unwrap(), Some(card("hp")));
+        d.check().unwrap();
+        d.shutdown_clean().unwrap();
+        drop(d);
+        assert!(Device::with_backing(&p, "stock", scale, &backing("stock")).is_err(), "the stores name the new format");
+        let d = Device::with_backing(&p, "hp", scale, &backing("hp")).unwrap();
+        assert!(d.mounted.as_ref().unwrap().from_checkpoint);
+        assert_eq!(d.health().pe_cycles_mean, after.pe_cycles_mean);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
     #[test]
     fn a_card_without_data_says_so() {
         let p = crate::profile_load("p420m").unwrap();

@@ -1,7 +1,9 @@
 //! What card a store holds (`card.toml` beside its members' files:
 //! device, format, scale), so that management tools can open a card at
-//! rest without being told. Written when a store is first served;
-//! versioned.
+//! rest without being told, and the identify beacon's state (an LED the
+//! card keeps lit until told otherwise, served or not). Written when a
+//! store is first served, when it is formatted anew and when the beacon
+//! is switched; versioned.
 
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -17,11 +19,14 @@ pub struct CardFile {
     pub device: String,
     pub format: String,
     pub scale: u32,
+    /// The identify beacon (absent in files from before it was kept: off).
+    #[serde(default)]
+    pub beacon: bool,
 }
 
 impl CardFile {
     pub fn new(device: &str, format: &str, scale: u32) -> CardFile {
-        CardFile { version: FILE_VERSION, device: device.into(), format: format.into(), scale }
+        CardFile { version: FILE_VERSION, device: device.into(), format: format.into(), scale, beacon: false }
     }
 
     /// The card of the store in `dir`; none where there is no file.

@@ -369,6 +369,11 @@ impl Device {
         dir.join(format!("member-{member}.flash"))
     }
 
+    /// What a member's store header names: the card's owner and the member.
+    fn member_owner(owner: &str, member: usize) -> String {
+        format!("{owner}, member {member}")
+    }
+
     /// A member's array, with its bytes where the backing keeps them, and
     /// whether its store already held a card (to be mounted, not formatted).
     fn array_of(g: &nand::Geometry, backing: &Backing, member: usize, endurance: Option<&nand::Endurance>) -> Result<(Array, bool), DeviceError> {
@@ -380,7 +385,7 @@ impl Device {
                 if matches!(backing, Backing::Inspect { .. }) && !path.exists() {
                     return Err(DeviceError::Store(format!("{}: no card here (no {})", dir.display(), path.display())));
                 }
-                let (store, created) = nand::Store::file(&path, g, &format!("{owner}, member {member}"))?;
+                let (store, created) = nand::Store::file(&path, g, &Device::member_owner(owner, member))?;
                 (Some(store), !created)
             }
         };
@@ -714,6 +719,45 @@ impl Device {
         for m in &mut self.members {
             m.ftl.secure_erase()?;
             m.ftl.media_mut().ops.clear();
+        }
+        Ok(())
+    }
+
+    /// Formats the card anew at `format` (a named format or a capacity):
+    /// every good block erased, the map emptied, the usable capacity the
+    /// format's; wear, bad blocks, dead dies, failures and the SMART log
+    /// are kept. With `purge` (a secure erase), every page's bytes are also
+    /// overwritten in the store, retired blocks and dead dies included, so
+    /// that nothing written before is left on the media. A card kept in
+    /// files names its new format in its stores' headers and `card.toml`.
+    /// Refused, changing nothing, while a rebuild runs or where the good
+    /// blocks cannot hold the format.
+    pub fn reformat(&mut self, format: &str, purge: bool) -> Result<(), DeviceError> {
+        if self.rebuilding() {
+            return Err(DeviceError::Fault("a rebuild is running: format the card once it has ended (status shows its progress)".into()));
+        }
+        let (g, cfg, full_bytes) = Device::plan(&self.profile, format, self.scale)?;
+        for (i, m) in self.members.iter().enumerate() {
+            assert_eq!(m.ftl.media().array.geometry(), &g, "a format keeps the card's geometry");
+            m.ftl.reformat_check(cfg.user_slots).map_err(|e| DeviceError::Fault(format!("format {format}: member {i}: {e}")))?;
+        }
+        let card = crate::CardFile::new(&self.profile.id, format, self.scale);
+        for (i, m) in self.members.iter_mut().enumerate() {
+            m.ftl.reformat(cfg.user_slots)?;
+            m.ftl.media_mut().ops.clear();
+            if let Some(store) = m.ftl.media_mut().array.store_mut() {
+                if purge {
+                    store.purge();
+                }
+                store.owner_set(&g, &Device::member_owner(&card.owner(), i));
+            }
+        }
+        self.member_bytes = cfg.user_slots * SLOT_BYTES;
+        self.full_bytes = full_bytes;
+        self.format = format.into();
+        if let Some(dir) = &self.store_dir {
+            let beacon = crate::CardFile::load(dir).ok().flatten().is_some_and(|c| c.beacon);
+            crate::CardFile { beacon, ..card }.save(dir).map_err(DeviceError::Store)?;
         }
         Ok(())
     }
@@ -1358,6 +1402,11 @@ impl Device {
     /// Each member's failed dies (those a mount found included).
     pub fn dead_dies(&self) -> Vec<Vec<u32>> {
         self.members.iter().map(|m| m.ftl.dead_dies().to_vec()).collect()
+    }
+
+    /// The directory of the card's store, for a card kept in files.
+    pub fn store_dir(&self) -> Option<&std::path::Path> {
+        self.store_dir.as_deref()
     }
 
     /// Whether a rebuild is under way.

@@ -19,6 +19,19 @@ pub struct FailTarget {
     pub die: Option<u32>,
 }
 
+/// Written as `parse` reads it: `[MEMBER:]CH.DIE` or `[MEMBER:]CH.*`.
+impl std::fmt::Display for FailTarget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if self.member > 0 {
+            write!(f, "{}:", self.member)?;
+        }
+        match self.die {
+            Some(d) => write!(f, "{}.{d}", self.channel),
+            None => write!(f, "{}.*", self.channel),
+        }
+    }
+}
+
 impl FailTarget {
     /// Parses `[MEMBER:]CH.DIE` or `[MEMBER:]CH.*`.
     pub fn parse(s: &str) -> Result<FailTarget, String> {

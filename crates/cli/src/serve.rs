@@ -148,11 +148,12 @@ pub fn serve(a: ServeArgs) -> Result<()> {
     if let Some(plp) = &a.power_loss_protection {
         profile.ftl.power_loss_protection = plp == "on";
     }
-    let format = a.format.clone().unwrap_or_else(|| profile.default_format.clone());
-    accel::Device::validate(&profile, &format, a.scale)?;
     if a.unix.is_none() && a.listen.is_none() {
         bail!("say where to serve: --unix PATH or --listen ADDR:PORT");
     }
+    let kept_card = accel::CardFile::load(&a.store).map_err(anyhow::Error::msg)?;
+    let format = card_format(&a, &profile, kept_card.as_ref())?;
+    accel::Device::validate(&profile, &format, a.scale)?;
     std::fs::create_dir_all(&a.store).with_context(|| format!("--store {}", a.store.display()))?;
     let card = accel::CardFile::new(&profile.id, &format, a.scale);
     let backing = accel::Backing::Files { dir: a.store.clone(), owner: card.owner() };
@@ -162,7 +163,7 @@ pub fn serve(a: ServeArgs) -> Result<()> {
     let (kept, count) = kept_volumes(&a.store, a.volumes)?;
     let started = std::time::Instant::now();
     let device = accel::Device::with_backing(&profile, &format, a.scale, &backing)?;
-    if accel::CardFile::load(&a.store).map_err(anyhow::Error::msg)?.as_ref() != Some(&card) {
+    if kept_card.is_none() {
         card.save(&a.store).map_err(anyhow::Error::msg)?;
     }
     let volumes = match kept {
@@ -249,6 +250,29 @@ pub fn serve(a: ServeArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// The format to serve: the store's (a card is formatted anew only by
+/// `flashlab format`), else `--format`, else the device's default. A store
+/// holding another device or scale is refused by name.
+fn card_format(a: &ServeArgs, profile: &accel::Profile, kept: Option<&accel::CardFile>) -> Result<String> {
+    let Some(c) = kept else { return Ok(a.format.clone().unwrap_or_else(|| profile.default_format.clone())) };
+    let store = a.store.display();
+    if c.device != profile.id || c.scale != a.scale {
+        bail!(
+            "the card in {store} is a {} at scale {}, not a {} at scale {}: serve it as it is, or use another --store",
+            c.device,
+            c.scale,
+            profile.id,
+            a.scale
+        );
+    }
+    match &a.format {
+        Some(f) if *f != c.format => {
+            bail!("--format {f}: the card in {store} is formatted {}; serve it as it is (without --format), or format it anew (every byte lost): flashlab format {store} --format {f} --force", c.format)
+        }
+        _ => Ok(c.format.clone()),
+    }
 }
 
 /// The split a store keeps (`None` where it keeps none) and the number of

@@ -27,12 +27,57 @@ pub enum Control {
     /// Dies (or channels) fail now, together, in order; the rebuild
     /// starts. Stops at the first that cannot fail (already dead).
     FailDie(Vec<accel::FailTarget>),
-    /// The identify LED, on or off.
+    /// The identify LED, on or off (kept in the store).
     Beacon(bool),
+    /// The card formatted anew at a named format or a capacity, every
+    /// byte lost; with `secure_erase`, purged from the media too. Runs
+    /// only with `force` and no client connected.
+    Format { format: String, secure_erase: bool, force: bool },
+    /// The card presented as `count` volumes (1: merged, 2: split), every
+    /// byte lost (each volume's data would move). Runs only with `force`
+    /// and no client connected.
+    Volumes { count: u32, force: bool },
 }
 
 /// The commands and the fields each takes besides `v` and `cmd`.
-const COMMANDS: [(&str, &[&str]); 4] = [("status", &[]), ("stats", &[]), ("fail-die", &["targets"]), ("beacon", &["on"])];
+const COMMANDS: [(&str, &[&str]); 6] = [
+    ("status", &[]),
+    ("stats", &[]),
+    ("fail-die", &["targets"]),
+    ("beacon", &["on"]),
+    ("format", &["format", "secure_erase", "force"]),
+    ("volumes", &["count", "force"]),
+];
+
+/// Whether a command that destroys the card's data may run: only when
+/// told so (`force`) and with no client connected (the card would change
+/// under it). The one rule for a served card and one at rest.
+pub fn destroy_check(c: &Control, force: bool, clients: usize) -> Result<(), String> {
+    let what = match c {
+        Control::Format { secure_erase: true, .. } => "a secure erase destroys every byte on the card and purges it from the media",
+        Control::Format { .. } => "a format destroys every byte on the card",
+        Control::Volumes { count: 1, .. } => "merging the volumes destroys every byte on the card (each volume's data would move)",
+        Control::Volumes { .. } => "splitting the card destroys every byte on it (each volume's data would move)",
+        _ => return Ok(()),
+    };
+    if clients > 0 {
+        return Err(format!(
+            "{what}, and {clients} client{} connected: disconnect {} first",
+            if clients == 1 { " is" } else { "s are" },
+            if clients == 1 { "it" } else { "them" }
+        ));
+    }
+    if !force {
+        return Err(format!("{what}: refused without --force (\"force\": true)"));
+    }
+    Ok(())
+}
+
+/// Keeps the beacon's state in the store's `card.toml`.
+pub fn beacon_keep(dir: &std::path::Path, on: bool) -> Result<(), String> {
+    let card = accel::CardFile::load(dir)?.ok_or_else(|| format!("{}: no card.toml (no card here, or one served by an older flashlab)", dir.display()))?;
+    accel::CardFile { beacon: on, ..card }.save(dir)
+}
 
 impl Control {
     /// A request line of the protocol.
@@ -75,8 +120,32 @@ impl Control {
                 Some(Value::Bool(on)) => Ok(Control::Beacon(*on)),
                 _ => Err("beacon: \"on\" must be true or false".into()),
             },
+            "format" => {
+                let format = o.get("format").and_then(Value::as_str).filter(|f| !f.is_empty());
+                let format = format.ok_or("format: \"format\" must be a format's name or a capacity, e.g. \"stock\" or \"1200GB\"")?;
+                Ok(Control::Format { format: format.into(), secure_erase: flag(o, "secure_erase")?, force: flag(o, "force")? })
+            }
+            "volumes" => match o.get("count").and_then(Value::as_u64) {
+                Some(n @ 1..=2) => Ok(Control::Volumes { count: n as u32, force: flag(o, "force")? }),
+                _ => Err(format!("volumes: \"count\" must be 1 (merged) or {} (split)", accel::VOLUMES_MAX)),
+            },
             _ => unreachable!("every command in COMMANDS is matched"),
         }
+    }
+
+    /// The request line of this command.
+    pub fn request(&self) -> String {
+        let v = match self {
+            Control::Status => json!({ "v": VERSION, "cmd": "status" }),
+            Control::Stats => json!({ "v": VERSION, "cmd": "stats" }),
+            Control::FailDie(ts) => json!({ "v": VERSION, "cmd": "fail-die", "targets": ts.iter().map(|t| t.to_string()).collect::<Vec<_>>() }),
+            Control::Beacon(on) => json!({ "v": VERSION, "cmd": "beacon", "on": on }),
+            Control::Format { format, secure_erase, force } => {
+                json!({ "v": VERSION, "cmd": "format", "format": format, "secure_erase": secure_erase, "force": force })
+            }
+            Control::Volumes { count, force } => json!({ "v": VERSION, "cmd": "volumes", "count": count, "force": force }),
+        };
+        v.to_string()
     }
 
     /// The command line words of `flashlab control` (`status`, `stats`,
@@ -88,9 +157,30 @@ impl Control {
             ["stats"] => json!({ "v": VERSION, "cmd": "stats" }),
             ["fail-die", ts @ ..] if !ts.is_empty() => json!({ "v": VERSION, "cmd": "fail-die", "targets": ts }),
             ["beacon", s @ ("on" | "off")] => json!({ "v": VERSION, "cmd": "beacon", "on": *s == "on" }),
-            _ => return Err(format!("unknown command '{}': expected 'status', 'stats', 'fail-die CHANNEL.DIE...' or 'beacon on|off'", w.join(" "))),
+            ["format", f, rest @ ..] if rest.iter().all(|r| ["secure-erase", "force"].contains(r)) => {
+                json!({ "v": VERSION, "cmd": "format", "format": f, "secure_erase": rest.contains(&"secure-erase"), "force": rest.contains(&"force") })
+            }
+            ["volumes", n, rest @ ..] if rest.iter().all(|r| *r == "force") => {
+                let count: u32 = n.parse().map_err(|_| format!("volumes {n}: a count of volumes, 1 or {}", accel::VOLUMES_MAX))?;
+                json!({ "v": VERSION, "cmd": "volumes", "count": count, "force": !rest.is_empty() })
+            }
+            _ => {
+                return Err(format!(
+                    "unknown command '{}': expected 'status', 'stats', 'fail-die CHANNEL.DIE...', 'beacon on|off', 'format FORMAT [secure-erase] [force]' or 'volumes 1|2 [force]'",
+                    w.join(" ")
+                ))
+            }
         };
         Ok(v.to_string())
+    }
+}
+
+/// An optional true/false field (absent: false).
+fn flag(o: &Map<String, Value>, name: &str) -> Result<bool, String> {
+    match o.get(name) {
+        None => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(v) => Err(format!("\"{name}\" must be true or false, not {v}")),
     }
 }
 
@@ -137,6 +227,10 @@ mod tests {
             (r#"{"v":1,"cmd":"fail-die","targets":[]}"#, "one or more"),
             (r#"{"v":1,"cmd":"fail-die","targets":["x"]}"#, "CHANNEL.DIE"),
             (r#"{"v":1,"cmd":"beacon","on":"yes"}"#, "true or false"),
+            (r#"{"v":1,"cmd":"format"}"#, "a format's name or a capacity"),
+            (r#"{"v":1,"cmd":"format","format":"hp","force":1}"#, "\"force\" must be true or false"),
+            (r#"{"v":1,"cmd":"volumes","count":3}"#, "1 (merged) or 2"),
+            (r#"{"v":1,"cmd":"volumes","count":2,"secure_erase":true}"#, "takes no field 'secure_erase'"),
         ] {
             let e = Control::parse(bad).unwrap_err();
             assert!(e.contains(says), "{bad}: {e}");
@@ -146,12 +240,34 @@ mod tests {
     #[test]
     fn words_make_requests_and_replies_round_trip() {
         let words = |s: &str| s.split_whitespace().map(String::from).collect::<Vec<_>>();
-        for w in ["status", "stats", "fail-die 3.1 4.*", "beacon on", "beacon off"] {
+        for w in
+            ["status", "stats", "fail-die 3.1 4.*", "beacon on", "beacon off", "format hp", "format 1200GB secure-erase force", "volumes 2 force", "volumes 1"]
+        {
             let line = Control::request_of_words(&words(w)).unwrap();
             assert!(Control::parse(&line).is_ok(), "{w}: {line}");
         }
         assert!(Control::request_of_words(&words("beacon blink")).unwrap_err().contains("expected"));
+        assert!(Control::request_of_words(&words("format hp now")).unwrap_err().contains("expected"));
+        for line in [r#"{"v":1,"cmd":"fail-die","targets":["0.0","1.*","1:2.3"]}"#, r#"{"v":1,"cmd":"volumes","count":2,"force":true}"#] {
+            let c = Control::parse(line).unwrap();
+            assert_eq!(Control::parse(&c.request()), Ok(c), "a command's request parses back to it");
+        }
+        let line = Control::request_of_words(&words("format stock secure-erase")).unwrap();
+        assert_eq!(Control::parse(&line), Ok(Control::Format { format: "stock".into(), secure_erase: true, force: false }));
         assert_eq!(reply_parse(&reply_ok(json!({"a": 1}))), Ok(json!({"a": 1})));
         assert_eq!(reply_parse(&reply_err("no")), Err("no".into()));
+    }
+
+    #[test]
+    fn destroying_needs_force_and_no_client() {
+        let format = Control::Format { format: "hp".into(), secure_erase: false, force: true };
+        assert_eq!(destroy_check(&format, true, 0), Ok(()));
+        assert!(destroy_check(&format, false, 0).unwrap_err().contains("refused without --force"));
+        assert!(destroy_check(&format, true, 2).unwrap_err().contains("2 clients are connected: disconnect them first"));
+        let split = Control::Volumes { count: 2, force: false };
+        assert!(destroy_check(&split, false, 1)
+            .unwrap_err()
+            .starts_with("splitting the card destroys every byte on it (each volume's data would move), and 1 client is connected"));
+        assert_eq!(destroy_check(&Control::Status, false, 3), Ok(()));
     }
 }

@@ -67,7 +67,7 @@ pub const BLOCK_MIN: u32 = 512;
 pub const BLOCK_PREFERRED: u32 = 4096;
 
 /// An export as the handshake presents it.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Export {
     pub name: String,
     pub description: String,

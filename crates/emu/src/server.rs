@@ -15,9 +15,9 @@ use serde_json::{json, Value};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::io::{BufReader, BufWriter, Read, Write};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{channel, Receiver, RecvTimeoutError, Sender};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// A reply and when it may leave (`None`: at once).
@@ -47,26 +47,63 @@ enum Job {
 }
 
 /// The answer to a control command (on the device thread): its result.
-fn control_run(device: &mut accel::Device, now: u64, c: &Control, live: &Live, beacon: &mut bool) -> Result<Value, String> {
+/// A format or a re-split answers with the card's capacity and
+/// description after it; the beacon is the server's (`beacon`: its state).
+fn control_run(device: &mut accel::Device, now: u64, c: &Control, live: &Live, beacon: bool) -> Result<Value, String> {
     match c {
         Control::FailDie(ts) => {
             let events = ts.iter().map(|t| device.fail_now(now, t)).collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())?;
             Ok(json!({ "failed": events }))
         }
-        Control::Status => Ok(serde_json::to_value(device.status(now, Some(live.busy()), *beacon)).expect("a status serialises")),
+        Control::Status => Ok(serde_json::to_value(device.status(now, Some(live.busy()), beacon)).expect("a status serialises")),
         Control::Stats => Ok(json!({
             "card_ns": now,
             "second": live.last(),
             "totals": live.totals,
-            "beacon": *beacon,
+            "beacon": beacon,
             "read_only": device.read_only(),
             "rebuilding": device.rebuilding(),
         })),
-        Control::Beacon(on) => {
-            *beacon = *on;
-            Ok(json!({ "beacon": *on }))
+        Control::Format { format, secure_erase, .. } => {
+            device.reformat(format, *secure_erase).map_err(|e| e.to_string())?;
+            Ok(json!({ "format": format, "secure_erase": secure_erase, "capacity_bytes": device.capacity_bytes(), "card": card_description(device) }))
         }
+        Control::Volumes { .. } => {
+            device.trim_at(now, 0, device.capacity_bytes()).map_err(|e| e.to_string())?;
+            Ok(json!({ "capacity_bytes": device.capacity_bytes(), "card": card_description(device) }))
+        }
+        Control::Beacon(_) => unreachable!("the beacon is the server's, not the device thread's"),
     }
+}
+
+/// What an export says of the card behind it.
+fn card_description(device: &Device) -> String {
+    format!("{} ({}), format {}, scale {} [simulated]", device.profile.name, device.profile.id, device.format, device.scale)
+}
+
+/// The exports of a card presented as `volumes`: `name` for a card
+/// served whole, `name-1` and `name-2` for a split card.
+fn exports_of(name: &str, card: &str, volumes: &Volumes) -> Vec<Export> {
+    // CAN_MULTI_CONN holds: every connection's requests run on the one
+    // device thread, in arrival order, so a FLUSH on any connection
+    // covers the writes acknowledged on all of them.
+    let flags =
+        nbd::TFLAG_HAS_FLAGS | nbd::TFLAG_SEND_FLUSH | nbd::TFLAG_SEND_FUA | nbd::TFLAG_SEND_TRIM | nbd::TFLAG_SEND_WRITE_ZEROES | nbd::TFLAG_CAN_MULTI_CONN;
+    let n = volumes.count();
+    (1..=n)
+        .zip(volumes.list())
+        .map(|(i, v)| {
+            let (name, description) = if n == 1 { (name.to_string(), card.to_string()) } else { (format!("{name}-{i}"), format!("volume {i} of {n}: {card}")) };
+            Export { name, description, size_bytes: v.bytes, flags }
+        })
+        .collect()
+}
+
+/// How the card is presented: its exports and the volumes behind them.
+/// Changed only by a format or a re-split, with no client connected.
+struct Presentation {
+    exports: Vec<Export>,
+    volumes: Vec<Volume>,
 }
 
 /// What the device thread counts, for the log at the end and for tests;
@@ -106,63 +143,57 @@ impl Served {
 /// A served card: its exports (one per volume) and the channel to the
 /// thread that owns it.
 pub struct Server {
-    exports: Vec<Export>,
-    volumes: Vec<Volume>,
+    name: String,
+    presentation: Mutex<Presentation>,
     jobs: Sender<Job>,
     /// The card's members (to name a die of a card of several).
     members: usize,
     /// How late paced replies left, over every connection.
     pub lateness: Arc<Lateness>,
-    /// Connections that chose an export and have not left.
+    /// Connections that chose an export and have not left; one joins only
+    /// while holding the presentation's lock.
     clients: Arc<AtomicUsize>,
+    /// The identify beacon.
+    beacon: Arc<AtomicBool>,
+    /// The store's directory, where a split and the beacon are kept.
+    store: Option<std::path::PathBuf>,
 }
 
 impl Server {
     /// Starts the device thread; the device must hold data. One export per
     /// volume: `name` for a card served whole, `name-1` and `name-2` for a
     /// split card. `log`: where to keep the log of writes and flushes, if
-    /// anywhere.
+    /// anywhere. The beacon starts as the store's `card.toml` left it.
     pub fn start(device: Device, name: &str, volumes: &Volumes, timing: Timing, log: Option<WriteLog>) -> (Server, std::thread::JoinHandle<Served>) {
         assert!(device.holds_data(), "a served card keeps the bytes written to it");
         assert_eq!(volumes.check(device.capacity_bytes()), Ok(()), "volumes tile the card");
-        // CAN_MULTI_CONN holds: every connection's requests run on the one
-        // device thread, in arrival order, so a FLUSH on any connection
-        // covers the writes acknowledged on all of them.
-        let flags = nbd::TFLAG_HAS_FLAGS
-            | nbd::TFLAG_SEND_FLUSH
-            | nbd::TFLAG_SEND_FUA
-            | nbd::TFLAG_SEND_TRIM
-            | nbd::TFLAG_SEND_WRITE_ZEROES
-            | nbd::TFLAG_CAN_MULTI_CONN;
-        let card = format!("{} ({}), format {}, scale {} [simulated]", device.profile.name, device.profile.id, device.format, device.scale);
-        let n = volumes.count();
-        let exports = (1..=n)
-            .zip(volumes.list())
-            .map(|(i, v)| {
-                let (name, description) = if n == 1 { (name.to_string(), card.clone()) } else { (format!("{name}-{i}"), format!("volume {i} of {n}: {card}")) };
-                Export { name, description, size_bytes: v.bytes, flags }
-            })
-            .collect();
+        let presentation = Presentation { exports: exports_of(name, &card_description(&device), volumes), volumes: volumes.list().to_vec() };
+        let store = device.store_dir().map(std::path::Path::to_path_buf);
+        let lit = store.as_deref().and_then(|d| accel::CardFile::load(d).ok().flatten()).is_some_and(|c| c.beacon);
+        let beacon = Arc::new(AtomicBool::new(lit));
         let (jobs, rx) = channel::<Job>();
         let clock = Clock::new(timing);
         let members = device.profile.members as usize;
-        let handle = std::thread::Builder::new().name("device".into()).spawn(move || device_loop(device, rx, clock, log)).expect("a thread");
+        let lit = Arc::clone(&beacon);
+        let handle = std::thread::Builder::new().name("device".into()).spawn(move || device_loop(device, rx, clock, log, &lit)).expect("a thread");
         (
             Server {
-                exports,
-                volumes: volumes.list().to_vec(),
+                name: name.to_string(),
+                presentation: Mutex::new(presentation),
                 jobs,
                 members,
                 lateness: Arc::new(Lateness::default()),
                 clients: Arc::new(AtomicUsize::new(0)),
+                beacon,
+                store,
             },
             handle,
         )
     }
 
     /// The exports, one per volume, in the card's order.
-    pub fn exports(&self) -> &[Export] {
-        &self.exports
+    pub fn exports(&self) -> Vec<Export> {
+        self.presentation.lock().expect("the presentation lock").exports.clone()
     }
 
     /// The card's members.
@@ -184,17 +215,55 @@ impl Server {
 
     /// Runs a control command on the device thread (after the requests
     /// already taken); its result. A status also names the exports
-    /// (volumes) and the clients connected.
+    /// (volumes) and the clients connected. A format or a re-split runs
+    /// only when told `force` and with no client connected (`control::
+    /// destroy_check`), holding the presentation so that none joins
+    /// meanwhile; the new split is kept in the store.
     pub fn control(&self, c: Control) -> Result<Value, String> {
-        let (tx, rx) = channel();
-        self.jobs.send(Job::Control(c.clone(), tx)).map_err(|_| "the device thread has ended".to_string())?;
-        let mut v = rx.recv().map_err(|_| "the device thread has ended".to_string())??;
+        match &c {
+            Control::Beacon(on) => return self.beacon_set(*on),
+            Control::Format { force, .. } | Control::Volumes { force, .. } => {
+                let mut p = self.presentation.lock().expect("the presentation lock");
+                crate::control::destroy_check(&c, *force, self.clients())?;
+                let count = match &c {
+                    Control::Volumes { count, .. } => *count,
+                    _ => p.volumes.len() as u32,
+                };
+                let capacity = p.volumes.iter().map(|v| v.bytes).sum();
+                Volumes::split(capacity, count)?;
+                let mut v = self.device_control(&c)?;
+                let volumes = Volumes::split(v["capacity_bytes"].as_u64().expect("a capacity"), count)?;
+                if let Some(dir) = &self.store {
+                    volumes.save(dir)?;
+                }
+                *p = Presentation { exports: exports_of(&self.name, v["card"].as_str().expect("a description"), &volumes), volumes: volumes.list().to_vec() };
+                v["volumes"] = Value::Array(p.exports.iter().map(|e| json!({ "export": e.name, "bytes": e.size_bytes })).collect());
+                return Ok(v);
+            }
+            _ => {}
+        }
+        let mut v = self.device_control(&c)?;
         if let (Control::Status, Value::Object(o)) = (&c, &mut v) {
-            let volumes: Vec<Value> = self.exports.iter().map(|e| json!({ "export": e.name, "bytes": e.size_bytes })).collect();
+            let volumes: Vec<Value> = self.exports().iter().map(|e| json!({ "export": e.name, "bytes": e.size_bytes })).collect();
             o.insert("volumes".into(), Value::Array(volumes));
             o.insert("clients".into(), json!(self.clients()));
         }
         Ok(v)
+    }
+
+    fn device_control(&self, c: &Control) -> Result<Value, String> {
+        let (tx, rx) = channel();
+        self.jobs.send(Job::Control(c.clone(), tx)).map_err(|_| "the device thread has ended".to_string())?;
+        rx.recv().map_err(|_| "the device thread has ended".to_string())?
+    }
+
+    /// Lights or darkens the beacon, kept in the store's `card.toml`.
+    fn beacon_set(&self, on: bool) -> Result<Value, String> {
+        if let Some(dir) = &self.store {
+            crate::control::beacon_keep(dir, on)?;
+        }
+        self.beacon.store(on, Ordering::SeqCst);
+        Ok(json!({ "beacon": on }))
     }
 
     /// Stops the card cleanly after the requests already taken: every
@@ -211,11 +280,23 @@ impl Server {
     /// protocol; returns why it ended.
     pub fn connection<S: Read + Write + Send + 'static>(&self, stream: S, writer: S) -> Result<(), ProtoError> {
         let mut stream = stream;
-        let volume = match nbd::negotiate(&mut stream, &self.exports)? {
+        let exports = self.exports();
+        let i = match nbd::negotiate(&mut stream, &exports)? {
             Negotiated::Abort => return Ok(()),
-            Negotiated::Export(i) => self.volumes[i],
+            Negotiated::Export(i) => i,
         };
-        let _client = Client::join(&self.clients);
+        // The card may have been formatted or re-split during the
+        // handshake: the client joins only the card it was told of.
+        let (volume, _client) = {
+            let p = self.presentation.lock().expect("the presentation lock");
+            if p.exports.get(i) != Some(&exports[i]) {
+                return Err(ProtoError::Violation(format!(
+                    "export '{}' changed during the handshake (the card was formatted or re-split): connect again",
+                    exports[i].name
+                )));
+            }
+            (p.volumes[i], Client::join(&self.clients))
+        };
         let (reply_tx, reply_rx) = channel::<Reply>();
         let lateness = Arc::clone(&self.lateness);
         let writer = std::thread::Builder::new().name("nbd-writer".into()).spawn(move || replies_write(writer, reply_rx, &lateness)).expect("a thread");
@@ -315,12 +396,11 @@ fn replies_write<W: Write>(w: W, rx: Receiver<Reply>, lateness: &Lateness) {
 /// time since the server started), so that time spent queued for this
 /// thread is not charged to the card; never earlier than the request
 /// before (connections' readers stamp independently).
-fn device_loop(mut device: Device, rx: Receiver<Job>, clock: Clock, mut log: Option<WriteLog>) -> Served {
+fn device_loop(mut device: Device, rx: Receiver<Job>, clock: Clock, mut log: Option<WriteLog>, beacon: &AtomicBool) -> Served {
     let mut served = Served::default();
     let mut buf = Vec::new();
     let mut last = 0;
     let mut live = Live::new(Instant::now(), &device);
-    let mut beacon = false;
     loop {
         // Seconds end, and a rebuild goes on, while no request comes.
         let wait = if device.rebuilding() { Duration::from_millis(10) } else { Duration::from_millis(100) };
@@ -349,7 +429,7 @@ fn device_loop(mut device: Device, rx: Receiver<Job>, clock: Clock, mut log: Opt
                 let t = Instant::now();
                 last = clock.device_at(t).max(last);
                 live.roll(t, &device, last);
-                let _ = tx.send(control_run(&mut device, last, &c, &live, &mut beacon));
+                let _ = tx.send(control_run(&mut device, last, &c, &live, beacon.load(Ordering::SeqCst)));
                 continue;
             }
             Job::Shutdown(tx) => {

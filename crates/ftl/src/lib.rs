@@ -303,13 +303,19 @@ impl<M: Media> Ftl<M> {
         self.system_save()
     }
 
-    /// Re-formats to a new usable capacity (secure erase included).
-    pub fn reformat(&mut self, user_slots: u64) -> Result<(), FtlError> {
+    /// Whether the card can be formatted to `user_slots`: within the
+    /// layout's bounds and held by the good blocks of the live dies.
+    pub fn reformat_check(&self, user_slots: u64) -> Result<(), FtlError> {
         let max = Self::user_slots_max(&self.layout, self.cfg.reserve_superblocks);
         if user_slots == 0 || user_slots > max {
             return Err(FtlError::Config(format!("usable capacity of {user_slots} slots must be in 1..={max}")));
         }
-        self.fits_check(user_slots)?;
+        self.fits_check(user_slots)
+    }
+
+    /// Re-formats to a new usable capacity (secure erase included).
+    pub fn reformat(&mut self, user_slots: u64) -> Result<(), FtlError> {
+        self.reformat_check(user_slots)?;
         self.cfg.user_slots = user_slots;
         self.l2p = vec_huge(user_slots as usize, PPA_INVALID);
         // The new format fits the good blocks: writes are taken again.

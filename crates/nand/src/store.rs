@@ -349,6 +349,32 @@ impl Store {
     }
 }
 
+impl Store {
+    /// Names a new owner in a file store's header (a card formatted anew:
+    /// the header's description names the new format); nothing for a
+    /// store in memory.
+    pub fn owner_set(&mut self, g: &Geometry, owner: &str) {
+        if let Bytes::Mapped { map, .. } = &mut self.data {
+            header_write(&mut map[..HEADER_BYTES], &describe(g, owner));
+        }
+    }
+
+    /// Overwrites every page's bytes, whatever its block's state (a
+    /// sanitize: retired blocks and dead dies included), so that nothing
+    /// written before is left in the store; in a file the pages become
+    /// one hole, else (no hole punching) erased bytes. The out-of-band
+    /// areas are not touched: the FTL's erase decides what a page holds.
+    pub fn purge(&mut self) {
+        let len = self.data.get().len();
+        match (&mut self.data, &self.file) {
+            (Bytes::Mapped { map, .. }, Some(f)) if punch_hole(f, self.data_offset as u64, len as u64).is_ok() => {
+                debug_assert!(map[self.data_offset..self.data_offset + len.min(4096)].iter().all(|&b| b == 0), "a hole reads zeros");
+            }
+            (b, _) => b.get_mut().fill(0xff),
+        }
+    }
+}
+
 /// Slots and die blocks of a geometry.
 fn counts(g: &Geometry) -> (usize, usize) {
     ((g.raw_bytes() / units::SLOT_BYTES) as usize, g.dies() as usize * g.blocks_per_plane as usize)
@@ -457,6 +483,29 @@ mod tests {
         s.discard(0, len);
         let after = std::fs::metadata(&p).unwrap().blocks();
         assert!(after < full, "blocks {full} -> {after}");
+        let _ = std::fs::remove_file(&p);
+    }
+
+    #[test]
+    fn a_purge_leaves_no_byte_written_before_and_a_new_owner_is_the_one_checked() {
+        let (g, p) = (geo(), tmp("purge"));
+        let (mut s, _) = Store::file(&p, &g, "card A").unwrap();
+        let marker = b"flashlab purge marker";
+        s.data_mut()[8192..8192 + marker.len()].copy_from_slice(marker);
+        s.sync().unwrap();
+        let has_marker = || std::fs::read(&p).unwrap().windows(marker.len()).any(|w| w == marker);
+        assert!(has_marker());
+        s.purge();
+        s.owner_set(&g, "card B");
+        s.sync().unwrap();
+        assert!(!has_marker(), "the marker is gone from the file");
+        drop(s);
+        assert!(Store::file(&p, &g, "card A").is_err());
+        assert!(!Store::file(&p, &g, "card B").unwrap().1);
+        let mut m = Store::memory(&g);
+        m.data_mut()[0] = 7;
+        m.purge();
+        assert!(m.data().iter().all(|&b| b == 0xff));
         let _ = std::fs::remove_file(&p);
     }
 }
