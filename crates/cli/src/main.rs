@@ -6,6 +6,7 @@ mod bench;
 mod calibrate;
 mod endurance;
 mod manage;
+mod monitor;
 mod review;
 mod run;
 mod serve;
@@ -41,10 +42,12 @@ enum Command {
     /// Serve a simulated card holding real data as a block device over NBD
     /// (a Unix socket or TCP), for fio, qemu-img, nbdfuse and filesystems.
     Serve(serve::ServeArgs),
-    /// Tell a served card something through its control socket
+    /// Tell a card something through its control socket
     /// (STORE/control.sock, protocol in docs/control.md): `status`,
     /// `stats`, `fail-die CHANNEL.DIE` (or `CHANNEL.*`) fails a die (a
-    /// channel) now, `beacon on|off`; the result as JSON.
+    /// channel) now, `beacon on|off`, `format F [secure-erase] [force]`,
+    /// `volumes 1|2 [force]`; the result as JSON. A card at rest takes
+    /// all but `stats` and `fail-die`.
     Control(serve::ControlArgs),
     /// A card's status, served or at rest: what it is, volumes and
     /// clients, health against its ratings (life, bytes written, write
@@ -54,7 +57,18 @@ enum Command {
     /// A served card's live figures once a second: IOPS, MB/s, latency
     /// (average, p99, max), GC, write amplification, buffer fill, power;
     /// as lines, JSON lines (--json) or Prometheus text (--metrics ADDR).
-    Monitor(manage::MonitorArgs),
+    Monitor(monitor::MonitorArgs),
+    /// Format a card anew (served or at rest): a named format or a
+    /// capacity, every byte lost and wear kept; --secure-erase also purges
+    /// the media. Refuses without --force and while clients are connected.
+    Format(manage::FormatArgs),
+    /// Show a card's volumes, split it into two (--split 2) or merge them
+    /// (--merge), served or at rest. Destroys the data: refuses without
+    /// --force and while clients are connected.
+    Volumes(manage::VolumesArgs),
+    /// Light the card's identify beacon or put it out (served or at rest;
+    /// kept in the store, shown by status and monitor).
+    Beacon(manage::BeaconArgs),
     /// Age a simulated card at an accelerated pace until it wears out:
     /// its life curve (life used, bad blocks, spare, write amplification,
     /// latency) and the drive writes and petabytes it took, against the
@@ -74,7 +88,10 @@ fn main() {
         Command::Serve(a) => serve::serve(a),
         Command::Control(a) => serve::control(a),
         Command::Status(a) => manage::status(a),
-        Command::Monitor(a) => manage::monitor(a),
+        Command::Monitor(a) => monitor::monitor(a),
+        Command::Format(a) => manage::format(a),
+        Command::Volumes(a) => manage::volumes(a),
+        Command::Beacon(a) => manage::beacon(a),
         Command::Endurance(a) => endurance::endurance(a),
     };
     if let Err(e) = r {

@@ -1,13 +1,14 @@
-//! Managing a card: `flashlab status` (served, through the control
-//! channel; at rest, from its files, changing nothing) and `flashlab
-//! monitor` (live statistics once a second: lines on a terminal, JSON
-//! lines, and a Prometheus text endpoint).
+//! Managing a card, served (through its control channel) or at rest
+//! (from its store): `flashlab status` (at rest read from the files,
+//! changing nothing), `flashlab format`, `flashlab volumes` and `flashlab
+//! beacon`. A command to a card at rest runs on the card opened from its
+//! store, through the same control path a served card takes, and the card
+//! is then stopped cleanly.
 
 use crate::serve::{control_request, is_served};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 
 #[derive(clap::Args)]
 pub struct StatusArgs {
@@ -19,19 +20,179 @@ pub struct StatusArgs {
 }
 
 #[derive(clap::Args)]
-pub struct MonitorArgs {
-    /// The served card's store directory.
+pub struct FormatArgs {
+    /// The card's store directory (served or at rest).
     pub store: PathBuf,
-    /// One JSON object a line, each second, for scripts.
+    /// The new format: a named one (see `flashlab devices`) or a capacity
+    /// (e.g. 1000GB); the rest of the flash is spare.
+    #[arg(long)]
+    pub format: String,
+    /// Also purge every block from the media (the store's files hold no
+    /// byte written before), as a sanitize does; wear is kept.
+    #[arg(long)]
+    pub secure_erase: bool,
+    /// Destroy the card's data: a format refuses without it.
+    #[arg(long)]
+    pub force: bool,
+    /// The result as JSON.
     #[arg(long)]
     pub json: bool,
-    /// Also serve the latest figures as Prometheus text on
-    /// http://ADDR/metrics (e.g. 127.0.0.1:9101).
+}
+
+#[derive(clap::Args)]
+#[command(group(clap::ArgGroup::new("how").args(["split", "merge"])))]
+pub struct VolumesArgs {
+    /// The card's store directory (served or at rest).
+    pub store: PathBuf,
+    /// Split the card into N volumes of equal capacity, sharing its flash,
+    /// spare and garbage collection.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(2..=accel::VOLUMES_MAX as i64))]
+    pub split: Option<u32>,
+    /// Merge the volumes into one.
     #[arg(long)]
-    pub metrics: Option<String>,
-    /// Stop after this many seconds (default: until interrupted).
+    pub merge: bool,
+    /// Destroy the card's data: a split or merge refuses without it.
     #[arg(long)]
-    pub count: Option<u64>,
+    pub force: bool,
+    /// The result as JSON.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(clap::Args)]
+pub struct BeaconArgs {
+    /// The card's store directory (served or at rest).
+    pub store: PathBuf,
+    /// Light the identify beacon or put it out.
+    #[arg(value_parser = ["on", "off"])]
+    pub state: String,
+}
+
+/// The card a store at rest holds and its profile; a clear error where
+/// there is none.
+fn card_at_rest(store: &Path) -> Result<(accel::CardFile, accel::Profile)> {
+    let card = accel::CardFile::load(store).map_err(anyhow::Error::msg)?;
+    let Some(card) = card else {
+        if accel::Device::store_exists(store) {
+            bail!("{}: no card.toml (a store served by an older flashlab): serve it once with this one", store.display());
+        }
+        bail!("{}: no card here (no card.toml and no member-0.flash)", store.display());
+    };
+    let profile = accel::profile_load(&card.device).map_err(anyhow::Error::msg)?;
+    Ok((card, profile))
+}
+
+/// The volumes a store at rest keeps (one, where it keeps none).
+fn volumes_at_rest(store: &Path, capacity: u64) -> Result<accel::Volumes> {
+    let kept = accel::Volumes::load(store).map_err(anyhow::Error::msg)?;
+    let volumes = match kept {
+        Some(v) => v,
+        None => accel::Volumes::split(capacity, 1).map_err(anyhow::Error::msg)?,
+    };
+    volumes.check(capacity).map_err(|e| anyhow::anyhow!("{}: volumes.toml: {e}", store.display()))?;
+    Ok(volumes)
+}
+
+/// Tells the card in `store` a control command, served or at rest; its
+/// result. At rest, live figures and failing a die need a served card.
+pub fn tell(store: &Path, c: &emu::Control) -> Result<Value> {
+    use emu::Control;
+    if is_served(store) {
+        return control_request(store, &c.request());
+    }
+    match c {
+        Control::Status => status_of(store),
+        Control::Beacon(on) => {
+            emu::control::beacon_keep(store, *on).map_err(anyhow::Error::msg)?;
+            Ok(json!({ "beacon": on }))
+        }
+        Control::Format { .. } | Control::Volumes { .. } => at_rest_run(store, c),
+        Control::Stats | Control::FailDie(_) => bail!("{}: no card is served from this store, and '{}' needs a served card", store.display(), c.name()),
+    }
+}
+
+/// Runs a command on the card at rest in `store`: opened (mounted) from
+/// its files, told through the server's control path (the same checks as
+/// a served card, with no client), then stopped cleanly.
+fn at_rest_run(store: &Path, c: &emu::Control) -> Result<Value> {
+    let (card, profile) = card_at_rest(store)?;
+    let backing = accel::Backing::Files { dir: store.to_path_buf(), owner: card.owner() };
+    // Refused before the card is opened: nothing changes, not even the
+    // power-cycle count.
+    emu::control::destroy_check(c, &profile, card.scale, 0).map_err(anyhow::Error::msg)?;
+    let device = accel::Device::with_backing(&profile, &card.format, card.scale, &backing)?;
+    let volumes = volumes_at_rest(store, device.capacity_bytes())?;
+    let (server, _thread) = emu::Server::start(device, &profile.id, &volumes, emu::Timing::None, None);
+    let result = server.control(c.clone());
+    let stopped = server.shutdown();
+    let v = result.map_err(anyhow::Error::msg)?;
+    stopped.map_err(|e| anyhow::anyhow!("the card was changed, but its clean stop failed ({e}): the next start scans the media"))?;
+    Ok(v)
+}
+
+/// The volumes of a status or a format's result: each export's name and
+/// capacity.
+fn volumes_list(v: &Value) -> String {
+    let vols: Vec<String> = v["volumes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|x| format!("'{}' {}", x["export"].as_str().unwrap_or("?"), gb(x["bytes"].as_f64().unwrap_or(0.0))))
+        .collect();
+    vols.join(", ")
+}
+
+/// What a format or a re-split left, as a person reads it.
+fn reshaped_text(store: &Path, v: &Value) -> String {
+    format!(
+        "{}: {}, capacity {}; volumes: {}",
+        store.display(),
+        v["card"].as_str().unwrap_or("?"),
+        gb(v["capacity_bytes"].as_f64().unwrap_or(0.0)),
+        volumes_list(v)
+    )
+}
+
+pub fn format(a: FormatArgs) -> Result<()> {
+    let c = emu::Control::Format { format: a.format.clone(), secure_erase: a.secure_erase, force: a.force };
+    let v = tell(&a.store, &c)?;
+    if a.json {
+        println!("{v}");
+        return Ok(());
+    }
+    let how = if a.secure_erase {
+        "formatted and purged (secure erase: no byte written before is left on the media)"
+    } else {
+        "formatted (every byte lost; wear kept)"
+    };
+    println!("{how}\n{}", reshaped_text(&a.store, &v));
+    Ok(())
+}
+
+pub fn volumes(a: VolumesArgs) -> Result<()> {
+    let count = match (a.split, a.merge) {
+        (Some(n), _) => n,
+        (None, true) => 1,
+        (None, false) => {
+            let v = status_of(&a.store)?;
+            println!("{}: volumes: {} (change with --split {} or --merge, and --force)", a.store.display(), volumes_list(&v), accel::VOLUMES_MAX);
+            return Ok(());
+        }
+    };
+    let v = tell(&a.store, &emu::Control::Volumes { count, force: a.force })?;
+    if a.json {
+        println!("{v}");
+        return Ok(());
+    }
+    println!("{} (every byte lost; wear kept)\n{}", if count == 1 { "merged into one volume" } else { "split" }, reshaped_text(&a.store, &v));
+    Ok(())
+}
+
+pub fn beacon(a: BeaconArgs) -> Result<()> {
+    let on = a.state == "on";
+    tell(&a.store, &emu::Control::Beacon(on))?;
+    println!("{}: beacon {}", a.store.display(), if on { "ON" } else { "off" });
+    Ok(())
 }
 
 /// The status of the card in `store`: served (asked through its control
@@ -42,19 +203,11 @@ pub fn status_of(store: &Path) -> Result<Value> {
         v["served"] = json!(true);
         return Ok(v);
     }
-    let card = accel::CardFile::load(store).map_err(anyhow::Error::msg)?;
-    let Some(card) = card else {
-        if accel::Device::store_exists(store) {
-            bail!("{}: no card.toml (a store served by an older flashlab): serve it once with this one", store.display());
-        }
-        bail!("{}: no card here (no card.toml and no member-0.flash)", store.display());
-    };
-    let profile = accel::profile_load(&card.device).map_err(anyhow::Error::msg)?;
+    let (card, profile) = card_at_rest(store)?;
     let backing = accel::Backing::Inspect { dir: store.to_path_buf(), owner: card.owner() };
     let device = accel::Device::with_backing(&profile, &card.format, card.scale, &backing)?;
-    let mut v = serde_json::to_value(device.status(0, None, false))?;
-    let volumes =
-        accel::Volumes::load(store).map_err(anyhow::Error::msg)?.unwrap_or_else(|| accel::Volumes::split(device.capacity_bytes(), 1).expect("one volume"));
+    let mut v = serde_json::to_value(device.status(0, None, card.beacon))?;
+    let volumes = volumes_at_rest(store, device.capacity_bytes())?;
     let list: Vec<Value> = volumes.list().iter().enumerate().map(|(i, vol)| json!({ "export": format!("volume {}", i + 1), "bytes": vol.bytes })).collect();
     v["volumes"] = Value::Array(list);
     v["clients"] = json!(0);
@@ -75,8 +228,10 @@ pub fn status(a: StatusArgs) -> Result<()> {
 fn gb(bytes: f64) -> String {
     if bytes >= 1e12 {
         format!("{:.2} TB", bytes / 1e12)
-    } else {
+    } else if bytes >= 1e9 {
         format!("{:.1} GB", bytes / 1e9)
+    } else {
+        format!("{:.1} MB", bytes / 1e6)
     }
 }
 
@@ -102,13 +257,7 @@ fn status_text(v: &Value) -> Result<String> {
         "at rest".into()
     };
     writeln!(o, "firmware {}; {served}; beacon {}", s.firmware, if s.beacon { "ON" } else { "off" })?;
-    let vols: Vec<String> = v["volumes"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|x| format!("{} {}", x["export"].as_str().unwrap_or("?"), gb(x["bytes"].as_f64().unwrap_or(0.0))))
-        .collect();
-    writeln!(o, "capacity {}; volumes: {}", gb(s.capacity_bytes as f64), vols.join(", "))?;
+    writeln!(o, "capacity {}; volumes: {}", gb(s.capacity_bytes as f64), volumes_list(v))?;
     writeln!(o, "health")?;
     match (h.life_used, h.pe_cycles_rated) {
         (Some(l), Some(r)) => writeln!(
@@ -161,143 +310,4 @@ fn status_text(v: &Value) -> Result<String> {
         }
     }
     Ok(o)
-}
-
-/// The Prometheus text of the last figures: the last whole second's
-/// gauges and the totals' counters.
-fn metrics_text(stats: &Value, status: &Value) -> String {
-    use std::fmt::Write;
-    let mut o = String::new();
-    let mut gauge = |name: &str, help: &str, value: Option<f64>| {
-        if let Some(v) = value {
-            let _ = writeln!(o, "# HELP flashlab_{name} {help}\n# TYPE flashlab_{name} gauge\nflashlab_{name} {v}");
-        }
-    };
-    let s = &stats["second"];
-    let f = |k: &str| s[k].as_f64();
-    gauge("read_iops", "Reads in the last whole second.", f("read_iops"));
-    gauge("write_iops", "Writes in the last whole second.", f("write_iops"));
-    gauge("read_bytes_per_second", "Bytes read in the last whole second.", f("read_mb_s").map(|m| m * 1e6));
-    gauge("write_bytes_per_second", "Bytes written in the last whole second.", f("write_mb_s").map(|m| m * 1e6));
-    gauge("latency_average_seconds", "Modelled latency, average over the last whole second.", f("latency_avg_us").map(|u| u / 1e6));
-    gauge("latency_p99_seconds", "Modelled latency, 99th percentile over the last whole second.", f("latency_p99_us").map(|u| u / 1e6));
-    gauge("latency_max_seconds", "Modelled latency, maximum over the last whole second.", f("latency_max_us").map(|u| u / 1e6));
-    gauge("gc_slots_moved", "4 KiB slots garbage collection moved in the last whole second.", f("gc_slots_moved"));
-    gauge("write_amplification", "NAND slots written per host slot in the last whole second.", f("write_amplification"));
-    gauge("buffer_fill_ratio", "Share of the write buffer holding data not yet programmed.", f("buffer_fill"));
-    gauge("power_watts", "Modelled power draw over the last whole second.", f("power_watts"));
-    gauge("beacon", "The identify beacon (1: on).", stats["beacon"].as_bool().map(|b| b as u8 as f64));
-    gauge("life_used_ratio", "Mean P/E cycles over the rated cycles.", status["health"]["life_used"].as_f64());
-    gauge("spare_ratio", "Spare left, as a share of the format.", status["health"]["spare_share"].as_f64());
-    gauge("read_only", "Whether the card refuses writes (1: yes).", Some(!stats["read_only"].is_null() as u8 as f64));
-    let t = &stats["totals"];
-    for (k, help) in [
-        ("requests", "Requests served."),
-        ("errors", "Requests that failed."),
-        ("reads", "Reads served."),
-        ("writes", "Writes served."),
-        ("bytes_read", "Bytes read."),
-        ("bytes_written", "Bytes written."),
-    ] {
-        if let Some(v) = t[k].as_u64() {
-            let _ = writeln!(o, "# HELP flashlab_{k}_total {help}\n# TYPE flashlab_{k}_total counter\nflashlab_{k}_total {v}");
-        }
-    }
-    o
-}
-
-/// Serves `GET /metrics` on `addr` from the latest figures (HTTP/1.0, one
-/// request a connection: all a Prometheus scrape needs).
-fn metrics_serve(addr: &str, latest: Arc<Mutex<String>>) -> Result<()> {
-    use std::io::{BufRead, Write};
-    let listener = std::net::TcpListener::bind(addr).with_context(|| format!("--metrics {addr}"))?;
-    eprintln!("flashlab monitor: Prometheus metrics on http://{}/metrics", listener.local_addr()?);
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let Ok(mut w) = stream.try_clone() else { continue };
-            let mut line = String::new();
-            let mut r = std::io::BufReader::new(stream);
-            if r.read_line(&mut line).is_err() {
-                continue;
-            }
-            // The rest of the request's head.
-            let mut h = String::new();
-            while r.read_line(&mut h).is_ok_and(|n| n > 2) {
-                h.clear();
-            }
-            let path = line.split_whitespace().nth(1).unwrap_or("");
-            let (code, body) = if line.starts_with("GET ") && path == "/metrics" {
-                ("200 OK", latest.lock().expect("the metrics lock").clone())
-            } else {
-                ("404 Not Found", "only GET /metrics is served here\n".to_string())
-            };
-            let _ = write!(w, "HTTP/1.0 {code}\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\n\r\n{body}", body.len());
-        }
-    });
-    Ok(())
-}
-
-/// One second as a line on a terminal.
-fn second_line(s: &Value, status: &Value) -> String {
-    let f = |k: &str| s[k].as_f64();
-    let us = |k: &str| f(k).map_or("-".to_string(), |u| format!("{u:.0}"));
-    let power = f("power_watts").map_or("-".to_string(), |w| format!("{w:.1}"));
-    let wa = f("write_amplification").map_or("-".to_string(), |w| format!("{w:.2}"));
-    let beacon = if status["beacon"].as_bool() == Some(true) { " BEACON" } else { "" };
-    format!(
-        "{:>5} {:>8} {:>8} {:>8.1} {:>8.1} {:>7} {:>7} {:>8} {:>8} {:>5} {:>5.0}% {:>6}{beacon}",
-        s["index"],
-        s["read_iops"],
-        s["write_iops"],
-        f("read_mb_s").unwrap_or(0.0),
-        f("write_mb_s").unwrap_or(0.0),
-        us("latency_avg_us"),
-        us("latency_p99_us"),
-        us("latency_max_us"),
-        s["gc_slots_moved"],
-        wa,
-        f("buffer_fill").unwrap_or(0.0) * 100.0,
-        power
-    )
-}
-
-const HEADER: &str = "    s   read/s  write/s  read MB/s wr MB/s  avg us  p99 us   max us  GC slots   WA  buffer  watts";
-
-pub fn monitor(a: MonitorArgs) -> Result<()> {
-    if !is_served(&a.store) {
-        bail!("{}: no card is served from this store (monitor shows a served card's live figures; `flashlab status` reads one at rest)", a.store.display());
-    }
-    let latest = Arc::new(Mutex::new(String::new()));
-    if let Some(addr) = &a.metrics {
-        metrics_serve(addr, Arc::clone(&latest))?;
-    }
-    if !a.json {
-        println!("{HEADER}");
-    }
-    let mut shown = None;
-    let mut count = 0u64;
-    let mut status = status_of(&a.store)?;
-    loop {
-        let stats = control_request(&a.store, r#"{"v": 1, "cmd": "stats"}"#)?;
-        let second = &stats["second"];
-        let index = second["index"].as_u64();
-        if index.is_some() && index != shown {
-            shown = index;
-            if count.is_multiple_of(10) {
-                status = status_of(&a.store)?;
-            }
-            *latest.lock().expect("the metrics lock") = metrics_text(&stats, &status);
-            if a.json {
-                println!("{second}");
-            } else {
-                println!("{}", second_line(second, &stats));
-            }
-            count += 1;
-            if a.count.is_some_and(|n| count >= n) {
-                return Ok(());
-            }
-        }
-        // Ask again just after the next second ends on the card's side.
-        std::thread::sleep(std::time::Duration::from_millis(250));
-    }
 }

@@ -62,12 +62,12 @@ pub struct ServeArgs {
 
 #[derive(clap::Args)]
 pub struct ControlArgs {
-    /// The served card's store directory.
+    /// The card's store directory.
     #[arg(long)]
     pub store: PathBuf,
     /// The command and its arguments: `status`, `stats`, `fail-die 3.1`,
     /// `fail-die 3.*`, `fail-die 0.0 1.0` (two dies at once), `beacon
-    /// on|off`.
+    /// on|off`, `format hp force`, `volumes 2 force`.
     #[arg(required = true, num_args = 1..)]
     pub command: Vec<String>,
     /// Send COMMAND as it is: a request line of the control protocol
@@ -102,7 +102,12 @@ pub fn is_served(store: &std::path::Path) -> bool {
 
 pub fn control(a: ControlArgs) -> Result<()> {
     let request = if a.json { a.command.join(" ") } else { emu::Control::request_of_words(&a.command).map_err(anyhow::Error::msg)? };
-    let v = control_request(&a.store, &request)?;
+    let v = if is_served(&a.store) {
+        control_request(&a.store, &request)?
+    } else {
+        let c = emu::Control::parse(&request).map_err(anyhow::Error::msg)?;
+        crate::manage::tell(&a.store, &c)?
+    };
     println!("{v}");
     Ok(())
 }
@@ -288,9 +293,10 @@ fn kept_volumes(store: &std::path::Path, asked: Option<u32>) -> Result<(Option<a
     };
     if let Some(n) = asked.filter(|&n| n != count) {
         bail!(
-            "--volumes {n}: the card in {} is served as {count} volume{}; splitting or merging a card that holds data would move each volume's data (serve it with --volumes {count}, or start a new store)",
+            "--volumes {n}: the card in {} is served as {count} volume{}; splitting or merging a card that holds data would move each volume's data (serve it with --volumes {count}, or re-split it, every byte lost: flashlab volumes {} --split|--merge --force)",
             store.display(),
-            if count == 1 { "" } else { "s" }
+            if count == 1 { "" } else { "s" },
+            store.display()
         );
     }
     Ok((kept, count))

@@ -1,15 +1,17 @@
 //! Managing a served card and one at rest: `flashlab status` (served and
 //! at rest, the latter changing nothing), the control protocol's refusals,
-//! the beacon, and `flashlab monitor` against fio's own per-second log,
-//! with its Prometheus endpoint scraped by curl.
+//! `flashlab format`, `volumes` and `beacon` (served and at rest), and
+//! `flashlab monitor` against fio's own per-second log, with its
+//! Prometheus endpoint scraped by curl.
 //!
-//! fio and curl come from Debian's packages (`.ci/run` installs them).
+//! fio, curl and grep come from Debian's packages (`.ci/run` installs
+//! them).
 
 use std::io::{BufRead, BufReader};
 use std::process::{Command, Stdio};
 
 mod common;
-use common::{flashlab, tool, Scratch, Served};
+use common::{flashlab, refused, tool, Scratch, Served};
 
 fn status_json(store: &str) -> serde_json::Value {
     let (code, out, err) = flashlab(&["status", store, "--json"]);
@@ -68,7 +70,7 @@ fn status_shows_a_card_served_and_at_rest() {
     assert_eq!(rest["smart"]["power_cycles"].as_u64(), Some(1), "looking at a card at rest is no power cycle: {rest}");
     assert!(rest["power_watts"].is_null(), "a card at rest draws nothing: {rest}");
     let (_, text, _) = flashlab(&["status", &store]);
-    assert!(text.contains("at rest") && text.contains("not drawing") && text.contains("alerts none"), "{text}");
+    assert!(text.contains("at rest; beacon ON") && text.contains("not drawing") && text.contains("! beacon on"), "the beacon stays lit at rest: {text}");
     // The restart still mounts from the checkpoint: looking kept it.
     card.child = Command::new(env!("CARGO_BIN_EXE_flashlab"))
         .args(["serve", "p420m", "--scale", "8192", "--timing", "none", "--store", &store, "--unix"])
@@ -93,6 +95,176 @@ fn status_shows_a_card_served_and_at_rest() {
     std::fs::create_dir_all(&*empty).unwrap();
     let (code, _, err) = flashlab(&["status", empty.to_str().unwrap()]);
     assert!(code == 2 && err.contains("no card here"), "{err}");
+}
+
+/// A marker fio writes, to be looked for on the media.
+const MARKER: &str = "FLASHLAB-MARKER-7f3a";
+
+/// Whether any member file of the store holds `MARKER` (grep on the raw
+/// media: what a forensic look at the flash would find).
+fn media_holds_marker(store: &str) -> bool {
+    let members: Vec<_> = std::fs::read_dir(store).unwrap().flatten().map(|e| e.path()).filter(|p| p.extension().is_some_and(|x| x == "flash")).collect();
+    assert!(!members.is_empty(), "no member files in {store}");
+    Command::new("grep").arg("-qaF").arg(MARKER).args(&members).status().unwrap().success()
+}
+
+/// Runs a fio job file with `body` against the card; its output, checked.
+fn fio_run(card: &Served, name: &str, body: &str) -> String {
+    let job = card.dir.join(name);
+    std::fs::write(&job, format!("[global]\nioengine=nbd\nverify_state_save=0\n{body}")).unwrap();
+    let out = Command::new(tool("fio", "fio")).arg(&job).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(out.status.success(), "fio {name}: {text}{}", String::from_utf8_lossy(&out.stderr));
+    text
+}
+
+/// The capacity of a P420m at scale 8192 in `format`.
+fn capacity(format: &str) -> u64 {
+    let profile = accel::profile_load("p420m").unwrap();
+    accel::Device::new(&profile, format, 8192).unwrap().capacity_bytes()
+}
+
+/// Waits until the served card counts `n` clients.
+fn clients_become(store: &str, n: u64) {
+    for _ in 0..100 {
+        if status_json(store)["clients"].as_u64() == Some(n) {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("the card never counted {n} clients: {}", status_json(store));
+}
+
+/// Format, split, merge and beacon on a served card. Each destructive one
+/// is refused without --force and while a client is connected, naming
+/// why and changing nothing. Forced, a format brings the card back at its
+/// new capacity (NBD shows it), reading zeros, its wear kept; the old
+/// bytes stay on the media (as on a real card, until erased) until a
+/// secure erase purges them. After a split two exports serve data
+/// independently (fio verify on both at once); merged, one again.
+#[test]
+fn format_split_merge_and_beacon_on_a_served_card() {
+    use emu::client::Client;
+    use emu::nbd;
+    let mut card = Served::start("format", &["--timing", "none"]);
+    let store = store_of(&card);
+    fio_run(&card, "marker.fio", &format!("[m]\nuri={}\nrw=write\nbs=64k\nsize=4m\nbuffer_pattern=\"{MARKER}\"\n", card.uri()));
+    assert!(media_holds_marker(&store), "the marker was written");
+    let before = status_json(&store);
+    let unchanged = |why: &str| {
+        let now = status_json(&store);
+        assert_eq!((now["format"].clone(), now["host_bytes_written"].clone()), (before["format"].clone(), before["host_bytes_written"].clone()), "{why}");
+    };
+    refused(&["format", &store, "--format", "1200GB"], "a format destroys every byte on the card: refused without --force");
+    refused(&["volumes", &store, "--split", "2"], "splitting the card destroys every byte on it (each volume's data would move): refused without --force");
+    refused(&["format", &store, "--format", "no-such"], "no-such");
+    unchanged("a refused command changes nothing");
+    let held = Client::connect(&card.socket, "p420m").unwrap();
+    clients_become(&store, 1);
+    refused(&["format", &store, "--format", "1200GB", "--force"], "1 client is connected: disconnect it first");
+    refused(&["volumes", &store, "--split", "2", "--force"], "1 client is connected: disconnect it first");
+    unchanged("a refusal while connected changes nothing");
+    drop(held);
+    clients_become(&store, 0);
+    // A format by capacity.
+    let (code, out, err) = flashlab(&["format", &store, "--format", "1200GB", "--force"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("format 1200GB") && out.contains("every byte lost"), "{out}");
+    let s = status_json(&store);
+    assert_eq!((s["format"].as_str(), s["capacity_bytes"].as_u64()), (Some("1200GB"), Some(capacity("1200GB"))), "{s}");
+    assert!(s["health"]["pe_cycles_mean"].as_f64() >= before["health"]["pe_cycles_mean"].as_f64(), "wear is kept: {s}");
+    assert_eq!(s["host_bytes_written"], before["host_bytes_written"], "lifetime counts are kept");
+    let mut c = Client::connect(&card.socket, "p420m").unwrap();
+    assert_eq!(c.size, capacity("1200GB"), "NBD shows the new capacity");
+    let r = c.call(nbd::CMD_READ, 0, 0, 1 << 20, &[]).unwrap();
+    assert!(r.error == 0 && r.data.iter().all(|&b| b == 0), "a formatted card reads zeros");
+    drop(c);
+    clients_become(&store, 0);
+    assert!(media_holds_marker(&store), "a plain format leaves the old bytes on the media until they are erased");
+    // A secure erase.
+    let (code, out, err) = flashlab(&["format", &store, "--format", "stock", "--secure-erase", "--force"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("purged"), "{out}");
+    assert!(!media_holds_marker(&store), "a secure erase leaves no byte written before on the media");
+    assert_eq!(status_json(&store)["capacity_bytes"].as_u64(), Some(capacity("stock")));
+    // Split: two exports, verified at once.
+    let (code, out, err) = flashlab(&["volumes", &store, "--split", "2", "--force"]);
+    assert_eq!(code, 0, "{err}");
+    let half = capacity("stock") / 2 / 4096 * 4096;
+    assert!(out.contains("'p420m-1'") && out.contains("'p420m-2'"), "{out}");
+    let vols = status_json(&store)["volumes"].clone();
+    assert_eq!(vols, serde_json::json!([{"export": "p420m-1", "bytes": half}, {"export": "p420m-2", "bytes": capacity("stock") - half}]));
+    let uri = |v: u32| format!("nbd+unix:///p420m-{v}?socket={}", card.socket.display());
+    let out = fio_run(
+        &card,
+        "both.fio",
+        &format!("rw=randwrite\nbs=4k\niodepth=16\nverify=crc32c\nverify_fatal=1\ndo_verify=1\n[one]\nuri={}\n[two]\nuri={}\n", uri(1), uri(2)),
+    );
+    assert_eq!(out.matches("err= 0").count(), 2, "both volumes verified: {out}");
+    assert!(Client::connect(&card.socket, "p420m").is_err(), "the whole card is no export while split");
+    // Merge: one export again.
+    let (code, _, err) = flashlab(&["volumes", &store, "--merge", "--force"]);
+    assert_eq!(code, 0, "{err}");
+    let c = Client::connect(&card.socket, "p420m").unwrap();
+    assert_eq!(c.size, capacity("stock"));
+    drop(c);
+    // The beacon, served: in the status; kept when the card stops.
+    let (code, _, err) = flashlab(&["beacon", &store, "on"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(status_json(&store)["beacon"].as_bool(), Some(true));
+    let (code, log) = card.stop_clean();
+    assert_eq!(code, 0, "{log}");
+    assert_eq!(status_json(&store)["beacon"].as_bool(), Some(true), "the beacon stays lit at rest");
+}
+
+/// Format, split and beacon on a card at rest: refused without --force
+/// before the card is even opened (no power cycle counted); forced, the
+/// store is changed and stopped cleanly, and the next serve presents it as
+/// left: its new format and split, without being told, and refuses
+/// another --format by name.
+#[test]
+fn format_split_and_beacon_on_a_card_at_rest() {
+    let mut card = Served::start("format-rest", &["--timing", "none"]);
+    let store = store_of(&card);
+    let (code, log) = card.stop_clean();
+    assert_eq!(code, 0, "{log}");
+    let cycles = status_json(&store)["smart"]["power_cycles"].as_u64();
+    refused(&["format", &store, "--format", "1200GB"], "refused without --force");
+    refused(&["volumes", &store, "--merge"], "merging the volumes destroys every byte on the card");
+    refused(&["control", "--store", &store, "stats"], "'stats' needs a served card");
+    assert_eq!(status_json(&store)["smart"]["power_cycles"].as_u64(), cycles, "a refusal opens nothing");
+    let (code, out, err) = flashlab(&["format", &store, "--format", "1200GB", "--force"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("format 1200GB"), "{out}");
+    let (code, _, err) = flashlab(&["volumes", &store, "--split", "2", "--force"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, _, err) = flashlab(&["beacon", &store, "on"]);
+    assert_eq!(code, 0, "{err}");
+    let s = status_json(&store);
+    assert_eq!((s["format"].as_str(), s["volumes"].as_array().map(Vec::len), s["beacon"].as_bool()), (Some("1200GB"), Some(2), Some(true)), "{s}");
+    let (_, text, _) = flashlab(&["status", &store]);
+    assert!(text.contains("at rest; beacon ON"), "{text}");
+    // Served again as it was left.
+    let sock = card.dir.join("again.sock");
+    refused(
+        &["serve", "p420m", "--scale", "8192", "--format", "stock", "--store", &store, "--unix", sock.to_str().unwrap()],
+        "is formatted 1200GB; serve it as it is (without --format), or format it anew (every byte lost): flashlab format",
+    );
+    card.child = Command::new(env!("CARGO_BIN_EXE_flashlab"))
+        .args(["serve", "p420m", "--scale", "8192", "--timing", "none", "--store", &store, "--unix"])
+        .arg(&card.socket)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    card.wait_ready();
+    let s = status_json(&store);
+    let half = capacity("1200GB") / 2 / 4096 * 4096;
+    assert_eq!(s["volumes"], serde_json::json!([{"export": "p420m-1", "bytes": half}, {"export": "p420m-2", "bytes": capacity("1200GB") - half}]), "{s}");
+    assert_eq!(s["beacon"].as_bool(), Some(true), "{s}");
+    let (code, _, err) = flashlab(&["beacon", &store, "off"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(status_json(&store)["beacon"].as_bool(), Some(false));
+    card.stop();
 }
 
 /// fio's per-second log (each job's IOPS, Unix-epoch stamped) as the I/Os

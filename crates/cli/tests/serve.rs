@@ -269,7 +269,7 @@ fn a_split_card_serves_two_volumes_independently() {
     );
     // The same store asked for as another device, scale or layout version.
     let (store, sock) = (store.to_str().unwrap(), sock.to_str().unwrap());
-    for (device, scale, want) in [("flashmax2", "8192", "was made for p420m format stock scale 8192"), ("p420m", "4096", "scale 8192")] {
+    for (device, scale, want) in [("flashmax2", "8192", "is a p420m at scale 8192, not a flashmax2 at scale 8192"), ("p420m", "4096", "scale 8192")] {
         let (code, _, err) = flashlab(&["serve", device, "--scale", scale, "--store", store, "--unix", sock]);
         assert_eq!(code, 2, "{err}");
         assert!(err.contains(want) && !err.contains("panicked"), "{device} scale {scale}: {err}");

@@ -49,10 +49,15 @@ const COMMANDS: [(&str, &[&str]); 6] = [
     ("volumes", &["count", "force"]),
 ];
 
-/// Whether a command that destroys the card's data may run: only when
-/// told so (`force`) and with no client connected (the card would change
-/// under it). The one rule for a served card and one at rest.
-pub fn destroy_check(c: &Control, force: bool, clients: usize) -> Result<(), String> {
+/// Whether a command that destroys the card's data may run on a card of
+/// `profile` at `scale`: only a command that could run (a format the card
+/// can take), when told so (`force`) and with no client connected (the
+/// card would change under it). The one rule for a served card and one at
+/// rest.
+pub fn destroy_check(c: &Control, profile: &accel::Profile, scale: u32, clients: usize) -> Result<(), String> {
+    if let Control::Format { format, .. } = c {
+        accel::Device::validate(profile, format, scale).map_err(|e| e.to_string())?;
+    }
     let what = match c {
         Control::Format { secure_erase: true, .. } => "a secure erase destroys every byte on the card and purges it from the media",
         Control::Format { .. } => "a format destroys every byte on the card",
@@ -67,7 +72,7 @@ pub fn destroy_check(c: &Control, force: bool, clients: usize) -> Result<(), Str
             if clients == 1 { "it" } else { "them" }
         ));
     }
-    if !force {
+    if !c.force() {
         return Err(format!("{what}: refused without --force (\"force\": true)"));
     }
     Ok(())
@@ -131,6 +136,23 @@ impl Control {
             },
             _ => unreachable!("every command in COMMANDS is matched"),
         }
+    }
+
+    /// The command's name in the protocol.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Control::Status => "status",
+            Control::Stats => "stats",
+            Control::FailDie(_) => "fail-die",
+            Control::Beacon(_) => "beacon",
+            Control::Format { .. } => "format",
+            Control::Volumes { .. } => "volumes",
+        }
+    }
+
+    /// Whether the command was told it may destroy data.
+    pub fn force(&self) -> bool {
+        matches!(self, Control::Format { force: true, .. } | Control::Volumes { force: true, .. })
     }
 
     /// The request line of this command.
@@ -260,14 +282,18 @@ mod tests {
 
     #[test]
     fn destroying_needs_force_and_no_client() {
+        let p = accel::profile_load("flashmax2").unwrap();
         let format = Control::Format { format: "hp".into(), secure_erase: false, force: true };
-        assert_eq!(destroy_check(&format, true, 0), Ok(()));
-        assert!(destroy_check(&format, false, 0).unwrap_err().contains("refused without --force"));
-        assert!(destroy_check(&format, true, 2).unwrap_err().contains("2 clients are connected: disconnect them first"));
+        assert_eq!(destroy_check(&format, &p, 8192, 0), Ok(()));
+        let unforced = Control::Format { format: "hp".into(), secure_erase: false, force: false };
+        assert!(destroy_check(&unforced, &p, 8192, 0).unwrap_err().contains("refused without --force"));
+        let unknown = Control::Format { format: "huge".into(), secure_erase: false, force: false };
+        assert!(destroy_check(&unknown, &p, 8192, 0).unwrap_err().contains("huge"), "an impossible format is named before force is asked for");
+        assert!(destroy_check(&format, &p, 8192, 2).unwrap_err().contains("2 clients are connected: disconnect them first"));
         let split = Control::Volumes { count: 2, force: false };
-        assert!(destroy_check(&split, false, 1)
+        assert!(destroy_check(&split, &p, 8192, 1)
             .unwrap_err()
             .starts_with("splitting the card destroys every byte on it (each volume's data would move), and 1 client is connected"));
-        assert_eq!(destroy_check(&Control::Status, false, 3), Ok(()));
+        assert_eq!(destroy_check(&Control::Status, &p, 8192, 3), Ok(()));
     }
 }

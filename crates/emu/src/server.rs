@@ -157,6 +157,9 @@ pub struct Server {
     beacon: Arc<AtomicBool>,
     /// The store's directory, where a split and the beacon are kept.
     store: Option<std::path::PathBuf>,
+    /// The card's profile and scale, to check a format before it runs.
+    profile: accel::Profile,
+    scale: u32,
 }
 
 impl Server {
@@ -174,6 +177,7 @@ impl Server {
         let (jobs, rx) = channel::<Job>();
         let clock = Clock::new(timing);
         let members = device.profile.members as usize;
+        let (profile, scale) = (device.profile.clone(), device.scale);
         let lit = Arc::clone(&beacon);
         let handle = std::thread::Builder::new().name("device".into()).spawn(move || device_loop(device, rx, clock, log, &lit)).expect("a thread");
         (
@@ -186,6 +190,8 @@ impl Server {
                 clients: Arc::new(AtomicUsize::new(0)),
                 beacon,
                 store,
+                profile,
+                scale,
             },
             handle,
         )
@@ -222,9 +228,9 @@ impl Server {
     pub fn control(&self, c: Control) -> Result<Value, String> {
         match &c {
             Control::Beacon(on) => return self.beacon_set(*on),
-            Control::Format { force, .. } | Control::Volumes { force, .. } => {
+            Control::Format { .. } | Control::Volumes { .. } => {
                 let mut p = self.presentation.lock().expect("the presentation lock");
-                crate::control::destroy_check(&c, *force, self.clients())?;
+                crate::control::destroy_check(&c, &self.profile, self.scale, self.clients())?;
                 let count = match &c {
                     Control::Volumes { count, .. } => *count,
                     _ => p.volumes.len() as u32,
