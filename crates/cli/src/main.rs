@@ -9,6 +9,7 @@ mod manage;
 mod monitor;
 mod review;
 mod run;
+mod screen;
 mod serve;
 
 use anyhow::{Context, Result};
@@ -55,8 +56,10 @@ enum Command {
     /// SMART log, alerts.
     Status(manage::StatusArgs),
     /// A served card's live figures once a second: IOPS, MB/s, latency
-    /// (average, p99, max), GC, write amplification, buffer fill, power;
-    /// as lines, JSON lines (--json) or Prometheus text (--metrics ADDR).
+    /// (average, p99, max), GC, write amplification, buffer fill, power,
+    /// beacon, health and alerts; a screen on a terminal (q quits), lines
+    /// otherwise (or --plain), JSON lines (--json), and Prometheus text
+    /// (--metrics ADDR).
     Monitor(monitor::MonitorArgs),
     /// Format a card anew (served or at rest): a named format or a
     /// capacity, every byte lost and wear kept; --secure-erase also purges

@@ -1,6 +1,7 @@
 //! `flashlab monitor`: a served card's live figures once a second, on a
-//! terminal (a ratatui screen), as JSON lines for scripts, and as a
-//! Prometheus text endpoint for dashboards.
+//! terminal (a ratatui screen, `screen`), as lines where the output is
+//! not a terminal, as JSON lines for scripts, and as a Prometheus text
+//! endpoint for dashboards.
 
 use crate::manage::status_of;
 use crate::serve::{control_request, is_served};
@@ -20,9 +21,14 @@ pub struct MonitorArgs {
     /// http://ADDR/metrics (e.g. 127.0.0.1:9101).
     #[arg(long)]
     pub metrics: Option<String>,
-    /// Stop after this many seconds (default: until interrupted).
+    /// Stop after this many seconds (default: until interrupted, or q on
+    /// the screen).
     #[arg(long)]
     pub count: Option<u64>,
+    /// Lines, one a second, even on a terminal (the default where
+    /// standard output is not a terminal).
+    #[arg(long, conflicts_with = "json")]
+    pub plain: bool,
 }
 
 /// The Prometheus text of the last figures: the last whole second's
@@ -125,7 +131,43 @@ fn second_line(s: &Value, status: &Value) -> String {
 
 const HEADER: &str = "    s   read/s  write/s  read MB/s wr MB/s  avg us  p99 us   max us  GC slots   WA  buffer  watts";
 
+/// Where the seconds go: a screen on a terminal, lines where standard
+/// output is not one (or with --plain), JSON lines with --json.
+enum Output {
+    Screen(crate::screen::Screen, crate::screen::View),
+    Lines,
+    Json,
+}
+
+impl Output {
+    fn show(&mut self, stats: &Value, status: &Value) -> Result<()> {
+        let second = &stats["second"];
+        match self {
+            Output::Json => println!("{second}"),
+            Output::Lines => println!("{}", second_line(second, stats)),
+            Output::Screen(screen, view) => {
+                let s: emu::live::Second = serde_json::from_value(second.clone()).context("the card's second")?;
+                view.push(s, stats.clone(), status.clone());
+                screen.draw(view)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Waits until the next look at the card; whether to stop.
+    fn wait(&mut self, d: std::time::Duration) -> Result<bool> {
+        match self {
+            Output::Screen(screen, _) => Ok(screen.quit_asked(d)?),
+            _ => {
+                std::thread::sleep(d);
+                Ok(false)
+            }
+        }
+    }
+}
+
 pub fn monitor(a: MonitorArgs) -> Result<()> {
+    use std::io::IsTerminal;
     if !is_served(&a.store) {
         bail!("{}: no card is served from this store (monitor shows a served card's live figures; `flashlab status` reads one at rest)", a.store.display());
     }
@@ -133,33 +175,38 @@ pub fn monitor(a: MonitorArgs) -> Result<()> {
     if let Some(addr) = &a.metrics {
         metrics_serve(addr, Arc::clone(&latest))?;
     }
-    if !a.json {
+    let mut status = status_of(&a.store)?;
+    let mut out = if a.json {
+        Output::Json
+    } else if a.plain || !std::io::stdout().is_terminal() {
         println!("{HEADER}");
-    }
+        Output::Lines
+    } else {
+        let view = crate::screen::View::new(status.clone());
+        let mut screen = crate::screen::Screen::start().context("the terminal")?;
+        screen.draw(&view)?;
+        Output::Screen(screen, view)
+    };
     let mut shown = None;
     let mut count = 0u64;
-    let mut status = status_of(&a.store)?;
     loop {
         let stats = control_request(&a.store, r#"{"v": 1, "cmd": "stats"}"#)?;
-        let second = &stats["second"];
-        let index = second["index"].as_u64();
+        let index = stats["second"]["index"].as_u64();
         if index.is_some() && index != shown {
             shown = index;
-            if count.is_multiple_of(10) {
+            if count > 0 && count.is_multiple_of(10) {
                 status = status_of(&a.store)?;
             }
             *latest.lock().expect("the metrics lock") = metrics_text(&stats, &status);
-            if a.json {
-                println!("{second}");
-            } else {
-                println!("{}", second_line(second, &stats));
-            }
+            out.show(&stats, &status)?;
             count += 1;
             if a.count.is_some_and(|n| count >= n) {
                 return Ok(());
             }
         }
         // Ask again just after the next second ends on the card's side.
-        std::thread::sleep(std::time::Duration::from_millis(250));
+        if out.wait(std::time::Duration::from_millis(250))? {
+            return Ok(());
+        }
     }
 }

@@ -267,6 +267,84 @@ fn format_split_and_beacon_on_a_card_at_rest() {
     card.stop();
 }
 
+/// A tmux server of the test's own (its own socket), killed when dropped.
+struct Tmux {
+    tmux: String,
+    socket: String,
+}
+
+impl Tmux {
+    fn new(tag: &str) -> Tmux {
+        Tmux { tmux: tool("tmux", "tmux"), socket: format!("flashlab-{tag}-{}", std::process::id()) }
+    }
+
+    fn run(&self, args: &[&str]) -> (bool, String) {
+        let out = Command::new(&self.tmux).arg("-L").arg(&self.socket).args(args).env("TERM", "xterm-256color").output().unwrap();
+        (out.status.success(), String::from_utf8_lossy(&out.stdout).to_string())
+    }
+
+    /// The pane's text, one string a row.
+    fn screen(&self) -> Vec<String> {
+        let (ok, text) = self.run(&["capture-pane", "-p", "-t", "m"]);
+        assert!(ok, "tmux capture-pane failed");
+        text.lines().map(str::to_string).collect()
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.run(&["kill-server"]);
+    }
+}
+
+/// The number after `label` on the screen (thousands separated).
+fn figure_after(screen: &[String], label: &str) -> Option<u64> {
+    let line = screen.iter().find(|l| l.contains(label))?;
+    let rest = &line[line.find(label)? + label.len()..];
+    rest.split_whitespace().next()?.replace(',', "").parse().ok()
+}
+
+/// `flashlab monitor` on a terminal (tmux, 80 columns by 24 rows): the
+/// screen is drawn for 80 columns, shows the live figures under fio load
+/// and updates each second; q quits it.
+#[test]
+fn monitor_draws_a_live_screen_on_an_80_column_terminal() {
+    let fio = tool("fio", "fio");
+    let card = Served::start("screen", &["--timing", "none"]);
+    let store = store_of(&card);
+    let t = Tmux::new("screen");
+    let cmd = format!("{} monitor {store}", env!("CARGO_BIN_EXE_flashlab"));
+    let (ok, _) = t.run(&["new-session", "-d", "-s", "m", "-x", "80", "-y", "24", &cmd]);
+    assert!(ok, "tmux new-session");
+    let job = card.dir.join("load.fio");
+    std::fs::write(&job, format!("[l]\nioengine=nbd\nuri={}\nrw=randrw\nbs=4k\niodepth=8\ntime_based=1\nruntime=7\n", card.uri())).unwrap();
+    let mut load = Command::new(&fio).arg(&job).stdout(Stdio::null()).spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    let first = t.screen();
+    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let second = t.screen();
+    assert!(load.wait().unwrap().success());
+    let text = second.join("\n");
+    for want in
+        ["flashlab monitor", "Micron P420m", "I/O, last whole second", "avg", "p99", "max", "WA", "power", "write buffer", "IOPS, last", "life used", "q quits"]
+    {
+        assert!(text.contains(want), "'{want}' not on the screen:\n{text}");
+    }
+    assert!(second[0].starts_with('┌') && second[0].ends_with('┐') && second[0].chars().count() == 80, "drawn for 80 columns:\n{text}");
+    let (s1, s2) = (figure_after(&first, "second "), figure_after(&second, "second "));
+    assert!(s1.is_some() && s2 > s1, "the screen updates each second: {s1:?} then {s2:?}\n{text}");
+    assert_eq!(figure_after(&first, "clients "), Some(1), "fio's connection shows:\n{}", first.join("\n"));
+    let read = figure_after(&second, "read ").unwrap_or(0);
+    assert!(read > 0, "fio's reads show: {read}\n{text}");
+    t.run(&["send-keys", "-t", "m", "q"]);
+    let quit = (0..60).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        !t.run(&["has-session", "-t", "m"]).0
+    });
+    assert!(quit, "q quits the monitor:\n{}", t.screen().join("\n"));
+    card.stop();
+}
+
 /// fio's per-second log (each job's IOPS, Unix-epoch stamped) as the I/Os
 /// it did between two instants, each window's rate spread evenly over it.
 fn fio_ios_between(log: &str, from_ms: u64, to_ms: u64) -> f64 {

@@ -6,11 +6,11 @@
 
 use accel::{Device, DeviceCounters};
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::time::Instant;
 
 /// One whole second of a served card.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Second {
     /// Seconds since the card started serving: this one is [index, index+1).
     pub index: u64,
@@ -41,7 +41,7 @@ pub struct Second {
 }
 
 /// Totals since the card started serving.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Totals {
     pub requests: u64,
     pub errors: u64,

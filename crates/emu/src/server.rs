@@ -221,7 +221,7 @@ impl Server {
 
     /// Runs a control command on the device thread (after the requests
     /// already taken); its result. A status also names the exports
-    /// (volumes) and the clients connected. A format or a re-split runs
+    /// (volumes); a status and the live statistics, the clients connected. A format or a re-split runs
     /// only when told `force` and with no client connected (`control::
     /// destroy_check`), holding the presentation so that none joins
     /// meanwhile; the new split is kept in the store.
@@ -249,10 +249,14 @@ impl Server {
             _ => {}
         }
         let mut v = self.device_control(&c)?;
-        if let (Control::Status, Value::Object(o)) = (&c, &mut v) {
-            let volumes: Vec<Value> = self.exports().iter().map(|e| json!({ "export": e.name, "bytes": e.size_bytes })).collect();
-            o.insert("volumes".into(), Value::Array(volumes));
-            o.insert("clients".into(), json!(self.clients()));
+        if let Value::Object(o) = &mut v {
+            if c == Control::Status {
+                let volumes: Vec<Value> = self.exports().iter().map(|e| json!({ "export": e.name, "bytes": e.size_bytes })).collect();
+                o.insert("volumes".into(), Value::Array(volumes));
+            }
+            if matches!(c, Control::Status | Control::Stats) {
+                o.insert("clients".into(), json!(self.clients()));
+            }
         }
         Ok(v)
     }
