@@ -134,7 +134,7 @@ const HEADER: &str = "    s   read/s  write/s  read MB/s wr MB/s  avg us  p99 us
 /// Where the seconds go: a screen on a terminal, lines where standard
 /// output is not one (or with --plain), JSON lines with --json.
 enum Output {
-    Screen(crate::screen::Screen, crate::screen::View),
+    Screen(Box<(crate::screen::Screen, crate::screen::View)>),
     Lines,
     Json,
 }
@@ -145,7 +145,8 @@ impl Output {
         match self {
             Output::Json => println!("{second}"),
             Output::Lines => println!("{}", second_line(second, stats)),
-            Output::Screen(screen, view) => {
+            Output::Screen(b) => {
+                let (screen, view) = &mut **b;
                 let s: emu::live::Second = serde_json::from_value(second.clone()).context("the card's second")?;
                 view.push(s, stats.clone(), status.clone());
                 screen.draw(view)?;
@@ -157,7 +158,7 @@ impl Output {
     /// Waits until the next look at the card; whether to stop.
     fn wait(&mut self, d: std::time::Duration) -> Result<bool> {
         match self {
-            Output::Screen(screen, _) => Ok(screen.quit_asked(d)?),
+            Output::Screen(b) => Ok(b.0.quit_asked(d)?),
             _ => {
                 std::thread::sleep(d);
                 Ok(false)
@@ -185,7 +186,7 @@ pub fn monitor(a: MonitorArgs) -> Result<()> {
         let view = crate::screen::View::new(status.clone());
         let mut screen = crate::screen::Screen::start().context("the terminal")?;
         screen.draw(&view)?;
-        Output::Screen(screen, view)
+        Output::Screen(Box::new((screen, view)))
     };
     let mut shown = None;
     let mut count = 0u64;
