@@ -316,6 +316,11 @@ fn a_die_fails_under_fio_verify_and_nothing_is_lost() {
     let failed = control(&card, &["fail-die", "3.1"]);
     // A full card: the die's group of 8 of the 512 dies holds 1/64 of the data.
     assert!(failed["failed"][0]["slots_to_rebuild"].as_u64().unwrap() > 300, "a card full of data: {failed}");
+    // Under way: the status says so, with its progress (what `flashlab
+    // status` shows as an alert).
+    let during = control(&card, &["status"]);
+    let alerts: Vec<&str> = during["alerts"].as_array().unwrap().iter().filter_map(|a| a.as_str()).collect();
+    assert!(during["rebuilding"] == true && alerts.iter().any(|a| a.starts_with("rebuild of die 3.1 running:") && a.ends_with("%)")), "{alerts:?}");
     let o = verify.wait_with_output().unwrap();
     let out = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
     assert!(o.status.success() && out.contains("err= 0") && !out.contains("verify: bad"), "{out}");
