@@ -183,6 +183,13 @@ pub enum ProfileError {
 }
 
 impl Profile {
+    /// The profile's version: the CRC-32 of its content written as TOML
+    /// (every figure, not the comments of its file), eight hex digits.
+    pub fn crc(&self) -> String {
+        let text = toml::to_string(self).expect("a profile serialises");
+        format!("{:08x}", crc32fast::hash(text.as_bytes()))
+    }
+
     pub fn parse(file: &str, text: &str) -> Result<Profile, ProfileError> {
         let p: Profile = toml::from_str(text).map_err(|e| ProfileError::Parse { file: file.to_string(), msg: e.to_string() })?;
         p.validate()?;

@@ -27,6 +27,11 @@ pub struct Rebuild {
 pub struct Status {
     /// The simulator's build standing for the card's firmware.
     pub firmware: String,
+    /// The profile's version: the CRC-32 of its content (every figure the
+    /// model runs on), in hex; it changes when the model of the card does.
+    /// Absent in a status from before it was given.
+    #[serde(default)]
+    pub profile_crc: String,
     pub device: String,
     pub id: String,
     pub format: String,
@@ -90,6 +95,7 @@ impl Device {
         let power = self.profile.power;
         let mut s = Status {
             firmware: format!("flashlab {}", env!("CARGO_PKG_VERSION")),
+            profile_crc: self.profile.crc(),
             device: self.profile.name.clone(),
             id: self.profile.id.clone(),
             format: self.format.clone(),

@@ -22,6 +22,19 @@ fn catalog_loads_and_every_format_fits() {
     assert!(profile_load("nonesuch").unwrap_err().contains("unknown device 'nonesuch'"));
 }
 
+/// A profile's version (its CRC) names its figures: the same for the
+/// same profile, another for another card or a changed figure.
+#[test]
+fn a_profile_version_changes_with_its_figures() {
+    let a = profile_load("p420m").unwrap();
+    assert_eq!(a.crc(), profile_load("p420m").unwrap().crc());
+    assert_eq!(a.crc().len(), 8);
+    assert_ne!(a.crc(), profile_load("flashmax2").unwrap().crc());
+    let mut b = a.clone();
+    b.nand.timings.program_ns += 1000;
+    assert_ne!(a.crc(), b.crc(), "tPROG is part of the model");
+}
+
 fn edited(from: &str, to: &str) -> String {
     let text = accel::CATALOG.iter().find(|(id, _)| *id == "flashmax2").unwrap().1;
     assert!(text.contains(from), "{from}");

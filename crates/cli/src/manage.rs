@@ -256,7 +256,7 @@ fn status_text(v: &Value) -> Result<String> {
     } else {
         "at rest".into()
     };
-    writeln!(o, "firmware {}; {served}; beacon {}", s.firmware, if s.beacon { "ON" } else { "off" })?;
+    writeln!(o, "firmware {} (profile crc {}); {served}; beacon {}", s.firmware, s.profile_crc, if s.beacon { "ON" } else { "off" })?;
     writeln!(o, "capacity {}; volumes: {}", gb(s.capacity_bytes as f64), volumes_list(v))?;
     writeln!(o, "health")?;
     match (h.life_used, h.pe_cycles_rated) {
