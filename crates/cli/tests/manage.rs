@@ -72,13 +72,7 @@ fn status_shows_a_card_served_and_at_rest() {
     let (_, text, _) = flashlab(&["status", &store]);
     assert!(text.contains("at rest; beacon ON") && text.contains("not drawing") && text.contains("! beacon on"), "the beacon stays lit at rest: {text}");
     // The restart still mounts from the checkpoint: looking kept it.
-    card.child = Command::new(env!("CARGO_BIN_EXE_flashlab"))
-        .args(["serve", "p420m", "--scale", "8192", "--timing", "none", "--store", &store, "--unix"])
-        .arg(&card.socket)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    card.wait_ready();
+    card.start_again();
     let log = card.cut_and_restart();
     assert!(log.contains("from its clean shutdown's checkpoint"), "{log}");
     let s = status_json(&store);
@@ -250,13 +244,7 @@ fn format_split_and_beacon_on_a_card_at_rest() {
         &["serve", "p420m", "--scale", "8192", "--format", "stock", "--store", &store, "--unix", sock.to_str().unwrap()],
         "is formatted 1200GB; serve it as it is (without --format), or format it anew (every byte lost): flashlab format",
     );
-    card.child = Command::new(env!("CARGO_BIN_EXE_flashlab"))
-        .args(["serve", "p420m", "--scale", "8192", "--timing", "none", "--store", &store, "--unix"])
-        .arg(&card.socket)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    card.wait_ready();
+    card.start_again();
     let s = status_json(&store);
     let half = capacity("1200GB") / 2 / 4096 * 4096;
     assert_eq!(s["volumes"], serde_json::json!([{"export": "p420m-1", "bytes": half}, {"export": "p420m-2", "bytes": capacity("1200GB") - half}]), "{s}");

@@ -149,9 +149,15 @@ impl Served {
     /// A clean stop, then the server started again on the same store.
     pub fn stop_clean_and_restart(&mut self) -> (i32, String) {
         let stopped = self.stop_clean();
+        self.start_again();
+        stopped
+    }
+
+    /// The server started again on the same store, with the same
+    /// arguments, after it stopped.
+    pub fn start_again(&mut self) {
         self.child = Served::spawn(&self.dir, &self.socket, &self.extra);
         self.wait_ready();
-        stopped
     }
 
     /// Stops the server; what it logged.
