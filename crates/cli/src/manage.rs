@@ -199,7 +199,7 @@ pub fn beacon(a: BeaconArgs) -> Result<()> {
 /// channel) or at rest (read from its files, nothing changed).
 pub fn status_of(store: &Path) -> Result<Value> {
     if is_served(store) {
-        let mut v = control_request(store, r#"{"v": 1, "cmd": "status"}"#)?;
+        let mut v = control_request(store, &emu::Control::Status.request())?;
         v["served"] = json!(true);
         return Ok(v);
     }

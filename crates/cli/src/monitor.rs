@@ -188,10 +188,11 @@ pub fn monitor(a: MonitorArgs) -> Result<()> {
         screen.draw(&view)?;
         Output::Screen(Box::new((screen, view)))
     };
+    let ask = emu::Control::Stats.request();
     let mut shown = None;
     let mut count = 0u64;
     loop {
-        let stats = control_request(&a.store, r#"{"v": 1, "cmd": "stats"}"#)?;
+        let stats = control_request(&a.store, &ask)?;
         let index = stats["second"]["index"].as_u64();
         if index.is_some() && index != shown {
             shown = index;

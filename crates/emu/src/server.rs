@@ -99,6 +99,11 @@ fn exports_of(name: &str, card: &str, volumes: &Volumes) -> Vec<Export> {
         .collect()
 }
 
+/// The exports as a status names them: each one's name and bytes.
+fn volumes_json(exports: &[Export]) -> Value {
+    Value::Array(exports.iter().map(|e| json!({ "export": e.name, "bytes": e.size_bytes })).collect())
+}
+
 /// How the card is presented: its exports and the volumes behind them.
 /// Changed only by a format or a re-split, with no client connected.
 struct Presentation {
@@ -221,43 +226,47 @@ impl Server {
 
     /// Runs a control command on the device thread (after the requests
     /// already taken); its result. A status also names the exports
-    /// (volumes); a status and the live statistics, the clients connected. A format or a re-split runs
-    /// only when told `force` and with no client connected (`control::
-    /// destroy_check`), holding the presentation so that none joins
-    /// meanwhile; the new split is kept in the store.
+    /// (volumes); a status and the live statistics, the clients
+    /// connected. A format or a re-split goes through `reshape`.
     pub fn control(&self, c: Control) -> Result<Value, String> {
         match &c {
             Control::Beacon(on) => return self.beacon_set(*on),
-            Control::Format { .. } | Control::Volumes { .. } => {
-                let mut p = self.presentation.lock().expect("the presentation lock");
-                crate::control::destroy_check(&c, &self.profile, self.scale, self.clients())?;
-                let count = match &c {
-                    Control::Volumes { count, .. } => *count,
-                    _ => p.volumes.len() as u32,
-                };
-                let capacity = p.volumes.iter().map(|v| v.bytes).sum();
-                Volumes::split(capacity, count)?;
-                let mut v = self.device_control(&c)?;
-                let volumes = Volumes::split(v["capacity_bytes"].as_u64().expect("a capacity"), count)?;
-                if let Some(dir) = &self.store {
-                    volumes.save(dir)?;
-                }
-                *p = Presentation { exports: exports_of(&self.name, v["card"].as_str().expect("a description"), &volumes), volumes: volumes.list().to_vec() };
-                v["volumes"] = Value::Array(p.exports.iter().map(|e| json!({ "export": e.name, "bytes": e.size_bytes })).collect());
-                return Ok(v);
-            }
+            Control::Format { .. } | Control::Volumes { .. } => return self.reshape(&c),
             _ => {}
         }
         let mut v = self.device_control(&c)?;
         if let Value::Object(o) = &mut v {
             if c == Control::Status {
-                let volumes: Vec<Value> = self.exports().iter().map(|e| json!({ "export": e.name, "bytes": e.size_bytes })).collect();
-                o.insert("volumes".into(), Value::Array(volumes));
+                o.insert("volumes".into(), volumes_json(&self.exports()));
             }
             if matches!(c, Control::Status | Control::Stats) {
                 o.insert("clients".into(), json!(self.clients()));
             }
         }
+        Ok(v)
+    }
+
+    /// A format or a re-split: runs only when told `force` and with no
+    /// client connected (`control::destroy_check`), holding the
+    /// presentation so that none joins meanwhile; the card is presented
+    /// anew as `count` volumes (a format keeps the count) and the split is
+    /// kept in the store. Its result names the new exports.
+    fn reshape(&self, c: &Control) -> Result<Value, String> {
+        let mut p = self.presentation.lock().expect("the presentation lock");
+        crate::control::destroy_check(c, &self.profile, self.scale, self.clients())?;
+        let count = match c {
+            Control::Volumes { count, .. } => *count,
+            _ => p.volumes.len() as u32,
+        };
+        // A split the card cannot take is refused before its data is lost.
+        Volumes::split(p.volumes.iter().map(|v| v.bytes).sum(), count)?;
+        let mut v = self.device_control(c)?;
+        let volumes = Volumes::split(v["capacity_bytes"].as_u64().expect("a capacity"), count)?;
+        if let Some(dir) = &self.store {
+            volumes.save(dir)?;
+        }
+        *p = Presentation { exports: exports_of(&self.name, v["card"].as_str().expect("a description"), &volumes), volumes: volumes.list().to_vec() };
+        v["volumes"] = volumes_json(&p.exports);
         Ok(v)
     }
 

@@ -347,9 +347,7 @@ impl Store {
             (Bytes::Mapped { map, .. }, None) => map[self.data_offset + offset..self.data_offset + offset + len].fill(0xff),
         }
     }
-}
 
-impl Store {
     /// Names a new owner in a file store's header (a card formatted anew:
     /// the header's description names the new format); nothing for a
     /// store in memory.
