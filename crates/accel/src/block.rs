@@ -144,7 +144,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("flashlab-mount-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        let backing = Backing::Files { dir: dir.clone(), owner: "p420m test".into() };
+        let backing = Backing::files(&dir, "p420m test", "test").unwrap();
         let mut d = Device::with_backing(&p, "stock", scale, &backing).unwrap();
         assert!(d.mounted.is_none(), "a new store is formatted");
         let len = (d.capacity_bytes() / 2) as usize;
@@ -177,7 +177,7 @@ mod tests {
         let dir = std::env::temp_dir().join(format!("flashlab-smart-dev-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
-        let backing = Backing::Files { dir: dir.clone(), owner: "p420m test".into() };
+        let backing = Backing::files(&dir, "p420m test", "test").unwrap();
         let mut d = Device::with_backing(&p, "stock", scale, &backing).unwrap();
         let s = d.smart().unwrap();
         assert_eq!((s.power_cycles, s.unclean_shutdowns, s.host_slots_written), (1, 0, 0));
@@ -218,7 +218,7 @@ mod tests {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         let card = |f: &str| crate::CardFile::new("flashmax2", f, scale);
-        let backing = |f: &str| Backing::Files { dir: dir.clone(), owner: card(f).owner() };
+        let backing = |f: &str| Backing::files(&dir, &card(f).owner(), "test").unwrap();
         let mut d = Device::with_backing(&p, "stock", scale, &backing("stock")).unwrap();
         let stock = d.capacity_bytes();
         let now = d.write_at(0, 0, &vec![0x5a; 64 * 4096]).unwrap();

@@ -18,6 +18,7 @@
 use crate::errors::ReadOutcome;
 use crate::faults::{FailTarget, FailureEvent, Faults, RandomFaults, Rebuilding};
 use crate::health::{Aging, Health};
+use crate::lock::StoreLock;
 use crate::profile::Profile;
 use crate::recorder::{MediaOp, OpKind, Recorder};
 use crate::scale::Scaling;
@@ -271,17 +272,46 @@ pub enum Backing {
     Memory,
     /// A store file per member, `<dir>/member-<i>.flash`; `owner` is
     /// written in each file's header and checked when it is opened again.
+    /// Built by `Backing::files`, which takes the store's lock.
     Files {
         dir: std::path::PathBuf,
         owner: String,
+        lock: StoreLock,
     },
     /// The files of a card at rest, to be looked at and changed in
     /// nothing: mounted from its clean shutdown's checkpoint (kept), its
     /// SMART log read (no power cycle counted), nothing written back.
+    /// Built by `Backing::inspect`, which shares the store's lock.
     Inspect {
         dir: std::path::PathBuf,
         owner: String,
+        lock: StoreLock,
     },
+}
+
+impl Backing {
+    /// The store in `dir` (which must exist), owned by this process for
+    /// `purpose` as long as a device on it lives: refused, with the holder
+    /// named, while another process owns it or reads it.
+    pub fn files(dir: &std::path::Path, owner: &str, purpose: &str) -> Result<Backing, DeviceError> {
+        let lock = StoreLock::take(dir, purpose).map_err(DeviceError::Store)?;
+        Ok(Backing::Files { dir: dir.to_path_buf(), owner: owner.to_string(), lock })
+    }
+
+    /// The store in `dir` to look at, shared with other readers: refused,
+    /// with the holder named, while a process owns it.
+    pub fn inspect(dir: &std::path::Path, owner: &str) -> Result<Backing, DeviceError> {
+        let lock = StoreLock::share(dir).map_err(DeviceError::Store)?;
+        Ok(Backing::Inspect { dir: dir.to_path_buf(), owner: owner.to_string(), lock })
+    }
+
+    /// The store's lock, where the backing is a store.
+    fn lock(&self) -> Option<&StoreLock> {
+        match self {
+            Backing::Files { lock, .. } | Backing::Inspect { lock, .. } => Some(lock),
+            _ => None,
+        }
+    }
 }
 
 pub struct Device {
@@ -306,6 +336,8 @@ pub struct Device {
     /// The SMART-like log as the store held it at power-on (a card kept
     /// in files only).
     smart: Option<SmartLog>,
+    /// The store's lock, held while the device lives.
+    _lock: Option<StoreLock>,
 }
 
 /// A usable capacity written as bytes or with a decimal suffix (GB, TB), as
@@ -380,7 +412,7 @@ impl Device {
         let (store, existed) = match backing {
             Backing::None => (None, false),
             Backing::Memory => (Some(nand::Store::memory(g)), false),
-            Backing::Files { dir, owner } | Backing::Inspect { dir, owner } => {
+            Backing::Files { dir, owner, .. } | Backing::Inspect { dir, owner, .. } => {
                 let path = Device::member_store_path(dir, member);
                 if matches!(backing, Backing::Inspect { .. }) && !path.exists() {
                     return Err(DeviceError::Store(format!("{}: no card here (no {})", dir.display(), path.display())));
@@ -594,6 +626,7 @@ impl Device {
             },
             faults: None,
             smart: None,
+            _lock: backing.lock().cloned(),
         };
         let lost: Vec<u32> = lost.iter().map(|&(m, lba)| (device.device_offset(m, lba as u64 * SLOT_BYTES) / SLOT_BYTES) as u32).collect();
         let slots_lost = lost.len() as u64;

@@ -8,6 +8,7 @@ mod device;
 pub mod errors;
 pub mod faults;
 mod health;
+mod lock;
 mod profile;
 pub mod published;
 mod recorder;
@@ -22,6 +23,7 @@ pub use device::{capacity_parse, Backing, Device, DeviceCounters, DeviceError, P
 pub use faults::{FailTarget, FailureEvent};
 pub use ftl::{FaultCounters, MountReport};
 pub use health::{Aging, EnduranceProfile, Health};
+pub use lock::StoreLock;
 pub use profile::{ControllerProfile, FtlProfile, HostProfile, Management, NandProfile, PowerProfile, Profile, ProfileError};
 pub use published::{Bound, By, Metric, Published, State};
 pub use scale::{Scaling, ROUND_FULL_SIZE_S};

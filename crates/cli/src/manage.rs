@@ -93,6 +93,20 @@ fn volumes_at_rest(store: &Path, capacity: u64) -> Result<accel::Volumes> {
     Ok(volumes)
 }
 
+/// Refuses to treat the card in `store` as at rest while a process owns
+/// it: a server whose control socket does not answer (removed, or the
+/// server hung) is still a server.
+fn at_rest_check(store: &Path) -> Result<()> {
+    if let Some(holder) = accel::StoreLock::holder(store) {
+        bail!(
+            "{}: the card is in use by {holder}, but its control socket {} does not answer: it is not at rest; stop that process (SIGTERM stops a server cleanly) and ask again",
+            store.display(),
+            store.join("control.sock").display()
+        );
+    }
+    Ok(())
+}
+
 /// Tells the card in `store` a control command, served or at rest; its
 /// result. At rest, live figures and failing a die need a served card.
 pub fn tell(store: &Path, c: &emu::Control) -> Result<Value> {
@@ -100,9 +114,11 @@ pub fn tell(store: &Path, c: &emu::Control) -> Result<Value> {
     if is_served(store) {
         return control_request(store, &c.request());
     }
+    at_rest_check(store)?;
     match c {
         Control::Status => status_of(store),
         Control::Beacon(on) => {
+            let _owned = accel::StoreLock::take(store, "flashlab beacon at rest").map_err(anyhow::Error::msg)?;
             emu::control::beacon_keep(store, *on).map_err(anyhow::Error::msg)?;
             Ok(json!({ "beacon": on }))
         }
@@ -116,15 +132,19 @@ pub fn tell(store: &Path, c: &emu::Control) -> Result<Value> {
 /// a served card, with no client), then stopped cleanly.
 fn at_rest_run(store: &Path, c: &emu::Control) -> Result<Value> {
     let (card, profile) = card_at_rest(store)?;
-    let backing = accel::Backing::Files { dir: store.to_path_buf(), owner: card.owner() };
     // Refused before the card is opened: nothing changes, not even the
     // power-cycle count.
     emu::control::destroy_check(c, &profile, card.scale, 0).map_err(anyhow::Error::msg)?;
+    let backing = accel::Backing::files(store, &card.owner(), &format!("flashlab {} at rest", c.name()))?;
     let device = accel::Device::with_backing(&profile, &card.format, card.scale, &backing)?;
+    drop(backing);
     let volumes = volumes_at_rest(store, device.capacity_bytes())?;
-    let (server, _thread) = emu::Server::start(device, &profile.id, &volumes, emu::Timing::None, None);
+    let (server, thread) = emu::Server::start(device, &profile.id, &volumes, emu::Timing::None, None);
     let result = server.control(c.clone());
     let stopped = server.shutdown();
+    // The device (and with it the store's lock) is gone once its thread is.
+    drop(server);
+    let _ = thread.join();
     let v = result.map_err(anyhow::Error::msg)?;
     stopped.map_err(|e| anyhow::anyhow!("the card was changed, but its clean stop failed ({e}): the next start scans the media"))?;
     Ok(v)
@@ -203,8 +223,9 @@ pub fn status_of(store: &Path) -> Result<Value> {
         v["served"] = json!(true);
         return Ok(v);
     }
+    at_rest_check(store)?;
     let (card, profile) = card_at_rest(store)?;
-    let backing = accel::Backing::Inspect { dir: store.to_path_buf(), owner: card.owner() };
+    let backing = accel::Backing::inspect(store, &card.owner())?;
     let device = accel::Device::with_backing(&profile, &card.format, card.scale, &backing)?;
     let mut v = serde_json::to_value(device.status(0, None, card.beacon))?;
     let volumes = volumes_at_rest(store, device.capacity_bytes())?;

@@ -115,6 +115,8 @@ pub fn control(a: ControlArgs) -> Result<()> {
 fn control_serve(server: Arc<Server>, store: &std::path::Path) -> Result<()> {
     use std::io::{BufRead, Write};
     let path = control_socket(store);
+    // The store's lock is held: a control socket left here is a dead
+    // server's.
     let _ = std::fs::remove_file(&path);
     let listener = std::os::unix::net::UnixListener::bind(&path).with_context(|| format!("control socket {}", path.display()))?;
     eprintln!("flashlab serve: control socket {} (flashlab status {})", path.display(), store.display());
@@ -153,21 +155,26 @@ pub fn serve(a: ServeArgs) -> Result<()> {
     if let Some(plp) = &a.power_loss_protection {
         profile.ftl.power_loss_protection = plp == "on";
     }
-    if a.unix.is_none() && a.listen.is_none() {
-        bail!("say where to serve: --unix PATH or --listen ADDR:PORT");
+    if !(a.time_scale.is_finite() && (1.0..=1e6).contains(&a.time_scale)) {
+        bail!("--time-scale {}: must be in 1..=1000000", a.time_scale);
     }
     let kept_card = accel::CardFile::load(&a.store).map_err(anyhow::Error::msg)?;
     let format = card_format(&a, &profile, kept_card.as_ref())?;
     accel::Device::validate(&profile, &format, a.scale)?;
+    // The address first, then the store's lock: a port in use, a socket
+    // another server answers on, or a store another process owns is
+    // refused before anything in the store changes.
+    let listener = Listener::bind(&a)?;
     std::fs::create_dir_all(&a.store).with_context(|| format!("--store {}", a.store.display()))?;
     let card = accel::CardFile::new(&profile.id, &format, a.scale);
-    let backing = accel::Backing::Files { dir: a.store.clone(), owner: card.owner() };
+    let backing = accel::Backing::files(&a.store, &card.owner(), &format!("flashlab serve on {}", listener.describe()))?;
     if a.scale == 1 {
         crate::out::full_size_note(accel::Device::map_bytes(&profile, &format, 1)?, 1);
     }
     let (kept, count) = kept_volumes(&a.store, a.volumes)?;
     let started = std::time::Instant::now();
     let device = accel::Device::with_backing(&profile, &format, a.scale, &backing)?;
+    drop(backing);
     if kept_card.is_none() {
         card.save(&a.store).map_err(anyhow::Error::msg)?;
     }
@@ -191,9 +198,6 @@ pub fn serve(a: ServeArgs) -> Result<()> {
         if device.power_loss_protection() { "on: every acknowledged write survives a cut" } else { "off: only writes covered by a FLUSH or FUA survive a cut" }
     );
     let name = a.name.clone().unwrap_or_else(|| profile.id.clone());
-    if !(a.time_scale.is_finite() && (1.0..=1e6).contains(&a.time_scale)) {
-        bail!("--time-scale {}: must be in 1..=1000000", a.time_scale);
-    }
     let timing = if a.timing == "none" { emu::Timing::None } else { emu::Timing::Model { time_scale: a.time_scale } };
     match timing {
         emu::Timing::Model { time_scale } if time_scale != 1.0 => eprintln!(
@@ -213,9 +217,16 @@ pub fn serve(a: ServeArgs) -> Result<()> {
     let server = Arc::new(server);
     control_serve(Arc::clone(&server), &a.store)?;
     let stopper = Arc::clone(&server);
+    let sockets = [Some(control_socket(&a.store)), listener.socket_path()];
     std::thread::spawn(move || {
         let sig = terminate();
-        match stopper.shutdown() {
+        let stopped = stopper.shutdown();
+        // The sockets go with the server; the store's lock goes when the
+        // process ends.
+        for p in sockets.iter().flatten() {
+            let _ = std::fs::remove_file(p);
+        }
+        match stopped {
             Ok(served) => {
                 eprintln!("flashlab serve: signal {sig}: stopped cleanly (every write on the media, checkpoint written: the next start mounts without a scan)");
                 eprintln!("flashlab serve: served {}{}", served.summary(), scaled_note(timing));
@@ -230,31 +241,101 @@ pub fn serve(a: ServeArgs) -> Result<()> {
             }
         }
     });
-    if let Some(path) = &a.unix {
-        let _ = std::fs::remove_file(path);
-        let listener = std::os::unix::net::UnixListener::bind(path).with_context(|| format!("--unix {}", path.display()))?;
-        for e in server.exports() {
-            let (size, uri) = (e.size_bytes as f64 / 1e9, format!("nbd+unix:///{}?socket={}", e.name, path.display()));
-            eprintln!("flashlab serve: export '{}', {size:.2} GB, {} on unix:{} ({uri})", e.name, e.description, path.display());
+    listener.serve(&server)
+}
+
+/// Where the card is served: a Unix socket (its file removed when the
+/// listener goes) or a TCP address.
+enum Listener {
+    Unix(std::os::unix::net::UnixListener, SocketFile),
+    Tcp(std::net::TcpListener, String),
+}
+
+/// A socket file this process bound, removed when dropped.
+struct SocketFile(PathBuf);
+
+impl Drop for SocketFile {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+impl Listener {
+    /// Binds `--unix` or `--listen`. A socket file another server answers
+    /// on is never taken over, nor a path that is not a socket; a socket
+    /// file nobody answers on (a server that was killed) is replaced.
+    fn bind(a: &ServeArgs) -> Result<Listener> {
+        if let Some(path) = &a.unix {
+            socket_free(path, "--unix")?;
+            let listener = std::os::unix::net::UnixListener::bind(path).with_context(|| format!("--unix {}", path.display()))?;
+            return Ok(Listener::Unix(listener, SocketFile(path.clone())));
         }
-        for stream in listener.incoming() {
-            let stream = stream.context("accepting a connection")?;
-            let writer = stream.try_clone().context("a connection's writer")?;
-            spawn(&server, stream, writer);
-        }
-    } else if let Some(addr) = &a.listen {
+        let Some(addr) = &a.listen else { bail!("say where to serve: --unix PATH or --listen ADDR:PORT") };
         let listener = std::net::TcpListener::bind(addr).with_context(|| format!("--listen {addr}"))?;
-        for e in server.exports() {
-            eprintln!("flashlab serve: export '{}', {:.2} GB, {} on {addr} (nbd://{addr}/{})", e.name, e.size_bytes as f64 / 1e9, e.description, e.name);
-        }
-        for stream in listener.incoming() {
-            let stream = stream.context("accepting a connection")?;
-            let _ = stream.set_nodelay(true);
-            let writer = stream.try_clone().context("a connection's writer")?;
-            spawn(&server, stream, writer);
+        Ok(Listener::Tcp(listener, addr.clone()))
+    }
+
+    fn describe(&self) -> String {
+        match self {
+            Listener::Unix(_, f) => format!("unix:{}", f.0.display()),
+            Listener::Tcp(_, addr) => addr.clone(),
         }
     }
-    Ok(())
+
+    fn socket_path(&self) -> Option<PathBuf> {
+        match self {
+            Listener::Unix(_, f) => Some(f.0.clone()),
+            Listener::Tcp(..) => None,
+        }
+    }
+
+    /// Says where each export is, then serves connections until accepting
+    /// fails.
+    fn serve(self, server: &Arc<Server>) -> Result<()> {
+        for e in server.exports() {
+            let size = e.size_bytes as f64 / 1e9;
+            match &self {
+                Listener::Unix(_, f) => {
+                    let path = f.0.display();
+                    eprintln!("flashlab serve: export '{}', {size:.2} GB, {} on unix:{path} (nbd+unix:///{}?socket={path})", e.name, e.description, e.name);
+                }
+                Listener::Tcp(_, addr) => eprintln!("flashlab serve: export '{}', {size:.2} GB, {} on {addr} (nbd://{addr}/{})", e.name, e.description, e.name),
+            }
+        }
+        match &self {
+            Listener::Unix(l, _) => {
+                for stream in l.incoming() {
+                    let stream = stream.context("accepting a connection")?;
+                    let writer = stream.try_clone().context("a connection's writer")?;
+                    spawn(server, stream, writer);
+                }
+            }
+            Listener::Tcp(l, _) => {
+                for stream in l.incoming() {
+                    let stream = stream.context("accepting a connection")?;
+                    let _ = stream.set_nodelay(true);
+                    let writer = stream.try_clone().context("a connection's writer")?;
+                    spawn(server, stream, writer);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Makes way for a socket at `path`: nothing there, or a socket file no
+/// server answers on (removed). A socket a server answers on, or a file
+/// that is not a socket, is refused by name.
+fn socket_free(path: &std::path::Path, what: &str) -> Result<()> {
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(meta) = std::fs::symlink_metadata(path) else { return Ok(()) };
+    if !meta.file_type().is_socket() {
+        bail!("{what} {}: the path exists and is not a socket; choose another path", path.display());
+    }
+    if std::os::unix::net::UnixStream::connect(path).is_ok() {
+        bail!("{what} {}: a server answers on this socket; stop it first, or choose another path", path.display());
+    }
+    std::fs::remove_file(path).with_context(|| format!("{what} {}: removing a socket no server answers on", path.display()))
 }
 
 /// The format to serve: the store's (a card is formatted anew only by
