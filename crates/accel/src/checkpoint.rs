@@ -16,9 +16,11 @@ pub(crate) fn write(dir: &Path, member: usize, bytes: &[u8]) -> std::io::Result<
     write_whole(&path_of(dir, member), bytes)
 }
 
-/// Writes a file of the store's directory whole, or leaves it as it was:
-/// a temporary file, synced, renamed over it, the directory synced.
-pub(crate) fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+/// Writes a file whole, or leaves it as it was: a temporary file beside
+/// it, synced, renamed over it, the directory synced. The one way
+/// flashlab writes a file a reader must never find half written (the
+/// store's small files, results files, reports).
+pub fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
     let tmp = PathBuf::from(tmp);
@@ -26,7 +28,8 @@ pub(crate) fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     f.write_all(bytes)?;
     f.sync_all()?;
     std::fs::rename(&tmp, path)?;
-    std::fs::File::open(path.parent().unwrap_or(Path::new(".")))?.sync_all()
+    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    std::fs::File::open(dir)?.sync_all()
 }
 
 /// A member's checkpoint, left in place (a card looked at, not started).

@@ -19,6 +19,7 @@ mod volumes;
 mod wear;
 
 pub use card::CardFile;
+pub use checkpoint::write_whole;
 pub use device::{capacity_parse, Backing, Device, DeviceCounters, DeviceError, Payload, ResourceBusy};
 pub use faults::{FailTarget, FailureEvent};
 pub use ftl::{FaultCounters, MountReport};

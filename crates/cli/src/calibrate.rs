@@ -35,6 +35,7 @@ pub struct CalibrateArgs {
 pub fn calibrate(a: CalibrateArgs) -> Result<()> {
     let ids: Vec<String> = if a.devices.is_empty() { accel::CATALOG.iter().map(|(id, _)| id.to_string()).collect() } else { a.devices.clone() };
     let json = a.json.as_deref().map(out::JsonSink::open).transpose()?;
+    out::sigint_stops_the_lab();
     let mut all = Vec::new();
     for id in ids {
         all.push(calibrate_one(&a, &id)?);

@@ -54,6 +54,7 @@ pub fn endurance(a: EnduranceArgs) -> Result<()> {
     spec.life_max = a.life_max;
     let t = Instant::now();
     let quiet = a.quiet;
+    out::sigint_stops_the_lab();
     if !quiet {
         eprintln!("{:>9} {:>8} {:>6} {:>7} {:>7} {:>5} {:>9} {:>8} {:>8}", "drive wr", "PB", "life", "bad", "spare", "WA", "IOPS", "p99 ms", "max ms");
     }
@@ -67,6 +68,9 @@ pub fn endurance(a: EnduranceArgs) -> Result<()> {
     }
     summary(&r);
     outln!("\nwall time {:.1} s", t.elapsed().as_secs_f64());
+    if let Some(why) = &r.incomplete {
+        out::interrupted_exit(&format!("INCOMPLETE: {why}"));
+    }
     Ok(())
 }
 

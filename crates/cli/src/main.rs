@@ -99,7 +99,9 @@ fn main() {
     };
     if let Err(e) = r {
         eprintln!("flashlab: error: {e:#}");
-        std::process::exit(2);
+        // A stop asked for ends as a shell reports Ctrl-C.
+        let interrupted = matches!(e.downcast_ref::<lab::RunError>(), Some(lab::RunError::Interrupted));
+        std::process::exit(if interrupted { 130 } else { 2 });
     }
 }
 

@@ -33,12 +33,14 @@ macro_rules! outln {
 
 static SUMMARY_TO_STDERR: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// Where a `--json` result goes, opened before the run so that a bad path
-/// is refused before any work; `-` is standard output (the console summary
-/// then goes to standard error).
+/// Where a `--json` result goes, proven writable before the run so that a
+/// bad path is refused before any work; `-` is standard output (the
+/// console summary then goes to standard error). The file is written whole
+/// at the end (`accel::write_whole`): until then, and if the run fails or
+/// is stopped, a file already there is left as it was.
 pub enum JsonSink {
     Stdout,
-    File(std::path::PathBuf, std::fs::File),
+    File(std::path::PathBuf),
 }
 
 impl JsonSink {
@@ -48,8 +50,13 @@ impl JsonSink {
             SUMMARY_TO_STDERR.store(true, std::sync::atomic::Ordering::Relaxed);
             return Ok(JsonSink::Stdout);
         }
-        let f = std::fs::File::create(path).with_context(|| format!("cannot write --json {}", path.display()))?;
-        Ok(JsonSink::File(path.to_path_buf(), f))
+        if path.is_dir() {
+            anyhow::bail!("cannot write --json {}: it is a directory", path.display());
+        }
+        let mut probe = path.as_os_str().to_owned();
+        probe.push(".flashlab-write-test");
+        std::fs::write(&probe, b"").and_then(|()| std::fs::remove_file(&probe)).with_context(|| format!("cannot write --json {}", path.display()))?;
+        Ok(JsonSink::File(path.to_path_buf()))
     }
 
     /// Writes `value` as pretty JSON and a newline; says where on standard
@@ -64,9 +71,9 @@ impl JsonSink {
                     r => r?,
                 }
             }
-            JsonSink::File(path, mut f) => {
+            JsonSink::File(path) => {
                 use anyhow::Context;
-                f.write_all(text.as_bytes()).with_context(|| format!("cannot write --json {}", path.display()))?;
+                accel::write_whole(&path, text.as_bytes()).with_context(|| format!("cannot write --json {}", path.display()))?;
                 if !quiet {
                     eprintln!("results written to {}", path.display());
                 }
@@ -74,14 +81,34 @@ impl JsonSink {
         }
         Ok(())
     }
+}
 
-    /// Removes a file opened for a run that failed.
-    pub fn discard(self) {
-        if let JsonSink::File(path, f) = self {
-            drop(f);
-            let _ = std::fs::remove_file(path);
+/// Ctrl-C during a run, a review, a calibration or a life: the first asks
+/// the lab to stop at the close of the round under way and keep what was
+/// measured, marked incomplete (`lab::interrupt`); a second ends the
+/// program at once. Files are written whole or not at all, so neither
+/// leaves one half written.
+pub fn sigint_stops_the_lab() {
+    extern "C" fn on_sigint(_: libc::c_int) {
+        if lab::interrupt::asked() {
+            // SAFETY: _exit is async-signal-safe.
+            unsafe { libc::_exit(130) };
         }
+        lab::interrupt::ask();
+        let msg = b"\nflashlab: interrupted: stopping at the close of this round and keeping what was measured, marked incomplete (Ctrl-C again quits at once, writing nothing)\n";
+        // SAFETY: write(2) is async-signal-safe; the buffer is static.
+        unsafe { libc::write(2, msg.as_ptr().cast(), msg.len()) };
     }
+    // SAFETY: installs a handler that only touches an atomic and calls
+    // async-signal-safe functions.
+    unsafe { libc::signal(libc::SIGINT, on_sigint as *const () as libc::sighandler_t) };
+}
+
+/// The end of a command a stop cut short, once it has written what it
+/// measured: said, and exit status 130 (as a shell reports Ctrl-C).
+pub fn interrupted_exit(what: &str) -> ! {
+    eprintln!("flashlab: {what}");
+    std::process::exit(130);
 }
 
 /// Said before a full-size run (even with `-q`): one easily forgets

@@ -181,25 +181,22 @@ fn summary_print(r: &ReviewResults) {
     for j in &r.jobs {
         let s = j.precondition.steady_state.as_ref();
         let steady = match s {
+            _ if j.precondition.interrupted => "INTERRUPTED".into(),
             Some(s) if s.reached => format!("{} rounds", s.rounds),
             _ => "NOT REACHED".into(),
         };
+        // A test a stop kept from running has no figure: none is printed.
+        let iops = |name: &str, f: &dyn Fn(&lab::Phase) -> f64| j.test(name).map_or("not run".to_string(), |t| format!("{:.0} IOPS", f(t)));
         let main = match j.tests_kind {
             job::Tests::FourK => {
-                let w = j.test("4K write").map_or(0.0, |t| t.summary.write.iops);
-                let rd = j.test("4K read").map_or(0.0, |t| t.summary.read.iops);
-                format!("4K write {w:.0} IOPS, 4K read {rd:.0} IOPS")
+                format!("4K write {}, 4K read {}", iops("4K write", &|t| t.summary.write.iops), iops("4K read", &|t| t.summary.read.iops))
             }
             job::Tests::Matrix => {
-                let t = j.test("16T/16Q");
-                format!(
-                    "16T/16Q {:.0} IOPS, {:.3} ms avg; 2T/2Q {:.0} IOPS",
-                    t.map_or(0.0, |t| t.summary.all.iops),
-                    t.map_or(0.0, |t| t.summary.all.latency_avg_ms),
-                    j.test("2T/2Q").map_or(0.0, |t| t.summary.all.iops)
-                )
+                let avg = j.test("16T/16Q").map_or(String::new(), |t| format!(", {:.3} ms avg", t.summary.all.latency_avg_ms));
+                format!("16T/16Q {}{avg}; 2T/2Q {}", iops("16T/16Q", &|t| t.summary.all.iops), iops("2T/2Q", &|t| t.summary.all.iops))
             }
         };
+        let main = if j.interrupted() { format!("{main} (INTERRUPTED)") } else { main };
         outln!("{:<34} {:<10} {:>14} {:>7.2}  {main}", j.label(), j.profile, steady, j.precondition.drive_writes);
     }
     for p in &r.pts {
@@ -268,6 +265,7 @@ pub fn review(a: ReviewArgs) -> Result<()> {
         threads.min(jobs.len())
     ));
     let started = Instant::now();
+    crate::out::sigint_stops_the_lab();
     let results = review::review(&spec, &jobs, threads, &|e| display.event(e))?;
     let wall = started.elapsed().as_secs_f64();
     // Files first: a closed standard output ends the program at the summary.
@@ -275,6 +273,9 @@ pub fn review(a: ReviewArgs) -> Result<()> {
     summary_print(&results);
     outln!("\nwrote {} files to {}: report {}", paths.len(), a.out.display(), a.out.join("report.html").display());
     outln!("wall time {wall:.1} s");
+    if let Some(why) = &results.incomplete {
+        crate::out::interrupted_exit(&format!("INCOMPLETE: {why}"));
+    }
     Ok(())
 }
 

@@ -121,15 +121,8 @@ pub fn run(a: RunArgs) -> Result<()> {
     }
     let started = Instant::now();
     let mut printer = ProgressPrinter::new(a.quiet);
-    let result = match lab::run(&profile, &spec, &mut |p: &Progress| printer.progress(p)) {
-        Ok(r) => r,
-        Err(e) => {
-            if let Some(sink) = json {
-                sink.discard();
-            }
-            return Err(e.into());
-        }
-    };
+    out::sigint_stops_the_lab();
+    let result = lab::run(&profile, &spec, &mut |p: &Progress| printer.progress(p))?;
     let wall = started.elapsed().as_secs_f64();
     // The file first: a closed standard output ends the program at the summary.
     if let Some(sink) = json {
@@ -138,6 +131,9 @@ pub fn run(a: RunArgs) -> Result<()> {
     print_result(&result, wall);
     uber_print(&profile, &spec);
     random_faults_print(&profile, &spec, &result);
+    if let Some(why) = &result.incomplete {
+        out::interrupted_exit(&format!("INCOMPLETE: {why}"));
+    }
     Ok(())
 }
 
@@ -293,7 +289,9 @@ fn phase_print(p: &Phase) {
         p.wa_with_parity,
         p.die_utilisation * 100.0
     );
-    if let Some(s) = &p.steady_state {
+    if p.interrupted {
+        outln!("  INTERRUPTED after {} rounds (SIGINT): the figures below are of those rounds; steady state not judged", p.intervals.len());
+    } else if let Some(s) = &p.steady_state {
         steady_print(s);
     }
     outln!(

@@ -18,6 +18,7 @@ pub mod number;
 
 pub mod runs {
     pub mod failure;
+    pub mod interrupt;
     pub mod metrics;
     pub mod phase;
     pub mod published;
@@ -48,7 +49,7 @@ pub mod outputs {
 
 pub use outputs::{chart, fio, report};
 pub use procedures::{calibrate, job, pts, review};
-pub use runs::{metrics, phase, published, run, steady, workload};
+pub use runs::{interrupt, metrics, phase, published, run, steady, workload};
 
 pub use phase::Phase;
 pub use run::{run, Length, Progress, RunError, RunResult, RunSpec, Session};

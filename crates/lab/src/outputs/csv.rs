@@ -2,7 +2,7 @@
 //! every steady-state judgement, every published figure set beside a
 //! simulated one, and (with `--pts`) every PTS cell.
 
-use crate::outputs::files::{io_err, ReportError};
+use crate::outputs::files::ReportError;
 use crate::procedures::review::{JobResult, ReviewResults};
 use crate::runs::phase::Phase;
 use crate::runs::steady;
@@ -96,11 +96,12 @@ struct PublishedRow<'a> {
 
 fn csv_write<T: Serialize>(path: &Path, rows: impl IntoIterator<Item = T>) -> Result<(), ReportError> {
     let err = |e: csv::Error| ReportError::Csv { path: path.display().to_string(), msg: e.to_string() };
-    let mut w = csv::Writer::from_path(path).map_err(err)?;
+    let mut w = csv::Writer::from_writer(Vec::new());
     for r in rows {
         w.serialize(r).map_err(err)?;
     }
-    w.flush().map_err(io_err(path))
+    let bytes = w.into_inner().map_err(|e| ReportError::Csv { path: path.display().to_string(), msg: e.to_string() })?;
+    crate::outputs::files::file_write(path, &bytes)
 }
 
 fn test_row<'a>(j: &'a JobResult, t: &'a Phase) -> TestRow<'a> {

@@ -15,10 +15,17 @@ pub(crate) fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ReportError 
     move |source| ReportError::Io { path: path.display().to_string(), source }
 }
 
-/// Makes `dir` and proves it writable, before hours of work go into it.
+/// Makes `dir` and proves it writable, before hours of work go into it;
+/// nothing is left in it until there is something to write.
 pub fn out_dir_prepare(dir: &Path) -> Result<(), ReportError> {
-    std::fs::create_dir_all(dir.join("charts")).map_err(io_err(dir))?;
+    std::fs::create_dir_all(dir).map_err(io_err(dir))?;
     let probe = dir.join(".flashlab-write-test");
     std::fs::write(&probe, b"").map_err(io_err(dir))?;
     std::fs::remove_file(&probe).map_err(io_err(dir))
+}
+
+/// Writes a results file, a table, a chart or a report whole, or leaves
+/// the one it replaces as it was (`accel::write_whole`).
+pub fn file_write(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
+    accel::write_whole(path, bytes).map_err(io_err(path))
 }

@@ -6,7 +6,7 @@
 use crate::number::num;
 use crate::outputs::chart::esc;
 use crate::outputs::figures::{self, matrix_names, Chart, Colors};
-use crate::outputs::files::{io_err, ReportError};
+use crate::outputs::files::{file_write, io_err, ReportError};
 use crate::outputs::page::{figures_of, table};
 use crate::procedures::job::{ReviewProfile, Tests, PROFILES};
 use crate::procedures::review::{JobResult, ReviewResults};
@@ -66,12 +66,15 @@ pub fn html_report(r: &ReviewResults, dir: &Path) -> Result<PathBuf, ReportError
     }
     definitions_section(&mut out);
     let _ = writeln!(out, "<script>{SCRIPT}</script></body></html>");
+    let charts = dir.join("charts");
+    if !files.is_empty() {
+        std::fs::create_dir_all(&charts).map_err(io_err(&charts))?;
+    }
     for c in &files {
-        let path = dir.join("charts").join(&c.file);
-        std::fs::write(&path, format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{}\n", c.svg)).map_err(io_err(&path))?;
+        file_write(&charts.join(&c.file), format!("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n{}\n", c.svg).as_bytes())?;
     }
     let path = dir.join("report.html");
-    std::fs::write(&path, out).map_err(io_err(&path))?;
+    file_write(&path, out.as_bytes())?;
     Ok(path)
 }
 
@@ -99,6 +102,9 @@ fn head_section(out: &mut String, r: &ReviewResults, colors: &Colors) {
         .map(|t| t.1)
         .collect::<String>()
     );
+    if let Some(why) = &r.incomplete {
+        let _ = write!(out, "<p class=\"note\"><b>INCOMPLETE</b>: {}.</p>", esc(why));
+    }
     out.push_str("<h2>Devices under test</h2>");
     let mut seen = Vec::new();
     let rows: Vec<Vec<String>> = infos

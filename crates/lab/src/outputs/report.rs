@@ -5,7 +5,6 @@
 use crate::procedures::review::ReviewResults;
 use std::path::{Path, PathBuf};
 
-use crate::outputs::files::io_err;
 pub use crate::outputs::files::{out_dir_prepare, ReportError};
 
 /// Everything a review leaves: results file, CSV tables, charts, report.
@@ -15,7 +14,7 @@ pub fn write_all(r: &ReviewResults, dir: &Path, results_file: bool) -> Result<Ve
     if results_file {
         let p = dir.join("results.json");
         let text = serde_json::to_string_pretty(r).expect("results serialise");
-        std::fs::write(&p, text + "\n").map_err(io_err(&p))?;
+        crate::outputs::files::file_write(&p, (text + "\n").as_bytes())?;
         paths.push(p);
     }
     paths.extend(crate::outputs::csv::csv_tables(r, dir)?);

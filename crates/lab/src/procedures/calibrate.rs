@@ -110,6 +110,7 @@ pub fn calibrate(
         let mut s = session()?;
         let round = Length::Duration(s.interval_ns);
         phases.push((State::Fresh, s.measure(&format!("fresh {}", l.name()), &l.mix, l.threads, l.qd, round, progress)?));
+        go_on()?;
     }
     let filled = loads(&figures, State::Filled, |l| 1_000_000 - l.mix.read_ppm)?;
     let beside = if filled.is_empty() { Vec::new() } else { filled_phases(session()?, &filled, &mut phases, progress)? };
@@ -125,11 +126,14 @@ pub fn calibrate(
     for pm in &pre_mixes {
         let mut s = session()?;
         preconditions.push(s.precondition(pm, rule_for(profile), progress)?);
+        go_on()?;
         let length = Length::Duration(rounds.max(1) as u64 * s.interval_ns);
         for l in steady.iter().filter(|l| same_load(&l.mix.preconditioner(), pm)) {
             phases.push((State::Steady, s.measure(&l.name(), &l.mix, l.threads, l.qd, length, progress)?));
+            go_on()?;
         }
     }
+    go_on()?;
     let judged: Vec<(State, &Phase)> = phases.iter().map(|(s, p)| (*s, p)).collect();
     let checks = crate::runs::published::compare(profile, format, &judged);
     debug_assert_eq!(checks.len(), figures.len(), "every figure found its phase");
@@ -148,11 +152,13 @@ fn filled_phases(
     let fill = fill_mix();
     let ios = s.device.capacity_bytes() / fill.max_bytes() as u64;
     s.measure("fill", &fill, REVIEWERS_THREADS, REVIEWERS_QUEUE_DEPTH, Length::Ios(ios), progress)?;
+    go_on()?;
     s.idle();
     let mut twins = Vec::new();
     for l in filled {
         let round = Length::Duration(s.interval_ns);
         phases.push((State::Filled, s.measure(&format!("filled {}", l.name()), &l.mix, l.threads, l.qd, round, progress)?));
+        go_on()?;
         s.idle();
         if l.threads == 1 && l.qd == 1 && l.mix.sizes != [(4096, 1_000_000)] {
             let mut m = l.mix.clone();
@@ -172,4 +178,13 @@ fn filled_phases(
         });
     }
     Ok(beside)
+}
+
+/// `Err(Interrupted)` once a stop was asked: a calibration judges every
+/// figure or none, so a cut one keeps nothing.
+fn go_on() -> Result<(), RunError> {
+    match crate::runs::interrupt::asked() {
+        true => Err(RunError::Interrupted),
+        false => Ok(()),
+    }
 }

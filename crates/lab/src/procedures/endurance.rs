@@ -105,6 +105,9 @@ pub struct EnduranceResult {
     /// Write amplification over the whole life (data only).
     pub wa_lifetime: f64,
     pub points: Vec<LifePoint>,
+    /// Why the life is not whole (a stop asked for), where it is not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
 }
 
 /// Ages a card to wear-out. `step` sees each point as it is taken.
@@ -175,10 +178,16 @@ pub fn endurance(profile: &Profile, spec: &EnduranceSpec, step: &mut dyn FnMut(&
         if let Some(why) = h.read_only {
             break Some(worn(dw, life, why));
         }
-        if life >= spec.life_max {
+        if life >= spec.life_max || crate::runs::interrupt::asked() {
             break None;
         }
     };
+    let incomplete = crate::runs::interrupt::asked().then(|| {
+        format!(
+            "interrupted (SIGINT) at {} drive writes: the life curve ends there, before wear-out",
+            crate::number::num(points.last().map_or(0.0, |p| p.drive_writes))
+        )
+    });
     let end = session.device.counters();
     Ok(EnduranceResult {
         flashlab_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -193,6 +202,7 @@ pub fn endurance(profile: &Profile, spec: &EnduranceSpec, step: &mut dyn FnMut(&
         wear_out,
         wa_lifetime: end.wa_since(&start),
         points,
+        incomplete,
     })
 }
 

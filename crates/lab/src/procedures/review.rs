@@ -49,6 +49,10 @@ impl JobResult {
     pub fn label(&self) -> String {
         format!("{} {}", self.device.name, self.device.format)
     }
+    /// Whether a stop cut the job short.
+    pub fn interrupted(&self) -> bool {
+        self.precondition.interrupted || self.tests.iter().any(|t| t.interrupted) || self.failure.as_ref().is_some_and(|f| f.phase.interrupted)
+    }
     pub fn test(&self, name: &str) -> Option<&Phase> {
         self.tests.iter().find(|t| t.name == name)
     }
@@ -67,6 +71,10 @@ pub struct ReviewResults {
     /// SNIA PTS results (`--pts`), one per device and format.
     #[serde(default)]
     pub pts: Vec<crate::procedures::pts::PtsResult>,
+    /// Why the review is not whole (a stop asked for), where it is not:
+    /// jobs not started are missing, a job cut short has the phases it ran.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
 }
 
 /// Runs one job from secure erase to its last main test.
@@ -78,11 +86,17 @@ pub fn job_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&Rev
     let workload = Mix::parse(review.workload).expect("built-in workload");
     let pre_mix = workload.preconditioner();
     let pre = precondition_step(&mut s, &pre_mix, spec.rule_for(&job.profile), &rep)?;
-    let tests = match review.tests {
-        Tests::FourK => four_k_step(&mut s, spec, &rep)?,
-        Tests::Matrix => matrix_step(&mut s, spec, &workload, &rep)?,
+    // A stop asked for ends the job after the phase it cut short.
+    let go_on = |phases: &[Phase]| !phases.iter().any(|p| p.interrupted);
+    let tests = match (go_on(std::slice::from_ref(&pre)), review.tests) {
+        (false, _) => Vec::new(),
+        (true, Tests::FourK) => four_k_step(&mut s, spec, &rep)?,
+        (true, Tests::Matrix) => matrix_step(&mut s, spec, &workload, &rep)?,
     };
-    let failure = if spec.fail.is_empty() { None } else { Some(failure_step(&mut s, spec, &workload, &rep)?) };
+    let failure = match spec.fail.is_empty() || !go_on(&tests) || tests.is_empty() {
+        true => None,
+        false => Some(failure_step(&mut s, spec, &workload, &rep)?),
+    };
     let mut judged = vec![(accel::State::Fresh, &pre)];
     judged.extend(tests.iter().map(|t| (accel::State::Steady, t)));
     let comparison = crate::runs::published::compare(&job.profile, &job.format, &judged);
@@ -149,7 +163,13 @@ fn precondition_step(s: &mut Session, mix: &Mix, rule: Rule, rep: &Reporter) -> 
     let drift = ss.and_then(|r| r.drift_percent_per_drive_write).map(|d| format!(", drift {d:+.1}% per drive write")).unwrap_or_default();
     let summary = format!(
         "{} after {:.2} drive writes, {:.0} virtual s ({}){drift}",
-        if steady { "steady state reached" } else { "STEADY STATE NOT REACHED" },
+        if pre.interrupted {
+            "INTERRUPTED"
+        } else if steady {
+            "steady state reached"
+        } else {
+            "STEADY STATE NOT REACHED"
+        },
         pre.drive_writes,
         pre.virtual_seconds,
         rule.describe()
@@ -168,6 +188,10 @@ fn four_k_step(s: &mut Session, spec: &ReviewSpec, rep: &Reporter) -> Result<Vec
         tests.push(s.measure(name, &mix, REVIEWERS_THREADS, REVIEWERS_QUEUE_DEPTH, length, &mut |p: &Progress| {
             rep.round(p, (i as f64 + p.fraction) / 2.0, false, &format!("{name}: {:.0} IOPS", p.last.iops));
         })?);
+        if tests.last().is_some_and(|t| t.interrupted) {
+            rep.done("4K tests", "INTERRUPTED");
+            return Ok(tests);
+        }
     }
     rep.done("4K tests", &format!("write {:.0} IOPS, read {:.0} IOPS", tests[0].summary.write.iops, tests[1].summary.read.iops));
     Ok(tests)
@@ -184,6 +208,10 @@ fn matrix_step(s: &mut Session, spec: &ReviewSpec, workload: &Mix, rep: &Reporte
         tests.push(s.measure(&name, workload, t, q, length, &mut |p: &Progress| {
             rep.round(p, (i as f64 + p.fraction) / points as f64, false, &format!("{name}: {:.0} IOPS", p.last.iops));
         })?);
+        if tests.last().is_some_and(|t| t.interrupted) {
+            rep.done("matrix", "INTERRUPTED");
+            return Ok(tests);
+        }
     }
     let last = tests.last().expect("16 points");
     rep.done("matrix", &format!("16T/16Q {:.0} IOPS, {:.3} ms average", last.summary.all.iops, last.summary.all.latency_avg_ms));
@@ -229,7 +257,7 @@ pub fn review(spec: &ReviewSpec, jobs: &[Job], threads: usize, events: &(dyn Fn(
     std::thread::scope(|scope| {
         for _ in 0..threads.clamp(1, jobs.len().max(1)) {
             scope.spawn(|| loop {
-                if failed.load(Ordering::Relaxed) {
+                if failed.load(Ordering::Relaxed) || crate::runs::interrupt::asked() {
                     break;
                 }
                 let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) else { break };
@@ -252,7 +280,11 @@ pub fn review(spec: &ReviewSpec, jobs: &[Job], threads: usize, events: &(dyn Fn(
             Out::Pts(p) => pts.push(*p),
         }
     }
+    let done = results.iter().filter(|j: &&JobResult| !j.interrupted()).count() + pts.len();
+    let incomplete = crate::runs::interrupt::asked()
+        .then(|| format!("interrupted (SIGINT): {done} of {} jobs whole; a job cut short has the phases it ran, jobs not started are missing", jobs.len()));
     Ok(ReviewResults {
+        incomplete,
         kind: RESULTS_KIND.to_string(),
         schema_version: RESULTS_SCHEMA_VERSION,
         flashlab_version: env!("CARGO_PKG_VERSION").to_string(),

@@ -64,6 +64,10 @@ pub struct Phase {
     #[serde(default)]
     pub page_reads: u64,
     pub steady_state: Option<SteadyReport>,
+    /// The phase was cut short by a stop asked for (SIGINT): its figures
+    /// are those of the rounds it ran.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
 }
 
 /// One kind of resource's share of time busy over a phase, in percent of

@@ -172,6 +172,10 @@ pub enum RunError {
     Input(String),
     #[error(transparent)]
     Device(#[from] accel::DeviceError),
+    /// A stop was asked for (SIGINT) where a partial result would mislead
+    /// (a calibration judges every figure or none).
+    #[error("interrupted (SIGINT) before the end: nothing written, and a results file written before is left as it was")]
+    Interrupted,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -200,6 +204,9 @@ pub struct RunResult {
     /// Die failures during the measured phase and their rebuilds.
     #[serde(default)]
     pub failures: Vec<crate::runs::failure::FailureReport>,
+    /// Why the run is not whole (a stop asked for), where it is not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub incomplete: Option<String>,
 }
 
 /// Progress of a phase, for a progress display.
@@ -259,6 +266,8 @@ struct PhaseRun<'p> {
     capacity_slots: u64,
     name: String,
     progress: &'p mut dyn FnMut(&Progress),
+    /// Ended by a stop asked for, at a round's close.
+    interrupted: bool,
 }
 
 impl PhaseRun<'_> {
@@ -309,6 +318,10 @@ impl Observer<Device> for PhaseRun<'_> {
                 fraction: fraction.min(1.0),
                 fraction_is_bound,
             });
+            if crate::runs::interrupt::asked() {
+                self.interrupted = true;
+                return false;
+            }
             if let Stop::Steady { min_slots, cap_slots } = self.stop {
                 let report = self.steady_report(written >= min_slots);
                 if report.reached || written >= cap_slots {
@@ -354,13 +367,15 @@ fn phase(
         capacity_slots: dev.capacity_bytes() / SLOT_BYTES,
         name: name.to_string(),
         progress,
+        interrupted: false,
     };
     let mut gen = MixGen::new(mix, dev.capacity_bytes());
     let start = engine.now;
     engine.run(dev, &mut gen, threads, qd, &mut run)?;
     let elapsed = engine.now - start;
-    if let (Stop::Judged(_), None) = (&run.stop, &run.steady) {
-        run.steady = Some(run.steady_report(true));
+    if let (Stop::Judged(_) | Stop::Steady { .. }, None) = (&run.stop, &run.steady) {
+        // Judged at its end; cut short, never steady.
+        run.steady = Some(run.steady_report(!run.interrupted));
     }
     let end = dev.counters();
     let host = end.host_slots_written - base.host_slots_written;
@@ -383,6 +398,7 @@ fn phase(
         page_reads: end.nand_page_reads_host + end.nand_page_reads_gc - base.nand_page_reads_host - base.nand_page_reads_gc,
         counters: end,
         steady_state: run.steady,
+        interrupted: run.interrupted,
     })
 }
 
@@ -554,6 +570,11 @@ pub fn run(profile: &Profile, spec: &RunSpec, progress: &mut dyn FnMut(&Progress
     let mut phases = Vec::new();
     if spec.precondition {
         phases.push(session.precondition(&mix.preconditioner(), spec.rule(), progress)?);
+        if crate::runs::interrupt::asked() {
+            let mut r = result_of(profile, spec, &session, phases);
+            r.incomplete = Some(incomplete_why("the precondition phase"));
+            return Ok(r);
+        }
     }
     if spec.age_days > 0.0 {
         session.device.wear_set(spec.pe_cycles, spec.age_days, spec.seed);
@@ -569,6 +590,7 @@ pub fn run(profile: &Profile, spec: &RunSpec, progress: &mut dyn FnMut(&Progress
     }
     phases.push(session.measure("main", &mix, spec.threads, spec.queue_depth, length, progress)?);
     let main = phases.last().expect("the measured phase");
+    let incomplete = main.interrupted.then(|| incomplete_why("the main phase"));
     let failures: Vec<_> = session.device.failures().iter().map(|e| crate::runs::failure::report(e, start, &main.intervals)).collect();
     let mut r = result_of(profile, spec, &session, phases);
     if !failures.is_empty() {
@@ -576,7 +598,12 @@ pub fn run(profile: &Profile, spec: &RunSpec, progress: &mut dyn FnMut(&Progress
         // measured on: only the phases before the failure are compared.
         r.comparison = crate::runs::published::compare(profile, &spec.format, &phase_states(&r.phases[..r.phases.len() - 1]));
     }
-    Ok(RunResult { failures, ..r })
+    Ok(RunResult { failures, incomplete, ..r })
+}
+
+/// What a results file says of a run a stop cut short.
+pub fn incomplete_why(during: &str) -> String {
+    format!("interrupted (SIGINT) during {during}: the figures are those of the rounds run before; later phases did not run")
 }
 
 /// The results file's content for phases run on a session.
@@ -591,6 +618,7 @@ pub fn result_of(profile: &Profile, spec: &RunSpec, session: &Session, phases: V
         phases,
         comparison,
         failures: Vec::new(),
+        incomplete: None,
     }
 }
 
