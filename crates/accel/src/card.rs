@@ -22,11 +22,15 @@ pub struct CardFile {
     /// The identify beacon (absent in files from before it was kept: off).
     #[serde(default)]
     pub beacon: bool,
+    /// The name the card was last served under (its exports are NAME, or
+    /// NAME-1 and NAME-2); absent: the device id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 impl CardFile {
     pub fn new(device: &str, format: &str, scale: u32) -> CardFile {
-        CardFile { version: FILE_VERSION, device: device.into(), format: format.into(), scale, beacon: false }
+        CardFile { version: FILE_VERSION, device: device.into(), format: format.into(), scale, beacon: false, name: None }
     }
 
     /// The card of the store in `dir`; none where there is no file.
@@ -39,6 +43,12 @@ impl CardFile {
         let path = dir.join(FILE_NAME);
         let text = toml::to_string(self).expect("a card file serialises");
         crate::checkpoint::write_whole(&path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// The name its exports take: the one it was last served under, else
+    /// the device id.
+    pub fn export_base(&self) -> &str {
+        self.name.as_deref().unwrap_or(&self.device)
     }
 
     /// The owner string its members' store files carry.

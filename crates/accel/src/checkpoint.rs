@@ -32,6 +32,11 @@ pub fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     std::fs::File::open(dir)?.sync_all()
 }
 
+/// Whether a member's checkpoint is there.
+pub(crate) fn exists(dir: &Path, member: usize) -> bool {
+    path_of(dir, member).exists()
+}
+
 /// A member's checkpoint, left in place (a card looked at, not started).
 pub(crate) fn peek(dir: &Path, member: usize) -> std::io::Result<Option<Vec<u8>>> {
     match std::fs::read(path_of(dir, member)) {

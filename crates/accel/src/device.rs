@@ -255,6 +255,12 @@ impl DeviceCounters {
     }
     /// Write amplification since `base` with parity counted: NAND slots
     /// programmed per host slot written.
+    /// Every 4 KiB slot programmed to NAND (the host's, GC's, a rebuild's,
+    /// parity, padding): what wears the flash.
+    pub fn nand_slots_all(&self) -> u64 {
+        self.nand_slots_programmed + self.nand_parity_slots_programmed
+    }
+
     pub fn wa_nand_since(&self, base: &DeviceCounters) -> f64 {
         let host = self.host_slots_written - base.host_slots_written;
         if host == 0 {
@@ -513,6 +519,19 @@ impl Device {
         Ok(())
     }
 
+    /// The usable capacity a device would have at a format and scale,
+    /// without building it.
+    pub fn capacity_of(profile: &Profile, format: &str, scale: u32) -> Result<u64, DeviceError> {
+        let (_, cfg, _) = Device::plan(profile, format, scale)?;
+        Ok(cfg.user_slots * SLOT_BYTES * profile.members as u64)
+    }
+
+    /// Whether the card in `dir` stopped cleanly: every member's
+    /// checkpoint is there, so it can be looked at without a mount.
+    pub fn stopped_cleanly(dir: &std::path::Path, members: u32) -> bool {
+        (0..members as usize).all(|m| crate::checkpoint::exists(dir, m))
+    }
+
     /// Checks that a device can be built at a format and scale, without
     /// building it (a full-size card's maps take gigabytes).
     pub fn validate(profile: &Profile, format: &str, scale: u32) -> Result<(), DeviceError> {
@@ -633,11 +652,20 @@ impl Device {
         if let Some(r) = &mut device.mounted {
             r.lbas_lost = lost;
         }
+        device.rebuilds_resume();
+        let kept = device.members[0].ftl.media().array.store().and_then(|s| s.kept_counters());
         if let Backing::Inspect { dir, .. } = backing {
-            device.smart = Some(SmartLog::load(dir).map_err(DeviceError::Store)?);
+            let mut log = SmartLog::load(dir).map_err(DeviceError::Store)?;
+            if let Some(k) = &kept {
+                log.absorb(k);
+            }
+            device.smart = Some(log);
         }
         if let Some(dir) = device.store_dir.clone() {
             let mut log = SmartLog::load(&dir).map_err(DeviceError::Store)?;
+            if let Some(k) = &kept {
+                log.absorb(k);
+            }
             log.powered_on(device.mounted.as_ref().is_none_or(|r| r.from_checkpoint), slots_lost);
             log.save(&dir).map_err(DeviceError::Store)?;
             device.smart = Some(log);
@@ -789,8 +817,10 @@ impl Device {
         self.full_bytes = full_bytes;
         self.format = format.into();
         if let Some(dir) = &self.store_dir {
-            let beacon = crate::CardFile::load(dir).ok().flatten().is_some_and(|c| c.beacon);
-            crate::CardFile { beacon, ..card }.save(dir).map_err(DeviceError::Store)?;
+            // The beacon and the served name are the card's, not the format's.
+            let kept = crate::CardFile::load(dir).ok().flatten();
+            let (beacon, name) = kept.map_or((false, None), |c| (c.beacon, c.name));
+            crate::CardFile { beacon, name, ..card }.save(dir).map_err(DeviceError::Store)?;
         }
         Ok(())
     }
@@ -1273,6 +1303,46 @@ impl Device {
         Ok(())
     }
 
+    /// A card mounted with stripes still holding dead dies (a cut came
+    /// before their rebuild ended) takes the rebuild up again at once, at
+    /// the profile's pace, as a failure event of its own (`resumed`).
+    fn rebuilds_resume(&mut self) {
+        let names = self.dead_die_names();
+        let mut named = names.iter();
+        for m in 0..self.members.len() {
+            let dies = self.members[m].ftl.dead_dies().to_vec();
+            let these: Vec<String> = named.by_ref().take(dies.len()).cloned().collect();
+            if self.members[m].ftl.rebuilding() && self.members[m].ftl.rebuild_left() == 0 {
+                // A mount starts a pass over every stripe of a card with
+                // dead dies; with nothing left to move, it ends at once
+                // (no media operation).
+                self.members[m].ftl.rebuild_step(1).expect("a rebuild with nothing to move touches no media");
+                assert!(!self.members[m].ftl.rebuilding(), "a pass with nothing to move ends");
+            }
+            if !self.members[m].ftl.rebuilding() {
+                continue;
+            }
+            let ev = FailureEvent {
+                what: these.join(", "),
+                member: m,
+                dies,
+                failed_at_ns: 0,
+                slots_to_rebuild: self.members[m].ftl.rebuild_left(),
+                slots_moved: 0,
+                rebuild_done_ns: None,
+                lost_offsets: Vec::new(),
+                read_only: None,
+                random: false,
+                resumed: true,
+            };
+            let spm = self.costs.spm;
+            let f = self.faults_mut();
+            f.events.push(ev);
+            f.rebuilding[m] = Some(Rebuilding { since: 0, moved: 0, event: f.events.len() - 1 });
+            f.plan(0, spm);
+        }
+    }
+
     /// Fails a target's dies now; the rebuild starts.
     pub fn fail_now(&mut self, now: Ns, target: &FailTarget) -> Result<FailureEvent, DeviceError> {
         let dies = self.target_dies(target)?;
@@ -1291,6 +1361,7 @@ impl Device {
             lost_offsets: Vec::new(),
             read_only: None,
             random: false,
+            resumed: false,
         };
         for &d in &dies {
             let f = self.members[m].ftl.die_fail(d)?;
@@ -1330,7 +1401,12 @@ impl Device {
             ev.slots_moved += moved;
             f.rebuilding[m] = Some(Rebuilding { moved: r.moved + moved, ..r });
             if done {
-                ev.rebuild_done_ns = Some(now.max(gc_ready));
+                // One rebuild empties every stripe holding a dead die of
+                // the member: it ends every failure of the member that
+                // was waiting for it, the earlier ones too.
+                for ev in f.events.iter_mut().filter(|e| e.member == m && e.rebuild_done_ns.is_none()) {
+                    ev.rebuild_done_ns = Some(now.max(gc_ready));
+                }
                 f.rebuilding[m] = None;
             }
         }
@@ -1423,6 +1499,7 @@ impl Device {
     pub fn background(&mut self, now: Ns) -> Result<(), DeviceError> {
         if self.faults.as_ref().is_some_and(|f| now >= f.next_due) {
             self.faults_advance(now)?;
+            self.smart_keep();
         }
         Ok(())
     }
@@ -1435,6 +1512,26 @@ impl Device {
     /// Each member's failed dies (those a mount found included).
     pub fn dead_dies(&self) -> Vec<Vec<u32>> {
         self.members.iter().map(|m| m.ftl.dead_dies().to_vec()).collect()
+    }
+
+    /// Each dead die's name ("die 3.1", "member 1 die 3.1"), member by
+    /// member, as `dead_dies` lists them.
+    pub fn dead_die_names(&self) -> Vec<String> {
+        let g = self.members[0].ftl.media().geometry();
+        let (channels, members) = (g.channels, self.members.len());
+        let name = |member: usize, d: u32| FailTarget { member, channel: d % channels, die: Some(d / channels) }.describe(members);
+        self.members.iter().enumerate().flat_map(|(m, mem)| mem.ftl.dead_dies().iter().map(move |&d| name(m, d))).collect()
+    }
+
+    /// 4 KiB slots whose data is lost (kept across power-ons in the
+    /// system area).
+    pub fn slots_lost(&self) -> u64 {
+        self.members.iter().map(|m| m.ftl.lbas_lost().len() as u64).sum()
+    }
+
+    /// Valid slots still to move out of stripes holding a dead die.
+    pub fn rebuild_left(&self) -> u64 {
+        self.members.iter().map(|m| m.ftl.rebuild_left()).sum()
     }
 
     /// The directory of the card's store, for a card kept in files.
@@ -1452,7 +1549,17 @@ impl Device {
     pub fn smart(&self) -> Option<SmartLog> {
         let log = self.smart.as_ref()?;
         let c = self.counters();
-        Some(log.with(c.host_slots_read, c.host_slots_written, c.host_slots_written + c.gc_slots_moved, c.read_errors.reads_uncorrectable + c.faults.lbas_lost))
+        Some(log.with(c.host_slots_read, c.host_slots_written, c.nand_slots_all(), c.read_errors.reads_uncorrectable + c.faults.lbas_lost))
+    }
+
+    /// Keeps the SMART log's traffic counters beside the pages (a card
+    /// kept in files; nothing otherwise): done after every request of the
+    /// block API and every background step, so that a cut loses none.
+    pub(crate) fn smart_keep(&mut self) {
+        let Some(log) = self.smart() else { return };
+        if let Some(store) = self.members[0].ftl.media_mut().array.store_mut() {
+            store.kept_counters_set(&log.kept());
+        }
     }
 
     /// Why the card refuses writes, if it does.

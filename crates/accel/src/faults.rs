@@ -101,6 +101,11 @@ pub struct FailureEvent {
     /// Drawn by the random failure process, not asked for.
     #[serde(default)]
     pub random: bool,
+    /// Not a failure of this power-on: the rebuild of dies that failed
+    /// before it, resumed when the card was mounted with stripes still
+    /// holding them.
+    #[serde(default)]
+    pub resumed: bool,
 }
 
 impl FailureEvent {

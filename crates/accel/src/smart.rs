@@ -1,8 +1,9 @@
 //! The card's SMART-like log: counters that outlive restarts, kept beside
-//! a served card's store (`smart.toml`, written whole, versioned). Saved at
-//! every power-on (mount) and at every clean shutdown, so that an unclean
-//! stop loses only the host traffic counted since the last save, never a
-//! power cycle or an unclean shutdown.
+//! a served card's store (`smart.toml`, written whole, versioned), saved at
+//! every power-on (mount) and at every clean shutdown. The traffic
+//! counters are also kept beside the pages at every request (`kept`), so
+//! that a cut loses none of them; a power cycle or an unclean shutdown is
+//! saved as it happens.
 
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -30,9 +31,10 @@ pub struct SmartLog {
     /// 4 KiB slots the host read and wrote.
     pub host_slots_read: u64,
     pub host_slots_written: u64,
-    /// 4 KiB slots written to NAND for the host and by garbage collection
-    /// (parity not counted): over `host_slots_written`, the lifetime
-    /// write amplification. (A log from before it was kept reads 0.)
+    /// 4 KiB slots programmed to NAND: the host's, garbage collection's,
+    /// a rebuild's, parity and padding (what wears the flash); over
+    /// `host_slots_written`, the lifetime write amplification. (A log from
+    /// before it was kept reads 0.)
     #[serde(default)]
     pub nand_slots_written: u64,
 }
@@ -43,6 +45,18 @@ impl SmartLog {
     pub fn load(dir: &Path) -> Result<SmartLog, String> {
         let log = crate::checkpoint::toml_load(dir, FILE_NAME, "SMART log", |l: &SmartLog| l.version, FILE_VERSION)?;
         Ok(log.unwrap_or(SmartLog { version: FILE_VERSION, ..SmartLog::default() }))
+    }
+
+    /// The log of a card at rest, changing nothing: the file, with the
+    /// counters kept beside the pages of its first member's store (newer,
+    /// where the card did not stop cleanly).
+    pub fn at_rest(dir: &Path) -> Result<SmartLog, String> {
+        let mut log = SmartLog::load(dir)?;
+        let store = dir.join("member-0.flash");
+        if let Some(k) = nand::store::kept_counters_read(&store).map_err(|e| format!("{}: {e}", store.display()))? {
+            log.absorb(&k);
+        }
+        Ok(log)
     }
 
     /// Writes the log whole beside the store.
@@ -58,6 +72,25 @@ impl SmartLog {
         self.power_cycles += 1;
         self.unclean_shutdowns += u64::from(!clean);
         self.media_errors += slots_lost;
+    }
+
+    /// The lifetime counters the card keeps beside its pages
+    /// (`nand::Store::kept_counters`), so that a cut loses none of them;
+    /// the rest of the log changes only at a power-on.
+    pub fn kept(&self) -> [u64; nand::store::KEPT_COUNTERS] {
+        let mut k = [0; nand::store::KEPT_COUNTERS];
+        k[..4].copy_from_slice(&[self.host_slots_read, self.host_slots_written, self.nand_slots_written, self.media_errors]);
+        k
+    }
+
+    /// Takes in counters the card kept beside its pages: they are newer
+    /// than this file's wherever they are larger (the card stopped without
+    /// saving the file).
+    pub fn absorb(&mut self, k: &[u64; nand::store::KEPT_COUNTERS]) {
+        self.host_slots_read = self.host_slots_read.max(k[0]);
+        self.host_slots_written = self.host_slots_written.max(k[1]);
+        self.nand_slots_written = self.nand_slots_written.max(k[2]);
+        self.media_errors = self.media_errors.max(k[3]);
     }
 
     /// This log with what happened since it was loaded added.

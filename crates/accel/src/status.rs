@@ -54,9 +54,19 @@ pub struct Status {
     /// NAND slots written (host and GC, parity not counted) per host slot,
     /// over the card's life.
     pub lifetime_write_amplification: Option<f64>,
+    /// The failures since this power-on (the dead dies and lost slots
+    /// outlive it: `dead_dies`, `slots_lost`).
     pub failures: Vec<FailureEvent>,
     /// Each member's dead dies.
     pub dead_dies: Vec<Vec<u32>>,
+    /// Each dead die's name ("die 3.1"), in `dead_dies`' order.
+    #[serde(default)]
+    pub dead_die_names: Vec<String>,
+    /// 4 KiB slots whose data is lost (a second failure in a stripe, a cut
+    /// beyond parity): they read as I/O errors until written again. Kept
+    /// across power-ons.
+    #[serde(default)]
+    pub slots_lost: u64,
     pub rebuilding: bool,
     pub rebuilds: Vec<Rebuild>,
     /// Reads through stripes, the rebuild's moves, slots lost, pages
@@ -86,12 +96,13 @@ impl Device {
         let host_bytes = host_slots * units::SLOT_BYTES;
         let full = self.full_capacity_bytes() as f64;
         let rated = self.profile.nand.endurance.as_ref().and_then(|e| e.rated_petabytes_written).map(|pb| pb * 1e15 / full);
-        let rebuilds = self
+        let rebuilds: Vec<Rebuild> = self
             .failures()
             .iter()
             .filter(|f| f.rebuild_done_ns.is_none() && f.read_only.is_none())
             .map(|f| Rebuild { what: f.what.clone(), slots_moved: f.slots_moved, slots_at_most: f.slots_to_rebuild.max(f.slots_moved) })
             .collect();
+        assert_eq!(self.rebuilding(), !rebuilds.is_empty(), "status and the FTL agree on whether a rebuild runs");
         let power = self.profile.power;
         let mut s = Status {
             firmware: format!("flashlab {}", env!("CARGO_PKG_VERSION")),
@@ -113,6 +124,8 @@ impl Device {
             lifetime_write_amplification: (host_slots > 0).then(|| nand_slots as f64 / host_slots as f64),
             failures: self.failures().to_vec(),
             dead_dies: self.dead_dies(),
+            dead_die_names: self.dead_die_names(),
+            slots_lost: self.slots_lost(),
             rebuilding: self.rebuilding(),
             rebuilds,
             faults: c.faults.clone(),
@@ -135,9 +148,26 @@ impl Status {
         if let Some(why) = &self.read_only {
             a.push(format!("read-only: {why}"));
         }
-        for f in self.failures.iter() {
+        if self.slots_lost > 0 {
+            a.push(format!("{} slots of 4 KiB hold lost data: they read as I/O errors until written again", self.slots_lost));
+        }
+        // The newest failure first.
+        for f in self.failures.iter().rev() {
             let lost = if f.lost_offsets.is_empty() { String::new() } else { format!(", {} slots lost", f.lost_offsets.len()) };
-            a.push(format!("{} failed at {:.3} s{lost}", f.what, f.failed_at_ns as f64 / 1e9));
+            match f.resumed {
+                true => a.push(format!("{} dead (failed before this power-on; their rebuild resumed at power-on)", f.what)),
+                false => a.push(format!("{} failed at {:.3} s{lost}", f.what, f.failed_at_ns as f64 / 1e9)),
+            }
+        }
+        // Dead dies no failure of this power-on names: they failed before.
+        let dead = self.dead_dies.iter().enumerate().flat_map(|(m, dies)| dies.iter().map(move |&d| (m, d)));
+        let earlier: Vec<&str> = dead
+            .zip(&self.dead_die_names)
+            .filter(|((m, d), _)| !self.failures.iter().any(|f| f.member == *m && f.dies.contains(d)))
+            .map(|(_, n)| n.as_str())
+            .collect();
+        if !earlier.is_empty() {
+            a.push(format!("{} dead die{} (failed before this power-on): {}", earlier.len(), if earlier.len() == 1 { "" } else { "s" }, earlier.join(", ")));
         }
         for r in &self.rebuilds {
             let share = r.slots_moved as f64 / r.slots_at_most.max(1) as f64;

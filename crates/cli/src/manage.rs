@@ -225,15 +225,51 @@ pub fn status_of(store: &Path) -> Result<Value> {
     }
     at_rest_check(store)?;
     let (card, profile) = card_at_rest(store)?;
+    if !accel::Device::stopped_cleanly(store, profile.members) {
+        return unclean_status_of(store, &card, &profile);
+    }
     let backing = accel::Backing::inspect(store, &card.owner())?;
     let device = accel::Device::with_backing(&profile, &card.format, card.scale, &backing)?;
     let mut v = serde_json::to_value(device.status(0, None, card.beacon))?;
     let volumes = volumes_at_rest(store, device.capacity_bytes())?;
-    let list: Vec<Value> = volumes.list().iter().enumerate().map(|(i, vol)| json!({ "export": format!("volume {}", i + 1), "bytes": vol.bytes })).collect();
-    v["volumes"] = Value::Array(list);
+    v["volumes"] = volumes_json(&card, &volumes);
     v["clients"] = json!(0);
     v["served"] = json!(false);
     Ok(v)
+}
+
+/// What the files of a card that did not stop cleanly tell, changing
+/// nothing: what it is, its volumes, beacon and SMART-like log (with the
+/// counters kept beside its pages); its map, spare, health and failures
+/// need a mount, which repairs, so they are named, not guessed.
+fn unclean_status_of(store: &Path, card: &accel::CardFile, profile: &accel::Profile) -> Result<Value> {
+    let _shared = accel::StoreLock::share(store).map_err(anyhow::Error::msg)?;
+    let capacity = accel::Device::capacity_of(profile, &card.format, card.scale)?;
+    let volumes = volumes_at_rest(store, capacity)?;
+    let smart = accel::SmartLog::at_rest(store).map_err(anyhow::Error::msg)?;
+    Ok(json!({
+        "device": profile.name,
+        "id": profile.id,
+        "format": card.format,
+        "scale": card.scale,
+        "members": profile.members,
+        "capacity_bytes": capacity,
+        "beacon": card.beacon,
+        "volumes": volumes_json(card, &volumes),
+        "smart": smart,
+        "host_bytes_written": smart.host_slots_written * units::SLOT_BYTES,
+        "clients": 0,
+        "served": false,
+        "stopped_cleanly": false,
+        "needs_a_mount": "the card did not stop cleanly (no checkpoint): its map, spare, health, dead dies and lost slots are known only once it is mounted, and a mount repairs (serve it once, then ask again)",
+    }))
+}
+
+/// The volumes of a card at rest, named as its exports are when served
+/// (`NAME`, or `NAME-1` and `NAME-2` for a split card).
+fn volumes_json(card: &accel::CardFile, volumes: &accel::Volumes) -> Value {
+    let n = volumes.count();
+    Value::Array((1..=n).zip(volumes.list()).map(|(i, v)| json!({ "export": emu::export_name(card.export_base(), i, n), "bytes": v.bytes })).collect())
 }
 
 pub fn status(a: StatusArgs) -> Result<()> {
@@ -256,9 +292,49 @@ fn gb(bytes: f64) -> String {
     }
 }
 
+/// What the files of a card that did not stop cleanly tell, as a person
+/// reads it.
+fn unclean_text(v: &Value) -> Result<String> {
+    use std::fmt::Write;
+    let m: accel::SmartLog = serde_json::from_value(v["smart"].clone()).context("the card's SMART log")?;
+    let mut o = String::new();
+    writeln!(
+        o,
+        "{} ({}) [simulated], format {}, scale 1/{}; at rest, NOT STOPPED CLEANLY",
+        v["device"].as_str().unwrap_or("?"),
+        v["id"].as_str().unwrap_or("?"),
+        v["format"].as_str().unwrap_or("?"),
+        v["scale"]
+    )?;
+    writeln!(
+        o,
+        "capacity {}; volumes: {}; beacon {}",
+        gb(v["capacity_bytes"].as_f64().unwrap_or(0.0)),
+        volumes_list(v),
+        if v["beacon"] == true { "ON" } else { "off" }
+    )?;
+    writeln!(o, "written         {} by the host", gb(v["host_bytes_written"].as_f64().unwrap_or(0.0)))?;
+    smart_line(&mut o, &m)?;
+    writeln!(o, "alerts")?;
+    writeln!(o, "  ! unclean shutdown: {}", v["needs_a_mount"].as_str().unwrap_or(""))?;
+    Ok(o)
+}
+
+fn smart_line(o: &mut String, m: &accel::SmartLog) -> std::fmt::Result {
+    use std::fmt::Write;
+    writeln!(
+        o,
+        "SMART power cycles {}, unclean shutdowns {}, media errors {}, host reads {}, host writes {}, NAND writes {} (4 KiB slots)",
+        m.power_cycles, m.unclean_shutdowns, m.media_errors, m.host_slots_read, m.host_slots_written, m.nand_slots_written
+    )
+}
+
 /// The status as a person reads it.
 fn status_text(v: &Value) -> Result<String> {
     use std::fmt::Write;
+    if v["stopped_cleanly"] == false {
+        return unclean_text(v);
+    }
     let s: accel::Status = serde_json::from_value(v.clone()).context("the card's status")?;
     let h = &s.health;
     let mut o = String::new();
@@ -295,7 +371,7 @@ fn status_text(v: &Value) -> Result<String> {
     let rated = s.rated_drive_writes.map_or("no rated bytes written in the profile".to_string(), |r| format!("of the rated {r:.0}"));
     writeln!(o, "  written         {} by the host: {:.2} drive writes {rated}", gb(s.host_bytes_written as f64), s.drive_writes)?;
     match s.lifetime_write_amplification {
-        Some(wa) => writeln!(o, "  write ampl.     {wa:.2} over its life (parity not counted)")?,
+        Some(wa) => writeln!(o, "  write ampl.     {wa:.2} over its life (NAND programs per host write: GC, rebuilds, parity and padding counted)")?,
         None => writeln!(o, "  write ampl.     none yet (nothing written)")?,
     }
     let b = &h.bad_blocks;
@@ -309,6 +385,10 @@ fn status_text(v: &Value) -> Result<String> {
         b.grown
     )?;
     writeln!(o, "  power-loss prot. {}; read-only: {}", if s.power_loss_protection { "on" } else { "off" }, s.read_only.as_deref().unwrap_or("no"))?;
+    if !s.dead_die_names.is_empty() || s.slots_lost > 0 {
+        let dies = if s.dead_die_names.is_empty() { "none".to_string() } else { s.dead_die_names.join(", ") };
+        writeln!(o, "  dead dies       {dies}; slots lost {}", s.slots_lost)?;
+    }
     let power = match (s.power_watts, s.power_idle_watts, s.power_max_watts) {
         (Some(w), Some(i), Some(m)) => format!("{w:.1} W over the last second [modelled; {i} W idle, {m} W max]"),
         (None, Some(i), Some(m)) => format!("not drawing (at rest; {i} W idle, {m} W max)"),
@@ -316,11 +396,7 @@ fn status_text(v: &Value) -> Result<String> {
     };
     writeln!(o, "power {power}")?;
     if let Some(m) = &s.smart {
-        writeln!(
-            o,
-            "SMART power cycles {}, unclean shutdowns {}, media errors {}, host reads {}, host writes {} (4 KiB slots)",
-            m.power_cycles, m.unclean_shutdowns, m.media_errors, m.host_slots_read, m.host_slots_written
-        )?;
+        smart_line(&mut o, m)?;
     }
     if s.alerts.is_empty() {
         writeln!(o, "alerts none")?;

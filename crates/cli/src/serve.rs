@@ -175,8 +175,14 @@ pub fn serve(a: ServeArgs) -> Result<()> {
     let started = std::time::Instant::now();
     let device = accel::Device::with_backing(&profile, &format, a.scale, &backing)?;
     drop(backing);
-    if kept_card.is_none() {
-        card.save(&a.store).map_err(anyhow::Error::msg)?;
+    let name = a.name.clone().unwrap_or_else(|| profile.id.clone());
+    // The card keeps the name it is served under, so that at rest its
+    // volumes are named as its exports are.
+    let kept_name = |c: &accel::CardFile| c.export_base() == name;
+    match kept_card {
+        Some(c) if kept_name(&c) => {}
+        Some(c) => accel::CardFile { name: Some(name.clone()), ..c }.save(&a.store).map_err(anyhow::Error::msg)?,
+        None => accel::CardFile { name: Some(name.clone()), ..card }.save(&a.store).map_err(anyhow::Error::msg)?,
     }
     let volumes = match kept {
         Some(v) => {
@@ -197,7 +203,6 @@ pub fn serve(a: ServeArgs) -> Result<()> {
         "flashlab serve: power-loss protection {}",
         if device.power_loss_protection() { "on: every acknowledged write survives a cut" } else { "off: only writes covered by a FLUSH or FUA survive a cut" }
     );
-    let name = a.name.clone().unwrap_or_else(|| profile.id.clone());
     let timing = if a.timing == "none" { emu::Timing::None } else { emu::Timing::Model { time_scale: a.time_scale } };
     match timing {
         emu::Timing::Model { time_scale } if time_scale != 1.0 => eprintln!(

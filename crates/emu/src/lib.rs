@@ -13,4 +13,4 @@ pub mod writelog;
 
 pub use control::Control;
 pub use pace::Timing;
-pub use server::{Served, Server};
+pub use server::{export_name, Served, Server};

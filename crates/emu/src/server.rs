@@ -83,6 +83,18 @@ fn card_description(device: &Device) -> String {
 
 /// The exports of a card presented as `volumes`: `name` for a card
 /// served whole, `name-1` and `name-2` for a split card.
+/// The export of volume `i` (from 1) of `n`: `base` for a card served
+/// whole, `base-1` and `base-2` for a split one. Served or at rest, a
+/// volume is named so.
+pub fn export_name(base: &str, i: u32, n: u32) -> String {
+    assert!((1..=n).contains(&i), "volume {i} of {n}");
+    if n == 1 {
+        base.to_string()
+    } else {
+        format!("{base}-{i}")
+    }
+}
+
 fn exports_of(name: &str, card: &str, volumes: &Volumes) -> Vec<Export> {
     // CAN_MULTI_CONN holds: every connection's requests run on the one
     // device thread, in arrival order, so a FLUSH on any connection
@@ -93,7 +105,8 @@ fn exports_of(name: &str, card: &str, volumes: &Volumes) -> Vec<Export> {
     (1..=n)
         .zip(volumes.list())
         .map(|(i, v)| {
-            let (name, description) = if n == 1 { (name.to_string(), card.to_string()) } else { (format!("{name}-{i}"), format!("volume {i} of {n}: {card}")) };
+            let description = if n == 1 { card.to_string() } else { format!("volume {i} of {n}: {card}") };
+            let name = export_name(name, i, n);
             Export { name, description, size_bytes: v.bytes, flags }
         })
         .collect()

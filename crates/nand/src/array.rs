@@ -243,6 +243,10 @@ impl Array {
         self.store
     }
 
+    pub fn store(&self) -> Option<&Store> {
+        self.store.as_ref()
+    }
+
     pub fn store_mut(&mut self) -> Option<&mut Store> {
         self.store.as_mut()
     }

@@ -35,6 +35,13 @@ pub const STORE_VERSION: u32 = 2;
 const HOLE_BYTES_MIN: usize = 2 << 20;
 /// The header occupies the file's first 4 KiB.
 const HEADER_BYTES: usize = 4096;
+/// Counters the card keeps in the header's last bytes (see
+/// [`Store::kept_counters`]): a mark, then the counters.
+pub const KEPT_COUNTERS: usize = 15;
+const KEPT_OFFSET: usize = HEADER_BYTES - (KEPT_COUNTERS + 1) * 8;
+/// The mark of kept counters written by this layout (a header from before
+/// them holds zeros there).
+const KEPT_MARK: u64 = u64::from_le_bytes(*b"KEPTCNT1");
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
@@ -348,6 +355,30 @@ impl Store {
         }
     }
 
+    /// The counters the card keeps beside its pages (a file store's
+    /// header; none in memory, or where none were ever written): written
+    /// through the mapping at every request, they outlive a killed process
+    /// as the pages do, so that a cut loses none of them.
+    pub fn kept_counters(&self) -> Option<[u64; KEPT_COUNTERS]> {
+        let Bytes::Mapped { map, .. } = &self.data else { return None };
+        kept_parse(&map[KEPT_OFFSET..HEADER_BYTES])
+    }
+
+    /// Writes the kept counters (nothing for a store in memory). Each is
+    /// one aligned 8-byte store: a process killed at any instruction
+    /// leaves every counter old or new, never torn.
+    pub fn kept_counters_set(&mut self, counters: &[u64; KEPT_COUNTERS]) {
+        let Bytes::Mapped { map, .. } = &mut self.data else { return };
+        let words = map[KEPT_OFFSET..HEADER_BYTES].as_mut_ptr().cast::<u64>();
+        assert!(words.is_aligned(), "the kept counters are 8-byte aligned in the page-aligned map");
+        for (i, &v) in std::iter::once(&KEPT_MARK).chain(counters).enumerate() {
+            // SAFETY: in bounds of the map (KEPT_COUNTERS + 1 words up to
+            // the header's end) and aligned, checked above; the map is
+            // this store's own, borrowed mutably here.
+            unsafe { std::ptr::write_volatile(words.add(i), v.to_le()) };
+        }
+    }
+
     /// Names a new owner in a file store's header (a card formatted anew:
     /// the header's description names the new format); nothing for a
     /// store in memory.
@@ -386,11 +417,28 @@ fn describe(g: &Geometry, owner: &str) -> String {
     )
 }
 
+/// Kept counters from a header's last bytes, where the mark says there
+/// are some.
+fn kept_parse(b: &[u8]) -> Option<[u64; KEPT_COUNTERS]> {
+    let word = |i: usize| u64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().expect("8 bytes"));
+    (word(0) == KEPT_MARK).then(|| std::array::from_fn(|i| word(i + 1)))
+}
+
+/// The kept counters of the store file at `path`, read without opening
+/// it as a store (a card at rest looked at): none where it holds none.
+pub fn kept_counters_read(path: &Path) -> std::io::Result<Option<[u64; KEPT_COUNTERS]>> {
+    use std::os::unix::fs::FileExt;
+    let mut b = vec![0u8; HEADER_BYTES - KEPT_OFFSET];
+    File::open(path)?.read_exact_at(&mut b, KEPT_OFFSET as u64)?;
+    Ok(kept_parse(&b))
+}
+
 fn header_write(h: &mut [u8], described: &str) {
     h[..8].copy_from_slice(STORE_MAGIC);
     h[8..12].copy_from_slice(&STORE_VERSION.to_le_bytes());
     let d = described.as_bytes();
-    let n = d.len().min(HEADER_BYTES - 16);
+    // The description never reaches the kept counters.
+    let n = d.len().min(KEPT_OFFSET - 16);
     h[12..16].copy_from_slice(&(n as u32).to_le_bytes());
     h[16..16 + n].copy_from_slice(&d[..n]);
 }
@@ -406,7 +454,7 @@ fn header_check(file: &File, path: &str, expected: &str) -> Result<(), StoreErro
     if version != STORE_VERSION {
         return Err(StoreError::Version { path: path.into(), found: version, expected: STORE_VERSION });
     }
-    let len = (u32::from_le_bytes([h[12], h[13], h[14], h[15]]) as usize).min(HEADER_BYTES - 16);
+    let len = (u32::from_le_bytes([h[12], h[13], h[14], h[15]]) as usize).min(KEPT_OFFSET - 16);
     let found = String::from_utf8_lossy(&h[16..16 + len]).to_string();
     if found != expected {
         return Err(StoreError::Mismatch { path: path.into(), found, expected: expected.into() });
