@@ -420,3 +420,77 @@ fn monitor_reports_what_fio_measures_and_serves_prometheus_text() {
     assert!(avg <= max && p99 <= max && avg > 0.0, "{s}");
     card.stop();
 }
+
+/// Polls the served card's status until `done` holds (at most 30 s).
+fn status_until(store: &str, what: &str, done: impl Fn(&serde_json::Value) -> bool) -> serde_json::Value {
+    for _ in 0..300 {
+        let v = status_json(store);
+        if done(&v) {
+            return v;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    panic!("{what} never happened: {}", status_json(store));
+}
+
+/// The lifetime counters were once written only at a start and a clean
+/// stop, so after a kill -9 status said nothing had been written, and
+/// NAND writes left out rebuilds and parity. Now every acknowledged write
+/// is counted across a cut (the P420m protects its buffer), and NAND
+/// writes count every program: after a rebuild they exceed host writes by
+/// at least what the rebuild moved.
+#[test]
+fn lifetime_counters_survive_a_cut_and_count_every_nand_program() {
+    let mut card = Served::start("counters", &[]);
+    let store = store_of(&card);
+    fio_run(&card, "w.fio", &format!("[w]\nuri={}\nrw=write\nbs=4k\nsize=8m\niodepth=4\n", card.uri()));
+    card.cut_and_restart();
+    let v = status_json(&store);
+    assert_eq!(v["host_bytes_written"].as_u64(), Some(8 << 20), "{v}");
+    assert_eq!(v["smart"]["host_slots_written"].as_u64(), Some(2048), "{v}");
+    assert_eq!(v["smart"]["unclean_shutdowns"].as_u64(), Some(1));
+    let nand_before = v["smart"]["nand_slots_written"].as_u64().unwrap();
+    assert!(nand_before > 2048, "parity is programmed too: {nand_before}");
+    let (code, _, err) = flashlab(&["control", "--store", &store, "fail-die", "1.0"]);
+    assert_eq!(code, 0, "{err}");
+    let v = status_until(&store, "the rebuild's end", |v| v["rebuilding"] == false && v["failures"][0]["rebuild_done_ns"].is_u64());
+    let moved = v["failures"][0]["slots_moved"].as_u64().unwrap();
+    assert!(moved > 0, "the rebuild moved slots: {v}");
+    let nand = v["smart"]["nand_slots_written"].as_u64().unwrap();
+    assert!(nand >= nand_before + moved, "NAND writes {nand} count the rebuild's {moved} moves (were {nand_before})");
+    assert!(nand > v["smart"]["host_slots_written"].as_u64().unwrap());
+}
+
+/// Two dies failed at once once left the first one's rebuild "running"
+/// in status for ever while stats said none ran; after a restart the dead
+/// dies and the lost slots were gone from the text status. Both rebuilds
+/// now end in status and in `control stats` (what monitor shows); after a
+/// cut and a restart the text status names the dead dies and the lost
+/// slots, and the alert for the lost data comes first.
+#[test]
+fn two_dies_failed_at_once_end_everywhere_and_are_remembered() {
+    let mut card = Served::start("two-dies", &[]);
+    let store = store_of(&card);
+    fio_run(&card, "w.fio", &format!("[w]\nuri={}\nrw=randwrite\nbs=4k\nsize=16m\niodepth=8\n", card.uri()));
+    let (code, _, err) = flashlab(&["control", "--store", &store, "fail-die", "2.0", "3.0"]);
+    assert_eq!(code, 0, "{err}");
+    let v = status_until(&store, "both rebuilds' end", |v| v["rebuilds"].as_array().is_some_and(|r| r.is_empty()));
+    assert_eq!(v["rebuilding"], false);
+    for f in v["failures"].as_array().unwrap() {
+        assert!(f["rebuild_done_ns"].is_u64(), "every failure's rebuild ended: {f}");
+    }
+    assert!(!v["alerts"].as_array().unwrap().iter().any(|a| a.as_str().unwrap().contains("running")), "{v}");
+    let (_, stats, _) = flashlab(&["control", "--store", &store, "stats"]);
+    let stats: serde_json::Value = serde_json::from_str(&stats).unwrap();
+    assert_eq!(stats["rebuilding"], false, "{stats}");
+    let lost = v["slots_lost"].as_u64().unwrap();
+    assert!(lost > 0, "two dies of one stripe group lose the slots whose stripes held both: {v}");
+    card.cut_and_restart();
+    let (code, text, err) = flashlab(&["status", &store]);
+    assert_eq!(code, 0, "{err}");
+    assert!(text.contains("dead dies       die 2.0, die 3.0"), "{text}");
+    let alerts = &text[text.find("alerts").unwrap()..];
+    let first = alerts.lines().nth(1).unwrap();
+    assert!(first.contains(&format!("{lost} slots of 4 KiB hold lost data")), "the worst alert first: {text}");
+    assert!(alerts.contains("die 2.0") && alerts.contains("die 3.0"), "{text}");
+}
