@@ -915,12 +915,19 @@ impl Device {
     /// The effective over-provisioning: physical data slots (parity
     /// excluded) less what the GC reserve and the open superblocks hold on
     /// average, over the usable slots, minus one.
+    /// The one over-provisioning figure of the card, shown by `run`,
+    /// `review` and `status` alike: the data slots of its good blocks
+    /// less what GC holds on average (its reserve and the open
+    /// superblocks), over the format's slots, less one. The scaling keeps
+    /// it the full-size card's; bad blocks and dead dies lower it.
     pub fn effective_op(&self) -> f64 {
-        let m = &self.members[0];
-        let l = m.ftl.layout();
         let held = self.profile.ftl.reserve_superblocks as f64 + HELD_BEYOND_RESERVE;
-        let t = (l.superblocks as f64 - held) * l.data_slots_per_superblock as f64;
-        t / m.ftl.user_slots() as f64 - 1.0
+        let (mut t, mut user) = (0.0, 0u64);
+        for m in &self.members {
+            t += m.ftl.data_slots_good() as f64 - held * m.ftl.layout().data_slots_per_superblock as f64;
+            user += m.ftl.user_slots();
+        }
+        t / user as f64 - 1.0
     }
 
     /// Runs the invariant checker of every member's FTL.
@@ -1571,7 +1578,6 @@ impl Device {
     pub fn health(&self) -> Health {
         let (mut sum, mut blocks, mut lo, mut hi) = (0u64, 0u64, u32::MAX, 0u32);
         let mut bad = ftl::BadBlocks::default();
-        let (mut usable, mut user) = (0u64, 0u64);
         for m in &self.members {
             let a = &m.ftl.media().array;
             let c = m.cycles_per_erase;
@@ -1580,8 +1586,6 @@ impl Device {
             lo = lo.min(a.erase_count_min() * c);
             hi = hi.max(a.erase_count_max() * c);
             bad.add(m.ftl.bad_blocks());
-            usable += m.ftl.usable_slots();
-            user += m.ftl.config().user_slots;
         }
         let rated = self.profile.nand.endurance.as_ref().map(|e| e.rated_pe_cycles);
         let mean = sum as f64 / blocks.max(1) as f64;
@@ -1593,7 +1597,7 @@ impl Device {
             life_used: rated.map(|r| mean / r as f64),
             bad_blocks: bad,
             blocks,
-            spare_share: usable.saturating_sub(user) as f64 / user.max(1) as f64,
+            spare_share: self.effective_op(),
             read_only: self
                 .members
                 .iter()

@@ -97,8 +97,8 @@ pub struct Health {
     pub bad_blocks: BadBlocks,
     /// Die blocks of the card.
     pub blocks: u64,
-    /// Slots the good blocks hold beyond the format and what garbage
-    /// collection needs, over the format's slots: the spare left.
+    /// The spare left: the effective over-provisioning
+    /// (`Device::effective_op`), the one figure `run` shows too.
     pub spare_share: f64,
     pub read_only: Option<String>,
 }

@@ -174,7 +174,7 @@ impl Status {
             a.push(format!("rebuild of {} running: {} of at most {} slots moved ({:.0}%)", r.what, r.slots_moved, r.slots_at_most, share * 100.0));
         }
         if self.health.spare_share < SPARE_LOW {
-            a.push(format!("spare low: {:.1}% of the format left (alert under {:.0}%)", self.health.spare_share * 100.0, SPARE_LOW * 100.0));
+            a.push(format!("spare low: effective OP {:.1}% (alert under {:.0}%)", self.health.spare_share * 100.0, SPARE_LOW * 100.0));
         }
         if let Some(l) = self.health.life_used.filter(|&l| l >= LIFE_NEARLY_USED) {
             a.push(format!("life nearly used: {:.0}% of the rated cycles", l * 100.0));

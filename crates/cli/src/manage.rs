@@ -377,7 +377,7 @@ fn status_text(v: &Value) -> Result<String> {
     let b = &h.bad_blocks;
     writeln!(
         o,
-        "  spare           {:.1}% of the format; bad blocks {} of {} ({} from the factory, {} grown)",
+        "  effective OP    {:.1}% (spare after GC's working room, over the format); bad blocks {} of {} ({} from the factory, {} grown)",
         h.spare_share * 100.0,
         b.factory + b.grown,
         h.blocks,

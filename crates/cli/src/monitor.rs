@@ -56,7 +56,11 @@ fn metrics_text(stats: &Value, status: &Value) -> String {
     gauge("power_watts", "Modelled power draw over the last whole second.", f("power_watts"));
     gauge("beacon", "The identify beacon (1: on).", stats["beacon"].as_bool().map(|b| b as u8 as f64));
     gauge("life_used_ratio", "Mean P/E cycles over the rated cycles.", status["health"]["life_used"].as_f64());
-    gauge("spare_ratio", "Spare left, as a share of the format.", status["health"]["spare_share"].as_f64());
+    gauge(
+        "spare_ratio",
+        "Spare left: the effective over-provisioning (spare after GC's working room, over the format), as flashlab run shows it.",
+        status["health"]["spare_share"].as_f64(),
+    );
     gauge("read_only", "Whether the card refuses writes (1: yes).", Some(!stats["read_only"].is_null() as u8 as f64));
     let t = &stats["totals"];
     for (k, help) in [

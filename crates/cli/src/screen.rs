@@ -212,7 +212,7 @@ fn draw_health(f: &mut Frame, area: Rect, v: &View) {
         None => "not rated".into(),
     };
     let spare = h["spare_share"].as_f64().map_or("-".into(), |s| format!("{:.1}%", s * 100.0));
-    let mut lines = vec![Line::from(vec![label("life used "), Span::raw(life), label("   spare "), Span::raw(spare)])];
+    let mut lines = vec![Line::from(vec![label("life used "), Span::raw(life), label("   effective OP "), Span::raw(spare)])];
     let alerts: Vec<&str> = v.status["alerts"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
     if alerts.is_empty() {
         lines.push(Line::from(vec![label("alerts "), Span::raw("none")]));
@@ -295,7 +295,7 @@ mod tests {
             "write buffer 42% full",
             "IOPS, last 30 s (peak 173,900)",
             "life used 1.2% of 3000 P/E cycles",
-            "spare 32.0%",
+            "effective OP 32.0%",
             "! die 1.1 failed",
             "and 2 more",
             "q quits",

@@ -157,6 +157,13 @@ impl<M: Media> Ftl<M> {
     /// Slots of 4 KiB the good blocks hold beyond what garbage collection
     /// needs (every superblock at the width it would open with now, less
     /// the reserve, the two open ones and two more, the largest taken).
+    /// Data slots of every superblock's good blocks on live dies, as if
+    /// opened now: the flash the card has to hold its format and GC's
+    /// working room.
+    pub fn data_slots_good(&self) -> u64 {
+        (0..self.layout.superblocks).map(|sb| self.data_slots_fresh(sb)).sum()
+    }
+
     pub fn usable_slots(&self) -> u64 {
         let mut per_sb: Vec<u64> = (0..self.layout.superblocks).map(|sb| self.data_slots_fresh(sb)).collect();
         per_sb.sort_unstable();
