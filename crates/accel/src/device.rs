@@ -34,7 +34,7 @@ use units::{per_op_ns, transfer_ns, Ns, SECTOR_BYTES, SLOT_BYTES};
 pub enum DeviceError {
     #[error("unknown format '{format}' for {device}: expected one of {expected}, or a usable capacity such as 1500GB")]
     UnknownFormat { device: String, format: String, expected: String },
-    #[error("format of {bytes} bytes for {device}: the usable capacity must be in 1 GiB..={max} bytes (raw flash less parity, the GC reserve and the open superblocks)")]
+    #[error("format {} for {device}: a format's capacity is the full-size card's and must be from {} to {} (raw flash less parity, the GC reserve and the open superblocks); a scaled card holds its share of it", gb_and_bytes(*bytes), gb_and_bytes(1 << 30), gb_and_bytes(*max))]
     Capacity { device: String, bytes: u64, max: u64 },
     #[error("--scale {scale}: must be in 1..={max} for {device} (pages per block are divided first, then the {blocks} blocks per plane; a scaled device keeps at least {min_superblocks} superblocks and room for its format)")]
     Scale { device: String, scale: u32, max: u32, blocks: u32, min_superblocks: u32 },
@@ -344,6 +344,12 @@ pub struct Device {
     smart: Option<SmartLog>,
     /// The store's lock, held while the device lives.
     _lock: Option<StoreLock>,
+}
+
+/// A capacity as vendors write it, with its bytes: "1500.0 GB
+/// (1500000000000 bytes)".
+fn gb_and_bytes(bytes: u64) -> String {
+    format!("{:.1} GB ({bytes} bytes)", bytes as f64 / 1e9)
 }
 
 /// A usable capacity written as bytes or with a decimal suffix (GB, TB), as

@@ -63,13 +63,13 @@ impl FailTarget {
     /// of channel `c` is `d * channels + c`), checked against the geometry.
     pub fn dies(&self, g: &nand::Geometry, members: usize) -> Result<Vec<u32>, String> {
         if self.member >= members {
-            return Err(format!("member {}: the card has members 0..{members}", self.member));
+            return Err(format!("member {}: the card has members 0 to {}", self.member, members - 1));
         }
         if self.channel >= g.channels {
-            return Err(format!("channel {}: the card has channels 0..{}", self.channel, g.channels));
+            return Err(format!("channel {}: the card has channels 0 to {}", self.channel, g.channels - 1));
         }
         match self.die {
-            Some(d) if d >= g.dies_per_channel => Err(format!("die {d} of channel {}: a channel has dies 0..{}", self.channel, g.dies_per_channel)),
+            Some(d) if d >= g.dies_per_channel => Err(format!("die {d} of channel {}: a channel has dies 0 to {}", self.channel, g.dies_per_channel - 1)),
             Some(d) => Ok(vec![d * g.channels + self.channel]),
             None => Ok((0..g.dies_per_channel).map(|d| d * g.channels + self.channel).collect()),
         }
@@ -261,7 +261,7 @@ mod tests {
         for bad in ["", "3", "x.1", "3.x", "1:2", "-1.0"] {
             assert!(FailTarget::parse(bad).is_err(), "{bad}");
         }
-        assert!(FailTarget::parse("32.0").unwrap().dies(&g, 1).unwrap_err().contains("channels 0..32"));
+        assert!(FailTarget::parse("32.0").unwrap().dies(&g, 1).unwrap_err().contains("channels 0 to 31"));
         assert!(FailTarget::parse("0.16").unwrap().dies(&g, 1).unwrap_err().contains("dies 0..16"));
         assert!(FailTarget::parse("1:0.0").unwrap().dies(&g, 1).unwrap_err().contains("members 0..1"));
     }

@@ -37,7 +37,11 @@ pub struct Status {
     pub format: String,
     pub scale: u32,
     pub members: u32,
+    /// The card's own usable bytes (a scaled card's share of its format).
     pub capacity_bytes: u64,
+    /// The format's usable bytes on the full-size card.
+    #[serde(default)]
+    pub full_capacity_bytes: u64,
     /// The card's time, ns (0 at rest).
     pub card_ns: u64,
     pub power_loss_protection: bool,
@@ -113,6 +117,7 @@ impl Device {
             scale: self.scale,
             members: self.profile.members,
             capacity_bytes: self.capacity_bytes(),
+            full_capacity_bytes: self.full_capacity_bytes(),
             card_ns: now,
             power_loss_protection: self.power_loss_protection(),
             read_only: health.read_only.clone(),

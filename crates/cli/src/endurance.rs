@@ -37,7 +37,8 @@ pub struct EnduranceArgs {
     /// Write the result as JSON (`-`: standard output).
     #[arg(long)]
     pub json: Option<std::path::PathBuf>,
-    /// No progress lines on standard error.
+    /// Accepted for symmetry with run; the life curve goes to standard
+    /// output either way (it is the result).
     #[arg(long, short)]
     pub quiet: bool,
 }
@@ -53,16 +54,11 @@ pub fn endurance(a: EnduranceArgs) -> Result<()> {
     spec.step_drive_writes = a.step.unwrap_or(0.0);
     spec.life_max = a.life_max;
     let t = Instant::now();
-    let quiet = a.quiet;
     out::sigint_stops_the_lab();
-    if !quiet {
-        eprintln!("{:>9} {:>8} {:>6} {:>7} {:>7} {:>5} {:>9} {:>8} {:>8}", "drive wr", "PB", "life", "bad", "spare", "WA", "IOPS", "p99 ms", "max ms");
-    }
-    let r = age(&profile, &spec, &mut |p: &LifePoint| {
-        if !quiet {
-            eprintln!("{}", point_line(p));
-        }
-    })?;
+    // The life curve is the result: on standard output as it is taken
+    // (`endurance > file` keeps it), with the summary after it.
+    outln!("{:>9} {:>8} {:>6} {:>7} {:>7} {:>5} {:>9} {:>8} {:>8}", "drive wr", "PB", "life", "bad", "eff. OP", "WA", "IOPS", "p99 ms", "max ms");
+    let r = age(&profile, &spec, &mut |p: &LifePoint| outln!("{}", point_line(p)))?;
     if let Some(sink) = json {
         sink.write(&r, a.quiet)?;
     }

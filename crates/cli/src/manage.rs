@@ -99,7 +99,7 @@ fn volumes_at_rest(store: &Path, capacity: u64) -> Result<accel::Volumes> {
 fn at_rest_check(store: &Path) -> Result<()> {
     if let Some(holder) = accel::StoreLock::holder(store) {
         bail!(
-            "{}: the card is in use by {holder}, but its control socket {} does not answer: it is not at rest; stop that process (SIGTERM stops a server cleanly) and ask again",
+            "{}: the card is in use by {holder}, but its control socket {} does not answer (a server still mounting the store, or hung): it is not at rest; ask again once it serves, or stop that process (SIGTERM stops a server cleanly)",
             store.display(),
             store.join("control.sock").display()
         );
@@ -282,6 +282,14 @@ pub fn status(a: StatusArgs) -> Result<()> {
     Ok(())
 }
 
+/// A scaled card's capacity is its own; the full-size format's beside it.
+fn full_size(scale: u32, full_bytes: u64) -> String {
+    match scale {
+        1 => String::new(),
+        _ => format!(" (its share at scale 1/{scale} of the full-size format's {})", gb(full_bytes as f64)),
+    }
+}
+
 fn gb(bytes: f64) -> String {
     if bytes >= 1e12 {
         format!("{:.2} TB", bytes / 1e12)
@@ -354,7 +362,7 @@ fn status_text(v: &Value) -> Result<String> {
         "at rest".into()
     };
     writeln!(o, "firmware {} (profile crc {}); {served}; beacon {}", s.firmware, s.profile_crc, if s.beacon { "ON" } else { "off" })?;
-    writeln!(o, "capacity {}; volumes: {}", gb(s.capacity_bytes as f64), volumes_list(v))?;
+    writeln!(o, "capacity {}{}; volumes: {}", gb(s.capacity_bytes as f64), full_size(s.scale, s.full_capacity_bytes), volumes_list(v))?;
     writeln!(o, "health")?;
     match (h.life_used, h.pe_cycles_rated) {
         (Some(l), Some(r)) => writeln!(

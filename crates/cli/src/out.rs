@@ -122,3 +122,26 @@ pub fn full_size_note(map_bytes: u64, at_once: usize) {
         gb(map_bytes)
     );
 }
+
+/// A word of a command line as a shell reads it back: as it is where it
+/// holds nothing a shell treats specially, else single-quoted.
+pub fn shell_word(w: &str) -> String {
+    let plain = !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || "_./:=,@+-%".contains(c));
+    match plain {
+        true => w.to_string(),
+        false => format!("'{}'", w.replace('\'', "'\\''")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The echoed command line was once pasted back into a shell and cut
+    /// at the workload's `;`.
+    #[test]
+    fn words_a_shell_would_split_are_quoted() {
+        assert_eq!(super::shell_word("4k-write"), "4k-write");
+        assert_eq!(super::shell_word("read=70;bs=4k/60:64k/40"), "'read=70;bs=4k/60:64k/40'");
+        assert_eq!(super::shell_word("it's"), "'it'\\''s'");
+        assert_eq!(super::shell_word(""), "''");
+    }
+}

@@ -97,6 +97,11 @@ pub struct CompareArgs {
     /// Output directory for the combined report.
     #[arg(long, default_value = "flashlab-compare")]
     pub out: PathBuf,
+    /// A name for each results file's run, in order (default: the file's
+    /// name, or its directory's for a results.json), shown in every name
+    /// and legend of the report and in the deltas.
+    #[arg(long)]
+    pub label: Vec<String>,
 }
 
 /// Progress: a bar per running job's step on a terminal, a line per step
@@ -318,15 +323,58 @@ fn fio_export(a: &ReviewArgs, spec: &ReviewSpec, dir: &std::path::Path) -> Resul
 }
 
 pub fn compare(a: CompareArgs) -> Result<()> {
+    if !a.label.is_empty() && a.label.len() != a.results.len() {
+        anyhow::bail!("--label given {} times for {} results files: give one a file, or none", a.label.len(), a.results.len());
+    }
+    let labels = if a.label.is_empty() { run_labels(&a.results) } else { a.label.clone() };
     let mut all = Vec::new();
-    for p in &a.results {
+    for (p, label) in a.results.iter().zip(labels) {
         let text = std::fs::read_to_string(p).with_context(|| format!("cannot read results file {}", p.display()))?;
-        all.push(review::results_parse(&text, &p.display().to_string())?);
+        all.push((label, review::results_parse(&text, &p.display().to_string())?));
     }
     let merged = review::results_merge(all).expect("at least one results file");
     lab::report::out_dir_prepare(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
     let paths = lab::report::write_all(&merged, &a.out, true)?;
     summary_print(&merged);
+    deltas_print(&review::deltas(&merged));
     outln!("\nwrote {} files to {}: report {}", paths.len(), a.out.display(), a.out.join("report.html").display());
     Ok(())
+}
+
+/// Each results file's run label: its name without `.json`, or for a
+/// `results.json` its directory's name; made unique by its place in the
+/// list where two would read the same.
+fn run_labels(files: &[PathBuf]) -> Vec<String> {
+    let name = |p: &PathBuf| {
+        let stem = p.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let dir = p.parent().and_then(|d| d.file_name()).map(|d| d.to_string_lossy().into_owned());
+        match dir {
+            Some(d) if stem == "results" => d,
+            _ => stem,
+        }
+    };
+    let names: Vec<String> = files.iter().map(name).collect();
+    names.iter().enumerate().map(|(i, n)| if names.iter().filter(|m| *m == n).count() > 1 { format!("{n} #{}", i + 1) } else { n.clone() }).collect()
+}
+
+/// The later runs against the first, test by test.
+fn deltas_print(d: &[review::Delta]) {
+    if d.is_empty() {
+        return;
+    }
+    outln!("\n{:<34} {:<10} {:<9} {:<15} {:>12} {:>12} {:>8}  runs [simulated]", "device / format", "profile", "test", "figure", "base", "value", "delta");
+    for x in d {
+        outln!(
+            "{:<34} {:<10} {:<9} {:<15} {:>12} {:>12} {:>8}  {} -> {}",
+            format!("{} {}", x.device, x.format),
+            x.profile,
+            x.test,
+            x.figure,
+            lab::number::num(x.base),
+            lab::number::num(x.value),
+            x.delta_percent.map_or("-".into(), |d| format!("{d:+.1}%")),
+            x.base_run,
+            x.run
+        );
+    }
 }

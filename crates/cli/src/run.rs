@@ -109,9 +109,9 @@ pub fn run(a: RunArgs) -> Result<()> {
     if !a.quiet {
         eprintln!(
             "flashlab run {} --format {} --workload {} --threads {} --qd {} --scale {} --seed {}{}",
-            profile.id,
-            format,
-            a.workload,
+            out::shell_word(&profile.id),
+            out::shell_word(&format),
+            out::shell_word(&a.workload),
             a.threads,
             a.qd,
             a.scale,

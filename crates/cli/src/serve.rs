@@ -151,6 +151,10 @@ fn control_serve(server: Arc<Server>, store: &std::path::Path) -> Result<()> {
 }
 
 pub fn serve(a: ServeArgs) -> Result<()> {
+    // SIGTERM and SIGINT stop the card cleanly: blocked before the socket
+    // is bound (a client may signal as soon as it answers) and before any
+    // thread starts (threads inherit the mask), awaited by one thread.
+    let terminate = terminate_signals();
     let mut profile = accel::profile_load(&a.device).map_err(anyhow::Error::msg)?;
     if let Some(plp) = &a.power_loss_protection {
         profile.ftl.power_loss_protection = plp == "on";
@@ -211,9 +215,6 @@ pub fn serve(a: ServeArgs) -> Result<()> {
         emu::Timing::Model { .. } => eprintln!("flashlab serve: --timing model: no reply leaves before the card's modelled completion"),
         emu::Timing::None => eprintln!("flashlab serve: --timing none: replies leave as soon as the request has run"),
     }
-    // SIGTERM and SIGINT stop the card cleanly: blocked before any thread
-    // starts (threads inherit the mask), awaited by one thread.
-    let terminate = terminate_signals();
     let log = match &a.write_log {
         Some(p) => Some(emu::writelog::WriteLog::create(p).with_context(|| format!("--write-log {}", p.display()))?),
         None => None,
@@ -249,11 +250,18 @@ pub fn serve(a: ServeArgs) -> Result<()> {
     listener.serve(&server)
 }
 
-/// Where the card is served: a Unix socket (its file removed when the
-/// listener goes) or a TCP address.
-enum Listener {
-    Unix(std::os::unix::net::UnixListener, SocketFile),
-    Tcp(std::net::TcpListener, String),
+/// Where the card is served: a socket bound at once (so that an address
+/// in use is refused before the store is touched) and listening only once
+/// the card can answer (so that a client that connects finds it ready):
+/// a Unix socket (its file removed when the listener goes) or TCP.
+struct Listener {
+    socket: socket2::Socket,
+    at: Address,
+}
+
+enum Address {
+    Unix(SocketFile),
+    Tcp(String),
 }
 
 /// A socket file this process bound, removed when dropped.
@@ -270,52 +278,61 @@ impl Listener {
     /// on is never taken over, nor a path that is not a socket; a socket
     /// file nobody answers on (a server that was killed) is replaced.
     fn bind(a: &ServeArgs) -> Result<Listener> {
+        use socket2::{Domain, SockAddr, Socket, Type};
         if let Some(path) = &a.unix {
             socket_free(path, "--unix")?;
-            let listener = std::os::unix::net::UnixListener::bind(path).with_context(|| format!("--unix {}", path.display()))?;
-            return Ok(Listener::Unix(listener, SocketFile(path.clone())));
+            let socket = Socket::new(Domain::UNIX, Type::STREAM, None).context("a Unix socket")?;
+            socket.bind(&SockAddr::unix(path)?).with_context(|| format!("--unix {}", path.display()))?;
+            return Ok(Listener { socket, at: Address::Unix(SocketFile(path.clone())) });
         }
         let Some(addr) = &a.listen else { bail!("say where to serve: --unix PATH or --listen ADDR:PORT") };
-        let listener = std::net::TcpListener::bind(addr).with_context(|| format!("--listen {addr}"))?;
-        Ok(Listener::Tcp(listener, addr.clone()))
+        use std::net::ToSocketAddrs;
+        let sa = addr.to_socket_addrs().with_context(|| format!("--listen {addr}"))?.next().with_context(|| format!("--listen {addr}: no address"))?;
+        let socket = Socket::new(Domain::for_address(sa), Type::STREAM, None).context("a TCP socket")?;
+        socket.set_reuse_address(true)?;
+        socket.bind(&sa.into()).with_context(|| format!("--listen {addr}"))?;
+        Ok(Listener { socket, at: Address::Tcp(addr.clone()) })
     }
 
     fn describe(&self) -> String {
-        match self {
-            Listener::Unix(_, f) => format!("unix:{}", f.0.display()),
-            Listener::Tcp(_, addr) => addr.clone(),
+        match &self.at {
+            Address::Unix(f) => format!("unix:{}", f.0.display()),
+            Address::Tcp(addr) => addr.clone(),
         }
     }
 
     fn socket_path(&self) -> Option<PathBuf> {
-        match self {
-            Listener::Unix(_, f) => Some(f.0.clone()),
-            Listener::Tcp(..) => None,
+        match &self.at {
+            Address::Unix(f) => Some(f.0.clone()),
+            Address::Tcp(..) => None,
         }
     }
 
-    /// Says where each export is, then serves connections until accepting
-    /// fails.
+    /// Listens, says where each export is, then serves connections until
+    /// accepting fails.
     fn serve(self, server: &Arc<Server>) -> Result<()> {
+        self.socket.listen(128).with_context(|| format!("listening on {}", self.describe()))?;
         for e in server.exports() {
             let size = e.size_bytes as f64 / 1e9;
-            match &self {
-                Listener::Unix(_, f) => {
+            match &self.at {
+                Address::Unix(f) => {
                     let path = f.0.display();
                     eprintln!("flashlab serve: export '{}', {size:.2} GB, {} on unix:{path} (nbd+unix:///{}?socket={path})", e.name, e.description, e.name);
                 }
-                Listener::Tcp(_, addr) => eprintln!("flashlab serve: export '{}', {size:.2} GB, {} on {addr} (nbd://{addr}/{})", e.name, e.description, e.name),
+                Address::Tcp(addr) => eprintln!("flashlab serve: export '{}', {size:.2} GB, {} on {addr} (nbd://{addr}/{})", e.name, e.description, e.name),
             }
         }
-        match &self {
-            Listener::Unix(l, _) => {
+        match self.at {
+            Address::Unix(_file) => {
+                let l: std::os::unix::net::UnixListener = self.socket.into();
                 for stream in l.incoming() {
                     let stream = stream.context("accepting a connection")?;
                     let writer = stream.try_clone().context("a connection's writer")?;
                     spawn(server, stream, writer);
                 }
             }
-            Listener::Tcp(l, _) => {
+            Address::Tcp(_) => {
+                let l: std::net::TcpListener = self.socket.into();
                 for stream in l.incoming() {
                     let stream = stream.context("accepting a connection")?;
                     let _ = stream.set_nodelay(true);

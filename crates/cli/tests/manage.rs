@@ -149,8 +149,8 @@ fn format_split_merge_and_beacon_on_a_served_card() {
         let now = status_json(&store);
         assert_eq!((now["format"].clone(), now["host_bytes_written"].clone()), (before["format"].clone(), before["host_bytes_written"].clone()), "{why}");
     };
-    refused(&["format", &store, "--format", "1200GB"], "a format destroys every byte on the card: refused without --force");
-    refused(&["volumes", &store, "--split", "2"], "splitting the card destroys every byte on it (each volume's data would move): refused without --force");
+    refused(&["format", &store, "--format", "1200GB"], "a format destroys every byte on the card: refused without force (--force to flashlab format");
+    refused(&["volumes", &store, "--split", "2"], "splitting the card destroys every byte on it (each volume's data would move): refused without force");
     refused(&["format", &store, "--format", "no-such"], "no-such");
     unchanged("a refused command changes nothing");
     let held = Client::connect(&card.socket, "p420m").unwrap();
@@ -188,6 +188,8 @@ fn format_split_merge_and_beacon_on_a_served_card() {
     assert!(out.contains("'p420m-1'") && out.contains("'p420m-2'"), "{out}");
     let vols = status_json(&store)["volumes"].clone();
     assert_eq!(vols, serde_json::json!([{"export": "p420m-1", "bytes": half}, {"export": "p420m-2", "bytes": capacity("stock") - half}]));
+    // A split card split again was once wiped for nothing.
+    refused(&["volumes", &store, "--split", "2", "--force"], "the card is already 2 volumes: nothing done");
     let uri = |v: u32| format!("nbd+unix:///p420m-{v}?socket={}", card.socket.display());
     let out = fio_run(
         &card,
@@ -223,7 +225,7 @@ fn format_split_and_beacon_on_a_card_at_rest() {
     let (code, log) = card.stop_clean();
     assert_eq!(code, 0, "{log}");
     let cycles = status_json(&store)["smart"]["power_cycles"].as_u64();
-    refused(&["format", &store, "--format", "1200GB"], "refused without --force");
+    refused(&["format", &store, "--format", "1200GB"], "refused without force");
     refused(&["volumes", &store, "--merge"], "merging the volumes destroys every byte on the card");
     refused(&["control", "--store", &store, "stats"], "'stats' needs a served card");
     assert_eq!(status_json(&store)["smart"]["power_cycles"].as_u64(), cycles, "a refusal opens nothing");

@@ -201,11 +201,23 @@ fn review_of_both_formats_writes_results_and_a_report_chromium_renders() {
     // compare: the same report from the results file, and from two.
     let cmp = tmp("compare");
     let res = out.join("results.json");
-    let (code, _, err) = flashlab(&["compare", res.to_str().unwrap(), res.to_str().unwrap(), "--out", cmp.to_str().unwrap()]);
+    let (code, out_text, err) =
+        flashlab(&["compare", res.to_str().unwrap(), res.to_str().unwrap(), "--label", "old", "--label", "new", "--out", cmp.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     let again: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(cmp.join("results.json")).unwrap()).unwrap();
     assert_eq!(again["jobs"].as_array().unwrap().len(), 16);
-    assert!(cmp.join("report.html").is_file());
+    // Two runs of one card and format were once indistinguishable: each
+    // is labelled (names, legends, colours) and the later one's deltas
+    // against the first are given.
+    assert_eq!(again["jobs"][0]["run"], "old");
+    assert_eq!(again["jobs"][8]["run"], "new");
+    let report = std::fs::read_to_string(cmp.join("report.html")).unwrap();
+    assert!(report.contains("stock [old]") && report.contains("stock [new]"), "both runs named in the report");
+    let deltas = std::fs::read_to_string(cmp.join("deltas.csv")).unwrap();
+    assert!(deltas.starts_with("device,format,profile,test,figure,base_run,run,base,value,delta_percent"), "{deltas}");
+    assert!(deltas.lines().skip(1).all(|l| l.ends_with(",0.0") || l.ends_with(",0")), "the same file against itself moves by nothing: {deltas}");
+    assert!(out_text.contains("old -> new"), "{out_text}");
+    refused(&["compare", res.to_str().unwrap(), "--label", "a", "--label", "b"], "--label given 2 times for 1 results files");
 }
 
 #[test]

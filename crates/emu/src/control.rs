@@ -73,7 +73,9 @@ pub fn destroy_check(c: &Control, profile: &accel::Profile, scale: u32, clients:
         ));
     }
     if !c.force() {
-        return Err(format!("{what}: refused without --force (\"force\": true)"));
+        return Err(format!(
+            "{what}: refused without force (--force to flashlab format or volumes, the word force to flashlab control, \"force\": true in a JSON request)"
+        ));
     }
     Ok(())
 }

@@ -266,6 +266,15 @@ impl Server {
     /// kept in the store. Its result names the new exports.
     fn reshape(&self, c: &Control) -> Result<Value, String> {
         let mut p = self.presentation.lock().expect("the presentation lock");
+        if let Control::Volumes { count, .. } = c {
+            // A re-split to what the card already is would only wipe it.
+            if *count as usize == p.volumes.len() {
+                return Err(format!(
+                    "the card is already {count} volume{}: nothing done (to erase it, format it: flashlab format STORE --format F --force)",
+                    if *count == 1 { "" } else { "s" }
+                ));
+            }
+        }
         crate::control::destroy_check(c, &self.profile, self.scale, self.clients())?;
         let count = match c {
             Control::Volumes { count, .. } => *count,

@@ -149,7 +149,7 @@ impl<M: Media> Ftl<M> {
     /// (re)starts.
     pub fn die_fail(&mut self, die: u32) -> Result<DieFailure, FtlError> {
         if die >= self.layout.dies {
-            return Err(FtlError::Fault(format!("die {die} does not exist: the card has dies 0..{}", self.layout.dies)));
+            return Err(FtlError::Fault(format!("die {die} does not exist: the card has dies 0 to {}", self.layout.dies - 1)));
         }
         if self.is_dead(die) {
             return Err(FtlError::Fault(format!("die {die} has already failed")));

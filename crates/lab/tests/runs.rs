@@ -108,7 +108,7 @@ fn a_card_formatted_nearly_full_sustains_random_writes() {
     assert!(p.wa > 4.0, "little spare means a high write amplification: {}", p.wa);
     session.device.check().unwrap();
     let e = Session::new(&profile, "99TB", 64, 9, Some(0.25)).err().unwrap().to_string();
-    assert!(e.contains("usable capacity must be in 1 GiB..="), "{e}");
+    assert!(e.contains("capacity is the full-size card's and must be from 1.1 GB (1073741824 bytes) to"), "{e}");
     let e = Session::new(&profile, "lots", 64, 9, Some(0.25)).err().unwrap().to_string();
     assert!(e.contains("unknown format 'lots'") && e.contains("1500GB"), "{e}");
 }
@@ -219,4 +219,18 @@ fn a_phase_through_a_failure_ends_with_its_rebuild_or_says_it_did_not() {
     assert!(r.rebuild_done_at_s.is_none() && r.rebuild_s.is_none() && r.iops_after.is_none(), "{r:?}");
     assert!((run.phase.virtual_seconds - 2.5).abs() < 0.05, "stops at the cap: {}", run.phase.virtual_seconds);
     assert!(lab::runs::failure::summary(r).contains("NOT ENDED"));
+}
+
+/// A failure asked for after the measured phase ends was once accepted
+/// and nothing failed: it is refused, naming when the phase ends.
+#[test]
+fn a_failure_after_the_run_ends_is_refused() {
+    let p = accel::profile_load("p420m").unwrap();
+    let mut spec = lab::RunSpec::new(&p, "stock", "4k-read", 64, 1);
+    spec.duration_s = Some(2.0);
+    spec.fail = vec![lab::runs::failure::FailSpec::parse("3.1@100").unwrap()];
+    let e = lab::run::spec_check(&spec).unwrap_err().to_string();
+    assert!(e.contains("--fail-die 3.1@100") && e.contains("ends at 2 s"), "{e}");
+    spec.fail = vec![lab::runs::failure::FailSpec::parse("3.1@1").unwrap()];
+    assert!(lab::run::spec_check(&spec).is_ok());
 }

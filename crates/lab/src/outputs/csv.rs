@@ -150,6 +150,10 @@ pub fn csv_tables(r: &ReviewResults, dir: &Path) -> Result<Vec<PathBuf>, ReportE
     if !r.pts.is_empty() {
         table("pts.csv", &|p| csv_write(p, r.pts.iter().flat_map(pts_rows)))?;
     }
+    let deltas = crate::procedures::review::deltas(r);
+    if !deltas.is_empty() {
+        table("deltas.csv", &|p| csv_write(p, deltas.iter()))?;
+    }
     Ok(paths)
 }
 

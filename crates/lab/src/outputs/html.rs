@@ -81,8 +81,11 @@ pub fn html_report(r: &ReviewResults, dir: &Path) -> Result<PathBuf, ReportError
 /// Title, the simulated-figures note and the devices under test.
 fn head_section(out: &mut String, r: &ReviewResults, colors: &Colors) {
     let _ = write!(out, "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>flashlab review</title><style>{CSS}</style></head><body>");
-    let infos: Vec<&DeviceInfo> = r.jobs.iter().map(|j| &j.device).chain(r.pts.iter().map(|p| &p.device)).collect();
-    let mut devices: Vec<String> = infos.iter().map(|d| format!("{} {}", d.name, d.format)).collect();
+    // Each device and format (and run, in a comparison) with the label
+    // its colour is kept under.
+    let infos: Vec<(String, &DeviceInfo)> =
+        r.jobs.iter().map(|j| (j.label(), &j.device)).chain(r.pts.iter().map(|p| (format!("{} {}", p.device.name, p.device.format), &p.device))).collect();
+    let mut devices: Vec<String> = infos.iter().map(|(l, _)| l.clone()).collect();
     devices.dedup();
     let _ = write!(out, "<h1>flashlab review: {}</h1>", esc(&devices.join(", ")));
     let _ = write!(
@@ -109,22 +112,23 @@ fn head_section(out: &mut String, r: &ReviewResults, colors: &Colors) {
     let mut seen = Vec::new();
     let rows: Vec<Vec<String>> = infos
         .iter()
-        .filter(|d| {
-            let k = (d.id.clone(), d.format.clone(), d.scale);
+        .filter(|(l, d)| {
+            let k = (l.clone(), d.scale);
             let new = !seen.contains(&k);
             seen.push(k);
             new
         })
-        .map(|d| device_row(d, colors))
+        .map(|(l, d)| device_row(l, d, colors))
         .collect();
     table(out, &["device", "format", "scale", "usable GB", "raw GB", "dies", "effective OP"], &rows);
 }
 
 /// A device's row, its name beside the colour it has in every chart.
-fn device_row(d: &DeviceInfo, colors: &Colors) -> Vec<String> {
-    let swatch = format!("<span style=\"color:{}\">&#9632;</span> ", colors.get(&format!("{} {}", d.name, d.format)));
+fn device_row(label: &str, d: &DeviceInfo, colors: &Colors) -> Vec<String> {
+    let swatch = format!("<span style=\"color:{}\">&#9632;</span> ", colors.get(label));
+    let run = label.strip_prefix(&format!("{} {}", d.name, d.format)).unwrap_or("");
     vec![
-        swatch + &esc(&d.name),
+        swatch + &esc(&d.name) + &esc(run),
         esc(&d.format),
         if d.scale == 1 { "full size".into() } else { format!("1/{}", d.scale) },
         format!("{:.1}", d.capacity_bytes as f64 / 1e9),

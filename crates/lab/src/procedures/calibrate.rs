@@ -135,7 +135,7 @@ pub fn calibrate(
     }
     go_on()?;
     let judged: Vec<(State, &Phase)> = phases.iter().map(|(s, p)| (*s, p)).collect();
-    let checks = crate::runs::published::compare(profile, format, &judged);
+    let checks = crate::runs::published::compare(profile, format, &judged, None);
     debug_assert_eq!(checks.len(), figures.len(), "every figure found its phase");
     Ok(Calibration { device: profile.id.clone(), format: format.to_string(), scale, seed, preconditions, phases, checks, beside })
 }

@@ -42,12 +42,19 @@ pub struct JobResult {
     /// (`--fail-die`), left out of the comparison.
     #[serde(default)]
     pub failure: Option<FailureRun>,
+    /// Which run of several set side by side (`flashlab compare`: a
+    /// `--label`, or the results file's name); none in a review's own file.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
 }
 
 impl JobResult {
     /// "FlashMAX II stock": how charts name this device and format.
     pub fn label(&self) -> String {
-        format!("{} {}", self.device.name, self.device.format)
+        match &self.run {
+            Some(run) => format!("{} {} [{run}]", self.device.name, self.device.format),
+            None => format!("{} {}", self.device.name, self.device.format),
+        }
     }
     /// Whether a stop cut the job short.
     pub fn interrupted(&self) -> bool {
@@ -99,7 +106,7 @@ pub fn job_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&Rev
     };
     let mut judged = vec![(accel::State::Fresh, &pre)];
     judged.extend(tests.iter().map(|t| (accel::State::Steady, t)));
-    let comparison = crate::runs::published::compare(&job.profile, &job.format, &judged);
+    let comparison = crate::runs::published::compare(&job.profile, &job.format, &judged, Some(s.round_s()));
     Ok(JobResult {
         device: device_info(&job.profile, &job.format, spec.scale, &s.device),
         profile: review.name.to_string(),
@@ -111,6 +118,7 @@ pub fn job_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&Rev
         tests,
         comparison,
         failure,
+        run: None,
     })
 }
 
@@ -319,13 +327,75 @@ pub fn results_parse(text: &str, source: &str) -> Result<ReviewResults, RunError
 }
 
 /// Several results files as one review (for `flashlab compare`): their jobs
-/// in file order.
-pub fn results_merge(all: Vec<ReviewResults>) -> Option<ReviewResults> {
-    let mut it = all.into_iter();
-    let mut first = it.next()?;
-    for r in it {
+/// in file order, each labelled with its run's label where there are
+/// several (so that two runs of one card and format differ in every name
+/// and colour). An incomplete file keeps the merged one incomplete.
+pub fn results_merge(all: Vec<(String, ReviewResults)>) -> Option<ReviewResults> {
+    let several = all.len() > 1;
+    let mut it = all.into_iter().map(|(label, mut r)| {
+        if several {
+            for j in &mut r.jobs {
+                j.run = Some(label.clone());
+            }
+        }
+        (label, r)
+    });
+    let (label, mut first) = it.next()?;
+    let note = |label: &str, why: &str| format!("{label}: {why}");
+    first.incomplete = first.incomplete.take().map(|w| note(&label, &w));
+    for (label, r) in it {
         first.jobs.extend(r.jobs);
         first.pts.extend(r.pts);
+        if let Some(why) = r.incomplete {
+            first.incomplete = Some(first.incomplete.map_or(note(&label, &why), |w| format!("{w}; {}", note(&label, &why))));
+        }
     }
     Some(first)
+}
+
+/// One figure of one test in a later run against the same test in the
+/// first run that has it (same device, format, scale and profile).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct Delta {
+    pub device: String,
+    pub format: String,
+    pub profile: String,
+    pub test: String,
+    pub figure: &'static str,
+    pub base_run: String,
+    pub run: String,
+    pub base: f64,
+    pub value: f64,
+    /// None where the base is zero (no percentage of it).
+    pub delta_percent: Option<f64>,
+}
+
+/// Every later run's IOPS and average latency against the first run's,
+/// test by test, where two runs hold the same job (`flashlab compare`).
+pub fn deltas(r: &ReviewResults) -> Vec<Delta> {
+    let key = |j: &JobResult| (j.device.id.clone(), j.device.format.clone(), j.device.scale, j.profile.clone());
+    let mut out = Vec::new();
+    for (i, j) in r.jobs.iter().enumerate() {
+        let Some(base) = r.jobs[..i].iter().find(|b| key(b) == key(j) && b.run != j.run) else { continue };
+        for t in &j.tests {
+            let Some(bt) = base.test(&t.name) else { continue };
+            let figures: [(&'static str, f64, f64); 2] =
+                [("IOPS", bt.summary.all.iops, t.summary.all.iops), ("avg latency ms", bt.summary.all.latency_avg_ms, t.summary.all.latency_avg_ms)];
+            for (figure, b, v) in figures {
+                out.push(Delta {
+                    device: j.device.name.clone(),
+                    format: j.device.format.clone(),
+                    profile: j.profile.clone(),
+                    test: t.name.clone(),
+                    figure,
+                    base_run: base.run.clone().unwrap_or_default(),
+                    run: j.run.clone().unwrap_or_default(),
+                    base: b,
+                    value: v,
+                    delta_percent: (b != 0.0).then(|| (v - b) / b * 100.0),
+                });
+            }
+        }
+    }
+    out
 }

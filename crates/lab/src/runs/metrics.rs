@@ -76,6 +76,40 @@ pub struct Interval {
     pub free_superblocks: u64,
 }
 
+impl Interval {
+    /// Consecutive rounds as one: rates weighted by time, average
+    /// latencies by I/Os, the maximum the largest. (A standard deviation
+    /// is averaged by I/Os, as the rounds' own are over directions.)
+    pub fn merged(rounds: &[Interval]) -> Option<Interval> {
+        let first = rounds.first()?;
+        let length_s: f64 = rounds.iter().map(|r| r.length_s).sum();
+        let by_time = |f: fn(&Interval) -> f64| rounds.iter().map(|r| f(r) * r.length_s).sum::<f64>() / length_s;
+        let by_ios = |f: fn(&Interval) -> f64, n: fn(&Interval) -> f64| {
+            let ios: f64 = rounds.iter().map(|r| n(r) * r.length_s).sum();
+            if ios == 0.0 {
+                0.0
+            } else {
+                rounds.iter().map(|r| f(r) * n(r) * r.length_s).sum::<f64>() / ios
+            }
+        };
+        Some(Interval {
+            start_s: first.start_s,
+            length_s,
+            iops: by_time(|r| r.iops),
+            read_iops: by_time(|r| r.read_iops),
+            write_iops: by_time(|r| r.write_iops),
+            mb_per_s: by_time(|r| r.mb_per_s),
+            latency_avg_ms: by_ios(|r| r.latency_avg_ms, |r| r.iops),
+            latency_max_ms: rounds.iter().map(|r| r.latency_max_ms).fold(0.0, f64::max),
+            latency_std_ms: by_ios(|r| r.latency_std_ms, |r| r.iops),
+            read_latency_avg_ms: by_ios(|r| r.read_latency_avg_ms, |r| r.read_iops),
+            write_latency_avg_ms: by_ios(|r| r.write_latency_avg_ms, |r| r.write_iops),
+            wa: by_ios(|r| r.wa, |r| r.write_iops),
+            free_superblocks: rounds.last().map_or(first.free_superblocks, |r| r.free_superblocks),
+        })
+    }
+}
+
 /// Whole-run figures for one direction (or both together).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct DirStats {

@@ -173,6 +173,19 @@ pub fn of_round(metric: Metric, i: &Interval) -> f64 {
     value_of(metric, i.iops, i.mb_per_s, i.latency_avg_ms, i.latency_max_ms, i.latency_std_ms)
 }
 
+/// The phase's first round of `round_s` (its first round where `None`):
+/// the rounds that start within it, merged; none where the phase ended
+/// before a whole one.
+fn first_round(rounds: &[Interval], round_s: Option<f64>) -> Option<Interval> {
+    let Some(r) = round_s else { return rounds.first().cloned() };
+    let n = rounds.iter().take_while(|i| i.start_s < r * (1.0 - 1e-9)).count();
+    let merged = match n {
+        1 => rounds[0].clone(),
+        _ => Interval::merged(&rounds[..n])?,
+    };
+    (merged.length_s >= r * (1.0 - 1e-6)).then_some(merged)
+}
+
 /// The workload a figure names, parsed.
 pub fn mix_of(p: &Published) -> Result<Mix, String> {
     Mix::parse(&p.workload).map_err(|e| format!("published figure '{}': {e}", p.what))
@@ -195,14 +208,18 @@ pub fn same_load(a: &Mix, b: &Mix) -> bool {
 }
 
 /// Every figure of the profile's format that one of `phases` is comparable
-/// to, judged. A phase in `State::Fresh` is judged by its first round.
-pub fn compare(profile: &Profile, format: &str, phases: &[(State, &Phase)]) -> Vec<Check> {
+/// to, judged. A phase in `State::Fresh` is judged by its first round as
+/// the reviewers measured it: `burst_round_s` long (the card's round at
+/// its scale; `None`: the phase's rounds are that long), shorter rounds
+/// (`--interval`) merged up to it, so that the burst never depends on
+/// how finely a run is sampled.
+pub fn compare(profile: &Profile, format: &str, phases: &[(State, &Phase)], burst_round_s: Option<f64>) -> Vec<Check> {
     let mut out = Vec::new();
     for p in for_format(profile, format) {
         let Some((_, ph)) = phases.iter().find(|(s, ph)| *s == p.state && comparable(p, ph)) else { continue };
         let simulated = match p.state {
-            State::Fresh => match ph.intervals.first() {
-                Some(i) => of_round(p.metric, i),
+            State::Fresh => match first_round(&ph.intervals, burst_round_s) {
+                Some(i) => of_round(p.metric, &i),
                 None => continue,
             },
             State::Filled | State::Steady => of_phase(p.metric, &ph.summary.all),

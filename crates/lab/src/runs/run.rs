@@ -419,6 +419,14 @@ pub fn spec_check(spec: &RunSpec) -> Result<(), RunError> {
     if spec.ios == Some(0) {
         return bad("--ios 0: must be at least 1".into());
     }
+    if let (Some(d), None) = (spec.duration_s, spec.ios) {
+        if let Some(f) = spec.fail.iter().find(|f| f.at_s >= d) {
+            return bad(format!(
+                "--fail-die {}@{}: the measured phase ends at {d} s, before it: nothing would fail (fail it earlier, or run longer)",
+                f.target, f.at_s
+            ));
+        }
+    }
     if spec.pe_cycles > 1_000_000 {
         return bad(format!("--pe-cycles {}: must be at most 1000000", spec.pe_cycles));
     }
@@ -469,6 +477,12 @@ impl Session {
         let device = Device::aging(profile, format, scale, aging)?;
         let interval_ns = device.round_ns();
         Ok(Session { device, engine: Engine::new(seed), interval_ns })
+    }
+
+    /// The reviewers' round at this card's scale, in seconds (a
+    /// session's own rounds may be shorter: `--interval`).
+    pub fn round_s(&self) -> f64 {
+        self.device.round_ns() as f64 / NS_PER_SEC as f64
     }
 
     pub fn secure_erase(&mut self) -> Result<(), RunError> {
@@ -596,7 +610,7 @@ pub fn run(profile: &Profile, spec: &RunSpec, progress: &mut dyn FnMut(&Progress
     if !failures.is_empty() {
         // A card with a failed die is not the card the figures were
         // measured on: only the phases before the failure are compared.
-        r.comparison = crate::runs::published::compare(profile, &spec.format, &phase_states(&r.phases[..r.phases.len() - 1]));
+        r.comparison = crate::runs::published::compare(profile, &spec.format, &phase_states(&r.phases[..r.phases.len() - 1]), Some(session.round_s()));
     }
     Ok(RunResult { failures, incomplete, ..r })
 }
@@ -608,7 +622,7 @@ pub fn incomplete_why(during: &str) -> String {
 
 /// The results file's content for phases run on a session.
 pub fn result_of(profile: &Profile, spec: &RunSpec, session: &Session, phases: Vec<Phase>) -> RunResult {
-    let comparison = crate::runs::published::compare(profile, &spec.format, &phase_states(&phases));
+    let comparison = crate::runs::published::compare(profile, &spec.format, &phase_states(&phases), Some(session.round_s()));
     RunResult {
         flashlab_version: env!("CARGO_PKG_VERSION").to_string(),
         note: "simulated: every figure comes from flashlab's model of the device, in virtual time".into(),
