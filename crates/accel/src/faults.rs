@@ -262,8 +262,8 @@ mod tests {
             assert!(FailTarget::parse(bad).is_err(), "{bad}");
         }
         assert!(FailTarget::parse("32.0").unwrap().dies(&g, 1).unwrap_err().contains("channels 0 to 31"));
-        assert!(FailTarget::parse("0.16").unwrap().dies(&g, 1).unwrap_err().contains("dies 0..16"));
-        assert!(FailTarget::parse("1:0.0").unwrap().dies(&g, 1).unwrap_err().contains("members 0..1"));
+        assert!(FailTarget::parse("0.16").unwrap().dies(&g, 1).unwrap_err().contains("dies 0 to 15"));
+        assert!(FailTarget::parse("1:0.0").unwrap().dies(&g, 1).unwrap_err().contains("members 0 to 0"));
     }
 
     /// The processes' mean gaps are the rates asked for (10,000 draws

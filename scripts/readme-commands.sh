@@ -1,0 +1,141 @@
+#!/usr/bin/env bash
+# Runs every command of the README's command blocks as written, in a
+# scratch directory, with a release build of flashlab first on PATH:
+# the two commands, the tour (in its order; `serve` in the background
+# until the next `serve` or the end, `monitor` for 3 seconds) and the
+# served card's file system and database walk-through (as root: nbdfuse
+# and a loop mount). What a command needs that the README assumes is made
+# first: `old/` and `new/` results for `compare` (the tour's `cmp` review),
+# `mycard.toml` (the FlashMAX II's profile under another id).
+#
+#   scripts/readme-commands.sh [--skip-long]
+#
+# --skip-long leaves out the commands that take minutes (the main review,
+# `calibrate`, `bench`, `endurance`), naming them. Ends with the line
+# "N passed, M failed"; exit status 0 only if none failed.
+# The walk-through needs Debian's libnbd-bin (nbdfuse), fuse3, e2fsprogs
+# and sqlite3, and root (a loop mount).
+set -uo pipefail
+root="$(cd "$(dirname "$0")/.." && pwd)"
+skip_long=0
+[ "${1:-}" = "--skip-long" ] && skip_long=1
+cargo build --release --manifest-path "$root/Cargo.toml" -q -p flashlab || exit 2
+export PATH="$root/target/release:$PATH"
+work="$(mktemp -d /tmp/flashlab-readme.XXXXXX)"
+cd "$work"
+cleanup() {
+    fusermount3 -u export 2>/dev/null
+    umount fs 2>/dev/null
+    kill $(jobs -p) 2>/dev/null
+    wait 2>/dev/null
+    cd / && rm -rf "$work"
+}
+trap cleanup EXIT
+passed=0
+failed=0
+server=""
+
+# The lines of the README's ```sh blocks, in order, block by block
+# (blocks separated by a line "--block--").
+blocks() {
+    awk '/^```sh$/ {on=1; next} /^```$/ && on {on=0; print "--block--"; next} on {print}' "$root/README.md"
+}
+
+long() {
+    case "$1" in
+    "flashlab review flashmax2 --scale 64" | "flashlab calibrate flashmax2"* | "flashlab bench"* | "flashlab endurance "*) return 0 ;;
+    esac
+    return 1
+}
+
+record() { # status command
+    if [ "$1" -eq 0 ]; then
+        passed=$((passed + 1))
+        echo "ok      $2"
+    else
+        failed=$((failed + 1))
+        echo "FAILED  $2 (exit $1)"
+    fi
+}
+
+stop_server() {
+    if [ -n "$server" ]; then
+        kill -TERM "$server" 2>/dev/null
+        wait "$server" 2>/dev/null
+        server=""
+    fi
+}
+
+one() { # a tour line: one flashlab command and perhaps a comment
+    local cmd="${1%%  #*}"
+    cmd="${cmd%"${cmd##*[![:space:]]}"}"
+    if [ "$skip_long" = 1 ] && long "$cmd"; then
+        echo "skipped $cmd (--skip-long)"
+        return
+    fi
+    case "$cmd" in
+    "flashlab serve "*)
+        stop_server
+        eval "$cmd" 2>serve.log &
+        server=$!
+        local sock
+        sock=$(echo "$cmd" | sed -n 's/.*--unix \([^ ]*\).*/\1/p')
+        for _ in $(seq 300); do [ -S "$sock" ] && break; sleep 0.1; done
+        python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])" "$sock" 2>/dev/null
+        record $? "$cmd"
+        return
+        ;;
+    "flashlab compare "*)
+        mkdir -p old new && cp cmp/results.json old/ && cp cmp/results.json new/
+        ;;
+    "flashlab run ./mycard.toml"*)
+        sed 's/^id = .*/id = "mycard"/' "$root/devices/flashmax2.toml" >mycard.toml
+        ;;
+    "flashlab monitor "*)
+        timeout 3 bash -c "$cmd" >monitor.out 2>&1 </dev/null
+        local s=$?
+        [ "$s" -eq 124 ] && s=0
+        record "$s" "$cmd"
+        return
+        ;;
+    esac
+    bash -c "$cmd" >out.log 2>&1 </dev/null
+    local s=$?
+    [ "$s" -ne 0 ] && tail -5 out.log
+    record "$s" "$cmd"
+}
+
+block=()
+while IFS= read -r line; do
+    if [ "$line" = "--block--" ]; then
+        if printf '%s\n' "${block[@]}" | grep -q '^nbdfuse'; then
+            # The served card's walk-through: a shell session, run whole,
+            # on a new store (the tour's card was formatted and split).
+            stop_server
+            rm -rf card card.sock
+            printf '%s\n' "${block[@]}" >walk.sh
+            timeout 300 bash -e walk.sh >walk.log 2>&1
+            s=$?
+            [ "$s" -ne 0 ] && tail -20 walk.log
+            grep -q '^42$' walk.log || { echo "walk-through: SQLite did not give back 42"; s=1; }
+            record "$s" "the served card's walk-through (serve, nbdfuse, ext4, SQLite, kill -9, mount again)"
+            pkill -f "flashlab serve p420m --scale 8192 --store card" 2>/dev/null
+            rm -rf card export fs card.sock
+        else
+            for l in "${block[@]}"; do
+                case "$l" in
+                flashlab\ *) one "$l" ;;
+                cargo\ test*) ;; # the tests: what .ci/run runs
+                "" | "#"* | git\ * | cargo\ install* | cd\ *) ;;
+                *) echo "not run: $l" ;;
+                esac
+            done
+            stop_server
+        fi
+        block=()
+        continue
+    fi
+    block+=("$line")
+done < <(blocks)
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
