@@ -288,7 +288,7 @@ mod tests {
         let format = Control::Format { format: "hp".into(), secure_erase: false, force: true };
         assert_eq!(destroy_check(&format, &p, 8192, 0), Ok(()));
         let unforced = Control::Format { format: "hp".into(), secure_erase: false, force: false };
-        assert!(destroy_check(&unforced, &p, 8192, 0).unwrap_err().contains("refused without --force"));
+        assert!(destroy_check(&unforced, &p, 8192, 0).unwrap_err().contains("refused without force"));
         let unknown = Control::Format { format: "huge".into(), secure_erase: false, force: false };
         assert!(destroy_check(&unknown, &p, 8192, 0).unwrap_err().contains("huge"), "an impossible format is named before force is asked for");
         assert!(destroy_check(&format, &p, 8192, 2).unwrap_err().contains("2 clients are connected: disconnect them first"));
