@@ -138,4 +138,6 @@ while IFS= read -r line; do
     block+=("$line")
 done < <(blocks)
 echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+trap - EXIT
+cleanup
+[ "$failed" -eq 0 ] || exit 1
