@@ -147,7 +147,13 @@ impl Output {
     fn show(&mut self, stats: &Value, status: &Value) -> Result<()> {
         let second = &stats["second"];
         match self {
-            Output::Json => println!("{second}"),
+            Output::Json => {
+                // The second, with the card's state the screen shows too.
+                let mut line = second.clone();
+                line["rebuilding"] = stats["rebuilding"].clone();
+                line["read_only"] = stats["read_only"].clone();
+                println!("{line}");
+            }
             Output::Lines => println!("{}", second_line(second, stats)),
             Output::Screen(b) => {
                 let (screen, view) = &mut **b;

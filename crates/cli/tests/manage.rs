@@ -485,6 +485,10 @@ fn two_dies_failed_at_once_end_everywhere_and_are_remembered() {
     let (_, stats, _) = flashlab(&["control", "--store", &store, "stats"]);
     let stats: serde_json::Value = serde_json::from_str(&stats).unwrap();
     assert_eq!(stats["rebuilding"], false, "{stats}");
+    let (code, line, err) = flashlab(&["monitor", &store, "--json", "--count", "1"]);
+    assert_eq!(code, 0, "{err}");
+    let second: serde_json::Value = serde_json::from_str(line.trim()).unwrap_or_else(|e| panic!("{line}: {e}"));
+    assert_eq!(second["rebuilding"], false, "monitor shows the rebuilds ended: {second}");
     let lost = v["slots_lost"].as_u64().unwrap();
     assert!(lost > 0, "two dies of one stripe group lose the slots whose stripes held both: {v}");
     card.cut_and_restart();
