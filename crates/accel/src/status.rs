@@ -95,7 +95,7 @@ impl Device {
         let smart = self.smart();
         let (host_slots, nand_slots) = match &smart {
             Some(s) => (s.host_slots_written, s.nand_slots_written),
-            None => (c.host_slots_written, c.host_slots_written + c.gc_slots_moved),
+            None => (c.host_slots_written, c.nand_slots_all()),
         };
         let host_bytes = host_slots * units::SLOT_BYTES;
         let full = self.full_capacity_bytes() as f64;
@@ -103,10 +103,14 @@ impl Device {
         let rebuilds: Vec<Rebuild> = self
             .failures()
             .iter()
-            .filter(|f| f.rebuild_done_ns.is_none() && f.read_only.is_none())
+            .filter(|f| f.rebuild_done_ns.is_none() && self.member_ftls().nth(f.member).is_some_and(|ftl| ftl.rebuilding()))
             .map(|f| Rebuild { what: f.what.clone(), slots_moved: f.slots_moved, slots_at_most: f.slots_to_rebuild.max(f.slots_moved) })
             .collect();
-        assert_eq!(self.rebuilding(), !rebuilds.is_empty(), "status and the FTL agree on whether a rebuild runs");
+        // Status and the FTL agree on whether a rebuild runs: a rebuild is
+        // listed only while its member's FTL runs it, and every rebuild
+        // the FTL runs has its failure event (one of this power-on, or
+        // the one a mount makes when it resumes a rebuild).
+        debug_assert_eq!(self.rebuilding(), !rebuilds.is_empty(), "status and the FTL agree on whether a rebuild runs");
         let power = self.profile.power;
         let mut s = Status {
             firmware: format!("flashlab {}", env!("CARGO_PKG_VERSION")),
