@@ -120,6 +120,7 @@ while IFS= read -r line; do
             grep -q '^42$' walk.log || { echo "walk-through: SQLite did not give back 42"; s=1; }
             record "$s" "the served card's walk-through (serve, nbdfuse, ext4, SQLite, kill -9, mount again)"
             pkill -f "flashlab serve p420m --scale 8192 --store card" 2>/dev/null
+            for _ in $(seq 50); do pgrep -f "flashlab serve p420m --scale 8192 --store card" >/dev/null || break; sleep 0.1; done
             rm -rf card export fs card.sock
         else
             for l in "${block[@]}"; do

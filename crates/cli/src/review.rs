@@ -24,7 +24,7 @@ pub struct ReviewArgs {
     #[arg(long, value_delimiter = ',', default_value = "4k,8k7030,fileserver,webserver")]
     pub profiles: Vec<String>,
     /// Shrink the card N times (pages of each block first, then blocks;
-    /// dies, channels and timings kept; see ARCHITECTURE.md, "Scaling").
+    /// dies, channels and timings kept; see docs/model.md, "Scaling").
     /// 1 is full size.
     #[arg(long, default_value_t = 1)]
     pub scale: u32,
@@ -38,7 +38,7 @@ pub struct ReviewArgs {
     #[arg(long)]
     pub jobs: Option<usize>,
     /// Round (interval) length, virtual seconds (default: 60 s divided as
-    /// the pages of a block are; see ARCHITECTURE.md, "Scaling").
+    /// the pages of a block are; see docs/model.md, "Scaling").
     #[arg(long)]
     pub interval: Option<f64>,
     /// Rounds of each 4K main test (with --pts: of each throughput and

@@ -5,7 +5,7 @@
 //! reason a vendor figure cannot hold together with the reviewers'.
 //!
 //! Scale 16 keeps every card's dies, channels, superblocks and timings
-//! (see ARCHITECTURE.md, "Scaling").
+//! (see docs/model.md, "Scaling").
 
 use lab::calibrate::calibrate;
 

@@ -28,7 +28,7 @@ pub fn tolerance_percent(by: By, metric: Metric) -> f64 {
 /// heavier than the cards' (garbage collection relocates a superblock's
 /// valid data in one batch where the cards pace it between host writes),
 /// and its read tail lighter (a read waits behind one array operation at
-/// most). ARCHITECTURE.md, "Known gaps".
+/// most). docs/model.md, "Known gaps".
 pub fn held(metric: Metric) -> bool {
     !matches!(metric, Metric::LatencyMaxMs | Metric::LatencyStdMs)
 }
