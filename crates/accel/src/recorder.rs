@@ -19,6 +19,19 @@ pub struct MediaOp {
     pub page: u32,
     /// Slots read (reads only).
     pub mask: u32,
+    /// Reads only: extra attempts the read took (read retries, each
+    /// another sense and transfer), written by the error model before the
+    /// op is timed.
+    pub retries: u16,
+    /// Reads only: the page was beyond ECC and rebuilt from its stripe
+    /// (every other die of the stripe read too).
+    pub from_stripe: bool,
+}
+
+impl MediaOp {
+    fn new(kind: OpKind, tag: OpTag, die: u32, block: u32, page: u32, mask: u32) -> MediaOp {
+        MediaOp { kind, tag, die, block, page, mask, retries: 0, from_stripe: false }
+    }
 }
 
 pub struct Recorder {
@@ -50,7 +63,7 @@ impl Media for Recorder {
                 return Ok(());
             }
         }
-        self.ops.push(MediaOp { kind: OpKind::Read, tag, die, block, page, mask: slot_mask });
+        self.ops.push(MediaOp::new(OpKind::Read, tag, die, block, page, slot_mask));
         Ok(())
     }
     #[inline]
@@ -58,7 +71,7 @@ impl Media for Recorder {
         let r = self.array.page_program(die, block, page, tag, oob, data);
         // A failed program took its time before its status said so.
         if matches!(r, Ok(()) | Err(NandError::ProgramFailed { .. })) {
-            self.ops.push(MediaOp { kind: OpKind::Program, tag, die, block, page, mask: 0 });
+            self.ops.push(MediaOp::new(OpKind::Program, tag, die, block, page, 0));
         }
         r
     }
@@ -66,7 +79,7 @@ impl Media for Recorder {
         let r = self.array.block_erase(die, block, tag);
         // A failed erase took its time before its status said so.
         if matches!(r, Ok(()) | Err(NandError::EraseFailed { .. })) && tag != OpTag::Format {
-            self.ops.push(MediaOp { kind: OpKind::Erase, tag, die, block, page: 0, mask: 0 });
+            self.ops.push(MediaOp::new(OpKind::Erase, tag, die, block, 0, 0));
         }
         r
     }

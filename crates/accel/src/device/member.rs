@@ -1,0 +1,255 @@
+//! A member of the card: its FTL, its timing and its bit errors. Every FTL
+//! call goes through [`Member::apply`], which runs it, lets the error
+//! model mark the reads it issued (retries, beyond ECC) and times them: a
+//! forgotten charge cannot happen.
+
+use super::timing::{Costs, MemberTiming, Start};
+use super::{DeviceError, Payload};
+use crate::errors::ReadOutcome;
+use crate::profile::Profile;
+use crate::recorder::{MediaOp, OpKind, Recorder};
+use crate::wear::Wear;
+use ftl::{Ftl, FtlError};
+use sim::Pool;
+use units::{Ns, SLOT_BYTES};
+
+/// Read reclaim moves one slot every this many host I/Os (GC work: it
+/// takes the GC threads, dies and channels): a background task that
+/// costs the host about a sixteenth more media work while it runs.
+/// Assumed: the cards do not publish their pace.
+const RECLAIM_IOS_PER_SLOT: u32 = 16;
+
+pub(super) struct Member {
+    pub(super) ftl: Ftl<Recorder>,
+    pub(super) timing: MemberTiming,
+    /// Bit errors and read retries (where the profile has an error model).
+    pub(super) wear: Option<Wear>,
+    /// Program/erase cycles one erase stands for (1, or more on a card
+    /// aged at an accelerated pace).
+    pub(super) cycles_per_erase: u32,
+    /// A slot being merged for a data-holding write (made on first use:
+    /// the simulator's I/Os never touch it).
+    slot_buf: Option<Box<[u8; SLOT_BYTES as usize]>>,
+    /// Host I/Os since read reclaim last moved a slot.
+    reclaim_ios: u32,
+    /// Read reclaim has work (checked on every I/O: a field of its own).
+    reclaim_on: bool,
+    /// Simulated reads of lost data (an I/O error to the host).
+    pub(super) reads_lost: u64,
+}
+
+impl Member {
+    /// A member: its FTL, its timelines (dies, channels, controllers, link),
+    /// its write buffer and GC threads, its error model.
+    pub(super) fn new(profile: &Profile, g: &nand::Geometry, ftl: Ftl<Recorder>, buffer_slots: u32, index: usize, cycles_per_erase: u32) -> Member {
+        let erases_max = (0..g.blocks_per_plane).map(|b| ftl.superblock_erase_count(b)).max().unwrap_or(0) * cycles_per_erase;
+        let wear = profile.nand.errors.clone().map(|e| Wear::new(e, profile.nand.codeword_bytes, g.dies(), g.blocks_per_plane, erases_max, index as u64));
+        Member {
+            ftl,
+            timing: MemberTiming::new(profile, g, buffer_slots),
+            wear,
+            cycles_per_erase,
+            slot_buf: None,
+            reclaim_ios: 0,
+            reclaim_on: false,
+            reads_lost: 0,
+        }
+    }
+
+    /// Runs one FTL call and times the media operations it issued, from
+    /// `start`; the one place an FTL call is timed. Returns the call's
+    /// result and when its last host read has its data out (`start`'s time
+    /// where it read nothing). The operations are timed even when the call
+    /// failed: what it did to the flash took its time.
+    #[inline]
+    pub(super) fn apply<R>(
+        &mut self,
+        c: &Costs,
+        cpu: &mut Pool,
+        start: Start,
+        sub_slot: Option<u64>,
+        call: impl FnOnce(&mut Ftl<Recorder>) -> Result<R, FtlError>,
+    ) -> Result<(R, Ns), DeviceError> {
+        let r = call(&mut self.ftl);
+        if self.ftl.media().ops.is_empty() {
+            // Most host writes only fill the open page.
+            let ready = match start {
+                Start::At(t) => t,
+                _ => self.timing.start(c, start, &[]),
+            };
+            return Ok((r?, ready));
+        }
+        // The log is taken from the FTL's media while it is marked and
+        // charged, and given back emptied (its capacity kept).
+        let mut ops = std::mem::take(&mut self.ftl.media_mut().ops);
+        let ready = self.timing.start(c, start, &ops);
+        if self.wear.is_some() {
+            self.errors_mark(c, &mut ops, sub_slot);
+        }
+        let done = self.timing.charge(c, cpu, &ops, ready, sub_slot);
+        ops.clear();
+        self.ftl.media_mut().ops = ops;
+        Ok((r?, done))
+    }
+
+    /// The error model's verdict on each read (its retries; beyond ECC:
+    /// rebuilt from the stripe where the card has parity, else counted
+    /// uncorrectable), written on the op; erases reset their block's
+    /// errors. A read that needed enough retries queues its superblock for
+    /// read reclaim.
+    #[inline(never)]
+    fn errors_mark(&mut self, c: &Costs, ops: &mut [MediaOp], sub_slot: Option<u64>) {
+        let w = self.wear.as_mut().expect("errors_mark runs only with an error model");
+        for op in ops.iter_mut() {
+            let erases = || self.ftl.superblock_erase_count(op.block) * self.cycles_per_erase;
+            match op.kind {
+                OpKind::Erase => w.erased(op.die, op.block, erases()),
+                OpKind::Read if !w.quiet() => {
+                    let outcome = w.read(op.die, op.block, erases(), c.codewords(op, sub_slot));
+                    if w.reclaims(outcome) {
+                        self.ftl.reclaim_request(op.block);
+                        self.reclaim_on = true;
+                    }
+                    match outcome {
+                        ReadOutcome::Retries(k) => op.retries = k as u16,
+                        ReadOutcome::BeyondEcc => {
+                            op.retries = w.retries_max() as u16;
+                            if c.has_parity() {
+                                w.counters.reads_rebuilt_from_parity += 1;
+                                op.from_stripe = true;
+                            } else {
+                                w.counters.reads_uncorrectable += 1;
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// Runs an FTL call whose media operations take no time the host sees
+    /// (a format's erases: the card is idle until it returns).
+    pub(super) fn untimed<R>(&mut self, call: impl FnOnce(&mut Ftl<Recorder>) -> Result<R, FtlError>) -> Result<R, DeviceError> {
+        let r = call(&mut self.ftl);
+        self.ftl.media_mut().ops.clear();
+        Ok(r?)
+    }
+
+    /// An I/O of `len` bytes at the member's byte `offset`, its command
+    /// taken at `now`: returns when it completes in the card.
+    pub(super) fn io(&mut self, c: &Costs, cpu: &mut Pool, now: Ns, (offset, len): (u64, u64), write: bool, payload: Payload) -> Result<Ns, DeviceError> {
+        let first = (offset / SLOT_BYTES) as u32;
+        let last = ((offset + len - 1) / SLOT_BYTES) as u32;
+        if self.reclaim_on {
+            self.reclaim_pace(c, cpu, now)?;
+        }
+        if !write {
+            return self.read(c, cpu, now, offset, len, payload);
+        }
+        let t = self.timing.write_in(c, now, first, len);
+        // A partial first or last slot is merged in the buffer with the rest
+        // of the slot, read from the media: the read costs die, channel and
+        // read-path time, but the write is acknowledged from the buffer
+        // without waiting for it (what the vendors' 512 B write latencies,
+        // 13-18 us, show on every catalog card).
+        let head_partial = !offset.is_multiple_of(SLOT_BYTES) || (first == last && len < SLOT_BYTES);
+        let tail_partial = !(offset + len).is_multiple_of(SLOT_BYTES);
+        for (lba, partial) in [(first, head_partial), (last, tail_partial && last != first)] {
+            if partial {
+                self.apply(c, cpu, Start::At(t), None, |f| f.read(lba, None))?;
+            }
+        }
+        if let Payload::Write(data) = payload {
+            return self.write_data(c, cpu, t, offset, data);
+        }
+        let mut done = t;
+        for lba in first..last + 1 {
+            let ack = self.timing.buffer.acquire(t);
+            self.apply(c, cpu, Start::At(ack), None, |f| f.write(lba, None))?;
+            done = done.max(ack);
+        }
+        Ok(done)
+    }
+
+    /// A host read: the controller that owns the first slot's die takes
+    /// the command; the data leaves over the host link.
+    fn read(&mut self, c: &Costs, cpu: &mut Pool, now: Ns, offset: u64, len: u64, payload: Payload) -> Result<Ns, DeviceError> {
+        let (first, last) = ((offset / SLOT_BYTES) as u32, ((offset + len - 1) / SLOT_BYTES) as u32);
+        let timing_only = matches!(payload, Payload::Timing);
+        let start = Start::ReadCommand { now, slot: first };
+        let (lost, done) = self.apply(c, cpu, start, c.sub_slot_read_bytes(offset, len), |f| match f.read_span(first, last) {
+            // The simulator's host sees an I/O error and goes on.
+            Err(FtlError::Lost { .. }) if timing_only => Ok(true),
+            r => r.map(|()| false),
+        })?;
+        self.reads_lost += lost as u64;
+        if let Payload::Read(out) = payload {
+            slots_copy_out(&self.ftl, offset, out)?;
+        }
+        Ok(self.timing.read_out(c, done, len))
+    }
+
+    /// The slots of a data-holding write, each with its bytes (a partial
+    /// slot merged with what it holds), acknowledged from the buffer. Kept
+    /// out of line: the simulator's write loop stays as small as it was.
+    #[inline(never)]
+    fn write_data(&mut self, c: &Costs, cpu: &mut Pool, t: Ns, offset: u64, data: &[u8]) -> Result<Ns, DeviceError> {
+        let mut slot = self.slot_buf.take().unwrap_or_else(|| Box::new([0; SLOT_BYTES as usize]));
+        let r = self.write_slots(c, cpu, t, offset, data, &mut slot);
+        self.slot_buf = Some(slot);
+        r
+    }
+
+    fn write_slots(&mut self, c: &Costs, cpu: &mut Pool, t: Ns, offset: u64, data: &[u8], slot: &mut [u8; SLOT_BYTES as usize]) -> Result<Ns, DeviceError> {
+        let (first, last) = ((offset / SLOT_BYTES) as u32, ((offset + data.len() as u64 - 1) / SLOT_BYTES) as u32);
+        let mut done = t;
+        for lba in first..last + 1 {
+            let ack = self.timing.buffer.acquire(t);
+            slot_merge(&self.ftl, lba, offset, data, slot)?;
+            self.apply(c, cpu, Start::At(ack), None, |f| f.write(lba, Some(&slot[..])))?;
+            done = done.max(ack);
+        }
+        Ok(done)
+    }
+
+    /// Read reclaim in the background, paced by host I/O.
+    #[inline(never)]
+    fn reclaim_pace(&mut self, c: &Costs, cpu: &mut Pool, now: Ns) -> Result<(), DeviceError> {
+        self.reclaim_ios += 1;
+        if self.reclaim_ios >= RECLAIM_IOS_PER_SLOT {
+            self.reclaim_ios = 0;
+            // On until the queue is empty and its last victim erased.
+            let (left, _) = self.apply(c, cpu, Start::At(now), None, |f| f.reclaim_step(1))?;
+            self.reclaim_on = left > 0;
+        }
+        Ok(())
+    }
+}
+
+/// The bytes of slots from byte `offset` of a member, into `out`.
+fn slots_copy_out(ftl: &Ftl<Recorder>, offset: u64, out: &mut [u8]) -> Result<(), DeviceError> {
+    let mut slot = [0u8; SLOT_BYTES as usize];
+    let (mut at, end) = (offset, offset + out.len() as u64);
+    while at < end {
+        let lba = at / SLOT_BYTES;
+        let (lo, hi) = ((at - lba * SLOT_BYTES) as usize, ((lba + 1) * SLOT_BYTES).min(end) - lba * SLOT_BYTES);
+        ftl.slot_copy(lba as u32, &mut slot)?;
+        let o = (at - offset) as usize;
+        out[o..o + hi as usize - lo].copy_from_slice(&slot[lo..hi as usize]);
+        at = lba * SLOT_BYTES + hi;
+    }
+    Ok(())
+}
+
+/// A slot's bytes after a write of `data` at byte `offset`: the written part
+/// from `data`, the rest (a partial slot) as the slot holds it now.
+fn slot_merge(ftl: &Ftl<Recorder>, lba: u32, offset: u64, data: &[u8], slot: &mut [u8; SLOT_BYTES as usize]) -> Result<(), DeviceError> {
+    let start = lba as u64 * SLOT_BYTES;
+    let (lo, hi) = (offset.max(start), (offset + data.len() as u64).min(start + SLOT_BYTES));
+    if hi - lo < SLOT_BYTES {
+        ftl.slot_copy(lba, slot)?;
+    }
+    slot[(lo - start) as usize..(hi - start) as usize].copy_from_slice(&data[(lo - offset) as usize..(hi - offset) as usize]);
+    Ok(())
+}

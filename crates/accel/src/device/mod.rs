@@ -1,0 +1,436 @@
+//! The timed device: the FTL of each member, and the resources an I/O passes
+//! through, reserved in issue order (see `sim`):
+//!
+//! - host CPU (a pool of cores; the driver's time per I/O);
+//! - the controller's command engine (commands per second);
+//! - the host link (bytes per second each way);
+//! - the write buffer (slots of 4 KiB, freed when their page is programmed);
+//! - the controller's program data path (bytes per second);
+//! - the channel bus (bytes per second, shared by the channel's dies);
+//! - each die (tR, tPROG, tBERS; one array operation at a time).
+//!
+//! A write is acknowledged once its data is in the power-loss-protected
+//! buffer; it waits only when the buffer is full, until programs free slots.
+//! Reads wait behind whatever their die and channel are doing. GC reads,
+//! programs and erases take die and channel time in between, which is how
+//! garbage collection lowers throughput and raises latency.
+
+mod failures;
+mod member;
+mod mount;
+mod observe;
+mod plan;
+mod raid;
+mod timing;
+
+pub use mount::Backing;
+pub use observe::{DeviceCounters, ResourceBusy};
+pub use plan::capacity_parse;
+use plan::gb_and_bytes;
+pub use raid::Payload;
+
+use member::Member;
+use timing::{Costs, Start};
+
+use crate::faults::Faults;
+use crate::health::Aging;
+use crate::lock::StoreLock;
+use crate::profile::Profile;
+use crate::recorder::Recorder;
+use crate::smart::SmartLog;
+use ftl::{Ftl, FtlConfig, FtlError, MountReport};
+use nand::Media;
+use sim::{Io, Pool, Target};
+use units::{Ns, SECTOR_BYTES, SLOT_BYTES};
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DeviceError {
+    #[error("unknown format '{format}' for {device}: expected one of {expected}, or a usable capacity such as 1500GB")]
+    UnknownFormat { device: String, format: String, expected: String },
+    #[error("format {} for {device}: a format's capacity is the full-size card's and must be from {} to {} (raw flash less parity, the GC reserve and the open superblocks); a scaled card holds its share of it", gb_and_bytes(*bytes), gb_and_bytes(1 << 30), gb_and_bytes(*max))]
+    Capacity { device: String, bytes: u64, max: u64 },
+    #[error("--scale {scale}: must be in 1..={max} for {device} (pages per block are divided first, then the {blocks} blocks per plane; a scaled device keeps at least {min_superblocks} superblocks and room for its format)")]
+    Scale { device: String, scale: u32, max: u32, blocks: u32, min_superblocks: u32 },
+    #[error("I/O at byte {offset} of {len} bytes is out of range: the device holds {capacity} bytes, and I/O must be whole 512-byte sectors")]
+    OutOfRange { offset: u64, len: u64, capacity: u64 },
+    #[error(transparent)]
+    Ftl(#[from] FtlError),
+    #[error("{0}")]
+    Store(String),
+    #[error("{0}")]
+    Fault(String),
+}
+
+impl From<nand::StoreError> for DeviceError {
+    fn from(e: nand::StoreError) -> DeviceError {
+        DeviceError::Store(e.to_string())
+    }
+}
+
+pub struct Device {
+    pub profile: Profile,
+    pub format: String,
+    pub scale: u32,
+    members: Vec<Member>,
+    cpu: Pool,
+    costs: Costs,
+    stripe_bytes: u64,
+    member_bytes: u64,
+    /// The format's usable capacity on the full-size card.
+    full_bytes: u64,
+    /// What mounting found, where the device was mounted from a store an
+    /// earlier run left (every member's summed).
+    pub mounted: Option<MountReport>,
+    /// Where the stores are, for a device backed by files.
+    store_dir: Option<std::path::PathBuf>,
+    /// Die failures to come, rebuilds under way, what happened (none
+    /// until a failure is asked for: the I/O path then checks one flag).
+    faults: Option<Box<Faults>>,
+    /// The SMART-like log as the store held it at power-on (a card kept
+    /// in files only).
+    smart: Option<SmartLog>,
+    /// The store's lock, held while the device lives.
+    _lock: Option<StoreLock>,
+}
+
+impl Device {
+    /// Builds and formats (secure erase) a device. `scale` divides the
+    /// blocks of every plane, keeping dies, channels and timings: the
+    /// device's parallelism and speed are kept and only its capacity shrinks.
+    /// The usable capacity shrinks so that the effective over-provisioning
+    /// (the spare after the GC reserve and the open superblocks, which do not
+    /// shrink) is the full-size device's.
+    pub fn new(profile: &Profile, format: &str, scale: u32) -> Result<Device, DeviceError> {
+        Device::with_backing(profile, format, scale, &Backing::None)
+    }
+
+    /// A device that keeps the bytes written to it in `backing`.
+    pub fn with_backing(profile: &Profile, format: &str, scale: u32, backing: &Backing) -> Result<Device, DeviceError> {
+        let plan = Device::plan(profile, format, scale)?;
+        Device::build(profile, format, scale, plan, backing, None)
+    }
+
+    /// A device whose blocks wear out (the profile's `[nand.endurance]`):
+    /// bad blocks from the factory, grown ones as erases fail, each erase
+    /// standing for `aging.cycles_per_erase` cycles.
+    pub fn aging(profile: &Profile, format: &str, scale: u32, aging: Aging) -> Result<Device, DeviceError> {
+        if aging.cycles_per_erase == 0 {
+            return Err(DeviceError::Fault("cycles per erase must be at least 1".into()));
+        }
+        let plan = Device::plan(profile, format, scale)?;
+        Device::build(profile, format, scale, plan, &Backing::None, Some(aging))
+    }
+
+    fn build(
+        profile: &Profile,
+        format: &str,
+        scale: u32,
+        (g, cfg, full_bytes): (nand::Geometry, FtlConfig, u64),
+        backing: &Backing,
+        aging: Option<Aging>,
+    ) -> Result<Device, DeviceError> {
+        let endurance = match (aging, &profile.nand.endurance) {
+            (None, _) => None,
+            (Some(a), Some(e)) => Some(e.model(a.cycles_per_erase, a.seed)),
+            (Some(_), None) => return Err(DeviceError::Fault(format!("{}: the profile has no [nand.endurance]: its blocks cannot wear out", profile.id))),
+        };
+        let buffer_slots = (profile.write_buffer_bytes(scale) / SLOT_BYTES) as u32;
+        let mut members = Vec::new();
+        let mut mounted = None;
+        let mut lost = Vec::new();
+        for m in 0..profile.members as usize {
+            let ftl = Device::ftl_of(&g, &cfg, backing, m, &mut mounted, &mut lost, endurance.as_ref())?;
+            let cycles_per_erase = aging.map_or(1, |a| a.cycles_per_erase);
+            members.push(Member::new(profile, &g, ftl, buffer_slots, m, cycles_per_erase));
+        }
+        let mut device = Device {
+            profile: profile.clone(),
+            format: format.to_string(),
+            scale,
+            cpu: Pool::new(profile.host.cpu_cores),
+            costs: Costs::of(profile, &g, scale),
+            stripe_bytes: profile.member_stripe_bytes(),
+            member_bytes: cfg.user_slots * SLOT_BYTES,
+            full_bytes,
+            members,
+            mounted,
+            store_dir: match backing {
+                Backing::Files { dir, .. } => Some(dir.clone()),
+                _ => None,
+            },
+            faults: None,
+            smart: None,
+            _lock: backing.lock().cloned(),
+        };
+        let lost: Vec<u32> = lost.iter().map(|&(m, lba)| (device.device_offset(m, lba as u64 * SLOT_BYTES) / SLOT_BYTES) as u32).collect();
+        let slots_lost = lost.len() as u64;
+        if let Some(r) = &mut device.mounted {
+            r.lbas_lost = lost;
+        }
+        device.rebuilds_resume();
+        let kept = device.members[0].ftl.media().array.store().and_then(|s| s.kept_counters());
+        if let Backing::Inspect { dir, .. } = backing {
+            let mut log = SmartLog::load(dir).map_err(DeviceError::Store)?;
+            if let Some(k) = &kept {
+                log.absorb(k);
+            }
+            device.smart = Some(log);
+        }
+        if let Some(dir) = device.store_dir.clone() {
+            let mut log = SmartLog::load(&dir).map_err(DeviceError::Store)?;
+            if let Some(k) = &kept {
+                log.absorb(k);
+            }
+            log.powered_on(device.mounted.as_ref().is_none_or(|r| r.from_checkpoint), slots_lost);
+            log.save(&dir).map_err(DeviceError::Store)?;
+            device.smart = Some(log);
+        }
+        Ok(device)
+    }
+
+    /// One round of the reviewers' procedure at this device's scale.
+    pub fn round_ns(&self) -> Ns {
+        self.profile.scaling(self.scale).round_ns()
+    }
+
+    /// Raw flash in bytes (after scaling): every member's pages, OOB
+    /// excluded.
+    pub fn raw_bytes(&self) -> u64 {
+        self.profile.scaling(self.scale).geometry(&self.profile.nand.geometry()).raw_bytes() * self.members.len() as u64
+    }
+
+    /// Usable capacity in bytes (after scaling).
+    pub fn capacity_bytes(&self) -> u64 {
+        self.member_bytes * self.members.len() as u64
+    }
+
+    /// The format's usable capacity on the full-size card, in bytes.
+    pub fn full_capacity_bytes(&self) -> u64 {
+        self.full_bytes
+    }
+
+    /// When everything issued so far, host I/O and background work, has
+    /// ended: from then on the card is idle.
+    pub fn quiet_at(&self) -> Ns {
+        self.members.iter().map(|m| m.timing.quiet_at()).fold(self.cpu.idle_at(), Ns::max)
+    }
+
+    /// Secure erase: every block of every member erased, the map emptied.
+    pub fn secure_erase(&mut self) -> Result<(), DeviceError> {
+        for m in &mut self.members {
+            m.untimed(|f| f.secure_erase())?;
+        }
+        Ok(())
+    }
+
+    /// Formats the card anew at `format` (a named format or a capacity):
+    /// every good block erased, the map emptied, the usable capacity the
+    /// format's; wear, bad blocks, dead dies, failures and the SMART log
+    /// are kept. With `purge` (a secure erase), every page's bytes are also
+    /// overwritten in the store, retired blocks and dead dies included, so
+    /// that nothing written before is left on the media. A card kept in
+    /// files names its new format in its stores' headers and `card.toml`.
+    /// Refused, changing nothing, while a rebuild runs or where the good
+    /// blocks cannot hold the format.
+    pub fn reformat(&mut self, format: &str, purge: bool) -> Result<(), DeviceError> {
+        if self.rebuilding() {
+            return Err(DeviceError::Fault("a rebuild is running: format the card once it has ended (status shows its progress)".into()));
+        }
+        let (g, cfg, full_bytes) = Device::plan(&self.profile, format, self.scale)?;
+        for (i, m) in self.members.iter().enumerate() {
+            assert_eq!(m.ftl.media().array.geometry(), &g, "a format keeps the card's geometry");
+            m.ftl.reformat_check(cfg.user_slots).map_err(|e| DeviceError::Fault(format!("format {format}: member {i}: {e}")))?;
+        }
+        let card = crate::CardFile::new(&self.profile.id, format, self.scale);
+        for (i, m) in self.members.iter_mut().enumerate() {
+            m.untimed(|f| f.reformat(cfg.user_slots))?;
+            if let Some(store) = m.ftl.media_mut().array.store_mut() {
+                if purge {
+                    store.purge();
+                }
+                store.owner_set(&g, &Device::member_owner(&card.owner(), i));
+            }
+        }
+        self.member_bytes = cfg.user_slots * SLOT_BYTES;
+        self.full_bytes = full_bytes;
+        self.format = format.into();
+        if let Some(dir) = &self.store_dir {
+            // The beacon and the served name are the card's, not the format's.
+            let kept = crate::CardFile::load(dir).ok().flatten();
+            let (beacon, name) = kept.map_or((false, None), |c| (c.beacon, c.name));
+            crate::CardFile { beacon, name, ..card }.save(dir).map_err(DeviceError::Store)?;
+        }
+        Ok(())
+    }
+
+    /// Ages the card: every block has seen `pe_cycles` program/erase
+    /// cycles before its erase count, and the data on it now is
+    /// `age_days` old (data written later is fresh). Read retries are
+    /// drawn from a PRNG seeded with `seed`. No effect on a card without an
+    /// error model.
+    pub fn wear_set(&mut self, pe_cycles: u32, age_days: f64, seed: u64) {
+        for (i, m) in self.members.iter_mut().enumerate() {
+            let erases_max = (0..m.ftl.layout().superblocks).map(|b| m.ftl.superblock_erase_count(b)).max().unwrap_or(0);
+            if let Some(w) = &mut m.wear {
+                w.set(pe_cycles, age_days, erases_max, seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
+            }
+        }
+    }
+
+    /// Runs the invariant checker of every member's FTL.
+    pub fn check(&self) -> Result<(), String> {
+        for m in &self.members {
+            m.ftl.check()?;
+        }
+        Ok(())
+    }
+}
+
+impl Device {
+    /// Puts every write so far on the media (the writers' open pages padded
+    /// and programmed); returns when the last program ends.
+    pub(crate) fn members_flush(&mut self, now: Ns) -> Result<Ns, DeviceError> {
+        // A protected buffer is already as durable as the flash.
+        if self.power_loss_protection() {
+            return Ok(now);
+        }
+        let (c, cpu) = (&self.costs, &mut self.cpu);
+        let mut done = now;
+        for member in &mut self.members {
+            // The padding takes buffer slots as data would.
+            for _ in 0..member.ftl.user_pad_slots() {
+                member.timing.buffer.acquire(now);
+            }
+            member.apply(c, cpu, Start::At(now), None, |f| f.flush())?;
+            done = done.max(member.timing.buffer.pending.max().unwrap_or(now));
+        }
+        Ok(done)
+    }
+
+    /// An I/O must be whole sectors inside the device.
+    pub(crate) fn range_check(&self, offset: u64, len: u64) -> Result<(), DeviceError> {
+        let capacity = self.capacity_bytes();
+        if len == 0 || !offset.is_multiple_of(SECTOR_BYTES) || !len.is_multiple_of(SECTOR_BYTES) || offset.checked_add(len).is_none_or(|end| end > capacity) {
+            return Err(DeviceError::OutOfRange { offset, len, capacity });
+        }
+        Ok(())
+    }
+
+    pub(crate) fn member_ftls(&self) -> impl Iterator<Item = &Ftl<Recorder>> {
+        self.members.iter().map(|m| &m.ftl)
+    }
+
+    pub(crate) fn member_ftl_mut(&mut self, m: usize) -> &mut Ftl<Recorder> {
+        &mut self.members[m].ftl
+    }
+
+    /// Whether the card's write buffer survives a power cut.
+    pub fn power_loss_protection(&self) -> bool {
+        self.members[0].ftl.config().power_loss_protection
+    }
+}
+
+/// Where the card keeps its store, and its Target for the simulator.
+impl Device {
+    /// The directory of the card's store, for a card kept in files.
+    pub fn store_dir(&self) -> Option<&std::path::Path> {
+        self.store_dir.as_deref()
+    }
+}
+
+impl Target for Device {
+    type Error = DeviceError;
+
+    #[inline]
+    fn prefetch(&self, io: &Io, stage: u8) {
+        let (member, off) = self.member_of(io.offset_bytes);
+        // Stage 0: an I/O of several slots (within the member's chunk for
+        // a striped card) spans one or two L2P lines. Stage 1: its slots,
+        // up to 16, each have their own old place: a write clears its
+        // validity bit, a read has its block's state checked.
+        let ftl = &self.members[member].ftl;
+        let first = (off / SLOT_BYTES) as u32;
+        let last = ((off + io.len_bytes.max(1) as u64 - 1) / SLOT_BYTES) as u32;
+        if stage == 0 {
+            ftl.prefetch(first, 0, io.write);
+            if last != first {
+                ftl.prefetch(last, 0, io.write);
+            }
+        } else {
+            for lba in first..=last.min(first + 15) {
+                ftl.prefetch(lba, 1, io.write);
+            }
+        }
+    }
+
+    fn submit(&mut self, now: Ns, io: &Io) -> Result<Ns, DeviceError> {
+        self.io(now, io.offset_bytes, io.len_bytes as u64, io.write, Payload::Timing)
+    }
+}
+
+impl Device {
+    /// Applies an I/O to the FTL (with its bytes, if any) and returns its
+    /// completion time; the one path of the simulator and the block API.
+    pub(crate) fn io(&mut self, now: Ns, offset: u64, len: u64, write: bool, mut payload: Payload) -> Result<Ns, DeviceError> {
+        self.range_check(offset, len)?;
+        if self.faults.as_ref().is_some_and(|f| now >= f.next_due) {
+            self.faults_advance(now)?;
+        }
+        // The host's CPU time for the I/O, its completion path's included,
+        // is taken at submission (the cores are rarely the limit, and one
+        // reservation in time order keeps the pool's ring in order); the
+        // completion path's latency is added at the end.
+        let slots = (offset + len).div_ceil(SLOT_BYTES) - offset / SLOT_BYTES;
+        let t = self.cpu.reserve(now, self.costs.cpu_ns + slots * self.costs.cpu_slot_ns);
+        let done = if self.members.len() == 1 {
+            self.members[0].io(&self.costs, &mut self.cpu, t, (offset, len), write, payload)?
+        } else {
+            // RAID 0 across members: split at chunk boundaries.
+            let chunk = self.stripe_bytes;
+            let mut done = t;
+            let (mut off, end) = (offset, offset + len);
+            while off < end {
+                let piece_end = ((off / chunk + 1) * chunk).min(end);
+                let (member, member_off) = self.member_of(off);
+                let piece = payload.piece(off - offset, piece_end - off);
+                done = done.max(self.members[member].io(&self.costs, &mut self.cpu, t, (member_off, piece_end - off), write, piece)?);
+                off = piece_end;
+            }
+            done
+        };
+        debug_assert!(done >= now, "a completion ({done} ns) before its submission ({now} ns)");
+        Ok(done + self.costs.overhead_ns + self.costs.complete_ns)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sim::Rng;
+
+    /// On every catalog card, random reads and writes of every size: no
+    /// completion before its submission, and the buffer never holds more
+    /// slots than it has.
+    #[test]
+    fn completions_never_precede_submissions() {
+        for (id, _) in crate::CATALOG {
+            let profile = crate::profile_load(id).unwrap();
+            let mut d = Device::new(&profile, &profile.default_format, 128).unwrap();
+            let cap = d.capacity_bytes();
+            let mut rng = Rng::new(7);
+            let mut now = 0;
+            for i in 0..40_000u64 {
+                let len = 512 * (1 + rng.below(256));
+                let offset = rng.below((cap - len) / 512) * 512;
+                let io = Io { offset_bytes: offset, len_bytes: len as u32, write: i % 3 != 0 };
+                let done = d.submit(now, &io).unwrap();
+                assert!(done >= now, "{id}: completion {done} before submission {now}");
+                for m in &d.members {
+                    let b = &m.timing.buffer;
+                    assert!(b.free as u64 + b.pending.len() as u64 * b.slots_per_page as u64 <= b.capacity as u64, "{id}: buffer over its size");
+                }
+                now += rng.below(20_000);
+            }
+        }
+    }
+}

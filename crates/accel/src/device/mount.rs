@@ -1,0 +1,205 @@
+//! Where a card's flash is kept (`Backing`) and how a member comes up on
+//! it: formatted, mounted from a clean stop's checkpoint, or mounted by a
+//! scan of the media; and the clean stop that writes the checkpoint.
+
+use super::{Device, DeviceError};
+use crate::lock::StoreLock;
+use crate::recorder::Recorder;
+use ftl::{Ftl, FtlConfig, MountReport};
+use nand::{Array, Media};
+use units::Ns;
+
+/// Where a device keeps the bytes written to it: nowhere (the simulator),
+/// in memory (tests), or in files, one per member (a served card).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Backing {
+    None,
+    Memory,
+    /// A store file per member, `<dir>/member-<i>.flash`; `owner` is
+    /// written in each file's header and checked when it is opened again.
+    /// Built by `Backing::files`, which takes the store's lock.
+    Files {
+        dir: std::path::PathBuf,
+        owner: String,
+        lock: StoreLock,
+    },
+    /// The files of a card at rest, to be looked at and changed in
+    /// nothing: mounted from its clean shutdown's checkpoint (kept), its
+    /// SMART log read (no power cycle counted), nothing written back.
+    /// Built by `Backing::inspect`, which shares the store's lock.
+    Inspect {
+        dir: std::path::PathBuf,
+        owner: String,
+        lock: StoreLock,
+    },
+}
+
+impl Backing {
+    /// The store in `dir` (which must exist), owned by this process for
+    /// `purpose` as long as a device on it lives: refused, with the holder
+    /// named, while another process owns it or reads it.
+    pub fn files(dir: &std::path::Path, owner: &str, purpose: &str) -> Result<Backing, DeviceError> {
+        let lock = StoreLock::take(dir, purpose).map_err(DeviceError::Store)?;
+        Ok(Backing::Files { dir: dir.to_path_buf(), owner: owner.to_string(), lock })
+    }
+
+    /// The store in `dir` to look at, shared with other readers: refused,
+    /// with the holder named, while a process owns it.
+    pub fn inspect(dir: &std::path::Path, owner: &str) -> Result<Backing, DeviceError> {
+        let lock = StoreLock::share(dir).map_err(DeviceError::Store)?;
+        Ok(Backing::Inspect { dir: dir.to_path_buf(), owner: owner.to_string(), lock })
+    }
+
+    /// The store's lock, where the backing is a store.
+    pub(super) fn lock(&self) -> Option<&StoreLock> {
+        match self {
+            Backing::Files { lock, .. } | Backing::Inspect { lock, .. } => Some(lock),
+            _ => None,
+        }
+    }
+}
+
+impl Device {
+    /// Whether a store directory already holds a card (its first member's
+    /// store).
+    pub fn store_exists(dir: &std::path::Path) -> bool {
+        Device::member_store_path(dir, 0).exists()
+    }
+
+    pub(super) fn member_store_path(dir: &std::path::Path, member: usize) -> std::path::PathBuf {
+        dir.join(format!("member-{member}.flash"))
+    }
+
+    /// What a member's store header names: the card's owner and the member.
+    pub(super) fn member_owner(owner: &str, member: usize) -> String {
+        format!("{owner}, member {member}")
+    }
+
+    /// A member's array, with its bytes where the backing keeps them, and
+    /// whether its store already held a card (to be mounted, not formatted).
+    pub(super) fn array_of(g: &nand::Geometry, backing: &Backing, member: usize, endurance: Option<&nand::Endurance>) -> Result<(Array, bool), DeviceError> {
+        let (store, existed) = match backing {
+            Backing::None => (None, false),
+            Backing::Memory => (Some(nand::Store::memory(g)), false),
+            Backing::Files { dir, owner, .. } | Backing::Inspect { dir, owner, .. } => {
+                let path = Device::member_store_path(dir, member);
+                if matches!(backing, Backing::Inspect { .. }) && !path.exists() {
+                    return Err(DeviceError::Store(format!("{}: no card here (no {})", dir.display(), path.display())));
+                }
+                let (store, created) = nand::Store::file(&path, g, &Device::member_owner(owner, member))?;
+                (Some(store), !created)
+            }
+        };
+        let mut array = Array::with_store(g.clone(), store);
+        // Each member's blocks wear on their own.
+        array.endurance_set(endurance.map(|e| nand::Endurance { seed: e.seed ^ (member as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15), ..e.clone() }));
+        Ok((array, existed))
+    }
+
+    /// A member's FTL: mounted from a store that held a card, else formatted.
+    /// A member's FTL: mounted from a store that held a card (from its
+    /// clean shutdown's checkpoint where there is one, else by scanning the
+    /// media), else formatted. A mount's report is summed over members into
+    /// `mounted`; the LBAs it lost are the member's own (the device's are
+    /// found once it is built).
+    pub(super) fn ftl_of(
+        g: &nand::Geometry,
+        cfg: &FtlConfig,
+        backing: &Backing,
+        member: usize,
+        mounted: &mut Option<MountReport>,
+        lost: &mut Vec<(usize, u32)>,
+        endurance: Option<&nand::Endurance>,
+    ) -> Result<Ftl<Recorder>, DeviceError> {
+        let (array, existed) = Device::array_of(g, backing, member, endurance)?;
+        if !existed {
+            return Ok(Ftl::format(Recorder::new(array), cfg.clone())?);
+        }
+        let completed = array.staged_pages();
+        let saved = match backing {
+            Backing::Files { dir, .. } => {
+                crate::checkpoint::take(dir, member).map_err(|e| DeviceError::Store(format!("{}: checkpoint: {e}", dir.display())))?
+            }
+            Backing::Inspect { dir, .. } => {
+                match crate::checkpoint::peek(dir, member).map_err(|e| DeviceError::Store(format!("{}: checkpoint: {e}", dir.display())))? {
+                    Some(b) => Some(b),
+                    None => {
+                        return Err(DeviceError::Store(format!(
+                    "{}: the card did not stop cleanly (no checkpoint): only a mount can tell its state, and a mount repairs; serve it once, then ask again",
+                    dir.display()
+                )))
+                    }
+                }
+            }
+            _ => None,
+        };
+        let (ftl, mut r) = match saved {
+            Some(b) => match Ftl::mount_checkpoint(Recorder::new(array), cfg.clone(), &b) {
+                Ok(mounted) => mounted,
+                Err(e) if matches!(backing, Backing::Inspect { .. }) => {
+                    return Err(DeviceError::Store(format!(
+                        "member {member}: its checkpoint does not fit its media ({e}): serve it once (a mount scans the media), then ask again"
+                    )))
+                }
+                Err(e) => {
+                    // The media are the truth: a checkpoint that does not
+                    // fit is set aside and the card scanned.
+                    let (ftl, mut r) = Ftl::mount(Recorder::new(Device::array_of(g, backing, member, endurance)?.0), cfg.clone())?;
+                    r.checkpoint_refused = Some(format!("member {member}: {e}"));
+                    (ftl, r)
+                }
+            },
+            None => Ftl::mount(Recorder::new(array), cfg.clone())?,
+        };
+        let m = mounted.get_or_insert_with(|| MountReport { from_checkpoint: true, ..MountReport::default() });
+        m.slots_scanned += r.slots_scanned;
+        m.slots_mapped += r.slots_mapped;
+        m.superblocks_short += r.superblocks_short;
+        m.seq_max = m.seq_max.max(r.seq_max);
+        m.pages_completed += completed;
+        m.slots_rebuilt += r.slots_rebuilt;
+        m.from_checkpoint &= r.from_checkpoint;
+        if let Some(why) = r.checkpoint_refused.take() {
+            m.checkpoint_refused = Some(why);
+        }
+        lost.extend(r.lbas_lost.iter().map(|&lba| (member, lba)));
+        Ok(ftl)
+    }
+
+    /// A clean shutdown: every write on the media, the stores synced, and
+    /// each member's checkpoint written beside its store, so that the next
+    /// start mounts without a scan. A device without files keeps nothing.
+    pub fn shutdown_clean(&mut self) -> Result<(), DeviceError> {
+        let Some(dir) = self.store_dir.clone() else { return Ok(()) };
+        if let Some(log) = self.smart() {
+            log.save(&dir).map_err(DeviceError::Store)?;
+        }
+        for (i, m) in self.members.iter_mut().enumerate() {
+            let bytes = m.ftl.checkpoint()?;
+            m.ftl.media_mut().array.store_mut().map(|s| s.sync()).transpose().map_err(|e| DeviceError::Store(format!("{}: {e}", dir.display())))?;
+            crate::checkpoint::write(&dir, i, &bytes).map_err(|e| DeviceError::Store(format!("{}: checkpoint: {e}", dir.display())))?;
+        }
+        Ok(())
+    }
+
+    /// Whether the card in `dir` stopped cleanly: every member's
+    /// checkpoint is there, so it can be looked at without a mount.
+    pub fn stopped_cleanly(dir: &std::path::Path, members: u32) -> bool {
+        (0..members as usize).all(|m| crate::checkpoint::exists(dir, m))
+    }
+
+    /// The modelled time of the mount's scan: every programmed page's
+    /// out-of-band area read (a sense, tR, each), the dies in parallel: the
+    /// busiest die's pages x tR. Zero for a device that was formatted or
+    /// mounted from a clean stop's checkpoint (no scan).
+    pub fn mount_modelled_ns(&self) -> Ns {
+        if self.mounted.as_ref().is_none_or(|r| r.from_checkpoint) {
+            return 0;
+        }
+        let g = self.profile.scaling(self.scale).geometry(&self.profile.nand.geometry());
+        let busiest = |f: &Ftl<Recorder>| {
+            (0..g.dies()).map(|die| (0..g.blocks_per_plane).map(|b| f.media().block_next_page(die, b) as u64).sum::<u64>()).max().unwrap_or(0)
+        };
+        self.members.iter().map(|m| busiest(&m.ftl)).max().unwrap_or(0) * self.costs.read_ns
+    }
+}

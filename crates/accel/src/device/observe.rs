@@ -1,0 +1,202 @@
+//! What a card shows of itself: its counters, each resource's busy time,
+//! its buffer, its health and its SMART-like log.
+
+use super::timing::MemberTiming;
+use super::Device;
+use crate::health::Health;
+use crate::smart::SmartLog;
+use crate::wear::ErrorCounters;
+use nand::Media;
+use serde::Serialize;
+use sim::Timeline;
+use units::Ns;
+
+/// Service time reserved on one kind of resource (see [`Device::busy`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ResourceBusy {
+    pub name: &'static str,
+    pub servers: u32,
+    pub busy_ns: Ns,
+}
+
+/// What the device has done, summed over its members.
+#[derive(Debug, Clone, Default, Serialize, serde::Deserialize, PartialEq)]
+pub struct DeviceCounters {
+    pub host_slots_written: u64,
+    pub host_slots_read: u64,
+    pub host_slots_trimmed: u64,
+    pub gc_slots_moved: u64,
+    pub gc_victims: u64,
+    pub nand_slots_programmed: u64,
+    pub nand_parity_slots_programmed: u64,
+    /// NAND (multi-plane) page reads for the host (reads and
+    /// read-modify-writes): slots of one page read together count once.
+    pub nand_page_reads_host: u64,
+    pub nand_page_reads_gc: u64,
+    pub block_erases: u64,
+    pub free_superblocks: u64,
+    pub erase_count_max: u32,
+    pub erase_count_min: u32,
+    /// Read retries and reads beyond ECC (the error model's).
+    #[serde(default)]
+    pub read_errors: ErrorCounters,
+    /// Dies failed, reads through a stripe, the rebuild's moves, LBAs lost.
+    #[serde(default)]
+    pub faults: ftl::FaultCounters,
+}
+
+impl DeviceCounters {
+    /// Write amplification since `base`, data only: (host + GC) / host.
+    pub fn wa_since(&self, base: &DeviceCounters) -> f64 {
+        let host = self.host_slots_written - base.host_slots_written;
+        if host == 0 {
+            return 0.0;
+        }
+        (host + self.gc_slots_moved - base.gc_slots_moved) as f64 / host as f64
+    }
+    /// Write amplification since `base` with parity counted: NAND slots
+    /// programmed per host slot written.
+    /// Every 4 KiB slot programmed to NAND (the host's, GC's, a rebuild's,
+    /// parity, padding): what wears the flash.
+    pub fn nand_slots_all(&self) -> u64 {
+        self.nand_slots_programmed + self.nand_parity_slots_programmed
+    }
+
+    pub fn wa_nand_since(&self, base: &DeviceCounters) -> f64 {
+        let host = self.host_slots_written - base.host_slots_written;
+        if host == 0 {
+            return 0.0;
+        }
+        (self.nand_slots_programmed - base.nand_slots_programmed + self.nand_parity_slots_programmed - base.nand_parity_slots_programmed) as f64 / host as f64
+    }
+}
+
+impl Device {
+    pub fn counters(&self) -> DeviceCounters {
+        let mut d = DeviceCounters { erase_count_min: u32::MAX, ..Default::default() };
+        for m in &self.members {
+            let f = m.ftl.counters();
+            let mc = m.ftl.media().counters();
+            let spm = self.costs.spm as u64;
+            d.host_slots_written += f.host_slots_written;
+            d.host_slots_read += f.host_slots_read;
+            d.host_slots_trimmed += f.host_slots_trimmed;
+            d.gc_slots_moved += f.gc_slots_moved;
+            d.gc_victims += f.gc_victims;
+            d.nand_slots_programmed += (mc.mpage_programs_user + mc.mpage_programs_gc) * spm;
+            d.nand_parity_slots_programmed += mc.mpage_programs_parity * spm;
+            d.nand_page_reads_host += mc.page_reads_user;
+            d.nand_page_reads_gc += mc.page_reads_gc;
+            d.block_erases += mc.block_erases;
+            d.free_superblocks += m.ftl.free_superblocks() as u64;
+            d.erase_count_max = d.erase_count_max.max(m.ftl.media().array.erase_count_max());
+            d.erase_count_min = d.erase_count_min.min(m.ftl.media().array.erase_count_min());
+            if let Some(w) = &m.wear {
+                d.read_errors.add(&w.counters);
+            }
+            d.read_errors.superblocks_reclaimed += f.reclaim_victims;
+            d.read_errors.reads_lost += m.reads_lost;
+            d.faults.add(m.ftl.fault_counters());
+        }
+        d
+    }
+
+    /// Service time reserved so far on each kind of resource, summed over
+    /// its servers and the members, with the number of servers: what a
+    /// run's utilisation table is computed from.
+    pub fn busy(&self) -> Vec<ResourceBusy> {
+        let ms = &self.members;
+        let tl = |f: &dyn Fn(&MemberTiming) -> &[Timeline]| -> (u32, Ns) {
+            ms.iter().flat_map(|m| f(&m.timing).iter()).fold((0, 0), |(n, b), t| (n + 1, b + t.busy_ns))
+        };
+        let row = |name: &'static str, (servers, busy_ns): (u32, Ns)| ResourceBusy { name, servers, busy_ns };
+        let gc = ms.iter().fold((0, 0), |(n, b), m| (n + m.timing.gc_cpu.servers(), b + m.timing.gc_cpu.busy_ns));
+        vec![
+            row("host CPU", (self.cpu.servers(), self.cpu.busy_ns)),
+            row("GC threads", gc),
+            row("controller commands", tl(&|m| &m.command)),
+            row("controller program path", tl(&|m| &m.program_path)),
+            row("controller read path", tl(&|m| &m.read_path)),
+            row("host link in", tl(&|m| std::slice::from_ref(&m.link_in))),
+            row("host link out", tl(&|m| std::slice::from_ref(&m.link_out))),
+            row("channels", tl(&|m| &m.channels)),
+            row("dies", tl(&|m| &m.dies)),
+        ]
+    }
+
+    /// The share of the write buffers holding data not yet programmed at
+    /// `now` (pages whose program ends by then count as free).
+    pub fn buffer_fill(&self, now: Ns) -> f64 {
+        let (mut held, mut capacity) = (0u64, 0u64);
+        for m in &self.members {
+            held += m.timing.buffer.held_at(now);
+            capacity += m.timing.buffer.capacity as u64;
+        }
+        held as f64 / capacity.max(1) as f64
+    }
+
+    /// Die time reserved so far, summed over every die.
+    pub fn die_busy_ns(&self) -> u64 {
+        self.members.iter().flat_map(|m| m.timing.dies.iter()).map(|d| d.busy_ns).sum()
+    }
+
+    /// Dies of the whole card.
+    pub fn dies(&self) -> u32 {
+        self.members.iter().map(|m| m.timing.dies.len() as u32).sum()
+    }
+
+    /// The SMART-like log of a card kept in files (`None` otherwise): what
+    /// its store held at power-on plus what happened since.
+    pub fn smart(&self) -> Option<SmartLog> {
+        let log = self.smart.as_ref()?;
+        let c = self.counters();
+        Some(log.with(c.host_slots_read, c.host_slots_written, c.nand_slots_all(), c.read_errors.reads_uncorrectable + c.faults.lbas_lost))
+    }
+
+    /// Keeps the SMART log's traffic counters beside the pages (a card
+    /// kept in files; nothing otherwise): done after every request of the
+    /// block API and every background step, so that a cut loses none.
+    pub(crate) fn smart_keep(&mut self) {
+        let Some(log) = self.smart() else { return };
+        if let Some(store) = self.members[0].ftl.media_mut().array.store_mut() {
+            store.kept_counters_set(&log.kept());
+        }
+    }
+
+    /// Why the card refuses writes, if it does.
+    pub fn read_only(&self) -> Option<&str> {
+        self.members.iter().find_map(|m| m.ftl.read_only())
+    }
+
+    /// The card's wear, bad blocks and spare, over its members.
+    pub fn health(&self) -> Health {
+        let (mut sum, mut blocks, mut lo, mut hi) = (0u64, 0u64, u32::MAX, 0u32);
+        let mut bad = ftl::BadBlocks::default();
+        for m in &self.members {
+            let a = &m.ftl.media().array;
+            let c = m.cycles_per_erase;
+            sum += a.erase_count_total() * c as u64;
+            blocks += m.ftl.layout().superblocks as u64 * m.ftl.layout().dies as u64;
+            lo = lo.min(a.erase_count_min() * c);
+            hi = hi.max(a.erase_count_max() * c);
+            bad.add(m.ftl.bad_blocks());
+        }
+        let rated = self.profile.nand.endurance.as_ref().map(|e| e.rated_pe_cycles);
+        let mean = sum as f64 / blocks.max(1) as f64;
+        Health {
+            pe_cycles_mean: mean,
+            pe_cycles_min: lo.min(hi),
+            pe_cycles_max: hi,
+            pe_cycles_rated: rated,
+            life_used: rated.map(|r| mean / r as f64),
+            bad_blocks: bad,
+            blocks,
+            spare_share: self.effective_op(),
+            read_only: self
+                .members
+                .iter()
+                .enumerate()
+                .find_map(|(i, m)| m.ftl.read_only().map(|why| if self.members.len() > 1 { format!("member {i}: {why}") } else { why.to_string() })),
+        }
+    }
+}

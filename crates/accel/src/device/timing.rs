@@ -1,0 +1,443 @@
+//! The timing model of one member: its resources (dies, channels, the
+//! controllers' command engines, program and read paths, the host link,
+//! the write buffer, GC threads) and what each media operation costs on
+//! them. It charges a list of media operations from a ready time and never
+//! sees the FTL: what a read's bit errors cost (its retries, a rebuild
+//! from the stripe) is written on the operation before it is charged.
+
+use crate::profile::{Management, Profile};
+use crate::recorder::{MediaOp, OpKind};
+use nand::OpTag;
+use sim::{MinHeap, Pool, Timeline};
+use units::{per_op_ns, transfer_ns, Ns, SLOT_BYTES};
+
+/// Slots of the write buffer, and when programmed pages free theirs. Every
+/// page frees the same number of slots (one multi-plane page's), so only the
+/// times are kept.
+pub(super) struct WriteBuffer {
+    pub(super) free: u32,
+    pub(super) slots_per_page: u32,
+    pub(super) pending: MinHeap<Ns>,
+    /// Slots in all: free ones, those of pending pages, and those of the
+    /// pages being filled never exceed it.
+    pub(super) capacity: u32,
+}
+
+impl WriteBuffer {
+    pub(super) fn new(slots: u32, slots_per_page: u32) -> WriteBuffer {
+        WriteBuffer { free: slots, capacity: slots, slots_per_page, pending: MinHeap::with_capacity((slots / slots_per_page) as usize + 1) }
+    }
+
+    /// A slot for data arriving at `ready`: the time it can be accepted.
+    #[inline]
+    pub(super) fn acquire(&mut self, ready: Ns) -> Ns {
+        if self.free > 0 {
+            self.free -= 1;
+            return ready;
+        }
+        let t = self.pending.pop().expect("write buffer: slots are either free or pending a program");
+        self.free = self.slots_per_page - 1;
+        ready.max(t)
+    }
+
+    /// The slots of a page programmed by `at` free then.
+    #[inline]
+    fn release(&mut self, at: Ns) {
+        self.pending.push(at);
+        debug_assert!(
+            self.free as u64 + self.pending.len() as u64 * self.slots_per_page as u64 <= self.capacity as u64,
+            "write buffer: more slots free or pending ({} + {} pages) than it holds ({})",
+            self.free,
+            self.pending.len(),
+            self.capacity
+        );
+    }
+
+    /// Slots holding data not yet programmed at `now` (pages whose program
+    /// ends by then count as free).
+    pub(super) fn held_at(&self, now: Ns) -> u64 {
+        let freed = self.pending.count_le(now) as u64 * self.slots_per_page as u64;
+        (self.capacity as u64).saturating_sub(self.free as u64 + freed)
+    }
+}
+
+/// Service times, precomputed from the profile.
+#[derive(Debug, Clone)]
+pub(super) struct Costs {
+    pub(super) read_ns: Ns,
+    program_ns: Ns,
+    erase_ns: Ns,
+    slot_transfer_ns: Ns,
+    mpage_transfer_ns: Ns,
+    program_path_mpage_ns: Ns,
+    read_path_bytes_per_sec: u64,
+    read_path_slot_ns: Ns,
+    /// The longest operation a host read may find in progress on a die, a
+    /// channel and a read path (none is suspended).
+    die_op_max_ns: Ns,
+    read_path_mpage_ns: Ns,
+    /// One ECC codeword over the channel.
+    pub(super) codeword_bytes: u64,
+    codeword_transfer_ns: Ns,
+    read_command_ns: Ns,
+    write_command_ns: Ns,
+    /// Whether GC data passes the program path (host-managed cards).
+    gc_through_program_path: bool,
+    link_bytes_per_sec: u64,
+    /// A 4 KiB transfer on the host link.
+    link_slot_ns: Ns,
+    pub(super) overhead_ns: Ns,
+    /// Host CPU of an I/O at submission: the OS's submission and
+    /// completion paths and the driver's per-I/O time (its per-slot time
+    /// is added per I/O).
+    pub(super) cpu_ns: Ns,
+    pub(super) cpu_slot_ns: Ns,
+    /// Latency of the completion path after the device is done.
+    pub(super) complete_ns: Ns,
+    gc_mpage_cpu_ns: Ns,
+    /// Whether GC threads run on the host's cores (host-managed cards).
+    gc_on_host: bool,
+    /// The channel and the controller of each die (fixed; tables save a
+    /// division per operation).
+    die_channel: Vec<u32>,
+    die_controller: Vec<u32>,
+    controllers: u32,
+    pub(super) spm: u32,
+    /// Dies of a parity stripe (a page beyond ECC is rebuilt from the
+    /// others).
+    stripe_width: u32,
+}
+
+impl Costs {
+    /// Every cost the timing model charges, from the profile at a scale.
+    pub(super) fn of(profile: &Profile, g: &nand::Geometry, scale: u32) -> Costs {
+        let (c, t, scaling) = (&profile.controller, profile.nand.timings(), profile.scaling(scale));
+        let host_managed = profile.management == Management::Host;
+        Costs {
+            read_ns: t.read_ns,
+            program_ns: t.program_ns,
+            erase_ns: scaling.erase_ns(t.erase_ns),
+            slot_transfer_ns: transfer_ns(SLOT_BYTES, t.channel_bytes_per_sec),
+            mpage_transfer_ns: transfer_ns(g.mpage_bytes(), t.channel_bytes_per_sec),
+            program_path_mpage_ns: transfer_ns(g.mpage_bytes(), c.program_path_bytes_per_sec),
+            read_path_bytes_per_sec: c.read_path_bytes_per_sec,
+            read_path_slot_ns: transfer_ns(SLOT_BYTES, c.read_path_bytes_per_sec),
+            die_op_max_ns: t.program_ns.max(scaling.erase_ns(t.erase_ns)).max(t.read_ns + transfer_ns(g.mpage_bytes(), t.channel_bytes_per_sec)),
+            read_path_mpage_ns: transfer_ns(g.mpage_bytes(), c.read_path_bytes_per_sec),
+            codeword_bytes: profile.nand.codeword_bytes as u64,
+            codeword_transfer_ns: transfer_ns(profile.nand.codeword_bytes as u64, t.channel_bytes_per_sec),
+            read_command_ns: per_op_ns(c.read_commands_per_sec),
+            write_command_ns: per_op_ns(c.write_commands_per_sec),
+            gc_through_program_path: host_managed,
+            link_bytes_per_sec: c.link_bytes_per_sec,
+            link_slot_ns: transfer_ns(SLOT_BYTES, c.link_bytes_per_sec),
+            overhead_ns: c.io_overhead_ns,
+            cpu_ns: profile.host.os_submit_ns + profile.host.os_complete_ns + profile.host.cpu_ns_per_io,
+            cpu_slot_ns: profile.host.cpu_ns_per_slot,
+            complete_ns: profile.host.os_complete_ns,
+            gc_mpage_cpu_ns: profile.ftl.gc_ns_per_slot * g.slots_per_mpage() as u64,
+            gc_on_host: host_managed,
+            die_channel: (0..g.dies()).map(|d| g.channel_of(d)).collect(),
+            die_controller: (0..g.dies()).map(|d| g.channel_of(d) / (g.channels / c.count)).collect(),
+            controllers: c.count,
+            spm: g.slots_per_mpage(),
+            stripe_width: profile.ftl.stripe_width.max(1),
+        }
+    }
+
+    /// The controller a command goes to by its first slot (commands are
+    /// spread over the controllers by address): a mask when, as on every
+    /// catalog card, the count is a power of two.
+    #[inline]
+    fn controller_of_slot(&self, slot: u32) -> u32 {
+        if self.controllers.is_power_of_two() {
+            slot & (self.controllers - 1)
+        } else {
+            slot % self.controllers
+        }
+    }
+
+    /// Bytes a host read of `len` bytes moves from the die and through the
+    /// read path: the codewords it touches when under a slot (`offset`
+    /// within the slot), else whole slots.
+    #[inline]
+    pub(super) fn sub_slot_read_bytes(&self, offset: u64, len: u64) -> Option<u64> {
+        if len >= SLOT_BYTES {
+            return None;
+        }
+        let cw = self.codeword_bytes;
+        let start = offset % SLOT_BYTES / cw;
+        let end = (offset % SLOT_BYTES + len).div_ceil(cw);
+        Some((end - start) * cw)
+    }
+
+    #[inline]
+    fn link_ns(&self, len: u64) -> Ns {
+        if len == SLOT_BYTES {
+            self.link_slot_ns
+        } else {
+            transfer_ns(len, self.link_bytes_per_sec)
+        }
+    }
+
+    /// ECC codewords a read decodes: a host read of less than a slot
+    /// (`sub_slot` bytes) only those it touches, else its slots' all.
+    #[inline]
+    pub(super) fn codewords(&self, op: &MediaOp, sub_slot: Option<u64>) -> u32 {
+        match sub_slot {
+            Some(bytes) if op.tag == OpTag::User => (bytes / self.codeword_bytes) as u32,
+            _ => (op.mask.count_ones() as u64 * SLOT_BYTES / self.codeword_bytes) as u32,
+        }
+    }
+
+    /// Whether a read beyond ECC can be rebuilt from its stripe.
+    pub(super) fn has_parity(&self) -> bool {
+        self.stripe_width > 1
+    }
+}
+
+/// When the operations of an FTL call are ready to be charged.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Start {
+    /// At a time (a write's data in the buffer, a background step).
+    At(Ns),
+    /// A host read's command, taken at `now` by the controller that owns
+    /// the die of the first page read (or, with none, the controller of
+    /// `slot`), then its reads.
+    ReadCommand { now: Ns, slot: u32 },
+}
+
+/// One member's resources, reserved in issue order.
+pub(super) struct MemberTiming {
+    pub(super) dies: Vec<Timeline>,
+    pub(super) channels: Vec<Timeline>,
+    pub(super) command: Vec<Timeline>,
+    pub(super) program_path: Vec<Timeline>,
+    pub(super) read_path: Vec<Timeline>,
+    pub(super) link_in: Timeline,
+    pub(super) link_out: Timeline,
+    pub(super) buffer: WriteBuffer,
+    /// When the data GC has read so far is out of the read path.
+    pub(super) gc_ready: Ns,
+    /// The threads that run GC.
+    pub(super) gc_cpu: Pool,
+    /// When each superblock's last erase ends: nothing may be programmed
+    /// into it before (the die timelines alone could slot a program into a
+    /// gap ahead of the erase).
+    pub(super) erased_at: Vec<Ns>,
+}
+
+impl MemberTiming {
+    pub(super) fn new(profile: &Profile, g: &nand::Geometry, buffer_slots: u32) -> MemberTiming {
+        let controllers = profile.controller.count as usize;
+        MemberTiming {
+            dies: vec![Timeline::default(); g.dies() as usize],
+            channels: vec![Timeline::default(); g.channels as usize],
+            command: vec![Timeline::default(); controllers],
+            program_path: vec![Timeline::default(); controllers],
+            read_path: vec![Timeline::default(); controllers],
+            link_in: Timeline::default(),
+            link_out: Timeline::default(),
+            buffer: WriteBuffer::new(buffer_slots, g.slots_per_mpage()),
+            gc_ready: 0,
+            gc_cpu: Pool::new(profile.ftl.gc_threads),
+            erased_at: vec![0; g.blocks_per_plane as usize],
+        }
+    }
+
+    /// A write's command and its data over the host link: when the data is
+    /// in the card (`first` is its first slot).
+    #[inline]
+    pub(super) fn write_in(&mut self, c: &Costs, now: Ns, first: u32, len: u64) -> Ns {
+        let ctl = c.controller_of_slot(first);
+        let t = self.command[ctl as usize].reserve(now, c.write_command_ns);
+        self.link_in.reserve(t, c.link_ns(len))
+    }
+
+    /// A read's data over the host link once it is out of the card.
+    #[inline]
+    pub(super) fn read_out(&mut self, c: &Costs, done: Ns, len: u64) -> Ns {
+        self.link_out.reserve(done, c.link_ns(len))
+    }
+
+    /// When `start` lets the operations `ops` begin.
+    #[inline(always)]
+    pub(super) fn start(&mut self, c: &Costs, start: Start, ops: &[MediaOp]) -> Ns {
+        match start {
+            Start::At(t) => t,
+            Start::ReadCommand { now, slot } => {
+                let ctl = match ops.first() {
+                    Some(op) => c.die_controller[op.die as usize],
+                    None if c.controllers == 1 => 0,
+                    None => c.controller_of_slot(slot),
+                };
+                self.command[ctl as usize].reserve(now, c.read_command_ns)
+            }
+        }
+    }
+
+    /// Charges media operations, all ready at `ready`; returns when the last
+    /// host read among them has its data out of the read path. `sub_slot`
+    /// is the bytes a host read of less than a slot moves (its codewords).
+    /// GC threads of a host-managed card also take a core of `cpu`.
+    #[inline]
+    pub(super) fn charge(&mut self, c: &Costs, cpu: &mut Pool, ops: &[MediaOp], ready: Ns, sub_slot: Option<u64>) -> Ns {
+        let mut user_done = ready;
+        for op in ops {
+            match op.kind {
+                OpKind::Read => user_done = user_done.max(self.read(c, op, ready, sub_slot)),
+                OpKind::Program => self.program(c, cpu, op, ready),
+                OpKind::Erase => {
+                    // A victim is erased once all its valid data is read out.
+                    let end = self.dies[op.die as usize].reserve(ready.max(self.gc_ready), c.erase_ns);
+                    let e = &mut self.erased_at[op.block as usize];
+                    *e = (*e).max(end);
+                }
+            }
+        }
+        user_done
+    }
+
+    /// A read: sense (tR), then the named slots (or a short read's
+    /// codewords) cross the channel, the die holding the data in its
+    /// register until then; then ECC decode and DMA. Each retry senses and
+    /// moves the data again and is decoded again (the die held meanwhile;
+    /// the channel is charged once). A host read returns when its data is
+    /// out; a GC read moves `gc_ready` (and returns `ready`).
+    #[inline(always)]
+    fn read(&mut self, c: &Costs, op: &MediaOp, ready: Ns, sub_slot: Option<u64>) -> Ns {
+        let d = op.die as usize;
+        let (ch, ctl) = (c.die_channel[d] as usize, c.die_controller[d] as usize);
+        let (xfer, path) = match sub_slot {
+            Some(bytes) if op.tag == OpTag::User => (bytes / c.codeword_bytes * c.codeword_transfer_ns, transfer_ns(bytes, c.read_path_bytes_per_sec)),
+            _ => {
+                let n = op.mask.count_ones() as u64;
+                (n * c.slot_transfer_ns, n * c.read_path_slot_ns)
+            }
+        };
+        let attempts = 1 + op.retries as u64;
+        if op.tag == OpTag::Gc {
+            let sensed = self.dies[d].reserve(ready, (c.read_ns + xfer) * attempts);
+            let out = self.channels[ch].reserve(sensed - xfer, xfer).max(sensed);
+            let mut done = self.read_path[ctl].reserve(out, path * attempts);
+            if op.from_stripe {
+                done = done.max(self.stripe_read(c, op, ready));
+            }
+            self.gc_ready = self.gc_ready.max(done);
+            return ready;
+        }
+        // Host reads go ahead of queued programs and GC work, behind at
+        // most the operation in progress.
+        let sensed = self.dies[d].reserve_priority(ready, (c.read_ns + xfer) * attempts, c.die_op_max_ns);
+        let out = self.channels[ch].reserve_priority(sensed - xfer, xfer, c.mpage_transfer_ns).max(sensed);
+        let done = self.read_path[ctl].reserve_priority(out, path * attempts, c.read_path_mpage_ns);
+        if op.from_stripe {
+            return done.max(self.stripe_read(c, op, ready));
+        }
+        done
+    }
+
+    /// A page rebuilt from its stripe: the same page read on every other
+    /// die of the stripe, then the XOR. Returns when the rebuilt data is
+    /// out.
+    #[inline(never)]
+    fn stripe_read(&mut self, c: &Costs, op: &MediaOp, ready: Ns) -> Ns {
+        let width = c.stripe_width;
+        let first = op.die / width * width;
+        let mut done = ready;
+        for o in (first..first + width).filter(|&o| o != op.die) {
+            let (ch, ctl) = (c.die_channel[o as usize] as usize, c.die_controller[o as usize] as usize);
+            let sensed = self.dies[o as usize].reserve_priority(ready, c.read_ns + c.mpage_transfer_ns, c.die_op_max_ns);
+            let out = self.channels[ch].reserve_priority(sensed - c.mpage_transfer_ns, c.mpage_transfer_ns, c.mpage_transfer_ns).max(sensed);
+            done = done.max(self.read_path[ctl].reserve_priority(out, c.read_path_mpage_ns, c.read_path_mpage_ns));
+        }
+        done
+    }
+
+    /// A program: GC data must first have been read out of the victim, and
+    /// a GC thread must have handled the page's slots (on a host core, for
+    /// a host-managed card); the block must be erased; then the program
+    /// path, the channel and the die. A host page frees its buffer slots
+    /// when its program ends.
+    #[inline(always)]
+    fn program(&mut self, c: &Costs, cpu: &mut Pool, op: &MediaOp, ready: Ns) {
+        let d = op.die as usize;
+        let (ch, ctl) = (c.die_channel[d] as usize, c.die_controller[d] as usize);
+        let gc = matches!(op.tag, OpTag::Gc | OpTag::GcParity);
+        let r = match op.tag {
+            OpTag::Gc => {
+                // On a host-managed card the GC thread's time is also a
+                // host core's: taken from the cores as the host I/O that
+                // paces it is issued (in time order: a pool has no gaps, and
+                // a reservation at the GC's later start would idle a core
+                // until then).
+                if c.gc_on_host {
+                    cpu.reserve(ready, c.gc_mpage_cpu_ns);
+                }
+                self.gc_cpu.reserve(ready.max(self.gc_ready), c.gc_mpage_cpu_ns)
+            }
+            OpTag::GcParity => ready.max(self.gc_ready),
+            _ => ready,
+        };
+        let r = r.max(self.erased_at[op.block as usize]);
+        let staged = if gc && !c.gc_through_program_path { r } else { self.program_path[ctl].reserve(r, c.program_path_mpage_ns) };
+        let loaded = self.channels[ch].reserve(staged, c.mpage_transfer_ns);
+        let end = self.dies[d].reserve(loaded, c.program_ns);
+        if op.tag == OpTag::User {
+            self.buffer.release(end);
+        }
+    }
+
+    /// When everything reserved so far has ended.
+    pub(super) fn quiet_at(&self) -> Ns {
+        let lines = self.dies.iter().chain(&self.channels).chain(&self.command).chain(&self.program_path).chain(&self.read_path);
+        let t = lines.chain([&self.link_in, &self.link_out]).map(|l| l.idle_at()).max().unwrap_or(0);
+        t.max(self.gc_ready).max(self.gc_cpu.idle_at()).max(self.erased_at.iter().copied().max().unwrap_or(0))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A free slot takes data at once; a full buffer takes it when the
+    /// earliest pending page is programmed, which frees a page of slots.
+    #[test]
+    fn a_full_buffer_waits_for_the_earliest_program() {
+        let mut b = WriteBuffer::new(8, 4);
+        for _ in 0..8 {
+            assert_eq!(b.acquire(10), 10);
+        }
+        b.release(500);
+        b.release(300);
+        assert_eq!(b.acquire(20), 300, "the earliest page frees first");
+        for _ in 0..3 {
+            assert_eq!(b.acquire(30), 30, "the rest of that page's slots are free");
+        }
+        assert_eq!(b.acquire(40), 500);
+        assert_eq!(b.acquire(900), 900, "data arriving after the program waits for nothing");
+    }
+
+    /// The timing model on a bare list of operations: a host read waits
+    /// for its die, and its retries hold the die again; a GC program waits
+    /// for the GC read before it.
+    #[test]
+    fn a_list_of_ops_is_charged_without_an_ftl() {
+        let profile = crate::profile_load("p420m").unwrap();
+        let g = profile.scaling(1024).geometry(&profile.nand.geometry());
+        let c = Costs::of(&profile, &g, 1024);
+        let mut cpu = Pool::new(1);
+        let read = |retries| MediaOp { kind: OpKind::Read, tag: OpTag::User, die: 0, block: 1, page: 0, mask: 1, retries, from_stripe: false };
+        let mut t = MemberTiming::new(&profile, &g, 1024);
+        let once = t.charge(&c, &mut cpu, &[read(0)], 0, None);
+        assert!(once >= c.read_ns, "a read senses first: {once} < tR {}", c.read_ns);
+        let mut t = MemberTiming::new(&profile, &g, 1024);
+        let twice = t.charge(&c, &mut cpu, &[read(1)], 0, None);
+        assert!(twice >= once + c.read_ns, "a retry senses again: {twice} after {once}");
+        let mut t = MemberTiming::new(&profile, &g, 1024);
+        let gc_read = MediaOp { tag: OpTag::Gc, ..read(0) };
+        let program = MediaOp { kind: OpKind::Program, tag: OpTag::Gc, die: 1, block: 2, page: 0, mask: 0, retries: 0, from_stripe: false };
+        t.charge(&c, &mut cpu, &[gc_read, program], 0, None);
+        assert!(t.dies[1].idle_at() >= t.gc_ready + c.program_ns, "the GC program follows its read");
+    }
+}
