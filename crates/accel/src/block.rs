@@ -75,7 +75,7 @@ impl Device {
 
 #[cfg(test)]
 mod tests {
-    use crate::device::{Backing, Device};
+    use crate::device::{Backing, Device, DeviceError};
     use std::collections::BTreeMap;
 
     /// A small data-holding card: the P420m at its largest scale.
@@ -258,5 +258,59 @@ mod tests {
     fn a_card_without_data_says_so() {
         let p = crate::profile_load("p420m").unwrap();
         assert!(!Device::new(&p, "stock", 256).unwrap().holds_data());
+    }
+
+    /// The rest of a slot a write covers in part is read from the media
+    /// to merge with it: a media read, but not a host read (the SMART
+    /// log's host reads count only what the host asked for).
+    #[test]
+    fn an_unaligned_writes_merge_read_is_not_a_host_read() {
+        let mut d = card();
+        let now = d.write_at(0, 0, &[7u8; 8192]).unwrap();
+        let now = d.write_at(now, 512, &[9u8; 512]).unwrap();
+        let now = d.write_at(now, 4096 + 1024, &[9u8; 1024]).unwrap();
+        assert_eq!(d.counters().host_slots_read, 0, "two merges, no host read");
+        let mut slot = [0u8; 4096];
+        d.read_at(now, 0, &mut slot).unwrap();
+        assert_eq!((slot[0], slot[512], slot[1024]), (7, 9, 7));
+        assert_eq!(d.counters().host_slots_read, 1);
+    }
+
+    /// On a card without parity, a page its ECC cannot correct after every
+    /// retry cannot be rebuilt: the read is an I/O error (EIO to an NBD
+    /// client), counted as an uncorrectable read (a media error in the
+    /// SMART log); a read that succeeds returns the bytes written.
+    #[test]
+    fn a_page_beyond_ecc_without_parity_is_an_io_error_never_bytes() {
+        let mut p = crate::profile_load("p420m").unwrap();
+        p.ftl.stripe_width = 1;
+        p.nand.errors.as_mut().unwrap().field_die_failures_per_year = 0.0;
+        let scale = (1..=4096).rev().find(|&s| Device::validate(&p, "stock", s).is_ok()).unwrap();
+        let mut d = Device::with_backing(&p, "stock", scale, &Backing::Memory).unwrap();
+        let slots = 2048u64;
+        let mut now = 0;
+        for s in 0..slots {
+            now = d.write_at(now, s * 4096, &[(s % 251) as u8; 4096]).unwrap();
+        }
+        // About one read in twenty meets a random uncorrectable error.
+        d.random_faults_set(2e10, 1, now).unwrap();
+        let (mut errors, mut reads) = (0u64, 0u64);
+        let mut buf = [0u8; 4096];
+        for i in 0..4000u64 {
+            now += 50_000;
+            let s = i * 7 % (slots - 256);
+            match d.read_at(now, s * 4096, &mut buf) {
+                Ok(_) => {
+                    assert!(buf.iter().all(|&b| b == (s % 251) as u8), "slot {s}: a read that succeeds returns what was written");
+                    reads += 1;
+                }
+                Err(DeviceError::Unreadable { .. }) => errors += 1,
+                Err(e) => panic!("slot {s}: {e}"),
+            }
+        }
+        let c = d.counters().read_errors;
+        assert!(errors > 0 && reads > 0, "{errors} errors, {reads} reads");
+        // Read reclaim's moves may meet some too (counted, not the host's).
+        assert!(c.reads_uncorrectable >= errors && c.reads_rebuilt_from_parity == 0, "{c:?} against {errors} errors");
     }
 }

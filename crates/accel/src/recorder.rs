@@ -23,14 +23,15 @@ pub struct MediaOp {
     /// another sense and transfer), written by the error model before the
     /// op is timed.
     pub retries: u16,
-    /// Reads only: the page was beyond ECC and rebuilt from its stripe
-    /// (every other die of the stripe read too).
-    pub from_stripe: bool,
+    /// Reads only: a read of another die's page of the stripe, to rebuild
+    /// the page before it in the list, which was beyond ECC (a whole
+    /// multi-plane page sensed and moved, ahead of queued work).
+    pub stripe_part: bool,
 }
 
 impl MediaOp {
     fn new(kind: OpKind, tag: OpTag, die: u32, block: u32, page: u32, mask: u32) -> MediaOp {
-        MediaOp { kind, tag, die, block, page, mask, retries: 0, from_stripe: false }
+        MediaOp { kind, tag, die, block, page, mask, retries: 0, stripe_part: false }
     }
 }
 

@@ -576,3 +576,18 @@ fn error_code(e: &DeviceError, kind: u16) -> u32 {
         _ => nbd::EIO,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What the card could not read is the client's I/O error, never
+    /// bytes: EIO, as a real card's uncorrectable read.
+    #[test]
+    fn an_unreadable_page_is_eio_to_the_client() {
+        let e = DeviceError::Unreadable { offset: 4096, len: 4096 };
+        assert_eq!(error_code(&e, nbd::CMD_READ), nbd::EIO);
+        let lost = DeviceError::Ftl(ftl::FtlError::Lost { lba: 1 });
+        assert_eq!(error_code(&lost, nbd::CMD_READ), nbd::EIO);
+    }
+}

@@ -322,6 +322,25 @@ impl<M: Media> Ftl<M> {
         r
     }
 
+    /// The other dies whose pages rebuild a page of a live die that its
+    /// ECC could not correct, in the order they are read: the stripe the
+    /// page's row was laid out with (its narrowing), every member alive and
+    /// none of their slots `mask` damaged. `None` where the stripe cannot
+    /// rebuild it (no parity, or another die of the stripe failed): the
+    /// data is lost to this read. A row the writer has not finished is
+    /// rebuilt from the running parity the controller holds.
+    pub fn stripe_rebuild_members(&self, die: u32, superblock: u32, page: u32, mask: u32) -> Option<Vec<u32>> {
+        let a = SlotAddr { superblock, page, die, slot: 0 };
+        let n = self.narrowing_at(superblock, page);
+        let others: Vec<u32> = self.layout.stripe_members(n, die).into_iter().filter(|&m| m != die).collect();
+        if others.is_empty() || self.layout.stripe_width <= 1 || others.iter().any(|&m| self.is_dead(m)) {
+            return None;
+        }
+        let written: Vec<u32> = others.iter().copied().filter(|&m| self.media.block_next_page(m, superblock) > page).collect();
+        self.stripe_intact(a, &written, mask).ok()?;
+        Some(others)
+    }
+
     /// The other members of a dead die's stripe, all of which must work
     /// and hold the row.
     pub(crate) fn stripe_others(&self, a: SlotAddr) -> Result<Vec<u32>, FtlError> {

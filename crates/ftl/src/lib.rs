@@ -393,6 +393,18 @@ impl<M: Media> Ftl<M> {
     pub fn read(&mut self, lba: SlotLba, out: Option<&mut [u8]>) -> Result<ReadFrom, FtlError> {
         self.lba_check(lba)?;
         self.counters.host_slots_read += 1;
+        self.slot_read(lba, out)
+    }
+
+    /// Reads the rest of a slot a write covers in part, to merge with it
+    /// in the write buffer: the media read a host read makes, but not a
+    /// host read.
+    pub fn read_for_merge(&mut self, lba: SlotLba, out: Option<&mut [u8]>) -> Result<ReadFrom, FtlError> {
+        self.lba_check(lba)?;
+        self.slot_read(lba, out)
+    }
+
+    fn slot_read(&mut self, lba: SlotLba, out: Option<&mut [u8]>) -> Result<ReadFrom, FtlError> {
         let ppa = self.l2p[lba as usize];
         if ppa == PPA_INVALID {
             self.lost_check(lba)?;

@@ -10,6 +10,7 @@ use crate::profile::Profile;
 use crate::recorder::{MediaOp, OpKind, Recorder};
 use crate::wear::Wear;
 use ftl::{Ftl, FtlError};
+use nand::OpTag;
 use sim::Pool;
 use units::{Ns, SLOT_BYTES};
 
@@ -36,6 +37,9 @@ pub(super) struct Member {
     reclaim_on: bool,
     /// Simulated reads of lost data (an I/O error to the host).
     pub(super) reads_lost: u64,
+    /// A read since the last host read found a page beyond ECC that its
+    /// stripe could not rebuild.
+    unreadable: bool,
 }
 
 impl Member {
@@ -53,6 +57,7 @@ impl Member {
             reclaim_ios: 0,
             reclaim_on: false,
             reads_lost: 0,
+            unreadable: false,
         }
     }
 
@@ -92,34 +97,45 @@ impl Member {
         Ok((r?, done))
     }
 
-    /// The error model's verdict on each read (its retries; beyond ECC:
-    /// rebuilt from the stripe where the card has parity, else counted
-    /// uncorrectable), written on the op; erases reset their block's
-    /// errors. A read that needed enough retries queues its superblock for
-    /// read reclaim.
+    /// The error model's verdict on each read, written in the list: its
+    /// retries on the op; beyond ECC, a read of each other page of its
+    /// stripe after it where the FTL's stripe rule can rebuild it, else the
+    /// data is lost to this read (`unreadable`, a media error). Erases
+    /// reset their block's errors. A read that needed enough retries
+    /// queues its superblock for read reclaim.
     #[inline(never)]
-    fn errors_mark(&mut self, c: &Costs, ops: &mut [MediaOp], sub_slot: Option<u64>) {
+    fn errors_mark(&mut self, c: &Costs, ops: &mut Vec<MediaOp>, sub_slot: Option<u64>) {
         let w = self.wear.as_mut().expect("errors_mark runs only with an error model");
-        for op in ops.iter_mut() {
+        let mut i = 0;
+        while i < ops.len() {
+            let op = ops[i];
+            i += 1;
             let erases = || self.ftl.superblock_erase_count(op.block) * self.cycles_per_erase;
             match op.kind {
                 OpKind::Erase => w.erased(op.die, op.block, erases()),
                 OpKind::Read if !w.quiet() => {
-                    let outcome = w.read(op.die, op.block, erases(), c.codewords(op, sub_slot));
+                    let outcome = w.read(op.die, op.block, erases(), c.codewords(&op, sub_slot));
                     if w.reclaims(outcome) {
                         self.ftl.reclaim_request(op.block);
                         self.reclaim_on = true;
                     }
-                    match outcome {
-                        ReadOutcome::Retries(k) => op.retries = k as u16,
-                        ReadOutcome::BeyondEcc => {
-                            op.retries = w.retries_max() as u16;
-                            if c.has_parity() {
-                                w.counters.reads_rebuilt_from_parity += 1;
-                                op.from_stripe = true;
-                            } else {
-                                w.counters.reads_uncorrectable += 1;
-                            }
+                    ops[i - 1].retries = match outcome {
+                        ReadOutcome::Retries(k) => k as u16,
+                        ReadOutcome::BeyondEcc => w.retries_max() as u16,
+                    };
+                    if outcome != ReadOutcome::BeyondEcc {
+                        continue;
+                    }
+                    match self.ftl.stripe_rebuild_members(op.die, op.block, op.page, op.mask) {
+                        Some(others) => {
+                            w.counters.reads_rebuilt_from_parity += 1;
+                            let n = others.len();
+                            ops.splice(i..i, others.into_iter().map(|die| MediaOp { die, retries: 0, stripe_part: true, ..op }));
+                            i += n;
+                        }
+                        None => {
+                            w.counters.reads_uncorrectable += 1;
+                            self.unreadable |= op.tag == OpTag::User;
                         }
                     }
                 }
@@ -157,7 +173,7 @@ impl Member {
         let tail_partial = !(offset + len).is_multiple_of(SLOT_BYTES);
         for (lba, partial) in [(first, head_partial), (last, tail_partial && last != first)] {
             if partial {
-                self.apply(c, cpu, Start::At(t), None, |f| f.read(lba, None))?;
+                self.apply(c, cpu, Start::At(t), None, |f| f.read_for_merge(lba, None))?;
             }
         }
         if let Payload::Write(data) = payload {
@@ -178,12 +194,18 @@ impl Member {
         let (first, last) = ((offset / SLOT_BYTES) as u32, ((offset + len - 1) / SLOT_BYTES) as u32);
         let timing_only = matches!(payload, Payload::Timing);
         let start = Start::ReadCommand { now, slot: first };
+        self.unreadable = false;
         let (lost, done) = self.apply(c, cpu, start, c.sub_slot_read_bytes(offset, len), |f| match f.read_span(first, last) {
             // The simulator's host sees an I/O error and goes on.
             Err(FtlError::Lost { .. }) if timing_only => Ok(true),
             r => r.map(|()| false),
         })?;
         self.reads_lost += lost as u64;
+        if std::mem::take(&mut self.unreadable) {
+            if let Payload::Read(_) = payload {
+                return Err(DeviceError::Unreadable { offset, len });
+            }
+        }
         if let Payload::Read(out) = payload {
             slots_copy_out(&self.ftl, offset, out)?;
         }

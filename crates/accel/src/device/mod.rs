@@ -53,6 +53,8 @@ pub enum DeviceError {
     Scale { device: String, scale: u32, max: u32, blocks: u32, min_superblocks: u32 },
     #[error("I/O at byte {offset} of {len} bytes is out of range: the device holds {capacity} bytes, and I/O must be whole 512-byte sectors")]
     OutOfRange { offset: u64, len: u64, capacity: u64 },
+    #[error("read of {len} bytes at member byte {offset}: a page beyond ECC after every retry, and its stripe cannot rebuild it (no parity, or another die of the stripe has failed): an I/O error (a media error in the SMART log)")]
+    Unreadable { offset: u64, len: u64 },
     #[error(transparent)]
     Ftl(#[from] FtlError),
     #[error("{0}")]

@@ -2,8 +2,9 @@
 //! controllers' command engines, program and read paths, the host link,
 //! the write buffer, GC threads) and what each media operation costs on
 //! them. It charges a list of media operations from a ready time and never
-//! sees the FTL: what a read's bit errors cost (its retries, a rebuild
-//! from the stripe) is written on the operation before it is charged.
+//! sees the FTL: what a read's bit errors cost is written in the list
+//! before it is charged (its retries on the op; a rebuild from the stripe
+//! as a read of each other page of the stripe after it).
 
 use crate::profile::{Management, Profile};
 use crate::recorder::{MediaOp, OpKind};
@@ -103,9 +104,6 @@ pub(super) struct Costs {
     die_controller: Vec<u32>,
     controllers: u32,
     pub(super) spm: u32,
-    /// Dies of a parity stripe (a page beyond ECC is rebuilt from the
-    /// others).
-    stripe_width: u32,
 }
 
 impl Costs {
@@ -141,7 +139,6 @@ impl Costs {
             die_controller: (0..g.dies()).map(|d| g.channel_of(d) / (g.channels / c.count)).collect(),
             controllers: c.count,
             spm: g.slots_per_mpage(),
-            stripe_width: profile.ftl.stripe_width.max(1),
         }
     }
 
@@ -188,11 +185,6 @@ impl Costs {
             Some(bytes) if op.tag == OpTag::User => (bytes / self.codeword_bytes) as u32,
             _ => (op.mask.count_ones() as u64 * SLOT_BYTES / self.codeword_bytes) as u32,
         }
-    }
-
-    /// Whether a read beyond ECC can be rebuilt from its stripe.
-    pub(super) fn has_parity(&self) -> bool {
-        self.stripe_width > 1
     }
 }
 
@@ -285,6 +277,14 @@ impl MemberTiming {
         let mut user_done = ready;
         for op in ops {
             match op.kind {
+                OpKind::Read if op.stripe_part => {
+                    let done = self.stripe_read(c, op, ready);
+                    if op.tag == OpTag::Gc {
+                        self.gc_ready = self.gc_ready.max(done);
+                    } else {
+                        user_done = user_done.max(done);
+                    }
+                }
                 OpKind::Read => user_done = user_done.max(self.read(c, op, ready, sub_slot)),
                 OpKind::Program => self.program(c, cpu, op, ready),
                 OpKind::Erase => {
@@ -319,10 +319,7 @@ impl MemberTiming {
         if op.tag == OpTag::Gc {
             let sensed = self.dies[d].reserve(ready, (c.read_ns + xfer) * attempts);
             let out = self.channels[ch].reserve(sensed - xfer, xfer).max(sensed);
-            let mut done = self.read_path[ctl].reserve(out, path * attempts);
-            if op.from_stripe {
-                done = done.max(self.stripe_read(c, op, ready));
-            }
+            let done = self.read_path[ctl].reserve(out, path * attempts);
             self.gc_ready = self.gc_ready.max(done);
             return ready;
         }
@@ -330,28 +327,19 @@ impl MemberTiming {
         // most the operation in progress.
         let sensed = self.dies[d].reserve_priority(ready, (c.read_ns + xfer) * attempts, c.die_op_max_ns);
         let out = self.channels[ch].reserve_priority(sensed - xfer, xfer, c.mpage_transfer_ns).max(sensed);
-        let done = self.read_path[ctl].reserve_priority(out, path * attempts, c.read_path_mpage_ns);
-        if op.from_stripe {
-            return done.max(self.stripe_read(c, op, ready));
-        }
-        done
+        self.read_path[ctl].reserve_priority(out, path * attempts, c.read_path_mpage_ns)
     }
 
-    /// A page rebuilt from its stripe: the same page read on every other
-    /// die of the stripe, then the XOR. Returns when the rebuilt data is
-    /// out.
+    /// One page of the stripe read to rebuild a page beyond ECC (the XOR
+    /// follows): a whole multi-plane page sensed and moved, ahead of queued
+    /// work as a host read is. Returns when its data is out.
     #[inline(never)]
     fn stripe_read(&mut self, c: &Costs, op: &MediaOp, ready: Ns) -> Ns {
-        let width = c.stripe_width;
-        let first = op.die / width * width;
-        let mut done = ready;
-        for o in (first..first + width).filter(|&o| o != op.die) {
-            let (ch, ctl) = (c.die_channel[o as usize] as usize, c.die_controller[o as usize] as usize);
-            let sensed = self.dies[o as usize].reserve_priority(ready, c.read_ns + c.mpage_transfer_ns, c.die_op_max_ns);
-            let out = self.channels[ch].reserve_priority(sensed - c.mpage_transfer_ns, c.mpage_transfer_ns, c.mpage_transfer_ns).max(sensed);
-            done = done.max(self.read_path[ctl].reserve_priority(out, c.read_path_mpage_ns, c.read_path_mpage_ns));
-        }
-        done
+        let d = op.die as usize;
+        let (ch, ctl) = (c.die_channel[d] as usize, c.die_controller[d] as usize);
+        let sensed = self.dies[d].reserve_priority(ready, c.read_ns + c.mpage_transfer_ns, c.die_op_max_ns);
+        let out = self.channels[ch].reserve_priority(sensed - c.mpage_transfer_ns, c.mpage_transfer_ns, c.mpage_transfer_ns).max(sensed);
+        self.read_path[ctl].reserve_priority(out, c.read_path_mpage_ns, c.read_path_mpage_ns)
     }
 
     /// A program: GC data must first have been read out of the victim, and
@@ -427,7 +415,7 @@ mod tests {
         let g = profile.scaling(1024).geometry(&profile.nand.geometry());
         let c = Costs::of(&profile, &g, 1024);
         let mut cpu = Pool::new(1);
-        let read = |retries| MediaOp { kind: OpKind::Read, tag: OpTag::User, die: 0, block: 1, page: 0, mask: 1, retries, from_stripe: false };
+        let read = |retries| MediaOp { kind: OpKind::Read, tag: OpTag::User, die: 0, block: 1, page: 0, mask: 1, retries, stripe_part: false };
         let mut t = MemberTiming::new(&profile, &g, 1024);
         let once = t.charge(&c, &mut cpu, &[read(0)], 0, None);
         assert!(once >= c.read_ns, "a read senses first: {once} < tR {}", c.read_ns);
@@ -436,7 +424,7 @@ mod tests {
         assert!(twice >= once + c.read_ns, "a retry senses again: {twice} after {once}");
         let mut t = MemberTiming::new(&profile, &g, 1024);
         let gc_read = MediaOp { tag: OpTag::Gc, ..read(0) };
-        let program = MediaOp { kind: OpKind::Program, tag: OpTag::Gc, die: 1, block: 2, page: 0, mask: 0, retries: 0, from_stripe: false };
+        let program = MediaOp { kind: OpKind::Program, tag: OpTag::Gc, die: 1, block: 2, page: 0, mask: 0, retries: 0, stripe_part: false };
         t.charge(&c, &mut cpu, &[gc_read, program], 0, None);
         assert!(t.dies[1].idle_at() >= t.gc_ready + c.program_ns, "the GC program follows its read");
     }
