@@ -43,12 +43,8 @@ fn rss_peak_bytes() -> Option<u64> {
 /// and its speed varies; the ratio to this baseline varies much less.
 fn baseline_ios_per_sec(entries: usize, ios: u64) -> f64 {
     let mut map = vec![0u32; entries.max(1)];
-    let mut rng = sim::Rng::new(1);
     let t = Instant::now();
-    for i in 0..ios {
-        let e = rng.below(entries as u64) as usize;
-        map[e] = map[e].wrapping_add(i as u32);
-    }
+    lab::procedures::bench::baseline_work(&mut map, ios);
     let s = t.elapsed().as_secs_f64();
     std::hint::black_box(&map);
     ios as f64 / s.max(1e-9)

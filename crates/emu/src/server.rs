@@ -570,7 +570,7 @@ fn execute<'a>(device: &mut Device, now: u64, req: &Request, offset: u64, buf: &
 /// the card's (EIO; EPERM for a write to a card turned read-only).
 fn error_code(e: &DeviceError, kind: u16) -> u32 {
     match e {
-        DeviceError::Ftl(ftl::FtlError::ReadOnly(_)) => nbd::EPERM,
+        e if e.is_read_only() => nbd::EPERM,
         DeviceError::OutOfRange { offset, len, capacity } if offset.saturating_add(*len) > *capacity && kind == nbd::CMD_WRITE => nbd::ENOSPC,
         DeviceError::OutOfRange { .. } => nbd::EINVAL,
         _ => nbd::EIO,
@@ -587,7 +587,7 @@ mod tests {
     fn an_unreadable_page_is_eio_to_the_client() {
         let e = DeviceError::Unreadable { offset: 4096, len: 4096 };
         assert_eq!(error_code(&e, nbd::CMD_READ), nbd::EIO);
-        let lost = DeviceError::Ftl(ftl::FtlError::Lost { lba: 1 });
-        assert_eq!(error_code(&lost, nbd::CMD_READ), nbd::EIO);
+        let fault = DeviceError::Fault("a die failed".into());
+        assert_eq!(error_code(&fault, nbd::CMD_READ), nbd::EIO);
     }
 }

@@ -28,6 +28,7 @@ pub mod runs {
 }
 
 pub mod procedures {
+    pub mod bench;
     pub mod calibrate;
     pub mod endurance;
     pub mod job;

@@ -63,6 +63,13 @@ pub enum DeviceError {
     Fault(String),
 }
 
+impl DeviceError {
+    /// Whether the card refused a write because it turned read-only.
+    pub fn is_read_only(&self) -> bool {
+        matches!(self, DeviceError::Ftl(FtlError::ReadOnly(_)))
+    }
+}
+
 impl From<nand::StoreError> for DeviceError {
     fn from(e: nand::StoreError) -> DeviceError {
         DeviceError::Store(e.to_string())

@@ -1,0 +1,100 @@
+//! The walls between the crates (ARCHITECTURE.md, "Layer rules"), checked
+//! on the sources: each crate's dependencies and the paths its code names.
+//! A wall broken fails here with the file and the line.
+
+use std::path::{Path, PathBuf};
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The workspace crates a crate depends on, from its Cargo.toml's
+/// `[dependencies]` (dev-dependencies are the tests').
+fn dependencies(krate: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(root().join("crates").join(krate).join("Cargo.toml")).unwrap();
+    let toml: toml::Table = text.parse().unwrap();
+    toml.get("dependencies").and_then(|d| d.as_table()).map(|t| t.keys().cloned().collect()).unwrap_or_default()
+}
+
+/// Every `.rs` file under a directory, with its text.
+fn sources(dir: &Path) -> Vec<(PathBuf, String)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            out.extend(sources(&p));
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            let text = std::fs::read_to_string(&p).unwrap();
+            out.push((p, text));
+        }
+    }
+    out
+}
+
+/// The lines of a crate's sources (or of one file) that name any of
+/// `words`, comments left out.
+fn naming(path: &Path, words: &[&str]) -> Vec<String> {
+    let files = if path.is_dir() { sources(path) } else { vec![(path.to_path_buf(), std::fs::read_to_string(path).unwrap())] };
+    let mut hits = Vec::new();
+    for (p, text) in files {
+        for (i, line) in text.lines().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            if words.iter().any(|w| code.contains(w)) {
+                hits.push(format!("{}:{}: {}", p.display(), i + 1, line.trim()));
+            }
+        }
+    }
+    hits
+}
+
+/// `cli` parses arguments and prints: it reaches the card through `accel`,
+/// `lab` and `emu`, never the simulator, the FTL or the NAND model.
+#[test]
+fn cli_names_neither_sim_ftl_nor_nand() {
+    let deps = dependencies("cli");
+    for low in ["sim", "ftl", "nand"] {
+        assert!(!deps.contains(&low.to_string()), "cli depends on {low}: {deps:?}");
+    }
+    let hits = naming(&root().join("crates/cli/src"), &["sim::", "ftl::", "nand::"]);
+    assert!(hits.is_empty(), "cli names a lower crate:\n{}", hits.join("\n"));
+}
+
+/// `emu` serves the card through `accel`'s device and block API; the FTL
+/// is the device's business.
+#[test]
+fn emu_names_neither_the_ftl_nor_the_nand_model() {
+    let deps = dependencies("emu");
+    for low in ["ftl", "nand", "sim"] {
+        assert!(!deps.contains(&low.to_string()), "emu depends on {low}: {deps:?}");
+    }
+    let hits = naming(&root().join("crates/emu/src"), &["ftl::", "nand::", "sim::"]);
+    assert!(hits.is_empty(), "emu names a lower crate:\n{}", hits.join("\n"));
+}
+
+/// The timing model charges a list of media operations and never sees the
+/// FTL (`accel/src/device/timing.rs`).
+#[test]
+fn the_timing_model_never_names_the_ftl() {
+    let hits = naming(&root().join("crates/accel/src/device/timing.rs"), &["ftl::", "Ftl"]);
+    assert!(hits.is_empty(), "the timing model names the FTL:\n{}", hits.join("\n"));
+}
+
+/// Sockets are opened only where a card is served or managed: `emu` and
+/// `cli`. (The units, the NAND model, the FTL, the simulator, the card
+/// and the lab open none.)
+#[test]
+fn no_socket_below_the_server() {
+    for krate in ["units", "nand", "ftl", "sim", "accel", "lab"] {
+        let hits = naming(&root().join("crates").join(krate).join("src"), &["UnixListener", "TcpListener", "UnixStream", "TcpStream", "socket2"]);
+        assert!(hits.is_empty(), "{krate} opens a socket:\n{}", hits.join("\n"));
+    }
+}
+
+/// The checks above see what they look for (a wall test that finds
+/// nothing anywhere would pass whatever the code).
+#[test]
+fn the_checks_see_what_they_look_for() {
+    assert!(!naming(&root().join("crates/accel/src"), &["ftl::"]).is_empty());
+    assert!(!naming(&root().join("crates/emu/src"), &["UnixStream"]).is_empty());
+    assert!(dependencies("accel").contains(&"ftl".to_string()));
+}
