@@ -24,7 +24,7 @@ run p420m-fileserver p420m --scale 128 --workload fileserver --precondition
 run mx6300-webserver mx6300 --scale 128 --workload webserver --precondition
 run flashmax2-fail-die flashmax2 --scale 128 --workload 4k-write --precondition --fail-die 3.1@1 --duration 6 --interval 0.25
 run p420m-aged-reads p420m --scale 128 --workload 4k-read --precondition --threads 4 --qd 8 --ios 200000 --pe-cycles 3000 --age-days 90
-run p420m-random-faults p420m --scale 128 --workload 8k-7030 --duration 10 --random-faults 3e6
+run p420m-random-faults p420m --scale 128 --workload 8k-7030 --duration 10 --random-faults 2e8
 "$bin" review flashmax2 --scale 128 --profiles 4k,8k7030,fileserver --out "$out/review" -q >/dev/null
 # The report and charts hold only what results.json holds; compare that
 # and the CSV tables.

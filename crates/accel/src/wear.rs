@@ -91,6 +91,10 @@ pub(crate) struct Wear {
     /// Whether no block could fail a read (ends at the first erase that
     /// could).
     quiet_model: bool,
+    /// The fewest erases at which a block could fail a first read at the
+    /// card's age (`may_fail`, which grows with the erases, found once
+    /// rather than at every erase); `u32::MAX` if none could.
+    fail_from_erases: u32,
     /// Random uncorrectable errors waiting for the next page reads.
     ue_pending: u32,
     rng: Rng,
@@ -112,6 +116,7 @@ impl Wear {
             seed,
             quiet: true,
             quiet_model: true,
+            fail_from_erases: 0,
             ue_pending: 0,
             rng: Rng::new(seed),
             counters: ErrorCounters::default(),
@@ -131,8 +136,28 @@ impl Wear {
         self.age_days = age_days;
         self.aged.fill(age_days > 0.0);
         self.entries.fill(STALE);
+        self.fail_from_erases = self.fail_from();
         self.quiet_model = !self.may_fail(erases_max);
         self.quiet_update();
+    }
+
+    /// The fewest erases at which `may_fail` holds (it grows with the
+    /// erases: the raw bit error rate rises with the cycles), by bisection.
+    fn fail_from(&self) -> u32 {
+        let top = u32::MAX - self.pe_base;
+        if !self.may_fail(top) {
+            return u32::MAX;
+        }
+        let (mut lo, mut hi) = (0u32, top);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.may_fail(mid) {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        lo
     }
 
     fn quiet_update(&mut self) {
@@ -161,7 +186,8 @@ impl Wear {
     #[inline]
     pub(crate) fn erased(&mut self, die: u32, block: u32, erases: u32) {
         self.aged[block as usize] = false;
-        if self.quiet_model && !self.may_fail(erases) {
+        debug_assert_eq!(erases >= self.fail_from_erases, self.may_fail(erases), "may_fail grows with the erases");
+        if self.quiet_model && erases < self.fail_from_erases {
             return;
         }
         // Blocks erased before start counting from here: while the card

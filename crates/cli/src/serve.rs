@@ -180,25 +180,8 @@ pub fn serve(a: ServeArgs) -> Result<()> {
     let device = accel::Device::with_backing(&profile, &format, a.scale, &backing)?;
     drop(backing);
     let name = a.name.clone().unwrap_or_else(|| profile.id.clone());
-    // The card keeps the name it is served under, so that at rest its
-    // volumes are named as its exports are.
-    let kept_name = |c: &accel::CardFile| c.export_base() == name;
-    match kept_card {
-        Some(c) if kept_name(&c) => {}
-        Some(c) => accel::CardFile { name: Some(name.clone()), ..c }.save(&a.store).map_err(anyhow::Error::msg)?,
-        None => accel::CardFile { name: Some(name.clone()), ..card }.save(&a.store).map_err(anyhow::Error::msg)?,
-    }
-    let volumes = match kept {
-        Some(v) => {
-            v.check(device.capacity_bytes()).map_err(|e| anyhow::anyhow!("{}: volumes.toml: {e}", a.store.display()))?;
-            v
-        }
-        None => {
-            let v = accel::Volumes::split(device.capacity_bytes(), count).map_err(anyhow::Error::msg)?;
-            v.save(&a.store).map_err(anyhow::Error::msg)?;
-            v
-        }
-    };
+    name_keep(&a.store, kept_card, card, &name)?;
+    let volumes = volumes_of(&a.store, kept, count, device.capacity_bytes())?;
     match &device.mounted {
         Some(r) => mount_log(&a.store, r, device.mount_modelled_ns(), started.elapsed().as_secs_f64()),
         None => eprintln!("flashlab serve: formatted a new store in {}", a.store.display()),
@@ -207,6 +190,42 @@ pub fn serve(a: ServeArgs) -> Result<()> {
         "flashlab serve: power-loss protection {}",
         if device.power_loss_protection() { "on: every acknowledged write survives a cut" } else { "off: only writes covered by a FLUSH or FUA survive a cut" }
     );
+    let timing = timing_of(&a);
+    let log = match &a.write_log {
+        Some(p) => Some(emu::writelog::WriteLog::create(p).with_context(|| format!("--write-log {}", p.display()))?),
+        None => None,
+    };
+    let (server, _device_thread) = Server::start(device, &name, &volumes, timing, log);
+    let server = Arc::new(server);
+    control_serve(Arc::clone(&server), &a.store)?;
+    stop_on_signal(Arc::clone(&server), terminate, [Some(control_socket(&a.store)), listener.socket_path()], timing);
+    listener.serve(&server)
+}
+
+/// The card keeps the name it is served under (in `card.toml`), so that at
+/// rest its volumes are named as its exports are.
+fn name_keep(store: &std::path::Path, kept: Option<accel::CardFile>, new: accel::CardFile, name: &str) -> Result<()> {
+    match kept {
+        Some(c) if c.export_base() == name => Ok(()),
+        Some(c) => accel::CardFile { name: Some(name.into()), ..c }.save(store).map_err(anyhow::Error::msg),
+        None => accel::CardFile { name: Some(name.into()), ..new }.save(store).map_err(anyhow::Error::msg),
+    }
+}
+
+/// The volumes the store keeps, checked against the card, or `count` new
+/// ones (saved).
+fn volumes_of(store: &std::path::Path, kept: Option<accel::Volumes>, count: u32, capacity: u64) -> Result<accel::Volumes> {
+    if let Some(v) = kept {
+        v.check(capacity).map_err(|e| anyhow::anyhow!("{}: volumes.toml: {e}", store.display()))?;
+        return Ok(v);
+    }
+    let v = accel::Volumes::split(capacity, count).map_err(anyhow::Error::msg)?;
+    v.save(store).map_err(anyhow::Error::msg)?;
+    Ok(v)
+}
+
+/// When replies leave, as asked, said on standard error.
+fn timing_of(a: &ServeArgs) -> emu::Timing {
     let timing = if a.timing == "none" { emu::Timing::None } else { emu::Timing::Model { time_scale: a.time_scale } };
     match timing {
         emu::Timing::Model { time_scale } if time_scale != 1.0 => eprintln!(
@@ -215,18 +234,16 @@ pub fn serve(a: ServeArgs) -> Result<()> {
         emu::Timing::Model { .. } => eprintln!("flashlab serve: --timing model: no reply leaves before the card's modelled completion"),
         emu::Timing::None => eprintln!("flashlab serve: --timing none: replies leave as soon as the request has run"),
     }
-    let log = match &a.write_log {
-        Some(p) => Some(emu::writelog::WriteLog::create(p).with_context(|| format!("--write-log {}", p.display()))?),
-        None => None,
-    };
-    let (server, _device_thread) = Server::start(device, &name, &volumes, timing, log);
-    let server = Arc::new(server);
-    control_serve(Arc::clone(&server), &a.store)?;
-    let stopper = Arc::clone(&server);
-    let sockets = [Some(control_socket(&a.store)), listener.socket_path()];
+    timing
+}
+
+/// A thread that waits for SIGTERM or SIGINT, stops the card cleanly,
+/// removes its sockets and ends the process (status 0, or 1 when the
+/// clean stop failed).
+fn stop_on_signal(server: Arc<Server>, terminate: impl FnOnce() -> i32 + Send + 'static, sockets: [Option<PathBuf>; 2], timing: emu::Timing) {
     std::thread::spawn(move || {
         let sig = terminate();
-        let stopped = stopper.shutdown();
+        let stopped = server.shutdown();
         // The sockets go with the server; the store's lock goes when the
         // process ends.
         for p in sockets.iter().flatten() {
@@ -236,8 +253,8 @@ pub fn serve(a: ServeArgs) -> Result<()> {
             Ok(served) => {
                 eprintln!("flashlab serve: signal {sig}: stopped cleanly (every write on the media, checkpoint written: the next start mounts without a scan)");
                 eprintln!("flashlab serve: served {}{}", served.summary(), scaled_note(timing));
-                if stopper.lateness.counts().iter().sum::<u64>() > 0 {
-                    eprintln!("flashlab serve: paced replies over the whole run: {}", stopper.lateness.summary());
+                if server.lateness.counts().iter().sum::<u64>() > 0 {
+                    eprintln!("flashlab serve: paced replies over the whole run: {}", server.lateness.summary());
                 }
                 std::process::exit(0);
             }
@@ -247,7 +264,6 @@ pub fn serve(a: ServeArgs) -> Result<()> {
             }
         }
     });
-    listener.serve(&server)
 }
 
 /// Where the card is served: a socket bound at once (so that an address

@@ -437,77 +437,97 @@ fn replies_write<W: Write>(w: W, rx: Receiver<Reply>, lateness: &Lateness) {
 /// time since the server started), so that time spent queued for this
 /// thread is not charged to the card; never earlier than the request
 /// before (connections' readers stamp independently).
-fn device_loop(mut device: Device, rx: Receiver<Job>, clock: Clock, mut log: Option<WriteLog>, beacon: &AtomicBool) -> Served {
-    let mut served = Served::default();
-    let mut buf = Vec::new();
-    let mut last = 0;
-    let mut live = Live::new(Instant::now(), &device);
+fn device_loop(device: Device, rx: Receiver<Job>, clock: Clock, log: Option<WriteLog>, beacon: &AtomicBool) -> Served {
+    let live = Live::new(Instant::now(), &device);
+    let mut d = DeviceThread { device, clock, log, served: Served::default(), buf: Vec::new(), last: 0, live };
     loop {
         // Seconds end, and a rebuild goes on, while no request comes.
-        let wait = if device.rebuilding() { Duration::from_millis(10) } else { Duration::from_millis(100) };
-        let job = match rx.recv_timeout(wait) {
-            Ok(job) => job,
+        let wait = if d.device.rebuilding() { Duration::from_millis(10) } else { Duration::from_millis(100) };
+        match rx.recv_timeout(wait) {
+            Ok(Job::Request { req, volume, arrived, reply }) => {
+                let _ = reply.send(d.request(&req, volume, arrived));
+            }
+            Ok(Job::Counters(tx)) => {
+                let _ = tx.send(d.device.counters());
+            }
+            Ok(Job::Control(c, tx)) => {
+                let now = d.tick();
+                let _ = tx.send(control_run(&mut d.device, now, &c, &d.live, beacon.load(Ordering::SeqCst)));
+            }
+            Ok(Job::Shutdown(tx)) => {
+                if let Some(l) = &mut d.log {
+                    let _ = l.flush();
+                }
+                let _ = tx.send(d.device.shutdown_clean().map(|()| d.served.clone()));
+                break;
+            }
             Err(RecvTimeoutError::Timeout) => {
-                let t = Instant::now();
-                last = clock.device_at(t).max(last);
-                live.roll(t, &device, last);
-                if device.rebuilding() {
-                    if let Err(e) = device.background(last) {
+                let now = d.tick();
+                if d.device.rebuilding() {
+                    if let Err(e) = d.device.background(now) {
                         eprintln!("flashlab serve: the rebuild failed: {e}");
                     }
                 }
-                continue;
             }
             Err(RecvTimeoutError::Disconnected) => break,
-        };
-        let (req, volume, arrived, reply) = match job {
-            Job::Request { req, volume, arrived, reply } => (req, volume, arrived, reply),
-            Job::Counters(tx) => {
-                let _ = tx.send(device.counters());
-                continue;
-            }
-            Job::Control(c, tx) => {
-                let t = Instant::now();
-                last = clock.device_at(t).max(last);
-                live.roll(t, &device, last);
-                let _ = tx.send(control_run(&mut device, last, &c, &live, beacon.load(Ordering::SeqCst)));
-                continue;
-            }
-            Job::Shutdown(tx) => {
-                if let Some(l) = &mut log {
-                    let _ = l.flush();
-                }
-                let _ = tx.send(device.shutdown_clean().map(|()| served.clone()));
-                break;
-            }
-        };
-        live.roll(arrived, &device, clock.device_at(arrived).max(last));
-        let now = clock.device_at(arrived).max(last);
-        last = now;
-        if served.requests == 0 {
-            served.first_ns = now;
         }
-        served.last_ns = now;
-        served.requests += 1;
-        let (error, done, data) = match volume_offset(&req, volume) {
-            Ok(offset) => execute(&mut device, now, &req, offset, &mut buf),
+    }
+    d.served
+}
+
+/// What the device thread holds: the card, its clock, the write log and
+/// the figures of what it served.
+struct DeviceThread {
+    device: Device,
+    clock: Clock,
+    log: Option<WriteLog>,
+    served: Served,
+    /// A read's bytes, kept between requests.
+    buf: Vec<u8>,
+    /// The card's time of the latest request or tick: it never goes back.
+    last: u64,
+    live: Live,
+}
+
+impl DeviceThread {
+    /// The card's clock now (the live figures' seconds rolled on to it).
+    fn tick(&mut self) -> u64 {
+        let t = Instant::now();
+        self.last = self.clock.device_at(t).max(self.last);
+        self.live.roll(t, &self.device, self.last);
+        self.last
+    }
+
+    /// A request, run on the card at its arrival: its reply, due at its
+    /// modelled completion.
+    fn request(&mut self, req: &Request, volume: Volume, arrived: Instant) -> Reply {
+        self.live.roll(arrived, &self.device, self.clock.device_at(arrived).max(self.last));
+        let now = self.clock.device_at(arrived).max(self.last);
+        self.last = now;
+        let s = &mut self.served;
+        if s.requests == 0 {
+            s.first_ns = now;
+        }
+        s.last_ns = now;
+        s.requests += 1;
+        let (error, done, data) = match volume_offset(req, volume) {
+            Ok(offset) => execute(&mut self.device, now, req, offset, &mut self.buf),
             Err(error) => (error, now, &[][..]),
         };
-        served.errors += (error != 0) as u64;
+        s.errors += (error != 0) as u64;
         if error == 0 {
-            served.latency_ns_sum += done - now;
+            s.latency_ns_sum += done - now;
         }
         let write = matches!(req.kind, nbd::CMD_WRITE | nbd::CMD_WRITE_ZEROES);
-        live.record(req.kind == nbd::CMD_READ, write, req.length as u64, done - now, error != 0);
-        if let (Some(l), 0) = (&mut log, error) {
-            if let Err(e) = log_record(l, &req, volume.base + req.offset) {
+        self.live.record(req.kind == nbd::CMD_READ, write, req.length as u64, done - now, error != 0);
+        if let (Some(l), 0) = (&mut self.log, error) {
+            if let Err(e) = log_record(l, req, volume.base + req.offset) {
                 eprintln!("flashlab serve: the write log failed ({e}); no longer logging");
-                log = None;
+                self.log = None;
             }
         }
-        let _ = reply.send(Reply { due: clock.due(done), bytes: nbd::reply_encode(error, req.handle, data) });
+        Reply { due: self.clock.due(done), bytes: nbd::reply_encode(error, req.handle, data) }
     }
-    served
 }
 
 /// The card's byte offset of a request to a volume, or its NBD error when

@@ -10,9 +10,10 @@
 //! rated cycles), drive writes and petabytes written (at full size), bad
 //! blocks, spare, write amplification and latency are recorded.
 
+use crate::phase::Phase;
 use crate::run::{device_info, DeviceInfo, Length, RunError, Session};
 use crate::workload::Mix;
-use accel::{Aging, Profile};
+use accel::{Aging, EnduranceProfile, Health, Profile};
 use serde::{Deserialize, Serialize};
 use units::SLOT_BYTES;
 
@@ -112,22 +113,7 @@ pub struct EnduranceResult {
 
 /// Ages a card to wear-out. `step` sees each point as it is taken.
 pub fn endurance(profile: &Profile, spec: &EnduranceSpec, step: &mut dyn FnMut(&LifePoint)) -> Result<EnduranceResult, RunError> {
-    let e = profile
-        .nand
-        .endurance
-        .as_ref()
-        .ok_or_else(|| RunError::Input(format!("{}: the profile has no [nand.endurance] (rated cycles, bad-block allowance)", profile.id)))?;
-    if !(spec.life_max > 0.0 && spec.life_max <= 100.0) {
-        return Err(RunError::Input(format!("life cap {}: must be in (0, 100] times the rated cycles", spec.life_max)));
-    }
-    let cpe = spec.cycles_per_erase.unwrap_or((e.rated_pe_cycles / 50).max(1));
-    if cpe == 0 || cpe > e.rated_pe_cycles {
-        return Err(RunError::Input(format!("--acceleration {cpe}: must be in 1..={} (the rated cycles)", e.rated_pe_cycles)));
-    }
-    let mix = Mix::parse(&spec.workload).map_err(|e| RunError::Input(e.to_string()))?;
-    if mix.write_share() == 0.0 {
-        return Err(RunError::Input(format!("workload '{}' does not write: it cannot wear a card", spec.workload)));
-    }
+    let (e, cpe, mix) = spec_check(profile, spec)?;
     let mut session = Session::aging(profile, &spec.format, spec.scale, spec.seed, Aging { cycles_per_erase: cpe, seed: spec.seed })?;
     session.secure_erase()?;
     let dev = &session.device;
@@ -156,23 +142,7 @@ pub fn endurance(profile: &Profile, spec: &EnduranceSpec, step: &mut dyn FnMut(&
                 None => return Err(err),
             },
         };
-        let p = LifePoint {
-            drive_writes: dw,
-            petabytes_written: petabytes(dw),
-            life_used: life,
-            pe_cycles_max: h.pe_cycles_max,
-            bad_blocks_factory: h.bad_blocks.factory,
-            bad_blocks_grown: h.bad_blocks.grown,
-            bad_blocks_grown_program: h.bad_blocks.grown_program,
-            bad_share: h.bad_blocks.total() as f64 / h.blocks as f64,
-            spare_share: h.spare_share,
-            wa: now.wa_since(&before),
-            iops: ph.summary.all.iops,
-            latency_avg_ms: ph.summary.all.latency_avg_ms,
-            latency_p99_ms: ph.summary.all.latency_p99_ms,
-            latency_max_ms: ph.summary.all.latency_max_ms,
-            read_retries: ph.read_errors.read_retries,
-        };
+        let p = LifePoint { wa: now.wa_since(&before), ..life_point(&h, &ph, dw, petabytes(dw)) };
         step(&p);
         points.push(p);
         if let Some(why) = h.read_only {
@@ -204,6 +174,50 @@ pub fn endurance(profile: &Profile, spec: &EnduranceSpec, step: &mut dyn FnMut(&
         points,
         incomplete,
     })
+}
+
+/// The rated cycles and the data sheet's allowance of the card, the cycles
+/// one erase stands for and the workload, checked.
+fn spec_check<'a>(profile: &'a Profile, spec: &EnduranceSpec) -> Result<(&'a EnduranceProfile, u32, Mix), RunError> {
+    let e = profile
+        .nand
+        .endurance
+        .as_ref()
+        .ok_or_else(|| RunError::Input(format!("{}: the profile has no [nand.endurance] (rated cycles, bad-block allowance)", profile.id)))?;
+    if !(spec.life_max > 0.0 && spec.life_max <= 100.0) {
+        return Err(RunError::Input(format!("life cap {}: must be in (0, 100] times the rated cycles", spec.life_max)));
+    }
+    let cpe = spec.cycles_per_erase.unwrap_or((e.rated_pe_cycles / 50).max(1));
+    if cpe == 0 || cpe > e.rated_pe_cycles {
+        return Err(RunError::Input(format!("--acceleration {cpe}: must be in 1..={} (the rated cycles)", e.rated_pe_cycles)));
+    }
+    let mix = Mix::parse(&spec.workload).map_err(|e| RunError::Input(e.to_string()))?;
+    if mix.write_share() == 0.0 {
+        return Err(RunError::Input(format!("workload '{}' does not write: it cannot wear a card", spec.workload)));
+    }
+    Ok((e, cpe, mix))
+}
+
+/// A point of the life curve from the card's health and the step's phase
+/// (write amplification left at 0, for the caller).
+fn life_point(h: &Health, ph: &Phase, drive_writes: f64, petabytes_written: f64) -> LifePoint {
+    LifePoint {
+        drive_writes,
+        petabytes_written,
+        life_used: h.life_used.unwrap_or(0.0),
+        pe_cycles_max: h.pe_cycles_max,
+        bad_blocks_factory: h.bad_blocks.factory,
+        bad_blocks_grown: h.bad_blocks.grown,
+        bad_blocks_grown_program: h.bad_blocks.grown_program,
+        bad_share: h.bad_blocks.total() as f64 / h.blocks as f64,
+        spare_share: h.spare_share,
+        wa: 0.0,
+        iops: ph.summary.all.iops,
+        latency_avg_ms: ph.summary.all.latency_avg_ms,
+        latency_p99_ms: ph.summary.all.latency_p99_ms,
+        latency_max_ms: ph.summary.all.latency_max_ms,
+        read_retries: ph.read_errors.read_retries,
+    }
 }
 
 /// Drive writes and petabytes where life used crosses `life`, by linear
