@@ -279,3 +279,33 @@ impl Wear {
             }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The erase count found once by bisection is where `may_fail` turns
+    /// true, for every catalog card's error model, fresh and aged: the
+    /// shortcut at each erase changes no result.
+    #[test]
+    fn the_erases_from_which_a_block_may_fail_are_found_exactly() {
+        for (id, _) in crate::CATALOG {
+            let p = crate::profile_load(id).unwrap();
+            let Some(model) = p.nand.errors.clone() else { continue };
+            for (pe, days) in [(0, 0.0), (1000, 30.0), (3000, 90.0), (20_000, 365.0)] {
+                let mut w = Wear::new(model.clone(), p.nand.codeword_bytes, 4, 8, 0, 1);
+                w.set(pe, days, 0, 1);
+                let f = w.fail_from_erases;
+                if f == u32::MAX {
+                    assert!(!w.may_fail(u32::MAX - pe), "{id} {pe} {days}");
+                    continue;
+                }
+                assert!(w.may_fail(f), "{id} at {pe} cycles, {days} days: fails from {f}");
+                assert!(f == 0 || !w.may_fail(f - 1), "{id} at {pe} cycles, {days} days: {} already fails", f - 1);
+                for e in [0, f / 2, f.saturating_sub(1), f, f.saturating_add(1), f.saturating_mul(2).min(u32::MAX - pe)] {
+                    assert_eq!(e >= f, w.may_fail(e), "{id} at {pe} cycles, {days} days, {e} erases");
+                }
+            }
+        }
+    }
+}

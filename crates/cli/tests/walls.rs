@@ -47,28 +47,30 @@ fn naming(path: &Path, words: &[&str]) -> Vec<String> {
     hits
 }
 
+/// Asserts that `krate` neither depends on nor names any of `lower`.
+fn walled_off(krate: &str, lower: &[&str]) {
+    let deps = dependencies(krate);
+    for low in lower {
+        assert!(!deps.iter().any(|d| d == low), "{krate} depends on {low}: {deps:?}");
+    }
+    let paths: Vec<String> = lower.iter().map(|l| format!("{l}::")).collect();
+    let words: Vec<&str> = paths.iter().map(|p| p.as_str()).collect();
+    let hits = naming(&root().join("crates").join(krate).join("src"), &words);
+    assert!(hits.is_empty(), "{krate} names a lower crate:\n{}", hits.join("\n"));
+}
+
 /// `cli` parses arguments and prints: it reaches the card through `accel`,
 /// `lab` and `emu`, never the simulator, the FTL or the NAND model.
 #[test]
 fn cli_names_neither_sim_ftl_nor_nand() {
-    let deps = dependencies("cli");
-    for low in ["sim", "ftl", "nand"] {
-        assert!(!deps.contains(&low.to_string()), "cli depends on {low}: {deps:?}");
-    }
-    let hits = naming(&root().join("crates/cli/src"), &["sim::", "ftl::", "nand::"]);
-    assert!(hits.is_empty(), "cli names a lower crate:\n{}", hits.join("\n"));
+    walled_off("cli", &["sim", "ftl", "nand"]);
 }
 
 /// `emu` serves the card through `accel`'s device and block API; the FTL
 /// is the device's business.
 #[test]
 fn emu_names_neither_the_ftl_nor_the_nand_model() {
-    let deps = dependencies("emu");
-    for low in ["ftl", "nand", "sim"] {
-        assert!(!deps.contains(&low.to_string()), "emu depends on {low}: {deps:?}");
-    }
-    let hits = naming(&root().join("crates/emu/src"), &["ftl::", "nand::", "sim::"]);
-    assert!(hits.is_empty(), "emu names a lower crate:\n{}", hits.join("\n"));
+    walled_off("emu", &["ftl", "nand", "sim"]);
 }
 
 /// The timing model charges a list of media operations and never sees the
