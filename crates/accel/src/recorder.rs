@@ -123,6 +123,9 @@ impl Media for Recorder {
     fn slot_intact(&self, die: u32, block: u32, page: u32, slot: u32) -> bool {
         self.array.slot_intact(die, block, page, slot)
     }
+    fn slot_stranded(&self, die: u32, block: u32, page: u32, slot: u32) -> bool {
+        self.array.slot_stranded(die, block, page, slot)
+    }
     fn die_fail(&mut self, die: u32, now: bool) {
         self.array.die_fail(die, now)
     }

@@ -1,13 +1,12 @@
-//! Managing a card, served (through its control channel) or at rest
-//! (from its store): `flashlab status` (at rest read from the files,
-//! changing nothing), `flashlab format`, `flashlab volumes` and `flashlab
-//! beacon`. A command to a card at rest runs on the card opened from its
-//! store, through the same control path a served card takes, and the card
-//! is then stopped cleanly.
+//! `flashlab status`, `format`, `volumes` and `beacon`: their arguments
+//! and how their answers read. The commands run on the card served or at
+//! rest through `emu::manage`.
 
-use crate::serve::{control_request, is_served};
-use anyhow::{bail, Context, Result};
-use serde_json::{json, Value};
+use anyhow::Result;
+use emu::manage::tell;
+use emu::presentation::VolumeName;
+use emu::CardStatus;
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -68,97 +67,9 @@ pub struct BeaconArgs {
     pub state: String,
 }
 
-/// The card a store at rest holds and its profile; a clear error where
-/// there is none.
-fn card_at_rest(store: &Path) -> Result<(accel::CardFile, accel::Profile)> {
-    let card = accel::CardFile::load(store).map_err(anyhow::Error::msg)?;
-    let Some(card) = card else {
-        if accel::Device::store_exists(store) {
-            bail!("{}: no card.toml (a store served by an older flashlab): serve it once with this one", store.display());
-        }
-        bail!("{}: no card here (no card.toml and no member-0.flash)", store.display());
-    };
-    let profile = accel::profile_load(&card.device).map_err(anyhow::Error::msg)?;
-    Ok((card, profile))
-}
-
-/// The volumes a store at rest keeps (one, where it keeps none).
-fn volumes_at_rest(store: &Path, capacity: u64) -> Result<accel::Volumes> {
-    let kept = accel::Volumes::load(store).map_err(anyhow::Error::msg)?;
-    let volumes = match kept {
-        Some(v) => v,
-        None => accel::Volumes::split(capacity, 1).map_err(anyhow::Error::msg)?,
-    };
-    volumes.check(capacity).map_err(|e| anyhow::anyhow!("{}: volumes.toml: {e}", store.display()))?;
-    Ok(volumes)
-}
-
-/// Refuses to treat the card in `store` as at rest while a process owns
-/// it: a server whose control socket does not answer (removed, or the
-/// server hung) is still a server.
-fn at_rest_check(store: &Path) -> Result<()> {
-    if let Some(holder) = accel::StoreLock::holder(store) {
-        bail!(
-            "{}: the card is in use by {holder}, but its control socket {} does not answer (a server still mounting the store, or hung): it is not at rest; ask again once it serves, or stop that process (SIGTERM stops a server cleanly)",
-            store.display(),
-            store.join("control.sock").display()
-        );
-    }
-    Ok(())
-}
-
-/// Tells the card in `store` a control command, served or at rest; its
-/// result. At rest, live figures and failing a die need a served card.
-pub fn tell(store: &Path, c: &emu::Control) -> Result<Value> {
-    use emu::Control;
-    if is_served(store) {
-        return control_request(store, &c.request());
-    }
-    at_rest_check(store)?;
-    match c {
-        Control::Status => status_of(store),
-        Control::Beacon(on) => {
-            let _owned = accel::StoreLock::take(store, "flashlab beacon at rest").map_err(anyhow::Error::msg)?;
-            emu::control::beacon_keep(store, *on).map_err(anyhow::Error::msg)?;
-            Ok(json!({ "beacon": on }))
-        }
-        Control::Format { .. } | Control::Volumes { .. } => at_rest_run(store, c),
-        Control::Stats | Control::FailDie(_) => bail!("{}: no card is served from this store, and '{}' needs a served card", store.display(), c.name()),
-    }
-}
-
-/// Runs a command on the card at rest in `store`: opened (mounted) from
-/// its files, told through the server's control path (the same checks as
-/// a served card, with no client), then stopped cleanly.
-fn at_rest_run(store: &Path, c: &emu::Control) -> Result<Value> {
-    let (card, profile) = card_at_rest(store)?;
-    // Refused before the card is opened: nothing changes, not even the
-    // power-cycle count.
-    emu::control::destroy_check(c, &profile, card.scale, 0).map_err(anyhow::Error::msg)?;
-    let backing = accel::Backing::files(store, &card.owner(), &format!("flashlab {} at rest", c.name()))?;
-    let device = accel::Device::with_backing(&profile, &card.format, card.scale, &backing)?;
-    drop(backing);
-    let volumes = volumes_at_rest(store, device.capacity_bytes())?;
-    let (server, thread) = emu::Server::start(device, &profile.id, &volumes, emu::Timing::None, None);
-    let result = server.control(c.clone());
-    let stopped = server.shutdown();
-    // The device (and with it the store's lock) is gone once its thread is.
-    drop(server);
-    let _ = thread.join();
-    let v = result.map_err(anyhow::Error::msg)?;
-    stopped.map_err(|e| anyhow::anyhow!("the card was changed, but its clean stop failed ({e}): the next start scans the media"))?;
-    Ok(v)
-}
-
-/// The volumes of a status or a format's result: each export's name and
-/// capacity.
-fn volumes_list(v: &Value) -> String {
-    let vols: Vec<String> = v["volumes"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|x| format!("'{}' {}", x["export"].as_str().unwrap_or("?"), gb(x["bytes"].as_f64().unwrap_or(0.0))))
-        .collect();
+/// Volumes as a person reads them: each export's name and capacity.
+fn volumes_list(volumes: &[VolumeName]) -> String {
+    let vols: Vec<String> = volumes.iter().map(|v| format!("'{}' {}", v.export, gb(v.bytes as f64))).collect();
     vols.join(", ")
 }
 
@@ -169,7 +80,7 @@ fn reshaped_text(store: &Path, v: &Value) -> String {
         store.display(),
         v["card"].as_str().unwrap_or("?"),
         gb(v["capacity_bytes"].as_f64().unwrap_or(0.0)),
-        volumes_list(v)
+        volumes_list(&serde_json::from_value::<Vec<VolumeName>>(v["volumes"].clone()).unwrap_or_default())
     )
 }
 
@@ -194,8 +105,8 @@ pub fn volumes(a: VolumesArgs) -> Result<()> {
         (Some(n), _) => n,
         (None, true) => 1,
         (None, false) => {
-            let v = status_of(&a.store)?;
-            println!("{}: volumes: {} (change with --split {} or --merge, and --force)", a.store.display(), volumes_list(&v), accel::VOLUMES_MAX);
+            let s = emu::manage::status(&a.store)?;
+            println!("{}: volumes: {} (change with --split {} or --merge, and --force)", a.store.display(), volumes_list(&s.volumes), accel::VOLUMES_MAX);
             return Ok(());
         }
     };
@@ -215,70 +126,13 @@ pub fn beacon(a: BeaconArgs) -> Result<()> {
     Ok(())
 }
 
-/// The status of the card in `store`: served (asked through its control
-/// channel) or at rest (read from its files, nothing changed).
-pub fn status_of(store: &Path) -> Result<Value> {
-    if is_served(store) {
-        let mut v = control_request(store, &emu::Control::Status.request())?;
-        v["served"] = json!(true);
-        return Ok(v);
-    }
-    at_rest_check(store)?;
-    let (card, profile) = card_at_rest(store)?;
-    if !accel::Device::stopped_cleanly(store, profile.members) {
-        return unclean_status_of(store, &card, &profile);
-    }
-    let backing = accel::Backing::inspect(store, &card.owner())?;
-    let device = accel::Device::with_backing(&profile, &card.format, card.scale, &backing)?;
-    let mut v = serde_json::to_value(device.status(0, None, card.beacon))?;
-    let volumes = volumes_at_rest(store, device.capacity_bytes())?;
-    v["volumes"] = volumes_json(&card, &volumes);
-    v["clients"] = json!(0);
-    v["served"] = json!(false);
-    Ok(v)
-}
-
-/// What the files of a card that did not stop cleanly tell, changing
-/// nothing: what it is, its volumes, beacon and SMART-like log (with the
-/// counters kept beside its pages); its map, spare, health and failures
-/// need a mount, which repairs, so they are named, not guessed.
-fn unclean_status_of(store: &Path, card: &accel::CardFile, profile: &accel::Profile) -> Result<Value> {
-    let _shared = accel::StoreLock::share(store).map_err(anyhow::Error::msg)?;
-    let capacity = accel::Device::capacity_of(profile, &card.format, card.scale)?;
-    let volumes = volumes_at_rest(store, capacity)?;
-    let smart = accel::SmartLog::at_rest(store).map_err(anyhow::Error::msg)?;
-    Ok(json!({
-        "device": profile.name,
-        "id": profile.id,
-        "format": card.format,
-        "scale": card.scale,
-        "members": profile.members,
-        "capacity_bytes": capacity,
-        "beacon": card.beacon,
-        "volumes": volumes_json(card, &volumes),
-        "smart": smart,
-        "host_bytes_written": smart.host_slots_written * units::SLOT_BYTES,
-        "clients": 0,
-        "served": false,
-        "stopped_cleanly": false,
-        "needs_a_mount": "the card did not stop cleanly (no checkpoint): its map, spare, health, dead dies and lost slots are known only once it is mounted, and a mount repairs (serve it once, then ask again)",
-    }))
-}
-
-/// The volumes of a card at rest, named as its exports are when served
-/// (`NAME`, or `NAME-1` and `NAME-2` for a split card).
-fn volumes_json(card: &accel::CardFile, volumes: &accel::Volumes) -> Value {
-    let n = volumes.count();
-    Value::Array((1..=n).zip(volumes.list()).map(|(i, v)| json!({ "export": emu::export_name(card.export_base(), i, n), "bytes": v.bytes })).collect())
-}
-
 pub fn status(a: StatusArgs) -> Result<()> {
-    let v = status_of(&a.store)?;
+    let s = emu::manage::status(&a.store)?;
     if a.json {
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        println!("{}", serde_json::to_string_pretty(&s)?);
         return Ok(());
     }
-    print!("{}", status_text(&v)?);
+    print!("{}", status_text(&s)?);
     Ok(())
 }
 
@@ -302,30 +156,24 @@ fn gb(bytes: f64) -> String {
 
 /// What the files of a card that did not stop cleanly tell, as a person
 /// reads it.
-fn unclean_text(v: &Value) -> Result<String> {
+fn unclean_text(s: &CardStatus, u: &emu::status::Unclean) -> Result<String> {
     use std::fmt::Write;
-    let m: accel::SmartLog = serde_json::from_value(v["smart"].clone()).context("the card's SMART log")?;
     let mut o = String::new();
-    writeln!(
-        o,
-        "{} ({}) [simulated], format {}, scale 1/{}; at rest, NOT STOPPED CLEANLY",
-        v["device"].as_str().unwrap_or("?"),
-        v["id"].as_str().unwrap_or("?"),
-        v["format"].as_str().unwrap_or("?"),
-        v["scale"]
-    )?;
-    writeln!(
-        o,
-        "capacity {}; volumes: {}; beacon {}",
-        gb(v["capacity_bytes"].as_f64().unwrap_or(0.0)),
-        volumes_list(v),
-        if v["beacon"] == true { "ON" } else { "off" }
-    )?;
-    writeln!(o, "written         {} by the host", gb(v["host_bytes_written"].as_f64().unwrap_or(0.0)))?;
-    smart_line(&mut o, &m)?;
+    writeln!(o, "{} ({}) [simulated], format {}, scale 1/{}; at rest, NOT STOPPED CLEANLY", u.device, u.id, u.format, u.scale)?;
+    writeln!(o, "capacity {}; volumes: {}; beacon {}", gb(u.capacity_bytes as f64), volumes_list(&s.volumes), on_off(u.beacon))?;
+    writeln!(o, "written         {} by the host", gb(u.host_bytes_written as f64))?;
+    smart_line(&mut o, &u.smart)?;
     writeln!(o, "alerts")?;
-    writeln!(o, "  ! unclean shutdown: {}", v["needs_a_mount"].as_str().unwrap_or(""))?;
+    writeln!(o, "  ! unclean shutdown: {}", u.needs_a_mount)?;
     Ok(o)
+}
+
+fn on_off(on: bool) -> &'static str {
+    if on {
+        "ON"
+    } else {
+        "off"
+    }
 }
 
 fn smart_line(o: &mut String, m: &accel::SmartLog) -> std::fmt::Result {
@@ -338,31 +186,43 @@ fn smart_line(o: &mut String, m: &accel::SmartLog) -> std::fmt::Result {
 }
 
 /// The status as a person reads it.
-fn status_text(v: &Value) -> Result<String> {
+fn status_text(cs: &CardStatus) -> Result<String> {
     use std::fmt::Write;
-    if v["stopped_cleanly"] == false {
-        return unclean_text(v);
-    }
-    let s: accel::Status = serde_json::from_value(v.clone()).context("the card's status")?;
-    let h = &s.health;
-    let mut o = String::new();
-    writeln!(
-        o,
-        "{} ({}) [simulated], format {}, scale 1/{}, {} member{}",
-        s.device,
-        s.id,
-        s.format,
-        s.scale,
-        s.members,
-        if s.members == 1 { "" } else { "s" }
-    )?;
-    let served = if v["served"].as_bool() == Some(true) {
-        format!("served, {} client{} connected", v["clients"], if v["clients"] == 1 { "" } else { "s" })
-    } else {
-        "at rest".into()
+    let s = match &cs.card {
+        emu::status::Known::Unclean(u) => return unclean_text(cs, u),
+        emu::status::Known::Mounted(s) => s,
     };
-    writeln!(o, "firmware {} (profile crc {}); {served}; beacon {}", s.firmware, s.profile_crc, if s.beacon { "ON" } else { "off" })?;
-    writeln!(o, "capacity {}{}; volumes: {}", gb(s.capacity_bytes as f64), full_size(s.scale, s.full_capacity_bytes), volumes_list(v))?;
+    let mut o = String::new();
+    let plural = |n: usize| if n == 1 { "" } else { "s" };
+    writeln!(o, "{} ({}) [simulated], format {}, scale 1/{}, {} member{}", s.device, s.id, s.format, s.scale, s.members, plural(s.members as usize))?;
+    let served = if cs.served { format!("served, {} client{} connected", cs.clients, plural(cs.clients)) } else { "at rest".into() };
+    writeln!(o, "firmware {} (profile crc {}); {served}; beacon {}", s.firmware, s.profile_crc, on_off(s.beacon))?;
+    writeln!(o, "capacity {}{}; volumes: {}", gb(s.capacity_bytes as f64), full_size(s.scale, s.full_capacity_bytes), volumes_list(&cs.volumes))?;
+    health_text(&mut o, s)?;
+    let power = match (s.power_watts, s.power_idle_watts, s.power_max_watts) {
+        (Some(w), Some(i), Some(m)) => format!("{w:.1} W over the last second [modelled; {i} W idle, {m} W max]"),
+        (None, Some(i), Some(m)) => format!("not drawing (at rest; {i} W idle, {m} W max)"),
+        _ => "not published for this card".into(),
+    };
+    writeln!(o, "power {power}")?;
+    if let Some(m) = &s.smart {
+        smart_line(&mut o, m)?;
+    }
+    if s.alerts.is_empty() {
+        writeln!(o, "alerts none")?;
+    } else {
+        writeln!(o, "alerts")?;
+        for a in &s.alerts {
+            writeln!(o, "  ! {a}")?;
+        }
+    }
+    Ok(o)
+}
+
+/// The health lines of a status: life, writes, spare, protection, losses.
+fn health_text(o: &mut String, s: &accel::Status) -> std::fmt::Result {
+    use std::fmt::Write;
+    let h = &s.health;
     writeln!(o, "health")?;
     match (h.life_used, h.pe_cycles_rated) {
         (Some(l), Some(r)) => writeln!(
@@ -397,22 +257,5 @@ fn status_text(v: &Value) -> Result<String> {
         let dies = if s.dead_die_names.is_empty() { "none".to_string() } else { s.dead_die_names.join(", ") };
         writeln!(o, "  dead dies       {dies}; slots lost {}", s.slots_lost)?;
     }
-    let power = match (s.power_watts, s.power_idle_watts, s.power_max_watts) {
-        (Some(w), Some(i), Some(m)) => format!("{w:.1} W over the last second [modelled; {i} W idle, {m} W max]"),
-        (None, Some(i), Some(m)) => format!("not drawing (at rest; {i} W idle, {m} W max)"),
-        _ => "not published for this card".into(),
-    };
-    writeln!(o, "power {power}")?;
-    if let Some(m) = &s.smart {
-        smart_line(&mut o, m)?;
-    }
-    if s.alerts.is_empty() {
-        writeln!(o, "alerts none")?;
-    } else {
-        writeln!(o, "alerts")?;
-        for a in &s.alerts {
-            writeln!(o, "  ! {a}")?;
-        }
-    }
-    Ok(o)
+    Ok(())
 }

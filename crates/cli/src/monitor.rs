@@ -3,9 +3,8 @@
 //! not a terminal, as JSON lines for scripts, and as a Prometheus text
 //! endpoint for dashboards.
 
-use crate::manage::status_of;
-use crate::serve::{control_request, is_served};
 use anyhow::{bail, Context, Result};
+use emu::channel::{is_served, request};
 use serde_json::Value;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -29,84 +28,6 @@ pub struct MonitorArgs {
     /// standard output is not a terminal).
     #[arg(long, conflicts_with = "json")]
     pub plain: bool,
-}
-
-/// The Prometheus text of the last figures: the last whole second's
-/// gauges and the totals' counters.
-fn metrics_text(stats: &Value, status: &Value) -> String {
-    use std::fmt::Write;
-    let mut o = String::new();
-    let mut gauge = |name: &str, help: &str, value: Option<f64>| {
-        if let Some(v) = value {
-            let _ = writeln!(o, "# HELP flashlab_{name} {help}\n# TYPE flashlab_{name} gauge\nflashlab_{name} {v}");
-        }
-    };
-    let s = &stats["second"];
-    let f = |k: &str| s[k].as_f64();
-    gauge("read_iops", "Reads in the last whole second.", f("read_iops"));
-    gauge("write_iops", "Writes in the last whole second.", f("write_iops"));
-    gauge("read_bytes_per_second", "Bytes read in the last whole second.", f("read_mb_s").map(|m| m * 1e6));
-    gauge("write_bytes_per_second", "Bytes written in the last whole second.", f("write_mb_s").map(|m| m * 1e6));
-    gauge("latency_average_seconds", "Modelled latency, average over the last whole second.", f("latency_avg_us").map(|u| u / 1e6));
-    gauge("latency_p99_seconds", "Modelled latency, 99th percentile over the last whole second.", f("latency_p99_us").map(|u| u / 1e6));
-    gauge("latency_max_seconds", "Modelled latency, maximum over the last whole second.", f("latency_max_us").map(|u| u / 1e6));
-    gauge("gc_slots_moved", "4 KiB slots garbage collection moved in the last whole second.", f("gc_slots_moved"));
-    gauge("write_amplification", "NAND slots written per host slot in the last whole second.", f("write_amplification"));
-    gauge("buffer_fill_ratio", "Share of the write buffer holding data not yet programmed.", f("buffer_fill"));
-    gauge("power_watts", "Modelled power draw over the last whole second.", f("power_watts"));
-    gauge("beacon", "The identify beacon (1: on).", stats["beacon"].as_bool().map(|b| b as u8 as f64));
-    gauge("life_used_ratio", "Mean P/E cycles over the rated cycles.", status["health"]["life_used"].as_f64());
-    gauge(
-        "spare_ratio",
-        "Spare left: the effective over-provisioning (spare after GC's working room, over the format), as flashlab run shows it.",
-        status["health"]["spare_share"].as_f64(),
-    );
-    gauge("read_only", "Whether the card refuses writes (1: yes).", Some(!stats["read_only"].is_null() as u8 as f64));
-    let t = &stats["totals"];
-    for (k, help) in [
-        ("requests", "Requests served."),
-        ("errors", "Requests that failed."),
-        ("reads", "Reads served."),
-        ("writes", "Writes served."),
-        ("bytes_read", "Bytes read."),
-        ("bytes_written", "Bytes written."),
-    ] {
-        if let Some(v) = t[k].as_u64() {
-            let _ = writeln!(o, "# HELP flashlab_{k}_total {help}\n# TYPE flashlab_{k}_total counter\nflashlab_{k}_total {v}");
-        }
-    }
-    o
-}
-
-/// Serves `GET /metrics` on `addr` from the latest figures (HTTP/1.0, one
-/// request a connection: all a Prometheus scrape needs).
-fn metrics_serve(addr: &str, latest: Arc<Mutex<String>>) -> Result<()> {
-    use std::io::{BufRead, Write};
-    let listener = std::net::TcpListener::bind(addr).with_context(|| format!("--metrics {addr}"))?;
-    eprintln!("flashlab monitor: Prometheus metrics on http://{}/metrics", listener.local_addr()?);
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let Ok(mut w) = stream.try_clone() else { continue };
-            let mut line = String::new();
-            let mut r = std::io::BufReader::new(stream);
-            if r.read_line(&mut line).is_err() {
-                continue;
-            }
-            // The rest of the request's head.
-            let mut h = String::new();
-            while r.read_line(&mut h).is_ok_and(|n| n > 2) {
-                h.clear();
-            }
-            let path = line.split_whitespace().nth(1).unwrap_or("");
-            let (code, body) = if line.starts_with("GET ") && path == "/metrics" {
-                ("200 OK", latest.lock().expect("the metrics lock").clone())
-            } else {
-                ("404 Not Found", "only GET /metrics is served here\n".to_string())
-            };
-            let _ = write!(w, "HTTP/1.0 {code}\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\n\r\n{body}", body.len());
-        }
-    });
-    Ok(())
 }
 
 /// One second as a line on a terminal.
@@ -184,9 +105,11 @@ pub fn monitor(a: MonitorArgs) -> Result<()> {
     }
     let latest = Arc::new(Mutex::new(String::new()));
     if let Some(addr) = &a.metrics {
-        metrics_serve(addr, Arc::clone(&latest))?;
+        let bound = emu::metrics::serve(addr, Arc::clone(&latest))?;
+        eprintln!("flashlab monitor: Prometheus metrics on http://{bound}/metrics");
     }
     let mut status = status_of(&a.store)?;
+
     let mut out = if a.json {
         Output::Json
     } else if a.plain || !std::io::stdout().is_terminal() {
@@ -202,14 +125,14 @@ pub fn monitor(a: MonitorArgs) -> Result<()> {
     let mut shown = None;
     let mut count = 0u64;
     loop {
-        let stats = control_request(&a.store, &ask)?;
+        let stats = request(&a.store, &ask)?;
         let index = stats["second"]["index"].as_u64();
         if index.is_some() && index != shown {
             shown = index;
             if count > 0 && count.is_multiple_of(10) {
                 status = status_of(&a.store)?;
             }
-            *latest.lock().expect("the metrics lock") = metrics_text(&stats, &status);
+            *latest.lock().expect("the metrics lock") = emu::metrics::text(&stats, &status);
             out.show(&stats, &status)?;
             count += 1;
             if a.count.is_some_and(|n| count >= n) {
@@ -221,4 +144,9 @@ pub fn monitor(a: MonitorArgs) -> Result<()> {
             return Ok(());
         }
     }
+}
+
+/// The card's status, as the screen and the metrics read it.
+fn status_of(store: &std::path::Path) -> Result<Value> {
+    Ok(serde_json::to_value(emu::manage::status(store)?)?)
 }

@@ -76,77 +76,15 @@ pub struct ControlArgs {
     pub json: bool,
 }
 
-/// The control socket of a card served from `store`.
-fn control_socket(store: &std::path::Path) -> PathBuf {
-    store.join("control.sock")
-}
-
-/// `flashlab control`: one command to a served card, its answer (one line
-/// of JSON) printed.
-/// Sends one request line to the card served from `store`; its result.
-pub fn control_request(store: &std::path::Path, request: &str) -> Result<serde_json::Value> {
-    use std::io::{BufRead, Write};
-    let path = control_socket(store);
-    let mut s = std::os::unix::net::UnixStream::connect(&path).with_context(|| format!("{}: is a card served from this store?", path.display()))?;
-    writeln!(s, "{request}")?;
-    let mut line = String::new();
-    std::io::BufReader::new(s).read_line(&mut line)?;
-    emu::control::reply_parse(&line).map_err(anyhow::Error::msg)
-}
-
-/// Whether a card is being served from `store` (its control socket
-/// answers).
-pub fn is_served(store: &std::path::Path) -> bool {
-    std::os::unix::net::UnixStream::connect(control_socket(store)).is_ok()
-}
-
 pub fn control(a: ControlArgs) -> Result<()> {
     let request = if a.json { a.command.join(" ") } else { emu::Control::request_of_words(&a.command).map_err(anyhow::Error::msg)? };
-    let v = if is_served(&a.store) {
-        control_request(&a.store, &request)?
+    let v = if emu::channel::is_served(&a.store) {
+        emu::channel::request(&a.store, &request)?
     } else {
         let c = emu::Control::parse(&request).map_err(anyhow::Error::msg)?;
-        crate::manage::tell(&a.store, &c)?
+        emu::manage::tell(&a.store, &c)?
     };
     println!("{v}");
-    Ok(())
-}
-
-fn control_serve(server: Arc<Server>, store: &std::path::Path) -> Result<()> {
-    use std::io::{BufRead, Write};
-    let path = control_socket(store);
-    // The store's lock is held: a control socket left here is a dead
-    // server's.
-    let _ = std::fs::remove_file(&path);
-    let listener = std::os::unix::net::UnixListener::bind(&path).with_context(|| format!("control socket {}", path.display()))?;
-    eprintln!("flashlab serve: control socket {} (flashlab status {})", path.display(), store.display());
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let server = Arc::clone(&server);
-            // One thread a connection: a monitor keeps its own open.
-            std::thread::spawn(move || {
-                let Ok(mut w) = stream.try_clone() else { return };
-                for line in std::io::BufReader::new(stream).lines() {
-                    let Ok(line) = line else { return };
-                    let answer = emu::Control::parse(&line).and_then(|c| {
-                        let r = server.control(c.clone());
-                        if let (emu::Control::FailDie(ts), Ok(_)) = (&c, &r) {
-                            let what: Vec<String> = ts.iter().map(|t| t.describe(server.members())).collect();
-                            eprintln!("flashlab serve: control: {} failed; the rebuild starts", what.join(", "));
-                        }
-                        r
-                    });
-                    let reply = match answer {
-                        Ok(v) => emu::control::reply_ok(v),
-                        Err(why) => emu::control::reply_err(&why),
-                    };
-                    if writeln!(w, "{reply}").is_err() {
-                        return;
-                    }
-                }
-            });
-        }
-    });
     Ok(())
 }
 
@@ -168,7 +106,7 @@ pub fn serve(a: ServeArgs) -> Result<()> {
     // The address first, then the store's lock: a port in use, a socket
     // another server answers on, or a store another process owns is
     // refused before anything in the store changes.
-    let listener = Listener::bind(&a)?;
+    let listener = emu::listen::Listener::bind(&address(&a)?)?;
     std::fs::create_dir_all(&a.store).with_context(|| format!("--store {}", a.store.display()))?;
     let card = accel::CardFile::new(&profile.id, &format, a.scale);
     let backing = accel::Backing::files(&a.store, &card.owner(), &format!("flashlab serve on {}", listener.describe()))?;
@@ -197,9 +135,19 @@ pub fn serve(a: ServeArgs) -> Result<()> {
     };
     let (server, _device_thread) = Server::start(device, &name, &volumes, timing, log);
     let server = Arc::new(server);
-    control_serve(Arc::clone(&server), &a.store)?;
-    stop_on_signal(Arc::clone(&server), terminate, [Some(control_socket(&a.store)), listener.socket_path()], timing);
-    listener.serve(&server)
+    let control = emu::channel::serve(Arc::clone(&server), &a.store)?;
+    eprintln!("flashlab serve: control socket {} (flashlab status {})", control.display(), a.store.display());
+    stop_on_signal(Arc::clone(&server), terminate, [Some(control), listener.socket_path()], timing);
+    listener.serve(&server, |exports| exports.iter().for_each(|e| eprintln!("flashlab serve: {e}")))
+}
+
+/// Where to serve, as asked.
+fn address(a: &ServeArgs) -> Result<emu::listen::Address> {
+    match (&a.unix, &a.listen) {
+        (Some(path), _) => Ok(emu::listen::Address::Unix(path.clone())),
+        (None, Some(addr)) => Ok(emu::listen::Address::Tcp(addr.clone())),
+        (None, None) => bail!("say where to serve: --unix PATH or --listen ADDR:PORT"),
+    }
 }
 
 /// The card keeps the name it is served under (in `card.toml`), so that at
@@ -264,116 +212,6 @@ fn stop_on_signal(server: Arc<Server>, terminate: impl FnOnce() -> i32 + Send + 
             }
         }
     });
-}
-
-/// Where the card is served: a socket bound at once (so that an address
-/// in use is refused before the store is touched) and listening only once
-/// the card can answer (so that a client that connects finds it ready):
-/// a Unix socket (its file removed when the listener goes) or TCP.
-struct Listener {
-    socket: socket2::Socket,
-    at: Address,
-}
-
-enum Address {
-    Unix(SocketFile),
-    Tcp(String),
-}
-
-/// A socket file this process bound, removed when dropped.
-struct SocketFile(PathBuf);
-
-impl Drop for SocketFile {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
-    }
-}
-
-impl Listener {
-    /// Binds `--unix` or `--listen`. A socket file another server answers
-    /// on is never taken over, nor a path that is not a socket; a socket
-    /// file nobody answers on (a server that was killed) is replaced.
-    fn bind(a: &ServeArgs) -> Result<Listener> {
-        use socket2::{Domain, SockAddr, Socket, Type};
-        if let Some(path) = &a.unix {
-            socket_free(path, "--unix")?;
-            let socket = Socket::new(Domain::UNIX, Type::STREAM, None).context("a Unix socket")?;
-            socket.bind(&SockAddr::unix(path)?).with_context(|| format!("--unix {}", path.display()))?;
-            return Ok(Listener { socket, at: Address::Unix(SocketFile(path.clone())) });
-        }
-        let Some(addr) = &a.listen else { bail!("say where to serve: --unix PATH or --listen ADDR:PORT") };
-        use std::net::ToSocketAddrs;
-        let sa = addr.to_socket_addrs().with_context(|| format!("--listen {addr}"))?.next().with_context(|| format!("--listen {addr}: no address"))?;
-        let socket = Socket::new(Domain::for_address(sa), Type::STREAM, None).context("a TCP socket")?;
-        socket.set_reuse_address(true)?;
-        socket.bind(&sa.into()).with_context(|| format!("--listen {addr}"))?;
-        Ok(Listener { socket, at: Address::Tcp(addr.clone()) })
-    }
-
-    fn describe(&self) -> String {
-        match &self.at {
-            Address::Unix(f) => format!("unix:{}", f.0.display()),
-            Address::Tcp(addr) => addr.clone(),
-        }
-    }
-
-    fn socket_path(&self) -> Option<PathBuf> {
-        match &self.at {
-            Address::Unix(f) => Some(f.0.clone()),
-            Address::Tcp(..) => None,
-        }
-    }
-
-    /// Listens, says where each export is, then serves connections until
-    /// accepting fails.
-    fn serve(self, server: &Arc<Server>) -> Result<()> {
-        self.socket.listen(128).with_context(|| format!("listening on {}", self.describe()))?;
-        for e in server.exports() {
-            let size = e.size_bytes as f64 / 1e9;
-            match &self.at {
-                Address::Unix(f) => {
-                    let path = f.0.display();
-                    eprintln!("flashlab serve: export '{}', {size:.2} GB, {} on unix:{path} (nbd+unix:///{}?socket={path})", e.name, e.description, e.name);
-                }
-                Address::Tcp(addr) => eprintln!("flashlab serve: export '{}', {size:.2} GB, {} on {addr} (nbd://{addr}/{})", e.name, e.description, e.name),
-            }
-        }
-        match self.at {
-            Address::Unix(_file) => {
-                let l: std::os::unix::net::UnixListener = self.socket.into();
-                for stream in l.incoming() {
-                    let stream = stream.context("accepting a connection")?;
-                    let writer = stream.try_clone().context("a connection's writer")?;
-                    spawn(server, stream, writer);
-                }
-            }
-            Address::Tcp(_) => {
-                let l: std::net::TcpListener = self.socket.into();
-                for stream in l.incoming() {
-                    let stream = stream.context("accepting a connection")?;
-                    let _ = stream.set_nodelay(true);
-                    let writer = stream.try_clone().context("a connection's writer")?;
-                    spawn(server, stream, writer);
-                }
-            }
-        }
-        Ok(())
-    }
-}
-
-/// Makes way for a socket at `path`: nothing there, or a socket file no
-/// server answers on (removed). A socket a server answers on, or a file
-/// that is not a socket, is refused by name.
-fn socket_free(path: &std::path::Path, what: &str) -> Result<()> {
-    use std::os::unix::fs::FileTypeExt;
-    let Ok(meta) = std::fs::symlink_metadata(path) else { return Ok(()) };
-    if !meta.file_type().is_socket() {
-        bail!("{what} {}: the path exists and is not a socket; choose another path", path.display());
-    }
-    if std::os::unix::net::UnixStream::connect(path).is_ok() {
-        bail!("{what} {}: a server answers on this socket; stop it first, or choose another path", path.display());
-    }
-    std::fs::remove_file(path).with_context(|| format!("{what} {}: removing a socket no server answers on", path.display()))
 }
 
 /// The format to serve: the store's (a card is formatted anew only by
@@ -487,28 +325,4 @@ fn mount_log(store: &std::path::Path, r: &accel::MountReport, modelled_ns: u64, 
             if r.lbas_lost.len() > 16 { ", ..." } else { "" }
         );
     }
-}
-
-/// A connection on a thread of its own; a broken client is logged and
-/// ends only its own connection.
-fn spawn<S: std::io::Read + std::io::Write + Send + 'static>(server: &Arc<Server>, stream: S, writer: S) {
-    let server = Arc::clone(server);
-    std::thread::spawn(move || {
-        let why = match server.connection(stream, writer) {
-            Ok(()) => "client done".to_string(),
-            Err(e) => e.to_string(),
-        };
-        let card = server.counters().map_or(String::new(), |c| {
-            format!(
-                "; card: {} host slots written, {} read, {} GC moves, {} erases, WA {:.2} [simulated]",
-                c.host_slots_written,
-                c.host_slots_read,
-                c.gc_slots_moved,
-                c.block_erases,
-                c.wa_since(&accel::DeviceCounters::default())
-            )
-        });
-        let late = if server.lateness.counts().iter().sum::<u64>() > 0 { format!("; {}", server.lateness.summary()) } else { String::new() };
-        eprintln!("flashlab serve: connection closed ({why}){card}{late}");
-    });
 }

@@ -1,16 +1,27 @@
 //! The card with real data: a data-holding device served as a block device
 //! over NBD (`nbd`: the protocol; `server`: the connections and the thread
-//! that owns the device). The only crate that opens sockets and reads the
-//! wall clock for the device's time.
+//! that owns the device; `listen`: the Unix or TCP socket it is served
+//! on), its control channel (`control`: the protocol; `channel`: its
+//! socket), its management served or at rest (`manage`, one `status`),
+//! and its metrics endpoint. The only crate that opens sockets and reads
+//! the wall clock for the device's time.
 
+pub mod channel;
 pub mod client;
 pub mod control;
+pub mod listen;
 pub mod live;
+pub mod manage;
+pub mod metrics;
 pub mod nbd;
 pub mod pace;
+pub mod presentation;
 pub mod server;
+pub mod status;
 pub mod writelog;
 
 pub use control::Control;
 pub use pace::Timing;
-pub use server::{export_name, Served, Server};
+pub use presentation::export_name;
+pub use server::{Served, Server};
+pub use status::CardStatus;

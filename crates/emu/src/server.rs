@@ -9,6 +9,8 @@ use crate::control::Control;
 use crate::live::Live;
 use crate::nbd::{self, Export, Negotiated, ProtoError, Request};
 use crate::pace::{self, Clock, Lateness, Timing};
+use crate::presentation::{card_description, Presentation};
+use crate::status::{CardStatus, Known};
 use crate::writelog::{self, WriteLog};
 use accel::{Device, DeviceError, Volume, Volumes};
 use serde_json::{json, Value};
@@ -39,6 +41,8 @@ enum Job {
         reply: Sender<Reply>,
     },
     Counters(Sender<accel::DeviceCounters>),
+    /// The card's status now.
+    Status(Sender<accel::Status>),
     /// A control command; its result, or why not.
     Control(Control, Sender<Result<Value, String>>),
     /// A clean shutdown: the device thread checkpoints the card and ends,
@@ -55,7 +59,7 @@ fn control_run(device: &mut accel::Device, now: u64, c: &Control, live: &Live, b
             let events = ts.iter().map(|t| device.fail_now(now, t)).collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())?;
             Ok(json!({ "failed": events }))
         }
-        Control::Status => Ok(serde_json::to_value(device.status(now, Some(live.busy()), beacon)).expect("a status serialises")),
+        Control::Status => unreachable!("a status is asked for as Job::Status"),
         Control::Stats => Ok(json!({
             "card_ns": now,
             "second": live.last(),
@@ -74,54 +78,6 @@ fn control_run(device: &mut accel::Device, now: u64, c: &Control, live: &Live, b
         }
         Control::Beacon(_) => unreachable!("the beacon is the server's, not the device thread's"),
     }
-}
-
-/// What an export says of the card behind it.
-fn card_description(device: &Device) -> String {
-    format!("{} ({}), format {}, scale {} [simulated]", device.profile.name, device.profile.id, device.format, device.scale)
-}
-
-/// The exports of a card presented as `volumes`: `name` for a card
-/// served whole, `name-1` and `name-2` for a split card.
-/// The export of volume `i` (from 1) of `n`: `base` for a card served
-/// whole, `base-1` and `base-2` for a split one. Served or at rest, a
-/// volume is named so.
-pub fn export_name(base: &str, i: u32, n: u32) -> String {
-    assert!((1..=n).contains(&i), "volume {i} of {n}");
-    if n == 1 {
-        base.to_string()
-    } else {
-        format!("{base}-{i}")
-    }
-}
-
-fn exports_of(name: &str, card: &str, volumes: &Volumes) -> Vec<Export> {
-    // CAN_MULTI_CONN holds: every connection's requests run on the one
-    // device thread, in arrival order, so a FLUSH on any connection
-    // covers the writes acknowledged on all of them.
-    let flags =
-        nbd::TFLAG_HAS_FLAGS | nbd::TFLAG_SEND_FLUSH | nbd::TFLAG_SEND_FUA | nbd::TFLAG_SEND_TRIM | nbd::TFLAG_SEND_WRITE_ZEROES | nbd::TFLAG_CAN_MULTI_CONN;
-    let n = volumes.count();
-    (1..=n)
-        .zip(volumes.list())
-        .map(|(i, v)| {
-            let description = if n == 1 { card.to_string() } else { format!("volume {i} of {n}: {card}") };
-            let name = export_name(name, i, n);
-            Export { name, description, size_bytes: v.bytes, flags }
-        })
-        .collect()
-}
-
-/// The exports as a status names them: each one's name and bytes.
-fn volumes_json(exports: &[Export]) -> Value {
-    Value::Array(exports.iter().map(|e| json!({ "export": e.name, "bytes": e.size_bytes })).collect())
-}
-
-/// How the card is presented: its exports and the volumes behind them.
-/// Changed only by a format or a re-split, with no client connected.
-struct Presentation {
-    exports: Vec<Export>,
-    volumes: Vec<Volume>,
 }
 
 /// What the device thread counts, for the log at the end and for tests;
@@ -188,7 +144,7 @@ impl Server {
     pub fn start(device: Device, name: &str, volumes: &Volumes, timing: Timing, log: Option<WriteLog>) -> (Server, std::thread::JoinHandle<Served>) {
         assert!(device.holds_data(), "a served card keeps the bytes written to it");
         assert_eq!(volumes.check(device.capacity_bytes()), Ok(()), "volumes tile the card");
-        let presentation = Presentation { exports: exports_of(name, &card_description(&device), volumes), volumes: volumes.list().to_vec() };
+        let presentation = Presentation::new(name, &card_description(&device), volumes);
         let store = device.store_dir().map(std::path::Path::to_path_buf);
         let lit = store.as_deref().and_then(|d| accel::CardFile::load(d).ok().flatten()).is_some_and(|c| c.beacon);
         let beacon = Arc::new(AtomicBool::new(lit));
@@ -245,18 +201,24 @@ impl Server {
         match &c {
             Control::Beacon(on) => return self.beacon_set(*on),
             Control::Format { .. } | Control::Volumes { .. } => return self.reshape(&c),
+            Control::Status => return Ok(serde_json::to_value(self.status()?).expect("a status serialises")),
             _ => {}
         }
         let mut v = self.device_control(&c)?;
-        if let Value::Object(o) = &mut v {
-            if c == Control::Status {
-                o.insert("volumes".into(), volumes_json(&self.exports()));
-            }
-            if matches!(c, Control::Status | Control::Stats) {
-                o.insert("clients".into(), json!(self.clients()));
-            }
+        if let (Value::Object(o), Control::Stats) = (&mut v, &c) {
+            o.insert("clients".into(), json!(self.clients()));
         }
         Ok(v)
+    }
+
+    /// The card's status (after the requests already taken), its volumes
+    /// and the clients connected.
+    pub fn status(&self) -> Result<CardStatus, String> {
+        let (tx, rx) = channel();
+        self.jobs.send(Job::Status(tx)).map_err(|_| "the device thread has ended".to_string())?;
+        let s = rx.recv().map_err(|_| "the device thread has ended".to_string())?;
+        let volumes = self.presentation.lock().expect("the presentation lock").names();
+        Ok(CardStatus { served: true, clients: self.clients(), volumes, card: Known::Mounted(Box::new(s)) })
     }
 
     /// A format or a re-split: runs only when told `force` and with no
@@ -287,8 +249,8 @@ impl Server {
         if let Some(dir) = &self.store {
             volumes.save(dir)?;
         }
-        *p = Presentation { exports: exports_of(&self.name, v["card"].as_str().expect("a description"), &volumes), volumes: volumes.list().to_vec() };
-        v["volumes"] = volumes_json(&p.exports);
+        *p = Presentation::new(&self.name, v["card"].as_str().expect("a description"), &volumes);
+        v["volumes"] = serde_json::to_value(p.names()).expect("volumes serialise");
         Ok(v)
     }
 
@@ -449,6 +411,10 @@ fn device_loop(device: Device, rx: Receiver<Job>, clock: Clock, log: Option<Writ
             }
             Ok(Job::Counters(tx)) => {
                 let _ = tx.send(d.device.counters());
+            }
+            Ok(Job::Status(tx)) => {
+                let now = d.tick();
+                let _ = tx.send(d.device.status(now, Some(d.live.busy()), beacon.load(Ordering::SeqCst)));
             }
             Ok(Job::Control(c, tx)) => {
                 let now = d.tick();

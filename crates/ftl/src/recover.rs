@@ -43,6 +43,9 @@ pub struct MountReport {
     /// Pages the power-loss-protected buffer held at the cut, which the
     /// media programmed at power-on (set by whoever opened the media).
     pub pages_completed: u64,
+    /// Slots a failed program left in the power-loss-protected buffer (a
+    /// cut came before they were written elsewhere), written again.
+    pub slots_stranded: u64,
     /// Slots moved because the cut left their stripe without its parity
     /// (so that a die failure later cannot lose them).
     pub slots_reprotected: u64,
@@ -76,6 +79,7 @@ impl<M: Media> Ftl<M> {
         ftl.host_seq = report.seq_max;
         ftl.lost_settle();
         ftl.damaged_rebuild(damaged, &mut report)?;
+        ftl.stranded_rewrite(&mut report)?;
         ftl.unprotected_move(&mut report)?;
         Ok((ftl, report))
     }
@@ -238,6 +242,58 @@ impl<M: Media> Ftl<M> {
         }
         r.slots_mapped += r.slots_rebuilt;
         self.writer_pad(false)
+    }
+
+    /// Writes again (GC's writer, the original sequence number) each slot
+    /// a failed program left stranded in the power-loss-protected buffer
+    /// (a cut came before the FTL wrote it elsewhere: its page was never
+    /// programmed, so the block's failed row is still its next page) where
+    /// it is still its LBA's newest copy; then drops them from the buffer.
+    fn stranded_rewrite(&mut self, r: &mut MountReport) -> Result<(), FtlError> {
+        let l = self.layout.clone();
+        let mut pages = Vec::new();
+        for sb in 0..l.superblocks {
+            for die in (0..l.dies).filter(|&d| !self.is_dead(d)) {
+                let page = self.media.block_next_page(die, sb);
+                if page < l.pages_per_block && (0..l.slots_per_mpage).any(|s| self.media.slot_stranded(die, sb, page, s)) {
+                    pages.push((sb, die, page));
+                }
+            }
+        }
+        let slot_bytes = SLOT_BYTES as usize;
+        for &(sb, die, page) in &pages {
+            let bytes = self.media.mpage_peek(die, sb, page).expect("data-holding media").to_vec();
+            let stranded: Vec<u32> = (0..l.slots_per_mpage).filter(|&s| self.media.slot_stranded(die, sb, page, s)).collect();
+            for slot in stranded {
+                let (lba, seq) = self.media.oob_peek(die, sb, page, slot).expect("data-holding media keep OOB");
+                if lba == LBA_UNMAPPED || lba as u64 >= self.cfg.user_slots || seq <= self.newest_seq(lba)? {
+                    continue;
+                }
+                if self.gc.sb == crate::superblock::SB_NONE {
+                    self.writer_open(false)?;
+                }
+                self.unmap(lba);
+                let at = slot as usize * slot_bytes;
+                self.append(false, lba, Some(&bytes[at..at + slot_bytes]), seq)?;
+                self.host_seq = self.host_seq.max(seq);
+                r.seq_max = r.seq_max.max(seq);
+                r.slots_stranded += 1;
+            }
+        }
+        self.writer_pad(false)?;
+        for (sb, die, page) in pages {
+            self.media.page_unstage(die, sb, page);
+        }
+        self.lost_settle();
+        Ok(())
+    }
+
+    /// The sequence number of `lba`'s newest copy on the media, or of its
+    /// last trim if that is newer (0: neither).
+    fn newest_seq(&self, lba: u32) -> Result<u64, FtlError> {
+        let ppa = self.l2p[lba as usize];
+        let mapped = if ppa == PPA_INVALID { 0 } else { self.oob_of(self.layout.addr(ppa))?.1 };
+        Ok(mapped.max(self.media.trim_seq(lba)))
     }
 
     /// A slot's bytes as the XOR of the same slot on the stripe's other

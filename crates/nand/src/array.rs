@@ -59,6 +59,13 @@ pub trait Media {
     /// Drops the slots staged for a page whose program failed (the FTL
     /// has staged them again at their new place).
     fn page_unstage(&mut self, _die: u32, _block: u32, _page: u32) {}
+    /// Whether a slot of a block's next page is stranded in the power-
+    /// loss-protected buffer: staged for a page whose program failed, so a
+    /// cut did not program it there (a mount writes it elsewhere).
+    #[inline]
+    fn slot_stranded(&self, _die: u32, _block: u32, _page: u32, _slot: u32) -> bool {
+        false
+    }
     /// Records that `lba` was trimmed by the host write numbered `seq`
     /// (the card's trim journal), where the media holds data.
     #[inline]
@@ -215,7 +222,9 @@ impl Array {
                 }
                 let first = self.mpage_offset(die, block, page) / g.mpage_bytes() as usize * spm;
                 let store = self.store.as_mut().expect("a store");
-                if !(first..first + spm).any(|s| store.oob_staged(s) || store.oob_programmed(s)) {
+                // A page whose program failed is not programmed (its slots,
+                // stranded in the buffer, are the FTL's to write again).
+                if !(first..first + spm).any(|s| store.oob_staged(s) || store.oob_programmed(s)) || (first..first + spm).any(|s| store.oob_stranded(s)) {
                     continue;
                 }
                 for s in first..first + spm {
@@ -390,6 +399,12 @@ impl Media for Array {
         // unprogrammed), and the block must not be used again.
         if let Some(e) = &self.endurance {
             if e.program_fails(die, block, self.erase_count[b], page, self.geometry.pages_per_block) {
+                // What the buffer held for the page stays there, for the
+                // FTL to write elsewhere; never programmed here at a cut.
+                let (first, spm) = (self.slot_index(die, block, page, 0), self.geometry.slots_per_mpage() as usize);
+                if let Some(s) = &mut self.store {
+                    s.slots_strand(first, spm);
+                }
                 return Err(NandError::ProgramFailed { die, block, page });
             }
         }
@@ -464,6 +479,10 @@ impl Media for Array {
         if let Some(s) = &mut self.store {
             s.slot_stage(i, oob.0, oob.1, data);
         }
+    }
+    fn slot_stranded(&self, die: u32, block: u32, page: u32, slot: u32) -> bool {
+        let i = self.slot_index(die, block, page, slot);
+        self.store.as_ref().is_some_and(|s| s.oob_stranded(i))
     }
     fn page_unstage(&mut self, die: u32, block: u32, page: u32) {
         debug_assert_eq!(page, self.next_page(die, block), "only a block's next page is staged");

@@ -165,6 +165,9 @@ impl Media for Cutter {
     fn slot_intact(&self, die: u32, block: u32, page: u32, slot: u32) -> bool {
         self.array.slot_intact(die, block, page, slot)
     }
+    fn slot_stranded(&self, die: u32, block: u32, page: u32, slot: u32) -> bool {
+        self.array.slot_stranded(die, block, page, slot)
+    }
     fn block_erase_count(&self, die: u32, block: u32) -> u32 {
         self.array.block_erase_count(die, block)
     }

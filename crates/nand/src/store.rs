@@ -63,6 +63,9 @@ const OOB_PROGRAMMED: u32 = 1;
 /// The OOB state of a slot held in the power-loss-protected buffer: its
 /// bytes and OOB are in place, its page not yet programmed.
 const OOB_STAGED: u32 = 2;
+/// With `OOB_STAGED`: the slot's page failed its program; the buffer keeps
+/// the slot, the capacitors do not program it there.
+const OOB_STRANDED: u32 = 4;
 
 /// Bytes that live in memory or in a mapped file.
 enum Bytes {
@@ -242,6 +245,24 @@ impl Store {
     /// Whether a slot waits in the power-loss-protected buffer.
     pub fn oob_staged(&self, slot: usize) -> bool {
         self.oob_u32(slot, 4) & OOB_STAGED != 0
+    }
+
+    /// Whether a staged slot's page failed its program: the buffer holds
+    /// it still, but not for that page ([`Store::slots_strand`]).
+    pub fn oob_stranded(&self, slot: usize) -> bool {
+        self.oob_u32(slot, 4) & OOB_STRANDED != 0
+    }
+
+    /// The staged slots of `n` from `slot` (a page) stranded: their page
+    /// failed its program, so the capacitors do not program them there
+    /// after a cut; the buffer keeps them for the FTL to write elsewhere.
+    pub fn slots_strand(&mut self, slot: usize, n: usize) {
+        for s in slot..slot + n {
+            if self.oob_staged(s) {
+                let o = &mut self.oob.get_mut()[s * OOB_BYTES..(s + 1) * OOB_BYTES];
+                o[4..8].copy_from_slice(&(OOB_STAGED | OOB_STRANDED).to_le_bytes());
+            }
+        }
     }
 
     /// Whether a slot's bytes match the CRC in its out-of-band area.

@@ -1,0 +1,74 @@
+//! The control channel of a served card: a Unix socket in its store
+//! (`control.sock`) carrying one request line and one reply line at a time
+//! (the protocol: `control`), its server beside the NBD exports and its
+//! client for the management commands.
+
+use crate::control::{self, Control};
+use crate::Server;
+use anyhow::{Context, Result};
+use serde_json::Value;
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// The control socket of a card served from `store`.
+pub fn socket_path(store: &Path) -> PathBuf {
+    store.join("control.sock")
+}
+
+/// Whether a card is being served from `store` (its control socket
+/// answers).
+pub fn is_served(store: &Path) -> bool {
+    UnixStream::connect(socket_path(store)).is_ok()
+}
+
+/// Sends one request line to the card served from `store`; its result.
+pub fn request(store: &Path, request: &str) -> Result<Value> {
+    let path = socket_path(store);
+    let mut s = UnixStream::connect(&path).with_context(|| format!("{}: is a card served from this store?", path.display()))?;
+    writeln!(s, "{request}")?;
+    let mut line = String::new();
+    BufReader::new(s).read_line(&mut line)?;
+    control::reply_parse(&line).map_err(anyhow::Error::msg)
+}
+
+/// Answers the control channel of `server`, served from `store`, on a
+/// thread of its own (and one a connection: a monitor keeps its own
+/// open). The caller holds the store's lock, so a socket file left there
+/// is a dead server's and is replaced. Its path.
+pub fn serve(server: Arc<Server>, store: &Path) -> Result<PathBuf> {
+    let path = socket_path(store);
+    let _ = std::fs::remove_file(&path);
+    let listener = UnixListener::bind(&path).with_context(|| format!("control socket {}", path.display()))?;
+    std::thread::spawn(move || {
+        for stream in listener.incoming().flatten() {
+            let server = Arc::clone(&server);
+            std::thread::spawn(move || answer(&server, stream));
+        }
+    });
+    Ok(path)
+}
+
+/// Answers one connection's requests, a line each, until it closes.
+fn answer(server: &Server, stream: UnixStream) {
+    let Ok(mut w) = stream.try_clone() else { return };
+    for line in BufReader::new(stream).lines() {
+        let Ok(line) = line else { return };
+        let answer = Control::parse(&line).and_then(|c| {
+            let r = server.control(c.clone());
+            if let (Control::FailDie(ts), Ok(_)) = (&c, &r) {
+                let what: Vec<String> = ts.iter().map(|t| t.describe(server.members())).collect();
+                eprintln!("flashlab serve: control: {} failed; the rebuild starts", what.join(", "));
+            }
+            r
+        });
+        let reply = match answer {
+            Ok(v) => control::reply_ok(v),
+            Err(why) => control::reply_err(&why),
+        };
+        if writeln!(w, "{reply}").is_err() {
+            return;
+        }
+    }
+}

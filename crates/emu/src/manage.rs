@@ -1,0 +1,143 @@
+//! Managing a card wherever it is: a command told to a served card goes
+//! through its control channel; told to a card at rest, it runs on the
+//! card opened from its store (the same checks as a served card's, with no
+//! client), which is then stopped cleanly. A store a process owns but
+//! whose channel does not answer is neither, and is refused.
+
+use crate::channel;
+use crate::control::{self, Control};
+use crate::presentation::volume_names;
+use crate::status::{CardStatus, Known, Unclean};
+use anyhow::{bail, Result};
+use serde_json::{json, Value};
+use std::path::Path;
+
+/// Tells the card in `store` a control command, served or at rest; its
+/// result. At rest, live figures and failing a die need a served card.
+pub fn tell(store: &Path, c: &Control) -> Result<Value> {
+    if channel::is_served(store) {
+        return channel::request(store, &c.request());
+    }
+    at_rest_check(store)?;
+    match c {
+        Control::Status => Ok(serde_json::to_value(status_at_rest(store)?)?),
+        Control::Beacon(on) => {
+            let _owned = accel::StoreLock::take(store, "flashlab beacon at rest").map_err(anyhow::Error::msg)?;
+            control::beacon_keep(store, *on).map_err(anyhow::Error::msg)?;
+            Ok(json!({ "beacon": on }))
+        }
+        Control::Format { .. } | Control::Volumes { .. } => at_rest_run(store, c),
+        Control::Stats | Control::FailDie(_) => bail!("{}: no card is served from this store, and '{}' needs a served card", store.display(), c.name()),
+    }
+}
+
+/// The status of the card in `store`: served (asked through its control
+/// channel) or at rest (read from its files, nothing changed).
+pub fn status(store: &Path) -> Result<CardStatus> {
+    if channel::is_served(store) {
+        let v = channel::request(store, &Control::Status.request())?;
+        return Ok(serde_json::from_value(v)?);
+    }
+    at_rest_check(store)?;
+    status_at_rest(store)
+}
+
+/// The status of the card at rest in `store`, nothing changed: all of it
+/// where it stopped cleanly, else what its files tell.
+fn status_at_rest(store: &Path) -> Result<CardStatus> {
+    let (card, profile) = card_at_rest(store)?;
+    if !accel::Device::stopped_cleanly(store, profile.members) {
+        return unclean_status(store, &card, &profile);
+    }
+    let backing = accel::Backing::inspect(store, &card.owner())?;
+    let device = accel::Device::with_backing(&profile, &card.format, card.scale, &backing)?;
+    let volumes = volumes_at_rest(store, device.capacity_bytes())?;
+    let s = device.status(0, None, card.beacon);
+    Ok(CardStatus { served: false, clients: 0, volumes: volume_names(card.export_base(), &volumes), card: Known::Mounted(Box::new(s)) })
+}
+
+/// What the files of a card that did not stop cleanly tell, changing
+/// nothing: what it is, its volumes, beacon and SMART-like log (with the
+/// counters kept beside its pages).
+fn unclean_status(store: &Path, card: &accel::CardFile, profile: &accel::Profile) -> Result<CardStatus> {
+    let _shared = accel::StoreLock::share(store).map_err(anyhow::Error::msg)?;
+    let capacity = accel::Device::capacity_of(profile, &card.format, card.scale)?;
+    let volumes = volumes_at_rest(store, capacity)?;
+    let smart = accel::SmartLog::at_rest(store).map_err(anyhow::Error::msg)?;
+    let unclean = Unclean {
+        device: profile.name.clone(),
+        id: profile.id.clone(),
+        format: card.format.clone(),
+        scale: card.scale,
+        members: profile.members,
+        capacity_bytes: capacity,
+        beacon: card.beacon,
+        host_bytes_written: smart.host_slots_written * units::SLOT_BYTES,
+        smart,
+        stopped_cleanly: false,
+        needs_a_mount: "the card did not stop cleanly (no checkpoint): its map, spare, health, dead dies and lost slots are known only once it is mounted, and a mount repairs (serve it once, then ask again)".into(),
+    };
+    Ok(CardStatus { served: false, clients: 0, volumes: volume_names(card.export_base(), &volumes), card: Known::Unclean(Box::new(unclean)) })
+}
+
+/// The card a store at rest holds and its profile; a clear error where
+/// there is none.
+fn card_at_rest(store: &Path) -> Result<(accel::CardFile, accel::Profile)> {
+    let card = accel::CardFile::load(store).map_err(anyhow::Error::msg)?;
+    let Some(card) = card else {
+        if accel::Device::store_exists(store) {
+            bail!("{}: no card.toml (a store served by an older flashlab): serve it once with this one", store.display());
+        }
+        bail!("{}: no card here (no card.toml and no member-0.flash)", store.display());
+    };
+    let profile = accel::profile_load(&card.device).map_err(anyhow::Error::msg)?;
+    Ok((card, profile))
+}
+
+/// The volumes a store at rest keeps (one, where it keeps none).
+fn volumes_at_rest(store: &Path, capacity: u64) -> Result<accel::Volumes> {
+    let kept = accel::Volumes::load(store).map_err(anyhow::Error::msg)?;
+    let volumes = match kept {
+        Some(v) => v,
+        None => accel::Volumes::split(capacity, 1).map_err(anyhow::Error::msg)?,
+    };
+    volumes.check(capacity).map_err(|e| anyhow::anyhow!("{}: volumes.toml: {e}", store.display()))?;
+    Ok(volumes)
+}
+
+/// Refuses to treat the card in `store` as at rest while a process owns
+/// it: a server whose control socket does not answer (removed, or the
+/// server hung) is still a server.
+fn at_rest_check(store: &Path) -> Result<()> {
+    if let Some(holder) = accel::StoreLock::holder(store) {
+        bail!(
+            "{}: the card is in use by {holder}, but its control socket {} does not answer (a server still mounting the store, or hung): it is not at rest; ask again once it serves, or stop that process (SIGTERM stops a server cleanly)",
+            store.display(),
+            channel::socket_path(store).display()
+        );
+    }
+    Ok(())
+}
+
+/// Runs a command on the card at rest in `store`: opened (mounted) from
+/// its files, told through the server's control path (the same checks as
+/// a served card, with no client), then stopped cleanly.
+fn at_rest_run(store: &Path, c: &Control) -> Result<Value> {
+    let (card, profile) = card_at_rest(store)?;
+    // Refused before the card is opened: nothing changes, not even the
+    // power-cycle count.
+    control::destroy_check(c, &profile, card.scale, 0).map_err(anyhow::Error::msg)?;
+    let backing = accel::Backing::files(store, &card.owner(), &format!("flashlab {} at rest", c.name()))?;
+    let device = accel::Device::with_backing(&profile, &card.format, card.scale, &backing)?;
+    drop(backing);
+    let volumes = volumes_at_rest(store, device.capacity_bytes())?;
+    let (server, thread) = crate::Server::start(device, card.export_base(), &volumes, crate::Timing::None, None);
+    let result = server.control(c.clone());
+    let stopped = server.shutdown();
+    // The device (and with it the store's lock) is gone once its thread is.
+    drop(server);
+    let _ = thread.join();
+    let v = result.map_err(anyhow::Error::msg)?;
+    stopped.map_err(|e| anyhow::anyhow!("the card was changed, but its clean stop failed ({e}): the next start scans the media"))?;
+    Ok(v)
+}
