@@ -138,8 +138,8 @@ fn clients_become(store: &str, n: u64) {
 /// independently (fio verify on both at once); merged, one again.
 #[test]
 fn format_split_merge_and_beacon_on_a_served_card() {
-    use emu::client::Client;
     use emu::nbd;
+    use testkit::Client;
     let mut card = Served::start("format", &["--timing", "none"]);
     let store = store_of(&card);
     fio_run(&card, "marker.fio", &format!("[m]\nuri={}\nrw=write\nbs=64k\nsize=4m\nbuffer_pattern=\"{MARKER}\"\n", card.uri()));

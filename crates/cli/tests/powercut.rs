@@ -8,8 +8,8 @@
 //! and no newer than the newest sent, or zeros where nothing was owed.
 //! Once with the card's protection on, once off.
 
-use emu::client::Client;
 use emu::nbd;
+use testkit::Client;
 
 mod common;
 use common::Served;

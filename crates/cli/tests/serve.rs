@@ -177,8 +177,8 @@ fn nbdinfo_sees_the_export_and_its_flags() {
 /// was acknowledged to it is intact.
 #[test]
 fn bad_requests_get_errors_and_other_clients_are_served() {
-    use emu::client::Client;
     use emu::nbd;
+    use testkit::Client;
     let card = Served::start("badreq", &["--timing", "none"]);
     let mut good = Client::connect(&card.socket, &card.name).unwrap();
     let data = vec![0x5a; 4096];
@@ -224,8 +224,8 @@ fn bad_serve_arguments_are_refused_naming_the_problem() {
 /// and refuses to be merged while it holds data.
 #[test]
 fn a_split_card_serves_two_volumes_independently() {
-    use emu::client::Client;
     use emu::nbd;
+    use testkit::Client;
     let fio = tool("fio", "fio");
     let nbdinfo = tool("nbdinfo", "libnbd-bin");
     let mut card = Served::start("volumes", &["--volumes", "2", "--timing", "none"]);
@@ -355,8 +355,8 @@ fn a_die_fails_under_fio_verify_and_nothing_is_lost() {
 /// data; the card's status names what was lost, and a restart keeps it.
 #[test]
 fn a_second_failure_in_a_stripe_is_an_io_error_never_wrong_bytes() {
-    use emu::client::Client;
     use emu::nbd;
+    use testkit::Client;
     let mut card = Served::start("twodies", &["--timing", "none"]);
     let mut c = Client::connect(&card.socket, &card.name).unwrap();
     let blocks = (c.size / 4096).min(20_000);

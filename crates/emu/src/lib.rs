@@ -7,7 +7,6 @@
 //! the wall clock for the device's time.
 
 pub mod channel;
-pub mod client;
 pub mod control;
 pub mod listen;
 pub mod live;

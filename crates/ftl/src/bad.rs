@@ -108,28 +108,30 @@ impl<M: Media> Ftl<M> {
     /// the good blocks no longer hold the format. A bad block that still
     /// holds pages (retired by a failed program) is erased too, whatever
     /// its status says, so that no stale copy in it can come back at a
-    /// mount; it is never programmed again.
+    /// mount; it is never programmed again. It is erased last: until then
+    /// its next page is the row its program failed in, which a mount after
+    /// a cut in the middle needs to find the superblock's stripes (the row
+    /// narrowings) for the rows other blocks still hold.
     pub(crate) fn superblock_erase(&mut self, sb: u32, tag: OpTag) -> Result<(), FtlError> {
         let mut grown = false;
-        for die in 0..self.layout.dies {
-            if self.is_dead(die) {
-                continue;
-            }
-            if self.is_bad(die, sb) {
-                if self.media.block_next_page(die, sb) > 0 {
-                    match self.media.block_erase(die, sb, tag) {
-                        Ok(()) | Err(NandError::EraseFailed { .. }) => {}
-                        Err(e) => return Err(e.into()),
-                    }
-                }
-                continue;
-            }
+        let working: Vec<u32> = (0..self.layout.dies).filter(|&d| !self.is_dead(d)).collect();
+        let (retired, good): (Vec<u32>, Vec<u32>) = working.into_iter().partition(|&d| self.is_bad(d, sb));
+        for die in good {
             match self.media.block_erase(die, sb, tag) {
                 Ok(()) => {}
                 Err(NandError::EraseFailed { .. }) => {
                     self.bad_mark(die, sb, true);
                     grown = true;
                 }
+                Err(e) => return Err(e.into()),
+            }
+        }
+        for die in retired {
+            if self.media.block_next_page(die, sb) == 0 {
+                continue;
+            }
+            match self.media.block_erase(die, sb, tag) {
+                Ok(()) | Err(NandError::EraseFailed { .. }) => {}
                 Err(e) => return Err(e.into()),
             }
         }

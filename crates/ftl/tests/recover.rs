@@ -9,8 +9,9 @@
 //! the mounted card takes more writes than it holds.
 
 use ftl::{Ftl, FtlConfig, FtlError, GcPolicy};
-use nand::{Array, Cutter, Geometry, NandError};
+use nand::{Array, Geometry, NandError};
 use proptest::prelude::*;
+use testkit::Cutter;
 use units::SLOT_BYTES;
 
 fn geometry() -> Geometry {

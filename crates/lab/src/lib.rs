@@ -23,6 +23,7 @@ pub mod runs {
     pub mod phase;
     pub mod published;
     pub mod run;
+    pub mod spec;
     pub mod steady;
     pub mod workload;
 }

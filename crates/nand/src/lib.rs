@@ -15,7 +15,6 @@ mod geometry;
 pub mod store;
 
 pub use array::{Array, Media, MediaCounters, OpTag};
-pub use cut::Cutter;
 pub use endurance::Endurance;
 pub use geometry::{CellType, Geometry, GeometryError, Timings};
 pub use store::{Store, StoreError};

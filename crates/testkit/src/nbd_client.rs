@@ -2,7 +2,7 @@
 //! handshake with NBD_OPT_EXPORT_NAME, then requests sent and replies
 //! read on one stream (several may be in flight; simple replies only).
 
-use crate::nbd::{self, ProtoError};
+use emu::nbd::{self, ProtoError};
 use std::collections::HashMap;
 use std::io::{BufReader, BufWriter, Read, Write};
 use std::os::unix::net::UnixStream;

@@ -1,0 +1,88 @@
+//! The charts' tests: round ticks, series held and text escaped, a long
+//! legend wrapping above the plot, end labels apart, colour ramps.
+
+use super::*;
+
+#[test]
+fn ticks_are_round_and_cover_the_range() {
+    assert_eq!(ticks(0.0, 97.0, 5), (0.0, 100.0, 20.0));
+    assert_eq!(ticks(0.0, 1234.0, 5), (0.0, 1250.0, 250.0));
+    let (lo, hi, step) = ticks(0.0, 0.0, 5);
+    assert!(lo == 0.0 && hi >= 1.0 && step > 0.0);
+}
+
+fn item(name: &str) -> LegendItem {
+    LegendItem { name: name.into(), color: color(0).into(), stroke: Stroke::Solid, swatch: Swatch::Line, key: name.into() }
+}
+
+#[test]
+fn charts_hold_their_series_and_escape_text() {
+    let c = LineChart {
+        id: "c1".into(),
+        title: "IOPS <fresh> & steady".into(),
+        x_label: "minutes".into(),
+        y_label: "IOPS".into(),
+        series: vec![Series::line("A & B", vec![(0.0, 1.0), (1.0, 2.0)], color(0), "a")],
+        bands: vec![Band { x0: 0.5, x1: 1.0, label: "steady-state window".into(), color: GREY.into(), keys: vec!["a".into()], show_label: true }],
+        legend: vec![item("A & B")],
+        markers: true,
+        ..Default::default()
+    }
+    .svg();
+    assert!(c.starts_with("<svg") && c.ends_with("</svg>"));
+    assert!(c.contains("IOPS &lt;fresh&gt; &amp; steady") && c.contains(r#"data-name="A &amp; B""#));
+    assert_eq!(c.matches("<polyline").count(), 1);
+    assert_eq!(c.matches("<circle").count(), 2);
+    assert_eq!(c.matches(r#"class="band""#).count(), 1);
+    let b = BarChart {
+        id: "b".into(),
+        title: "t".into(),
+        y_label: "IOPS".into(),
+        categories: vec!["read".into(), "write".into()],
+        series: vec![
+            BarSeries { name: "x".into(), values: vec![Some(5.0), None], color: color(0).into(), key: "x".into(), ..Default::default() },
+            BarSeries {
+                name: "y".into(),
+                values: vec![Some(3.0), Some(1.0)],
+                color: color(0).into(),
+                hatched: true,
+                tolerance_percent: Some(10.0),
+                key: "x".into(),
+            },
+        ],
+        legend: vec![item("x")],
+    }
+    .svg();
+    assert_eq!(b.matches(r#"class="bar""#).count(), 3);
+    assert_eq!(b.matches(r#"class="tolerance""#).count(), 2);
+    assert!(b.contains("url(#hatch-0072B2)") && b.contains(r#"<pattern id="hatch-0072B2""#));
+}
+
+#[test]
+fn a_long_legend_wraps_and_pushes_the_plot_down() {
+    let one = frame_for(&[item("short")], RIGHT);
+    let many: Vec<LegendItem> = (0..8).map(|i| item(&format!("Virident FlashMAX II 2.2 TB MLC stock {i}"))).collect();
+    let placed = legend_layout(&many);
+    let rows = placed.iter().map(|p| p.2 as i64).collect::<std::collections::BTreeSet<_>>().len();
+    assert!(rows >= 4, "{rows} rows");
+    for &(it, x, _) in &placed {
+        assert!(x + 26.0 + text_width(&it.name, 12.0) <= W - RIGHT || x == LEFT, "{} runs past the edge", it.name);
+    }
+    let f = frame_for(&many, RIGHT);
+    assert!(f.top > placed.last().unwrap().2 + 8.0 && f.top > one.top);
+}
+
+#[test]
+fn end_labels_never_overlap() {
+    let mut out = String::new();
+    end_labels(&mut out, (0..4).map(|i| (100.0, 50.0 + i as f64, format!("{i}T"), INK.into(), String::new())).collect());
+    let ys: Vec<f64> = out.split(" y=\"").skip(1).map(|s| s[..s.find('"').unwrap()].parse().unwrap()).collect();
+    assert!(ys.windows(2).all(|w| w[1] - w[0] >= 12.0 - 1e-9), "{ys:?}");
+}
+
+#[test]
+fn ramps_run_from_one_colour_to_the_other() {
+    assert_eq!(ramp("#000000", "#ffffff", 0, 3), "#000000");
+    assert_eq!(ramp("#000000", "#ffffff", 2, 3), "#ffffff");
+    assert_eq!(ramp("#000000", "#ffffff", 1, 3), "#808080");
+}
