@@ -5,7 +5,7 @@
 //! a simulated one, and its bytes land in the FTL and the media.
 
 use crate::device::{Device, DeviceError, Payload};
-use nand::Media;
+use nand::Persist;
 use units::{Ns, SLOT_BYTES};
 
 impl Device {

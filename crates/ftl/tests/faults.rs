@@ -84,10 +84,10 @@ fn config(plp: bool) -> FtlConfig {
 /// Mounts the card from what its media hold, cut again at the `cut_at`-th
 /// program or erase after the mount.
 fn remount(ftl: Ftl<Cutter>, cfg: &FtlConfig, cut_at: u64, owed: &mut [Owed], wear: Option<(f64, f64)>) -> Ftl<Cutter> {
-    let store = ftl.into_media().into_array().into_store();
-    let (mut mounted, report) = Ftl::mount(Cutter::new(array(store, wear), u64::MAX, cfg.power_loss_protection, true), cfg.clone()).unwrap();
+    let store = ftl.into_media().array.into_store();
+    let (mut mounted, report) = Ftl::mount(testkit::cutter(array(store, wear), u64::MAX, cfg.power_loss_protection, true), cfg.clone()).unwrap();
     // The next cut is counted from the end of the mount.
-    mounted.media_mut().cut_after(cut_at);
+    mounted.media_mut().hook.cut_after(cut_at);
     // A paired page damaged by the cut that its stripe cannot rebuild (a
     // dead die in it): the LBA may read an older copy or zeros.
     for &lba in &report.lbas_lost {
@@ -145,7 +145,7 @@ fn run(c: Case) -> Result<(), TestCaseError> {
         Err(e) => return Err(TestCaseError::fail(format!("format: {e}"))),
     };
     let mut cuts = c.cuts.clone().into_iter();
-    let mut ftl = Ftl::mount(Cutter::new(formatted, cuts.next().unwrap_or(u64::MAX), c.plp, true), cfg.clone()).unwrap().0;
+    let mut ftl = Ftl::mount(testkit::cutter(formatted, cuts.next().unwrap_or(u64::MAX), c.plp, true), cfg.clone()).unwrap().0;
     let mut o = Oracle { owed: vec![Owed::default(); user as usize], generation: 0, failures: 0, plp: c.plp };
     for &(kind, x) in &c.ops {
         let r = o.step(&mut ftl, kind, x % user, x);
@@ -490,7 +490,7 @@ fn a_cut_that_damages_a_parity_page_leaves_no_stripe_rebuilt_from_it() {
     // Rows 0 and 1 (8 programs each: 6 data pages and 2 parity pages);
     // the cut lands on row 2's first program, die 0's page 2, whose cells
     // it shares with die 0's page 0: row 0's parity for dies 0..4.
-    let mut ftl = Ftl::mount(Cutter::new(formatted, 16, false, true), cfg.clone()).unwrap().0;
+    let mut ftl = Ftl::mount(testkit::cutter(formatted, 16, false, true), cfg.clone()).unwrap().0;
     let slots = 2 * 6 * geometry().slots_per_mpage();
     for lba in 0..slots + 4 {
         match ftl.write(lba, Some(&stamp(lba, 1))) {
@@ -499,7 +499,7 @@ fn a_cut_that_damages_a_parity_page_leaves_no_stripe_rebuilt_from_it() {
             Err(e) => panic!("lba {lba}: {e}"),
         }
     }
-    assert!(ftl.media().is_cut(), "the cut came");
+    assert!(ftl.media().hook.is_cut(), "the cut came");
     let mut owed = vec![Owed::default(); cfg.user_slots as usize];
     let mut ftl = remount(ftl, &cfg, u64::MAX, &mut owed, None);
     ftl.check().unwrap();

@@ -157,7 +157,7 @@ fn bad_input_is_refused_with_the_field_named() {
 /// and refuses a span past the end.
 #[test]
 fn read_span_reads_each_page_once() {
-    use nand::Media;
+    use nand::Nand;
     // 2 planes of 4 KiB pages: 2 slots a multi-plane page; 4 dies.
     let g = geometry(2, 2, 2, 8, 4);
     let cfg =

@@ -119,7 +119,7 @@ fn card(c: &Case) -> (Ftl<Cutter>, FtlConfig, u64) {
         power_loss_protection: c.plp,
     };
     let formatted = Ftl::format(Array::new(g, true), cfg.clone()).unwrap().into_media();
-    let (ftl, _) = Ftl::mount(Cutter::new(formatted, c.cut_at, c.plp, true), cfg.clone()).unwrap();
+    let (ftl, _) = Ftl::mount(testkit::cutter(formatted, c.cut_at, c.plp, true), cfg.clone()).unwrap();
     (ftl, cfg, user_slots)
 }
 
@@ -127,7 +127,7 @@ pub fn cut_and_mount(c: Case) -> Result<(), TestCaseError> {
     let (mut ftl, cfg, user_slots) = card(&c);
     let owed = run(&mut ftl, &c, user_slots)?;
     // The cut: all that is left is the store.
-    let store = ftl.into_media().into_array().into_store();
+    let store = ftl.into_media().array.into_store();
     let (mut mounted, report) = Ftl::mount(Array::with_store(geometry(), store), cfg).unwrap();
     prop_assert!(mounted.check().is_ok(), "{:?}", mounted.check());
     // Only a paired page damaged where no parity can rebuild it loses data.
@@ -176,7 +176,7 @@ fn ops_of(c: &Case) -> u64 {
     let uncut = Case { cut_at: u64::MAX, ..c.clone() };
     let (mut ftl, _, user_slots) = card(&uncut);
     run(&mut ftl, &uncut, user_slots).unwrap();
-    ftl.media().ops()
+    ftl.media().hook.ops()
 }
 
 /// Cuts a seeded workload at every one of its NAND operations, for each
@@ -227,7 +227,7 @@ fn a_checkpoint_mounts_what_a_scan_would() {
         let (mut ftl, cfg, user_slots) = card(&c);
         let owed = run(&mut ftl, &c, user_slots).unwrap();
         let saved = ftl.checkpoint().unwrap();
-        let store = ftl.into_media().into_array().into_store();
+        let store = ftl.into_media().array.into_store();
         let (mut from_checkpoint, r) = Ftl::mount_checkpoint(Array::with_store(g.clone(), store), cfg.clone(), &saved).unwrap();
         assert!(r.from_checkpoint && r.slots_scanned == 0, "{r:?}");
         from_checkpoint.check().unwrap();

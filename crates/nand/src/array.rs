@@ -19,11 +19,13 @@ pub enum OpTag {
     Format,
 }
 
-/// The narrow interface through which the FTL reaches its media. The
-/// simulator implements it with a recorder that times each operation; the
-/// tests with an array holding real bytes. Addresses are multi-plane:
-/// `page` is programmed on every plane of `die` at once.
-pub trait Media {
+/// The NAND operations through which the FTL reaches its media, and what
+/// it must know of the array (geometry, how far each block is programmed,
+/// its erases, bad and failed parts). The simulator implements it with a
+/// recorder that times each operation; the tests with an array holding
+/// real bytes. Addresses are multi-plane: `page` is programmed on every
+/// plane of `die` at once.
+pub trait Nand {
     fn geometry(&self) -> &Geometry;
     /// Reads the slots of one multi-plane page named by `slot_mask` (bit `i`
     /// is slot `i`; only those columns cross the channel). When the media
@@ -37,11 +39,35 @@ pub trait Media {
     fn block_erase(&mut self, die: u32, block: u32, tag: OpTag) -> Result<(), NandError>;
     /// Counters of what reached the media.
     fn counters(&self) -> &MediaCounters;
-    /// Whether `page_read` fills `out` with data.
-    fn holds_data(&self) -> bool;
     /// The next programmable page of a die block (`pages_per_block` when
     /// full, 0 when erased), for invariant checkers.
     fn block_next_page(&self, die: u32, block: u32) -> u32;
+    /// A die block's erase count (0 where the media do not keep one).
+    #[inline]
+    fn block_erase_count(&self, _die: u32, _block: u32) -> u32 {
+        0
+    }
+    /// A hint that a page of this die block is about to be read: the media
+    /// may bring what `page_read` checks into the cache. Changes nothing.
+    #[inline]
+    fn prefetch_block(&self, _die: u32, _block: u32) {}
+    /// A die fails: every later operation on it is refused. At the
+    /// failure itself (`now`; not when a mount learns of an old one) the
+    /// bytes and out-of-band areas a data-holding die kept are garbled, so
+    /// that a read which bypassed the stripe would return wrong bytes.
+    fn die_fail(&mut self, die: u32, now: bool);
+    /// Whether a die block carries the factory's bad-block mark.
+    fn block_factory_bad(&self, _die: u32, _block: u32) -> bool {
+        false
+    }
+}
+
+/// What only a data-holding store does: the bytes and out-of-band areas a
+/// mount reads, the power-loss-protected buffer, the trim journal and the
+/// system area. Media that keep no data take the defaults.
+pub trait Persist {
+    /// Whether `page_read` fills `out` with data.
+    fn holds_data(&self) -> bool;
     /// The bytes of one programmed multi-plane page, without counting a read,
     /// for invariant checkers; `None` when the media holds no data.
     fn mpage_peek(&self, die: u32, block: u32, page: u32) -> Option<&[u8]>;
@@ -81,29 +107,11 @@ pub trait Media {
     fn slot_intact(&self, _die: u32, _block: u32, _page: u32, _slot: u32) -> bool {
         true
     }
-    /// A die block's erase count (0 where the media do not keep one).
-    #[inline]
-    fn block_erase_count(&self, _die: u32, _block: u32) -> u32 {
-        0
-    }
     /// A programmed slot's out-of-band LBA and sequence number, without
     /// counting a read; `None` where the media holds no data.
     #[inline]
     fn oob_peek(&self, _die: u32, _block: u32, _page: u32, _slot: u32) -> Option<(u32, u64)> {
         None
-    }
-    /// A hint that a page of this die block is about to be read: the media
-    /// may bring what `page_read` checks into the cache. Changes nothing.
-    #[inline]
-    fn prefetch_block(&self, _die: u32, _block: u32) {}
-    /// A die fails: every later operation on it is refused. At the
-    /// failure itself (`now`; not when a mount learns of an old one) the
-    /// bytes and out-of-band areas a data-holding die kept are garbled, so
-    /// that a read which bypassed the stripe would return wrong bytes.
-    fn die_fail(&mut self, die: u32, now: bool);
-    /// Whether a die block carries the factory's bad-block mark.
-    fn block_factory_bad(&self, _die: u32, _block: u32) -> bool {
-        false
     }
     /// The card's system area (its own metadata), where the media keep
     /// one and the card wrote it.
@@ -117,6 +125,11 @@ pub trait Media {
         Ok(())
     }
 }
+
+/// The whole interface an FTL needs: both.
+pub trait Media: Nand + Persist {}
+
+impl<T: Nand + Persist> Media for T {}
 
 /// Media operations by kind and purpose.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
@@ -347,11 +360,10 @@ impl Array {
     }
 }
 
-impl Media for Array {
+impl Nand for Array {
     fn geometry(&self) -> &Geometry {
         &self.geometry
     }
-
     #[inline]
     fn prefetch_block(&self, die: u32, block: u32) {
         // The read rule's check (`next_page`): at full size the table is
@@ -360,7 +372,6 @@ impl Media for Array {
             units::prefetch_read(n);
         }
     }
-
     #[inline]
     fn page_read(&mut self, die: u32, block: u32, page: u32, slot_mask: u32, tag: OpTag, out: Option<&mut [u8]>) -> Result<(), NandError> {
         let b = self.block_index(die, block, page)?;
@@ -382,7 +393,6 @@ impl Media for Array {
         }
         Ok(())
     }
-
     #[inline]
     fn page_program(&mut self, die: u32, block: u32, page: u32, tag: OpTag, oob: &[u32], data: Option<&[u8]>) -> Result<(), NandError> {
         let b = self.block_index(die, block, page)?;
@@ -422,7 +432,6 @@ impl Media for Array {
         }
         Ok(())
     }
-
     fn block_erase(&mut self, die: u32, block: u32, tag: OpTag) -> Result<(), NandError> {
         let b = self.block_index(die, block, 0)?;
         let _ = tag;
@@ -446,19 +455,38 @@ impl Media for Array {
         }
         Ok(())
     }
-
     fn block_factory_bad(&self, die: u32, block: u32) -> bool {
         self.endurance.as_ref().is_some_and(|e| e.factory_bad(die, block))
     }
-
     fn counters(&self) -> &MediaCounters {
         &self.counters
     }
-    fn holds_data(&self) -> bool {
-        self.store.is_some()
-    }
     fn block_erase_count(&self, die: u32, block: u32) -> u32 {
         self.erase_count(die, block)
+    }
+    fn block_next_page(&self, die: u32, block: u32) -> u32 {
+        self.next_page(die, block)
+    }
+    fn die_fail(&mut self, die: u32, now: bool) {
+        self.die_failed[die as usize] = true;
+        if !now {
+            return;
+        }
+        let g = self.geometry.clone();
+        for block in 0..g.blocks_per_plane {
+            for page in 0..self.next_page(die, block) {
+                let first = self.slot_index(die, block, page, 0);
+                if let Some(store) = &mut self.store {
+                    (first..first + g.slots_per_mpage() as usize).for_each(|s| store.slot_garble(s));
+                }
+            }
+        }
+    }
+}
+
+impl Persist for Array {
+    fn holds_data(&self) -> bool {
+        self.store.is_some()
     }
     fn oob_seqs_set(&mut self, die: u32, block: u32, page: u32, seqs: &[u64]) {
         let spm = self.geometry.slots_per_mpage() as usize;
@@ -502,24 +530,6 @@ impl Media for Array {
     fn slot_intact(&self, die: u32, block: u32, page: u32, slot: u32) -> bool {
         let i = self.slot_index(die, block, page, slot);
         self.store.as_ref().is_none_or(|s| s.slot_intact(i))
-    }
-    fn block_next_page(&self, die: u32, block: u32) -> u32 {
-        self.next_page(die, block)
-    }
-    fn die_fail(&mut self, die: u32, now: bool) {
-        self.die_failed[die as usize] = true;
-        if !now {
-            return;
-        }
-        let g = self.geometry.clone();
-        for block in 0..g.blocks_per_plane {
-            for page in 0..self.next_page(die, block) {
-                let first = self.slot_index(die, block, page, 0);
-                if let Some(store) = &mut self.store {
-                    (first..first + g.slots_per_mpage() as usize).for_each(|s| store.slot_garble(s));
-                }
-            }
-        }
     }
     fn system_read(&self) -> Option<Vec<u8>> {
         self.store.as_ref().and_then(|s| s.system()).map(|b| b.to_vec())

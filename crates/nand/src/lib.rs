@@ -13,11 +13,13 @@ pub mod cut;
 mod endurance;
 mod geometry;
 pub mod store;
+pub mod tap;
 
-pub use array::{Array, Media, MediaCounters, OpTag};
+pub use array::{Array, Media, MediaCounters, Nand, OpTag, Persist};
 pub use endurance::Endurance;
 pub use geometry::{CellType, Geometry, GeometryError, Timings};
 pub use store::{Store, StoreError};
+pub use tap::{Hook, Tap};
 
 /// A violation of the NAND rules or an address outside the array. The FTL
 /// must never cause one; the array refuses the operation instead of

@@ -22,11 +22,14 @@ pub trait Target {
     fn flush(&mut self) -> Result<(), String>;
 }
 
+/// One check of the suite: what it found wrong, if anything.
+type Check = fn(&mut dyn Target) -> Result<(), String>;
+
 /// Every check of the suite, by name, on a freshly formatted `t`; `bytes`:
 /// how much the random check writes (a few times the capacity drives the
 /// card through garbage collection). The first failure, named.
 pub fn run(t: &mut dyn Target, bytes: u64, seed: u64) -> Result<(), String> {
-    let checks: [(&str, fn(&mut dyn Target) -> Result<(), String>); 7] = [
+    let checks: [(&str, Check); 7] = [
         ("a fresh card reads zeros", fresh_reads_zeros),
         ("writes read back, the newest winning", writes_read_back),
         ("an unaligned write keeps its neighbours", unaligned_write_keeps_neighbours),

@@ -9,7 +9,7 @@ pub mod cut;
 pub mod nbd_client;
 
 pub use conformance::Target;
-pub use cut::Cutter;
+pub use cut::{cutter, Cutter};
 pub use nbd_client::Client;
 
 use emu::nbd;

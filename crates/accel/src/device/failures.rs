@@ -5,7 +5,7 @@
 use super::timing::Start;
 use super::{Device, DeviceError};
 use crate::faults::{FailTarget, FailureEvent, Faults, RandomFaults, Rebuilding};
-use nand::Media;
+use nand::Nand;
 use units::{Ns, SLOT_BYTES};
 
 impl Device {

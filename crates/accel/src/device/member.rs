@@ -76,7 +76,7 @@ impl Member {
         call: impl FnOnce(&mut Ftl<Recorder>) -> Result<R, FtlError>,
     ) -> Result<(R, Ns), FtlError> {
         let r = call(&mut self.ftl);
-        if self.ftl.media().ops.is_empty() {
+        if self.ftl.media().hook.ops.is_empty() {
             // Most host writes only fill the open page.
             let ready = match start {
                 Start::At(t) => t,
@@ -86,7 +86,7 @@ impl Member {
         }
         // The log is taken from the FTL's media while it is marked and
         // charged, and given back emptied (its capacity kept).
-        let mut ops = std::mem::take(&mut self.ftl.media_mut().ops);
+        let mut ops = std::mem::take(&mut self.ftl.media_mut().hook.ops);
         let ready = self.timing.start(c, start, &ops);
         // A quiet error model (no read can fail at the card's age) needs
         // only the erases: most batches are looked at without a call.
@@ -95,7 +95,7 @@ impl Member {
         }
         let done = self.timing.charge(c, cpu, &ops, ready, sub_slot);
         ops.clear();
-        self.ftl.media_mut().ops = ops;
+        self.ftl.media_mut().hook.ops = ops;
         Ok((r?, done))
     }
 
@@ -150,7 +150,7 @@ impl Member {
     /// (a format's erases: the card is idle until it returns).
     pub(super) fn untimed<R>(&mut self, call: impl FnOnce(&mut Ftl<Recorder>) -> Result<R, FtlError>) -> Result<R, DeviceError> {
         let r = call(&mut self.ftl);
-        self.ftl.media_mut().ops.clear();
+        self.ftl.media_mut().hook.ops.clear();
         Ok(r?)
     }
 

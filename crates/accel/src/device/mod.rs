@@ -39,7 +39,7 @@ use crate::profile::Profile;
 use crate::recorder::Recorder;
 use crate::smart::SmartLog;
 use ftl::{Ftl, FtlConfig, FtlError, MountReport};
-use nand::Media;
+use nand::Nand;
 use sim::{Io, Pool, Target};
 use units::{Ns, SECTOR_BYTES, SLOT_BYTES};
 

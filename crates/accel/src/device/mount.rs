@@ -6,7 +6,7 @@ use super::{Device, DeviceError};
 use crate::lock::StoreLock;
 use crate::recorder::Recorder;
 use ftl::{Ftl, FtlConfig, MountReport};
-use nand::{Array, Media};
+use nand::{Array, Nand};
 use units::Ns;
 
 /// Where a device keeps the bytes written to it: nowhere (the simulator),
@@ -113,7 +113,7 @@ impl Device {
     ) -> Result<Ftl<Recorder>, DeviceError> {
         let (array, existed) = Device::array_of(g, backing, member, endurance)?;
         if !existed {
-            return Ok(Ftl::format(Recorder::new(array), cfg.clone())?);
+            return Ok(Ftl::format(crate::recorder::recorder(array), cfg.clone())?);
         }
         let completed = array.staged_pages();
         let saved = match backing {
@@ -134,7 +134,7 @@ impl Device {
             _ => None,
         };
         let (ftl, mut r) = match saved {
-            Some(b) => match Ftl::mount_checkpoint(Recorder::new(array), cfg.clone(), &b) {
+            Some(b) => match Ftl::mount_checkpoint(crate::recorder::recorder(array), cfg.clone(), &b) {
                 Ok(mounted) => mounted,
                 Err(e) if matches!(backing, Backing::Inspect { .. }) => {
                     return Err(DeviceError::Store(format!(
@@ -144,12 +144,12 @@ impl Device {
                 Err(e) => {
                     // The media are the truth: a checkpoint that does not
                     // fit is set aside and the card scanned.
-                    let (ftl, mut r) = Ftl::mount(Recorder::new(Device::array_of(g, backing, member, endurance)?.0), cfg.clone())?;
+                    let (ftl, mut r) = Ftl::mount(crate::recorder::recorder(Device::array_of(g, backing, member, endurance)?.0), cfg.clone())?;
                     r.checkpoint_refused = Some(format!("member {member}: {e}"));
                     (ftl, r)
                 }
             },
-            None => Ftl::mount(Recorder::new(array), cfg.clone())?,
+            None => Ftl::mount(crate::recorder::recorder(array), cfg.clone())?,
         };
         let m = mounted.get_or_insert_with(|| MountReport { from_checkpoint: true, ..MountReport::default() });
         m.slots_scanned += r.slots_scanned;

@@ -6,7 +6,7 @@ use super::Device;
 use crate::health::Health;
 use crate::smart::SmartLog;
 use crate::wear::ErrorCounters;
-use nand::Media;
+use nand::Nand;
 use serde::Serialize;
 use sim::Timeline;
 use units::Ns;
