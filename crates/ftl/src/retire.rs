@@ -107,8 +107,10 @@ impl<M: Media> Ftl<M> {
     /// After the system area is read: the row narrowings of every written
     /// superblock, from its blocks retired by a failed program (bad, yet
     /// used by the narrowing it was opened with) and the row each failed
-    /// in (the block's next page: the failed one was never programmed).
-    pub(crate) fn row_narrows_derive(&mut self) {
+    /// in: a working die's block's next page (the failed one was never
+    /// programmed); a dead die, which answers nothing, by the row the
+    /// system area kept for it (`dead_failed`: die, superblock, row).
+    pub(crate) fn row_narrows_derive(&mut self, dead_failed: &[(u32, u32, u32)]) {
         let l = self.layout.clone();
         for sb in 0..l.superblocks {
             self.row_narrows[sb as usize].clear();
@@ -117,9 +119,13 @@ impl<M: Media> Ftl<M> {
             if !written {
                 continue;
             }
+            let failed_row = |d: u32| match self.is_dead(d) {
+                false => Some(self.media.block_next_page(d, sb)),
+                true => dead_failed.iter().find(|&&(die, s, _)| die == d && s == sb).map(|&(_, _, row)| row),
+            };
             let mut failed: Vec<(u32, u32)> = (0..l.dies)
-                .filter(|&d| !self.is_dead(d) && !l.is_unused_in(base.as_ref(), d) && self.is_bad(d, sb))
-                .map(|d| (self.media.block_next_page(d, sb), d))
+                .filter(|&d| !l.is_unused_in(base.as_ref(), d) && self.is_bad(d, sb))
+                .filter_map(|d| failed_row(d).map(|row| (row, d)))
                 .filter(|&(row, _)| row < l.pages_per_block)
                 .collect();
             failed.sort_unstable();
@@ -127,6 +133,25 @@ impl<M: Media> Ftl<M> {
                 self.row_narrow_after(sb, die, row);
             }
         }
+    }
+
+    /// The row each dead die's block retired by a failed program failed
+    /// in (die, superblock, row), while its superblock holds the rows
+    /// after it narrowed: kept in the system area, for a mount cannot ask
+    /// a dead die how far its block is programmed.
+    pub(crate) fn dead_failed_rows(&self) -> Vec<(u32, u32, u32)> {
+        let mut rows = Vec::new();
+        for sb in 0..self.layout.superblocks {
+            for &d in &self.dead {
+                let first_out = self.row_narrows[sb as usize].iter().find(|(_, n)| n.is_out(d));
+                if let (Some((from, _)), true) = (first_out, self.is_bad(d, sb)) {
+                    if !self.layout.is_unused_in(self.narrowing(sb), d) {
+                        rows.push((d, sb, from - 1));
+                    }
+                }
+            }
+        }
+        rows
     }
 
     /// Retires the blocks whose programs failed and writes a failed data
@@ -194,7 +219,7 @@ impl<M: Media> Ftl<M> {
 #[cfg(test)]
 mod tests {
     use crate::{Ftl, FtlConfig, FtlError, GcPolicy, Layout};
-    use nand::{Array, Endurance, Geometry, Media};
+    use nand::{Array, Endurance, Geometry, Nand};
     use units::SLOT_BYTES;
 
     /// 8 dies in two stripe groups of 4 (3+1), 8 pages a block.
@@ -226,13 +251,11 @@ mod tests {
         }
     }
 
-    /// A program fails in the middle of a superblock: the superblock is
-    /// not closed short but written to its end, its failed block's group
-    /// one die narrower from the next row on; a mount finds the same row
-    /// narrowing from the bad-block table and the media; and a die of the
-    /// same group failing then is rebuilt through the narrower stripes.
-    #[test]
-    fn a_failed_program_leaves_its_block_out_of_the_rows_after_and_the_superblock_goes_on() {
+    /// A card written until a superblock closed in full with a block that
+    /// failed a program at a row before its last: the card, its
+    /// configuration, each LBA's last generation, the superblock and the
+    /// first row its failed block is out of.
+    fn failed_mid_superblock() -> (Ftl<Array>, FtlConfig, Vec<u32>, u32, u32) {
         let layout = Layout::new(&geometry(), 4);
         let cfg = FtlConfig {
             stripe_width: 4,
@@ -245,11 +268,8 @@ mod tests {
         let user = cfg.user_slots as u32;
         let mut ftl = Ftl::format(array(None), cfg.clone()).unwrap();
         let mut last = vec![0u32; user as usize];
-        let pages = layout.pages_per_block;
         let mut x = 7u64;
-        // A superblock closed in full with a block that failed at a row
-        // before its last.
-        let (sb, from) = loop {
+        loop {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             let lba = (x >> 33) as u32 % user;
             last[lba as usize] += 1;
@@ -261,15 +281,34 @@ mod tests {
             let found = (0..layout.superblocks).find_map(|sb| {
                 let closed = ftl.superblock_state(sb) == crate::SbState::Closed;
                 let first = ftl.row_narrows[sb as usize].first().map(|(from, _)| *from);
-                first.filter(|&f| closed && f < pages - 1).map(|f| (sb, f))
+                first.filter(|&f| closed && f < layout.pages_per_block - 1).map(|f| (sb, f))
             });
-            if let Some(found) = found {
-                break found;
+            if let Some((sb, from)) = found {
+                return (ftl, cfg, last, sb, from);
             }
-        };
+        }
+    }
+
+    /// The die whose block superblock `sb`'s first row narrowing leaves out.
+    fn failed_die(ftl: &Ftl<Array>, sb: u32) -> u32 {
+        let n = &ftl.row_narrows[sb as usize][0].1;
+        let base = ftl.narrowing(sb);
+        (0..ftl.layout.dies).find(|&d| n.is_out(d) && !ftl.layout.is_unused_in(base, d)).expect("the failed die")
+    }
+
+    /// A program fails in the middle of a superblock: the superblock is
+    /// not closed short but written to its end, its failed block's group
+    /// one die narrower from the next row on; a mount finds the same row
+    /// narrowing from the bad-block table and the media; and a die of the
+    /// same group failing then is rebuilt through the narrower stripes.
+    #[test]
+    fn a_failed_program_leaves_its_block_out_of_the_rows_after_and_the_superblock_goes_on() {
+        let (mut ftl, cfg, last, sb, from) = failed_mid_superblock();
+        let layout = ftl.layout.clone();
+        let pages = layout.pages_per_block;
         let n = ftl.row_narrows[sb as usize][0].1.clone();
         let base = ftl.narrowing(sb).cloned();
-        let die = (0..layout.dies).find(|&d| n.is_out(d) && !layout.is_unused_in(base.as_ref(), d)).expect("the failed die");
+        let die = failed_die(&ftl, sb);
         assert!(ftl.is_bad(die, sb) && !ftl.sbs[sb as usize].short);
         assert_eq!(ftl.media().block_next_page(die, sb), from - 1, "the failed block stops at the failed page");
         let group: Vec<u32> = layout.stripe_members(base.as_ref(), die).into_iter().filter(|&d| d != die).collect();
@@ -291,5 +330,27 @@ mod tests {
         m.die_fail(group[0]).unwrap();
         verify(&mut m, &last);
         m.check().unwrap();
+    }
+
+    /// A die whose block a failed program retired dies later: a mount
+    /// cannot ask it where its block stopped, and finds the rows after the
+    /// failure narrowed from the row the system area kept (without it, it
+    /// took the rows' parity pages for data and mapped their XOR of LBAs:
+    /// found by the fault property test).
+    #[test]
+    fn a_retired_block_on_a_die_that_dies_later_keeps_its_row_narrowing_across_a_mount() {
+        let (mut ftl, cfg, last, sb, _) = failed_mid_superblock();
+        let die = failed_die(&ftl, sb);
+        ftl.die_fail(die).unwrap();
+        let rows = ftl.row_narrows.clone();
+        let store = ftl.into_media().into_store();
+        let (mut m, _) = Ftl::mount(array(store), cfg).unwrap();
+        assert_eq!(m.row_narrows, rows, "a mount finds the same row narrowings, the dead die's included");
+        m.check().unwrap();
+        while m.rebuilding() {
+            m.rebuild_step(1 << 20).unwrap();
+        }
+        m.check().unwrap();
+        verify(&mut m, &last);
     }
 }

@@ -1,7 +1,7 @@
 //! The system area: the card's own metadata on the media, written whole
 //! whenever it changes (data-holding media only): the dead dies in order,
-//! the bad-block table, each superblock's narrowing and the lost LBAs, a
-//! CRC-32 last. A mount (or a checkpoint mount) loads it before anything
+//! the bad-block table, each superblock's narrowing, the lost LBAs and the
+//! rows in which dead dies' blocks failed a program, a CRC-32 last. A mount (or a checkpoint mount) loads it before anything
 //! else, so that a card knows its failures after a restart or a power cut.
 
 use crate::layout::Narrowing;
@@ -9,7 +9,7 @@ use crate::{Ftl, FtlError};
 use nand::Media;
 
 const SYSTEM_MAGIC: &[u8; 8] = b"FLSYS\0\0\0";
-const SYSTEM_VERSION: u32 = 3;
+const SYSTEM_VERSION: u32 = 4;
 
 /// Reads little-endian fields off a byte slice, naming a short read.
 struct Fields<'a> {
@@ -61,6 +61,11 @@ impl<M: Media> Ftl<M> {
             b.extend_from_slice(&lba.to_le_bytes());
             b.extend_from_slice(&self.lost[&lba].to_le_bytes());
         }
+        let dead_failed = self.dead_failed_rows();
+        b.extend_from_slice(&(dead_failed.len() as u32).to_le_bytes());
+        for (die, sb, row) in dead_failed {
+            [die, sb, row].iter().for_each(|v| b.extend_from_slice(&v.to_le_bytes()));
+        }
         let crc = crc32fast::hash(&b);
         b.extend_from_slice(&crc.to_le_bytes());
         b
@@ -90,9 +95,10 @@ impl<M: Media> Ftl<M> {
         }
         let mut f = Fields { b: body, at: 8 };
         let version = f.u32()?;
-        // Version 2 lacks the count of blocks retired by a failed program.
-        if version != SYSTEM_VERSION && version != 2 {
-            return Err(bad(&format!("written by system area version {version}; this flashlab reads versions 2 and {SYSTEM_VERSION}")));
+        // Version 2 lacks the count of blocks retired by a failed program,
+        // versions 2 and 3 the rows dead dies' blocks failed in.
+        if !(2..=SYSTEM_VERSION).contains(&version) {
+            return Err(bad(&format!("written by system area version {version}; this flashlab reads versions 2 to {SYSTEM_VERSION}")));
         }
         let (dies, sbs) = (self.layout.dies, self.layout.superblocks);
         if f.u32()? != dies || f.u32()? != sbs {
@@ -130,6 +136,11 @@ impl<M: Media> Ftl<M> {
             let seq = f.u64()?;
             self.lost.insert(lba, seq);
         }
+        let dead_failed_n = if version >= 4 { f.u32()? } else { 0 };
+        let dead_failed = (0..dead_failed_n).map(|_| Ok((f.u32()?, f.u32()?, f.u32()?))).collect::<Result<Vec<_>, FtlError>>()?;
+        if dead_failed.iter().any(|&(die, sb, row)| !dead.contains(&die) || sb >= sbs || row >= self.layout.pages_per_block) {
+            return Err(bad("a failed row names a die that is not dead, or is out of range"));
+        }
         if f.at != body.len() {
             return Err(bad("its length does not add up"));
         }
@@ -143,7 +154,7 @@ impl<M: Media> Ftl<M> {
         }
         self.capacity_check();
         self.faulted_update();
-        self.row_narrows_derive();
+        self.row_narrows_derive(&dead_failed);
         Ok(())
     }
 }
