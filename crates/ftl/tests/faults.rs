@@ -281,7 +281,7 @@ fn case() -> impl Strategy<Value = Case> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    #![proptest_config(testkit::props::config(128))]
 
     #[test]
     fn dies_fail_and_power_is_cut_in_any_order_and_nothing_owed_is_lost_or_wrong(c in case()) {

@@ -83,7 +83,7 @@ fn ops() -> impl Strategy<Value = Vec<Op>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 128, ..ProptestConfig::default() })]
+    #![proptest_config(testkit::props::config(128))]
 
     #[test]
     fn ftl_matches_reference_model_with_parity(

@@ -155,7 +155,7 @@ fn case() -> impl Strategy<Value = Case> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    #![proptest_config(testkit::props::config(256))]
 
     #[test]
     fn a_cut_at_any_nand_operation_loses_nothing_owed(c in case()) {
