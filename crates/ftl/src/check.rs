@@ -102,7 +102,7 @@ impl<M: Media> Ftl<M> {
 
     fn check_open(&self, sb: u32) -> Result<(), String> {
         let l = &self.layout;
-        let w = [&self.user, &self.gc].into_iter().find(|w| w.sb == sb).ok_or(format!("open superblock {sb} has no writer"))?;
+        let w = self.writers.iter().find(|w| w.sb == sb).ok_or(format!("open superblock {sb} has no writer"))?;
         let base = self.narrowing(sb);
         let n = self.narrowing_at(sb, w.page);
         for die in (0..l.dies).filter(|&d| !self.is_dead(d) && !l.is_unused_in(base, d)) {
@@ -122,7 +122,7 @@ impl<M: Media> Ftl<M> {
 
     /// Writers sit on open superblocks, the victim on a victim.
     fn check_writers(&self) -> Result<(), String> {
-        for w in [&self.user, &self.gc] {
+        for w in self.writers.iter() {
             if w.sb != SB_NONE && self.sbs[w.sb as usize].state != SbState::Open {
                 return Err(format!("writer on superblock {} which is {:?}", w.sb, self.sbs[w.sb as usize].state));
             }

@@ -10,6 +10,7 @@
 //! checkpoint that does not match the card it is mounted on is refused.
 
 use crate::superblock::SbState;
+use crate::writer::WriterId;
 use crate::{Ftl, FtlConfig, FtlError, MountReport};
 use nand::Media;
 use std::cmp::Reverse;
@@ -25,8 +26,8 @@ impl<M: Media> Ftl<M> {
     /// the next mount opens fresh ones, as after a cut.
     pub fn checkpoint(&mut self) -> Result<Vec<u8>, FtlError> {
         // Sealed: no data is left in a stripe without its parity.
-        self.writer_seal(true)?;
-        self.writer_seal(false)?;
+        self.writer_seal(WriterId::User)?;
+        self.writer_seal(WriterId::Gc)?;
         let mut b = Vec::with_capacity(32 + self.sbs.len() * 2 + self.l2p.len() * 4);
         b.extend_from_slice(MAGIC);
         b.extend_from_slice(&VERSION.to_le_bytes());

@@ -28,6 +28,7 @@
 
 use crate::layout::{Narrowing, SlotAddr};
 use crate::superblock::{SbState, SB_NONE};
+use crate::writer::WriterId;
 use crate::{Ftl, FtlError};
 use nand::{Media, OpTag};
 use units::{Ppa, SLOT_BYTES};
@@ -159,8 +160,8 @@ impl<M: Media> Ftl<M> {
         }
         // Seal while the die still works: its pages then sit in stripes
         // whose parity is on the media.
-        self.writer_seal(true)?;
-        self.writer_seal(false)?;
+        self.writer_seal(WriterId::User)?;
+        self.writer_seal(WriterId::Gc)?;
         self.faulted = true;
         self.dead.push(die);
         self.media.die_fail(die, true);
@@ -260,12 +261,12 @@ impl<M: Media> Ftl<M> {
     /// Seals a writer's open stripe and closes its superblock short: the
     /// open page padded and programmed, then the rest of the stripe's data
     /// pages padded, so that its parity is programmed.
-    pub(crate) fn writer_seal(&mut self, user: bool) -> Result<(), FtlError> {
+    pub(crate) fn writer_seal(&mut self, id: WriterId) -> Result<(), FtlError> {
         loop {
             // A failed program may have written slots again, even in a
             // superblock of its own: what is in the open page goes first.
-            self.writer_pad(user)?;
-            let w = if user { &self.user } else { &self.gc };
+            self.writer_pad(id)?;
+            let w = &self.writers[id];
             if w.sb == SB_NONE {
                 return Ok(());
             }
@@ -275,9 +276,9 @@ impl<M: Media> Ftl<M> {
             if first == Some(die) {
                 break;
             }
-            self.writer_pad_page(user)?;
+            self.writer_pad_page(id)?;
         }
-        let w = if user { &mut self.user } else { &mut self.gc };
+        let w = &mut self.writers[id];
         let sb = std::mem::replace(&mut w.sb, SB_NONE);
         let m = &mut self.sbs[sb as usize];
         m.state = SbState::Closed;
@@ -471,12 +472,12 @@ impl<M: Media> Ftl<M> {
             let lba = self.p2l[ppa as usize];
             let seq = if self.data { self.oob_of(SlotAddr { slot, ..a })?.1 } else { 0 };
             // The writer first: should it find no room, the slot stays mapped.
-            if self.gc.sb == SB_NONE {
-                self.writer_open(false)?;
+            if self.writers[WriterId::Gc].sb == SB_NONE {
+                self.writer_open(WriterId::Gc)?;
             }
             self.invalidate(ppa, a.superblock);
             let s = slot as usize * SLOT_BYTES as usize;
-            self.append(false, lba, self.data.then(|| &page[s..s + SLOT_BYTES as usize]), seq)?;
+            self.append(WriterId::Gc, lba, self.data.then(|| &page[s..s + SLOT_BYTES as usize]), seq)?;
             moved += 1;
             if pace {
                 // GC keeps the free pool level as it does for host writes.

@@ -6,6 +6,7 @@
 
 use crate::map::valid_bit;
 use crate::superblock::SB_NONE;
+use crate::writer::WriterId;
 use crate::{Ftl, FtlError, ONE};
 use nand::{Media, OpTag};
 use units::{prefetch_read, Ppa, PPA_INVALID, SLOT_BYTES};
@@ -122,9 +123,9 @@ impl<M: Media> Ftl<M> {
         // page: its writes made the victim's copies stale, and a cut that
         // lost them would find neither.
         if self.data {
-            self.writer_pad(false)?;
+            self.writer_pad(WriterId::Gc)?;
             if !self.cfg.power_loss_protection {
-                self.writer_pad(true)?;
+                self.writer_pad(WriterId::User)?;
             }
         }
         let sb = self.victim.take().expect("a victim").sb;
@@ -199,8 +200,8 @@ impl<M: Media> Ftl<M> {
         // The slot is valid, so the map points here: invalidate it without
         // loading the map entry (a random access the append only stores to).
         // The writer first: should it find no room, the slot stays mapped.
-        if self.gc.sb == SB_NONE {
-            self.writer_open(false)?;
+        if self.writers[WriterId::Gc].sb == SB_NONE {
+            self.writer_open(WriterId::Gc)?;
         }
         self.invalidate(ppa, sb);
         if self.data {
@@ -208,11 +209,11 @@ impl<M: Media> Ftl<M> {
             let a = self.layout.addr(ppa);
             let (_, seq) = self.oob_of(a)?;
             let page = std::mem::take(&mut self.gc_scratch);
-            let r = self.append(false, lba, Some(&page[s..s + SLOT_BYTES as usize]), seq);
+            let r = self.append(WriterId::Gc, lba, Some(&page[s..s + SLOT_BYTES as usize]), seq);
             self.gc_scratch = page;
             r?;
         } else {
-            self.append(false, lba, None, 0)?;
+            self.append(WriterId::Gc, lba, None, 0)?;
         }
         self.counters.gc_slots_moved += 1;
         Ok(())

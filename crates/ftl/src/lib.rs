@@ -46,7 +46,7 @@ use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use superblock::{SbMeta, SB_NONE};
 use units::{Ppa, SlotLba, LBA_UNMAPPED, PPA_INVALID, SLOT_BYTES};
-use writer::Writer;
+use writer::{WriterId, Writers};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FtlConfig {
@@ -124,8 +124,7 @@ pub struct Ftl<M: Media> {
     valid: Vec<u64>,
     sbs: Vec<SbMeta>,
     free: BinaryHeap<Reverse<(u32, u32)>>,
-    user: Writer,
-    gc: Writer,
+    writers: Writers,
     victim: Option<Victim>,
     /// Superblocks queued for read reclaim, oldest first.
     reclaim: Vec<u32>,
@@ -232,8 +231,7 @@ impl<M: Media> Ftl<M> {
             valid: vec_huge((layout.total_slots() as usize).div_ceil(64), 0u64),
             sbs: vec![SbMeta { state: SbState::Free, valid: 0, close_seq: 0, erase_count: 0, short: false }; layout.superblocks as usize],
             free: BinaryHeap::with_capacity(layout.superblocks as usize),
-            user: Writer::new(OpTag::User, spm, mpage_bytes, data),
-            gc: Writer::new(OpTag::Gc, spm, mpage_bytes, data),
+            writers: Writers::new(spm, mpage_bytes, data),
             victim: None,
             reclaim: Vec::new(),
             retired_stripes: Vec::new(),
@@ -294,8 +292,8 @@ impl<M: Media> Ftl<M> {
                 self.free.push(Reverse((self.sbs[sb as usize].erase_count, sb)));
             }
         }
-        self.user.sb = SB_NONE;
-        self.gc.sb = SB_NONE;
+        self.writers[WriterId::User].sb = SB_NONE;
+        self.writers[WriterId::Gc].sb = SB_NONE;
         self.victim = None;
         self.reclaim.clear();
         self.gc_credit = 0;
@@ -374,11 +372,11 @@ impl<M: Media> Ftl<M> {
             self.lost_clear(lba);
         }
         self.unmap(lba);
-        if self.user.sb == SB_NONE {
+        if self.writers[WriterId::User].sb == SB_NONE {
             self.user_superblock_take()?;
         }
         self.host_seq += 1;
-        self.append(true, lba, data, self.host_seq)?;
+        self.append(WriterId::User, lba, data, self.host_seq)?;
         self.counters.host_slots_written += 1;
         match self.gc_pace() {
             // The write is in: GC found the card worn out after it, and
@@ -415,7 +413,7 @@ impl<M: Media> Ftl<M> {
         }
         let a = self.layout.addr(ppa);
         let s = a.slot as usize * SLOT_BYTES as usize..(a.slot as usize + 1) * SLOT_BYTES as usize;
-        for w in [&self.user, &self.gc] {
+        for w in self.writers.iter() {
             if w.holds(&a) {
                 if let (Some(out), true) = (out, self.data) {
                     out[..SLOT_BYTES as usize].copy_from_slice(&w.buf[s]);
@@ -437,17 +435,17 @@ impl<M: Media> Ftl<M> {
     /// are padded and programmed (what a FLUSH asks of a card without
     /// power-loss protection).
     pub fn flush(&mut self) -> Result<(), FtlError> {
-        self.writer_pad(true)?;
-        self.writer_pad(false)
+        self.writer_pad(WriterId::User)?;
+        self.writer_pad(WriterId::Gc)
     }
 
     /// The slots a flush would pad in the user writer's open page (0 when
     /// none is open or it is empty).
     pub fn user_pad_slots(&self) -> u32 {
-        if self.user.sb == SB_NONE || self.user.slot == 0 {
+        if self.writers[WriterId::User].sb == SB_NONE || self.writers[WriterId::User].slot == 0 {
             0
         } else {
-            self.layout.slots_per_mpage - self.user.slot
+            self.layout.slots_per_mpage - self.writers[WriterId::User].slot
         }
     }
 
@@ -473,7 +471,7 @@ impl<M: Media> Ftl<M> {
         }
         let a = self.layout.addr(ppa);
         let s = a.slot as usize * SLOT_BYTES as usize..(a.slot as usize + 1) * SLOT_BYTES as usize;
-        if let Some(w) = [&self.user, &self.gc].into_iter().find(|w| w.holds(&a)) {
+        if let Some(w) = self.writers.iter().find(|w| w.holds(&a)) {
             out.copy_from_slice(&w.buf[s]);
             return Ok(());
         }
@@ -488,7 +486,7 @@ impl<M: Media> Ftl<M> {
         debug_assert!(first <= last);
         self.lba_check(last)?;
         self.counters.host_slots_read += (last - first) as u64 + 1;
-        let (user_page, gc_page) = (self.user.open_page_first(), self.gc.open_page_first());
+        let (user_page, gc_page) = (self.writers[WriterId::User].open_page_first(), self.writers[WriterId::Gc].open_page_first());
         let mut page = PPA_INVALID;
         let mut mask = 0u32;
         for lba in first..last + 1 {

@@ -50,7 +50,7 @@ impl<M: Media> Ftl<M> {
     /// Whether a physical location is still in an open writer's page (the
     /// write buffer) rather than on the media.
     pub fn is_buffered(&self, a: &SlotAddr) -> bool {
-        self.user.holds(a) || self.gc.holds(a)
+        self.writers.iter().any(|w| w.holds(a))
     }
 
     /// Prefetches what a host write or read of `lba` will touch: stage 0

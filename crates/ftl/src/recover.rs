@@ -18,6 +18,7 @@
 //! of stripes the cut left incomplete.
 
 use crate::superblock::SbState;
+use crate::writer::WriterId;
 use crate::{Ftl, FtlConfig, FtlError};
 use nand::Media;
 use units::{LBA_UNMAPPED, PPA_INVALID, SLOT_BYTES};
@@ -193,7 +194,7 @@ impl<M: Media> Ftl<M> {
             }
         }
         if r.slots_reprotected > 0 {
-            self.writer_pad(false)?;
+            self.writer_pad(WriterId::Gc)?;
         }
         Ok(())
     }
@@ -233,15 +234,15 @@ impl<M: Media> Ftl<M> {
                 r.lbas_lost.push(d.lba);
                 continue;
             };
-            if self.gc.sb == crate::superblock::SB_NONE {
-                self.writer_open(false)?;
+            if self.writers[WriterId::Gc].sb == crate::superblock::SB_NONE {
+                self.writer_open(WriterId::Gc)?;
             }
             self.unmap(d.lba);
-            self.append(false, d.lba, Some(&bytes), d.seq)?;
+            self.append(WriterId::Gc, d.lba, Some(&bytes), d.seq)?;
             r.slots_rebuilt += 1;
         }
         r.slots_mapped += r.slots_rebuilt;
-        self.writer_pad(false)
+        self.writer_pad(WriterId::Gc)
     }
 
     /// Writes again (GC's writer, the original sequence number) each slot
@@ -269,18 +270,18 @@ impl<M: Media> Ftl<M> {
                 if lba == LBA_UNMAPPED || lba as u64 >= self.cfg.user_slots || seq <= self.newest_seq(lba)? {
                     continue;
                 }
-                if self.gc.sb == crate::superblock::SB_NONE {
-                    self.writer_open(false)?;
+                if self.writers[WriterId::Gc].sb == crate::superblock::SB_NONE {
+                    self.writer_open(WriterId::Gc)?;
                 }
                 self.unmap(lba);
                 let at = slot as usize * slot_bytes;
-                self.append(false, lba, Some(&bytes[at..at + slot_bytes]), seq)?;
+                self.append(WriterId::Gc, lba, Some(&bytes[at..at + slot_bytes]), seq)?;
                 self.host_seq = self.host_seq.max(seq);
                 r.seq_max = r.seq_max.max(seq);
                 r.slots_stranded += 1;
             }
         }
-        self.writer_pad(false)?;
+        self.writer_pad(WriterId::Gc)?;
         for (sb, die, page) in pages {
             self.media.page_unstage(die, sb, page);
         }

@@ -31,7 +31,7 @@
 
 use crate::layout::{Narrowing, SlotAddr};
 use crate::superblock::SB_NONE;
-use crate::writer::Writer;
+use crate::writer::{Writer, WriterId};
 use crate::{Ftl, FtlError};
 use nand::Media;
 use units::{Ppa, LBA_UNMAPPED, SLOT_BYTES};
@@ -156,7 +156,7 @@ impl<M: Media> Ftl<M> {
 
     /// Retires the blocks whose programs failed and writes a failed data
     /// page's slots again, on `user`'s writer.
-    pub(crate) fn program_failed(&mut self, user: bool, failed: Vec<FailedProgram>) -> Result<(), FtlError> {
+    pub(crate) fn program_failed(&mut self, id: WriterId, failed: Vec<FailedProgram>) -> Result<(), FtlError> {
         for f in &failed {
             if !self.is_bad(f.die, f.sb) {
                 self.bad_mark(f.die, f.sb, true);
@@ -167,7 +167,7 @@ impl<M: Media> Ftl<M> {
         self.system_save()?;
         for f in failed {
             if let Some(slots) = f.slots {
-                self.failed_slots_rewrite(user, f.sb, slots)?;
+                self.failed_slots_rewrite(id, f.sb, slots)?;
                 // Staged again at their new place: the failed page's
                 // staged copies go (a cut before this leaves both, the
                 // same writes: a mount keeps one).
@@ -179,7 +179,7 @@ impl<M: Media> Ftl<M> {
 
     /// Appends again each slot of a failed page still the live copy of its
     /// LBA (a write since, or a trim, made it stale: nothing to keep).
-    fn failed_slots_rewrite(&mut self, user: bool, sb: u32, s: FailedSlots) -> Result<(), FtlError> {
+    fn failed_slots_rewrite(&mut self, id: WriterId, sb: u32, s: FailedSlots) -> Result<(), FtlError> {
         for (i, &lba) in s.oob.iter().enumerate() {
             let ppa = s.first + i as u32;
             if lba == LBA_UNMAPPED || !self.is_valid(ppa) {
@@ -188,13 +188,13 @@ impl<M: Media> Ftl<M> {
             debug_assert_eq!(self.l2p[lba as usize], ppa);
             // The writer first: should it find no room, the slot stays
             // mapped (and reads fail: its page holds nothing).
-            if (if user { self.user.sb } else { self.gc.sb }) == SB_NONE {
-                self.writer_open(user)?;
+            if self.writers[id].sb == SB_NONE {
+                self.writer_open(id)?;
             }
             self.invalidate(ppa, sb);
             let seq = if self.data { s.seqs[i] } else { 0 };
             let slot = SLOT_BYTES as usize;
-            self.append(user, lba, self.data.then(|| &s.buf[i * slot..(i + 1) * slot]), seq)?;
+            self.append(id, lba, self.data.then(|| &s.buf[i * slot..(i + 1) * slot]), seq)?;
             self.fault_counters.slots_rewritten += 1;
         }
         Ok(())

@@ -2,6 +2,7 @@
 //! erases) and their life cycle: Free -> Open -> Closed -> Victim ->
 //! (erase) -> Free. The free pool hands out the least-worn superblock first.
 
+use crate::writer::WriterId;
 use crate::{Ftl, FtlError};
 use nand::Media;
 use serde::Serialize;
@@ -53,7 +54,7 @@ impl<M: Media> Ftl<M> {
     pub fn spare_slots_in_hand(&self) -> u64 {
         let l = &self.layout;
         let mut s = self.free.len() as u64 * l.data_slots_per_superblock as u64;
-        for w in [&self.user, &self.gc] {
+        for w in self.writers.iter() {
             if w.sb != SB_NONE {
                 let written = (w.page as u64 * l.slots_per_row as u64 + w.die as u64 * l.slots_per_mpage as u64 + w.slot as u64)
                     * (l.stripe_width as u64 - 1).max(1)
@@ -107,7 +108,7 @@ impl<M: Media> Ftl<M> {
             };
             return Err(self.no_space(stuck));
         }
-        self.writer_open(true)
+        self.writer_open(WriterId::User)
     }
 
     /// Whether the free pool holds the data slots of two full-width

@@ -81,6 +81,17 @@ impl<M: Media> Ftl<M> {
         Ok(())
     }
 
+    /// The rows dead dies' retired blocks failed in (die, superblock, row).
+    fn dead_failed_read(&self, f: &mut Fields, dead: &[u32]) -> Result<Vec<(u32, u32, u32)>, FtlError> {
+        let n = f.u32()?;
+        let rows = (0..n).map(|_| Ok((f.u32()?, f.u32()?, f.u32()?))).collect::<Result<Vec<_>, FtlError>>()?;
+        let l = &self.layout;
+        if rows.iter().any(|&(die, sb, row)| !dead.contains(&die) || sb >= l.superblocks || row >= l.pages_per_block) {
+            return Err(bad("a failed row names a die that is not dead, or is out of range"));
+        }
+        Ok(rows)
+    }
+
     /// Loads what a card kept in its system area: the dead dies (failed
     /// again on the media), the bad blocks, each superblock's narrowing,
     /// the lost LBAs. Nothing where the area is empty.
@@ -136,11 +147,7 @@ impl<M: Media> Ftl<M> {
             let seq = f.u64()?;
             self.lost.insert(lba, seq);
         }
-        let dead_failed_n = if version >= 4 { f.u32()? } else { 0 };
-        let dead_failed = (0..dead_failed_n).map(|_| Ok((f.u32()?, f.u32()?, f.u32()?))).collect::<Result<Vec<_>, FtlError>>()?;
-        if dead_failed.iter().any(|&(die, sb, row)| !dead.contains(&die) || sb >= sbs || row >= self.layout.pages_per_block) {
-            return Err(bad("a failed row names a die that is not dead, or is out of range"));
-        }
+        let dead_failed = if version >= 4 { self.dead_failed_read(&mut f, &dead)? } else { Vec::new() };
         if f.at != body.len() {
             return Err(bad("its length does not add up"));
         }

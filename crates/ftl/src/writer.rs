@@ -12,6 +12,51 @@ use nand::{Media, NandError, OpTag};
 use std::cmp::Reverse;
 use units::{Ppa, SlotLba, LBA_UNMAPPED, PPA_INVALID, SLOT_BYTES};
 
+/// Which writer: the host's data, or GC's moves (read reclaim, rebuild and
+/// the slots a mount writes again move with GC's). Each fills an open
+/// superblock of its own, so that data of like lifetimes share blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WriterId {
+    User = 0,
+    Gc = 1,
+}
+
+impl WriterId {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            WriterId::User => "user",
+            WriterId::Gc => "GC",
+        }
+    }
+}
+
+/// Both writers, by id.
+pub(crate) struct Writers([Writer; 2]);
+
+impl Writers {
+    pub(crate) fn new(spm: u32, mpage_bytes: usize, data: bool) -> Writers {
+        Writers([Writer::new(OpTag::User, spm, mpage_bytes, data), Writer::new(OpTag::Gc, spm, mpage_bytes, data)])
+    }
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Writer> {
+        self.0.iter()
+    }
+}
+
+impl std::ops::Index<WriterId> for Writers {
+    type Output = Writer;
+    #[inline(always)]
+    fn index(&self, id: WriterId) -> &Writer {
+        &self.0[id as usize]
+    }
+}
+
+impl std::ops::IndexMut<WriterId> for Writers {
+    #[inline(always)]
+    fn index_mut(&mut self, id: WriterId) -> &mut Writer {
+        &mut self.0[id as usize]
+    }
+}
+
 /// One open superblock being filled in write order.
 pub(crate) struct Writer {
     pub(crate) tag: OpTag,
@@ -88,12 +133,12 @@ impl<M: Media> Ftl<M> {
     #[inline(always)]
     /// `seq` is the data's write sequence number, kept in the slot's OOB on
     /// data-holding media (a GC move keeps the original write's).
-    pub(crate) fn append(&mut self, user: bool, lba: SlotLba, data: Option<&[u8]>, seq: u64) -> Result<(), FtlError> {
-        let w = if user { &self.user } else { &self.gc };
+    pub(crate) fn append(&mut self, id: WriterId, lba: SlotLba, data: Option<&[u8]>, seq: u64) -> Result<(), FtlError> {
+        let w = &self.writers[id];
         let (ppa, sb) = (w.page_ppa + w.slot, w.sb);
         debug_assert_eq!(ppa, self.layout.ppa(SlotAddr { superblock: w.sb, page: w.page, die: w.die, slot: w.slot }));
         self.map_set(lba, ppa, sb);
-        let w = if user { &mut self.user } else { &mut self.gc };
+        let w = &mut self.writers[id];
         w.oob[w.slot as usize] = lba;
         if self.data {
             w.seqs[w.slot as usize] = seq;
@@ -102,35 +147,35 @@ impl<M: Media> Ftl<M> {
                 Some(d) => w.buf[s..s + SLOT_BYTES as usize].copy_from_slice(&d[..SLOT_BYTES as usize]),
                 None => w.buf[s..s + SLOT_BYTES as usize].fill(0),
             }
-            if user && self.cfg.power_loss_protection {
+            if id == WriterId::User && self.cfg.power_loss_protection {
                 self.media.slot_stage(w.die, w.sb, w.page, w.slot, (lba, seq), &w.buf[s..s + SLOT_BYTES as usize]);
             }
         }
         w.slot += 1;
         self.seq += 1;
         if w.slot == self.layout.slots_per_mpage {
-            self.writer_program(user)?;
+            self.writer_program(id)?;
         }
         Ok(())
     }
 
     /// Pads a writer's open page (slots with no LBA, zeros) and programs it:
     /// every slot appended before is then on the media.
-    pub(crate) fn writer_pad(&mut self, user: bool) -> Result<(), FtlError> {
+    pub(crate) fn writer_pad(&mut self, id: WriterId) -> Result<(), FtlError> {
         // A failed program writes its slots again: pad until none is left.
         loop {
-            let w = if user { &self.user } else { &self.gc };
+            let w = &self.writers[id];
             if w.sb == SB_NONE || w.slot == 0 {
                 return Ok(());
             }
-            self.writer_pad_page(user)?;
+            self.writer_pad_page(id)?;
         }
     }
 
     /// Pads the rest of a writer's open page, however full (an empty one
     /// becomes a page of padding), and programs it.
-    pub(crate) fn writer_pad_page(&mut self, user: bool) -> Result<(), FtlError> {
-        let w = if user { &mut self.user } else { &mut self.gc };
+    pub(crate) fn writer_pad_page(&mut self, id: WriterId) -> Result<(), FtlError> {
+        let w = &mut self.writers[id];
         debug_assert!(w.sb != SB_NONE, "a writer pads only an open superblock");
         let spm = self.layout.slots_per_mpage;
         for s in w.slot..spm {
@@ -141,7 +186,7 @@ impl<M: Media> Ftl<M> {
             }
         }
         w.slot = spm;
-        self.writer_program(user)
+        self.writer_program(id)
     }
 
     /// Programs a writer's full page, then its stripe's parity if due, and
@@ -150,9 +195,9 @@ impl<M: Media> Ftl<M> {
     /// failed page's slots are written again, and the superblock's rows
     /// after it leave the block out ([`crate::retire`]).
     #[inline(never)]
-    fn writer_program(&mut self, user: bool) -> Result<(), FtlError> {
-        if let Some(failed) = self.writer_program_page(user)? {
-            self.program_failed(user, failed)?;
+    fn writer_program(&mut self, id: WriterId) -> Result<(), FtlError> {
+        if let Some(failed) = self.writer_program_page(id)? {
+            self.program_failed(id, failed)?;
         }
         if !self.retired_stripes.is_empty() {
             self.retired_stripes_move()?;
@@ -162,13 +207,13 @@ impl<M: Media> Ftl<M> {
 
     /// [`Ftl::writer_program`] but for what a failed program asks: returns
     /// the programs that failed, the failed data page's slots with them.
-    fn writer_program_page(&mut self, user: bool) -> Result<Option<Vec<FailedProgram>>, FtlError> {
+    fn writer_program_page(&mut self, id: WriterId) -> Result<Option<Vec<FailedProgram>>, FtlError> {
         let data = self.data;
-        let w = if user { &self.user } else { &self.gc };
+        let w = &self.writers[id];
         let (sb, row) = (w.sb, w.page);
         let n = narrowing_in(&self.narrows, &self.row_narrows, sb, row);
         let layout = &self.layout;
-        let w = if user { &mut self.user } else { &mut self.gc };
+        let w = &mut self.writers[id];
         let mut failed = None;
         if data {
             self.media.oob_seqs_set(w.die, w.sb, w.page, &w.seqs);
@@ -214,15 +259,15 @@ impl<M: Media> Ftl<M> {
         for f in failed.iter().flatten() {
             self.row_narrow_after(sb, f.die(), row);
         }
-        self.writer_advance(user);
+        self.writer_advance(id);
         Ok(failed)
     }
 
     /// Moves a writer to its next data page, closing its superblock when
     /// none is left.
-    fn writer_advance(&mut self, user: bool) {
+    fn writer_advance(&mut self, id: WriterId) {
         let layout = &self.layout;
-        let w = if user { &mut self.user } else { &mut self.gc };
+        let w = &mut self.writers[id];
         // The row's narrowing, looked up again only when the row changes.
         let mut n = narrowing_in(&self.narrows, &self.row_narrows, w.sb, w.page);
         loop {
@@ -250,9 +295,9 @@ impl<M: Media> Ftl<M> {
 
     /// Opens a free superblock (the least worn) for a writer, at the
     /// narrowing of the dies failed so far and its own bad blocks.
-    pub(crate) fn writer_open(&mut self, user: bool) -> Result<(), FtlError> {
+    pub(crate) fn writer_open(&mut self, id: WriterId) -> Result<(), FtlError> {
         let Some(Reverse((_, sb))) = self.free.pop() else {
-            return Err(self.no_space(&format!("the {} writer found no free superblock", if user { "user" } else { "GC" })));
+            return Err(self.no_space(&format!("the {} writer found no free superblock", id.name())));
         };
         let narrow = self.narrowing_fresh(sb);
         let m = &mut self.sbs[sb as usize];
@@ -264,7 +309,7 @@ impl<M: Media> Ftl<M> {
         self.narrows[sb as usize] = narrow;
         let n = self.narrows[sb as usize].as_ref();
         let layout = &self.layout;
-        let w = if user { &mut self.user } else { &mut self.gc };
+        let w = &mut self.writers[id];
         w.sb = sb;
         w.page = 0;
         w.die = 0;
