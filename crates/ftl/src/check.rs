@@ -34,9 +34,9 @@ impl<M: Media> Ftl<M> {
 
     /// Every mapped LBA's slot is valid and maps back to it.
     fn check_l2p(&self) -> Result<(), String> {
-        for (lba, &ppa) in self.l2p.iter().enumerate() {
-            if ppa != PPA_INVALID && (self.p2l[ppa as usize] != lba as u32 || !self.is_valid(ppa)) {
-                return Err(format!("L2P[{lba}] = {ppa} but P2L[{ppa}] = {} (valid: {})", self.p2l[ppa as usize], self.is_valid(ppa)));
+        for (lba, &ppa) in self.map.l2p.iter().enumerate() {
+            if ppa != PPA_INVALID && (self.map.p2l[ppa as usize] != lba as u32 || !self.is_valid(ppa)) {
+                return Err(format!("L2P[{lba}] = {ppa} but P2L[{ppa}] = {} (valid: {})", self.map.p2l[ppa as usize], self.is_valid(ppa)));
             }
         }
         Ok(())
@@ -48,8 +48,8 @@ impl<M: Media> Ftl<M> {
         let l = &self.layout;
         let mut valid = vec![0u32; l.superblocks as usize];
         for ppa in (0..l.total_slots() as u32).filter(|&p| self.is_valid(p)) {
-            let lba = self.p2l[ppa as usize];
-            if lba as u64 >= self.cfg.user_slots || self.l2p[lba as usize] != ppa {
+            let lba = self.map.p2l[ppa as usize];
+            if lba as u64 >= self.cfg.user_slots || self.map.l2p[lba as usize] != ppa {
                 return Err(format!("valid slot {ppa} holds LBA {lba}, which is not mapped back"));
             }
             let a = l.addr(ppa);

@@ -28,7 +28,7 @@ impl<M: Media> Ftl<M> {
         // Sealed: no data is left in a stripe without its parity.
         self.writer_seal(WriterId::User)?;
         self.writer_seal(WriterId::Gc)?;
-        let mut b = Vec::with_capacity(32 + self.sbs.len() * 2 + self.l2p.len() * 4);
+        let mut b = Vec::with_capacity(32 + self.sbs.len() * 2 + self.map.l2p.len() * 4);
         b.extend_from_slice(MAGIC);
         b.extend_from_slice(&VERSION.to_le_bytes());
         b.extend_from_slice(&self.cfg.user_slots.to_le_bytes());
@@ -39,7 +39,7 @@ impl<M: Media> Ftl<M> {
             b.push((m.state != SbState::Free) as u8);
             b.push(m.short as u8);
         }
-        for &ppa in self.l2p.iter() {
+        for &ppa in self.map.l2p.iter() {
             b.extend_from_slice(&ppa.to_le_bytes());
         }
         let crc = crc32fast::hash(&b);

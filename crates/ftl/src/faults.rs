@@ -239,7 +239,7 @@ impl<M: Media> Ftl<M> {
                 for &d in &dead {
                     let first = self.layout.ppa(SlotAddr { superblock: sb, page, die: d, slot: 0 });
                     for ppa in (first..first + self.layout.slots_per_mpage).filter(|&p| self.is_valid(p)) {
-                        lost.push(self.p2l[ppa as usize]);
+                        lost.push(self.map.p2l[ppa as usize]);
                     }
                 }
             }
@@ -469,7 +469,7 @@ impl<M: Media> Ftl<M> {
             if !self.is_valid(ppa) {
                 continue;
             }
-            let lba = self.p2l[ppa as usize];
+            let lba = self.map.p2l[ppa as usize];
             let seq = if self.data { self.oob_of(SlotAddr { slot, ..a })?.1 } else { 0 };
             // The writer first: should it find no room, the slot stays mapped.
             if self.writers[WriterId::Gc].sb == SB_NONE {

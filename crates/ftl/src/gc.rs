@@ -90,7 +90,7 @@ impl<M: Media> Ftl<M> {
             let s = v.mask.trailing_zeros();
             v.mask &= v.mask - 1;
             let p = v.page_first + s;
-            if valid_bit(&self.valid, p) {
+            if valid_bit(&self.map.valid, p) {
                 return p;
             }
         }
@@ -105,7 +105,7 @@ impl<M: Media> Ftl<M> {
         let base = v.sb * sps;
         while v.cursor < sps {
             let p = base + v.cursor;
-            let word = self.valid[p as usize / 64] >> (p % 64);
+            let word = self.map.valid[p as usize / 64] >> (p % 64);
             if word & 1 != 0 {
                 break;
             }
@@ -148,9 +148,9 @@ impl<M: Media> Ftl<M> {
         // The page's bits lie in one bitmap word when its slot count
         // divides 64 (pages start on a multiple of it).
         let mask = if 64 % spm == 0 {
-            ((self.valid[first as usize / 64] >> (first % 64)) & ((1u64 << spm) - 1)) as u32
+            ((self.map.valid[first as usize / 64] >> (first % 64)) & ((1u64 << spm) - 1)) as u32
         } else {
-            (a.slot..spm).fold(0u32, |mask, s| mask | (valid_bit(&self.valid, first + s) as u32) << s)
+            (a.slot..spm).fold(0u32, |mask, s| mask | (valid_bit(&self.map.valid, first + s) as u32) << s)
         };
         // (Slots before the cursor's are invalid: the scan passed them.)
         debug_assert_eq!(mask & ((1 << a.slot) - 1), 0);
@@ -182,11 +182,11 @@ impl<M: Media> Ftl<M> {
         while v.prefetch < horizon {
             let p = base + v.prefetch;
             let n = (64 - p % 64).min(horizon - v.prefetch);
-            let mut word = (self.valid[p as usize / 64] >> (p % 64)) & (u64::MAX >> (64 - n));
+            let mut word = (self.map.valid[p as usize / 64] >> (p % 64)) & (u64::MAX >> (64 - n));
             while word != 0 {
                 let q = p + word.trailing_zeros();
                 word &= word - 1;
-                prefetch_read(&self.l2p[self.p2l[q as usize] as usize]);
+                prefetch_read(&self.map.l2p[self.map.p2l[q as usize] as usize]);
             }
             v.prefetch += n;
         }
@@ -196,7 +196,7 @@ impl<M: Media> Ftl<M> {
     fn gc_move(&mut self, ppa: Ppa) -> Result<(), FtlError> {
         let v = self.victim.as_ref().expect("a victim");
         let (slot, sb) = (ppa - v.page_first, v.sb);
-        let lba = self.p2l[ppa as usize];
+        let lba = self.map.p2l[ppa as usize];
         // The slot is valid, so the map points here: invalidate it without
         // loading the map entry (a random access the append only stores to).
         // The writer first: should it find no room, the slot stays mapped.

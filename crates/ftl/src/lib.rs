@@ -39,7 +39,7 @@ pub use recover::MountReport;
 pub use superblock::SbState;
 
 use gc::Victim;
-use map::vec_huge;
+use map::{vec_huge, Map};
 use nand::{Media, NandError, OpTag};
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
@@ -114,14 +114,7 @@ pub struct Ftl<M: Media> {
     media: M,
     layout: Layout,
     cfg: FtlConfig,
-    l2p: Vec<Ppa>,
-    /// The LBA last written at each physical slot (its OOB), written in
-    /// write order and read in GC's scan order: never touched at random.
-    p2l: Vec<SlotLba>,
-    /// One bit a physical slot: whether it holds the live copy of its LBA.
-    /// Kept apart from the P2L so that invalidating an old copy touches
-    /// 1/32 of the memory: the maps' random footprint then fits the TLB.
-    valid: Vec<u64>,
+    map: Map,
     sbs: Vec<SbMeta>,
     free: BinaryHeap<Reverse<(u32, u32)>>,
     writers: Writers,
@@ -226,9 +219,7 @@ impl<M: Media> Ftl<M> {
         let spm = layout.slots_per_mpage;
         let mpage_bytes = g.mpage_bytes() as usize;
         let ftl = Ftl {
-            l2p: vec_huge(cfg.user_slots as usize, PPA_INVALID),
-            p2l: vec_huge(layout.total_slots() as usize, LBA_UNMAPPED),
-            valid: vec_huge((layout.total_slots() as usize).div_ceil(64), 0u64),
+            map: Map::new(cfg.user_slots, layout.total_slots()),
             sbs: vec![SbMeta { state: SbState::Free, valid: 0, close_seq: 0, erase_count: 0, short: false }; layout.superblocks as usize],
             free: BinaryHeap::with_capacity(layout.superblocks as usize),
             writers: Writers::new(spm, mpage_bytes, data),
@@ -259,10 +250,7 @@ impl<M: Media> Ftl<M> {
             layout,
             cfg,
         };
-        debug_assert_eq!(
-            Self::map_bytes(&ftl.layout, ftl.cfg.user_slots),
-            (ftl.l2p.len() * size_of::<Ppa>() + ftl.p2l.len() * size_of::<SlotLba>() + ftl.valid.len() * 8) as u64
-        );
+        debug_assert_eq!(Self::map_bytes(&ftl.layout, ftl.cfg.user_slots), ftl.map.bytes());
         Ok(ftl)
     }
 
@@ -283,9 +271,9 @@ impl<M: Media> Ftl<M> {
         }
         self.lost.clear();
         self.rebuild = None;
-        self.l2p.fill(PPA_INVALID);
-        self.p2l.fill(LBA_UNMAPPED);
-        self.valid.fill(0);
+        self.map.l2p.fill(PPA_INVALID);
+        self.map.p2l.fill(LBA_UNMAPPED);
+        self.map.valid.fill(0);
         self.free.clear();
         for sb in 0..self.layout.superblocks {
             if self.sb_usable(sb) {
@@ -315,7 +303,7 @@ impl<M: Media> Ftl<M> {
     pub fn reformat(&mut self, user_slots: u64) -> Result<(), FtlError> {
         self.reformat_check(user_slots)?;
         self.cfg.user_slots = user_slots;
-        self.l2p = vec_huge(user_slots as usize, PPA_INVALID);
+        self.map.l2p = vec_huge(user_slots as usize, PPA_INVALID);
         // The new format fits the good blocks: writes are taken again.
         self.read_only = None;
         self.secure_erase()
@@ -403,7 +391,7 @@ impl<M: Media> Ftl<M> {
     }
 
     fn slot_read(&mut self, lba: SlotLba, out: Option<&mut [u8]>) -> Result<ReadFrom, FtlError> {
-        let ppa = self.l2p[lba as usize];
+        let ppa = self.map.l2p[lba as usize];
         if ppa == PPA_INVALID {
             self.lost_check(lba)?;
             if let Some(out) = out {
@@ -463,7 +451,7 @@ impl<M: Media> Ftl<M> {
         self.lba_check(lba)?;
         assert!(self.data, "slot_copy needs data-holding media");
         let out = &mut out[..SLOT_BYTES as usize];
-        let ppa = self.l2p[lba as usize];
+        let ppa = self.map.l2p[lba as usize];
         if ppa == PPA_INVALID {
             self.lost_check(lba)?;
             out.fill(0);
@@ -490,7 +478,7 @@ impl<M: Media> Ftl<M> {
         let mut page = PPA_INVALID;
         let mut mask = 0u32;
         for lba in first..last + 1 {
-            let ppa = self.l2p[lba as usize];
+            let ppa = self.map.l2p[lba as usize];
             if ppa == PPA_INVALID {
                 self.lost_check(lba)?;
                 continue;
@@ -528,7 +516,7 @@ impl<M: Media> Ftl<M> {
         if self.faulted {
             self.lost_clear(lba);
         }
-        if self.l2p[lba as usize] != PPA_INVALID {
+        if self.map.l2p[lba as usize] != PPA_INVALID {
             self.counters.host_slots_trimmed += 1;
         }
         self.unmap(lba);

@@ -1,13 +1,13 @@
-//! The map: logical slot to physical slot (L2P, 4 bytes a user slot), the
-//! LBA each physical slot was last written with (P2L, its out-of-band
-//! area) and a validity bit per physical slot. Every change to them goes
-//! through `map_set` and `unmap`, which keep the three and the superblocks'
-//! valid counts in step.
+//! The map ([`Map`]): logical slot to physical slot (L2P, 4 bytes a user
+//! slot), the LBA each physical slot was last written with (P2L, its
+//! out-of-band area) and a validity bit per physical slot. Every change to
+//! them goes through `map_set` and `unmap`, which keep the three and the
+//! superblocks' valid counts in step.
 
 use crate::layout::SlotAddr;
 use crate::Ftl;
 use nand::Media;
-use units::{prefetch_read, Ppa, SlotLba, PPA_INVALID};
+use units::{prefetch_read, Ppa, SlotLba, LBA_UNMAPPED, PPA_INVALID};
 
 /// A vector of `n` copies of `value` whose memory the kernel is asked to
 /// back with huge pages: the maps are read at random, and with 4 KiB pages
@@ -35,6 +35,34 @@ pub(crate) fn vec_huge<T: Copy>(n: usize, value: T) -> Vec<T> {
     v
 }
 
+/// The three maps of a card.
+pub(crate) struct Map {
+    pub(crate) l2p: Vec<Ppa>,
+    /// The LBA last written at each physical slot (its OOB), written in
+    /// write order and read in GC's scan order: never touched at random.
+    pub(crate) p2l: Vec<SlotLba>,
+    /// One bit a physical slot: whether it holds the live copy of its LBA.
+    /// Kept apart from the P2L so that invalidating an old copy touches
+    /// 1/32 of the memory: the maps' random footprint then fits the TLB.
+    pub(crate) valid: Vec<u64>,
+}
+
+impl Map {
+    /// Nothing mapped: `user_slots` logical slots over `total_slots`
+    /// physical ones.
+    pub(crate) fn new(user_slots: u64, total_slots: u64) -> Map {
+        Map {
+            l2p: vec_huge(user_slots as usize, PPA_INVALID),
+            p2l: vec_huge(total_slots as usize, LBA_UNMAPPED),
+            valid: vec_huge((total_slots as usize).div_ceil(64), 0u64),
+        }
+    }
+    /// The memory the maps take.
+    pub(crate) fn bytes(&self) -> u64 {
+        (self.l2p.len() * size_of::<Ppa>() + self.p2l.len() * size_of::<SlotLba>() + self.valid.len() * 8) as u64
+    }
+}
+
 /// Bit `ppa` of a validity bitmap.
 #[inline(always)]
 pub(crate) fn valid_bit(valid: &[u64], ppa: Ppa) -> bool {
@@ -44,7 +72,7 @@ pub(crate) fn valid_bit(valid: &[u64], ppa: Ppa) -> bool {
 impl<M: Media> Ftl<M> {
     /// Where a logical slot is mapped, if anywhere.
     pub fn lookup(&self, lba: SlotLba) -> Option<SlotAddr> {
-        let ppa = *self.l2p.get(lba as usize)?;
+        let ppa = *self.map.l2p.get(lba as usize)?;
         (ppa != PPA_INVALID).then(|| self.layout.addr(ppa))
     }
     /// Whether a physical location is still in an open writer's page (the
@@ -60,7 +88,7 @@ impl<M: Media> Ftl<M> {
     /// nothing.
     #[inline]
     pub fn prefetch(&self, lba: SlotLba, stage: u8, write: bool) {
-        let Some(entry) = self.l2p.get(lba as usize) else { return };
+        let Some(entry) = self.map.l2p.get(lba as usize) else { return };
         if stage == 0 {
             // Not a load: the entry is not there yet.
             prefetch_read(entry);
@@ -71,7 +99,7 @@ impl<M: Media> Ftl<M> {
             return;
         }
         if write {
-            if let Some(w) = self.valid.get(e as usize / 64) {
+            if let Some(w) = self.map.valid.get(e as usize / 64) {
                 prefetch_read(w);
             }
         } else {
@@ -83,16 +111,16 @@ impl<M: Media> Ftl<M> {
     /// Whether a physical slot holds the live copy of its LBA.
     #[inline]
     pub fn is_valid(&self, ppa: Ppa) -> bool {
-        valid_bit(&self.valid, ppa)
+        valid_bit(&self.map.valid, ppa)
     }
 
     #[inline]
     pub(crate) fn unmap(&mut self, lba: SlotLba) {
-        let old = self.l2p[lba as usize];
+        let old = self.map.l2p[lba as usize];
         if old != PPA_INVALID {
-            debug_assert_eq!(self.p2l[old as usize], lba);
+            debug_assert_eq!(self.map.p2l[old as usize], lba);
             self.invalidate(old, self.layout.superblock_of(old));
-            self.l2p[lba as usize] = PPA_INVALID;
+            self.map.l2p[lba as usize] = PPA_INVALID;
         }
     }
 
@@ -100,11 +128,11 @@ impl<M: Media> Ftl<M> {
     /// caller has unmapped its old place).
     #[inline(always)]
     pub(crate) fn map_set(&mut self, lba: SlotLba, ppa: Ppa, sb: u32) {
-        debug_assert!(!valid_bit(&self.valid, ppa));
+        debug_assert!(!valid_bit(&self.map.valid, ppa));
         debug_assert_eq!(self.layout.superblock_of(ppa), sb);
-        self.p2l[ppa as usize] = lba;
-        self.valid[ppa as usize / 64] |= 1u64 << (ppa % 64);
-        self.l2p[lba as usize] = ppa;
+        self.map.p2l[ppa as usize] = lba;
+        self.map.valid[ppa as usize / 64] |= 1u64 << (ppa % 64);
+        self.map.l2p[lba as usize] = ppa;
         self.sbs[sb as usize].valid += 1;
     }
 
@@ -113,9 +141,9 @@ impl<M: Media> Ftl<M> {
     /// `unmap` clears it, GC's move points it at the new place).
     #[inline]
     pub(crate) fn invalidate(&mut self, ppa: Ppa, sb: u32) {
-        debug_assert!(valid_bit(&self.valid, ppa));
-        debug_assert_eq!(self.l2p[self.p2l[ppa as usize] as usize], ppa);
-        self.valid[ppa as usize / 64] &= !(1u64 << (ppa % 64));
+        debug_assert!(valid_bit(&self.map.valid, ppa));
+        debug_assert_eq!(self.map.l2p[self.map.p2l[ppa as usize] as usize], ppa);
+        self.map.valid[ppa as usize / 64] &= !(1u64 << (ppa % 64));
         self.sbs[sb as usize].valid -= 1;
     }
 }

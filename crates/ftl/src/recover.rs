@@ -134,7 +134,7 @@ impl<M: Media> Ftl<M> {
                             damaged.push(Damaged { die, sb, page, slot, lba, seq });
                             continue;
                         }
-                        let old = self.l2p[lba as usize];
+                        let old = self.map.l2p[lba as usize];
                         if old != PPA_INVALID {
                             self.invalidate(old, l.superblock_of(old));
                         }
@@ -146,7 +146,7 @@ impl<M: Media> Ftl<M> {
                 }
             }
         }
-        r.slots_mapped = (0..self.cfg.user_slots as usize).filter(|&lba| self.l2p[lba] != PPA_INVALID).count() as u64;
+        r.slots_mapped = (0..self.cfg.user_slots as usize).filter(|&lba| self.map.l2p[lba] != PPA_INVALID).count() as u64;
         r.superblocks_short = (0..l.superblocks).filter(|&sb| self.superblock_short(sb)).count() as u32;
         damaged.retain(|d| d.seq > newest[d.lba as usize]);
         Ok((r, damaged))
@@ -164,11 +164,13 @@ impl<M: Media> Ftl<M> {
             .map_or(0, |p| p + 1)
     }
 
-    /// Lost LBAs written again since (a newer copy mapped) are lost no
-    /// more.
+    /// Lost LBAs written again since (a newer copy mapped) or trimmed
+    /// since (the trim journal holds a trim newer than the loss) are lost
+    /// no more: the system area, written at the loss, is not written again
+    /// for each of them.
     fn lost_settle(&mut self) {
-        let l2p = &self.l2p;
-        self.lost.retain(|&lba, _| l2p.get(lba as usize).is_some_and(|&p| p == PPA_INVALID));
+        let (l2p, media) = (&self.map.l2p, &self.media);
+        self.lost.retain(|&lba, &mut lost_seq| l2p.get(lba as usize).is_some_and(|&p| p == PPA_INVALID) && media.trim_seq(lba) <= lost_seq);
         self.faulted_update();
     }
 
@@ -292,7 +294,7 @@ impl<M: Media> Ftl<M> {
     /// The sequence number of `lba`'s newest copy on the media, or of its
     /// last trim if that is newer (0: neither).
     fn newest_seq(&self, lba: u32) -> Result<u64, FtlError> {
-        let ppa = self.l2p[lba as usize];
+        let ppa = self.map.l2p[lba as usize];
         let mapped = if ppa == PPA_INVALID { 0 } else { self.oob_of(self.layout.addr(ppa))?.1 };
         Ok(mapped.max(self.media.trim_seq(lba)))
     }

@@ -185,7 +185,7 @@ impl<M: Media> Ftl<M> {
             if lba == LBA_UNMAPPED || !self.is_valid(ppa) {
                 continue;
             }
-            debug_assert_eq!(self.l2p[lba as usize], ppa);
+            debug_assert_eq!(self.map.l2p[lba as usize], ppa);
             // The writer first: should it find no room, the slot stays
             // mapped (and reads fail: its page holds nothing).
             if self.writers[id].sb == SB_NONE {

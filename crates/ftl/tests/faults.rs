@@ -7,7 +7,7 @@
 //! bytes. A failed die's bytes are garbled on the media, so a read that
 //! bypassed its stripe would be caught.
 
-use ftl::{Ftl, FtlConfig, FtlError, GcPolicy};
+use ftl::{Ftl, FtlConfig, FtlError, GcPolicy, ReadFrom};
 use nand::{Array, Endurance, Geometry, NandError};
 use proptest::prelude::*;
 use testkit::Cutter;
@@ -356,6 +356,32 @@ fn a_second_failure_before_the_rebuild_loses_data_honestly() {
     assert_eq!(out, stamp(lba, 2));
     assert_eq!(ftl.lbas_lost().len(), f.lbas_lost.len() - 1);
     ftl.check().unwrap();
+}
+
+/// A lost LBA trimmed since, or written since, is lost no more after a
+/// restart: the system area still names it, and the mount sees the trim
+/// journal's newer trim (it read as lost again: found by the fault
+/// property test) or the newer copy.
+#[test]
+fn a_lost_lba_trimmed_or_written_since_stays_found_across_a_restart() {
+    let (mut ftl, _) = filled();
+    ftl.die_fail(0).unwrap();
+    let f = ftl.die_fail(3).unwrap();
+    assert!(f.lbas_lost.len() >= 3, "two dies of one group: {f:?}");
+    let (trimmed, written, still) = (f.lbas_lost[0], f.lbas_lost[1], f.lbas_lost[2]);
+    // The trim last: nothing after it writes the system area again.
+    ftl.write(written, Some(&stamp(written, 2))).unwrap();
+    ftl.trim(trimmed).unwrap();
+    let store = ftl.into_media().into_store();
+    let (mut m, _) = Ftl::mount(Array::with_store(geometry(), store), config(true)).unwrap();
+    let mut out = vec![0u8; SLOT_BYTES as usize];
+    assert_eq!(m.read(trimmed, Some(&mut out)).unwrap(), ReadFrom::Unmapped);
+    assert!(out.iter().all(|&b| b == 0), "a trimmed LBA reads zeros");
+    m.read(written, Some(&mut out)).unwrap();
+    assert_eq!(out, stamp(written, 2));
+    assert!(matches!(m.read(still, Some(&mut out)), Err(FtlError::Lost { .. })));
+    assert_eq!(m.lbas_lost().len(), f.lbas_lost.len() - 2);
+    m.check().unwrap();
 }
 
 /// The dead dies and the lost LBAs survive a power cut: the mount knows
