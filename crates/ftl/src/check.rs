@@ -19,15 +19,15 @@ impl<M: Media> Ftl<M> {
         self.check_l2p()?;
         let valid = self.check_p2l()?;
         let mut free_count = 0;
-        for (sb, m) in self.sbs.iter().enumerate() {
+        for (sb, m) in self.sbs.meta.iter().enumerate() {
             if m.valid != valid[sb] {
                 return Err(format!("superblock {sb}: valid count {} but {} valid slots", m.valid, valid[sb]));
             }
             free_count += (m.state == SbState::Free && self.sb_usable(sb as u32)) as usize;
             self.check_superblock(sb as u32)?;
         }
-        if free_count != self.free.len() {
-            return Err(format!("{} usable free superblocks but {} in the free pool", free_count, self.free.len()));
+        if free_count != self.sbs.free.len() {
+            return Err(format!("{} usable free superblocks but {} in the free pool", free_count, self.sbs.free.len()));
         }
         self.check_writers()
     }
@@ -65,7 +65,7 @@ impl<M: Media> Ftl<M> {
     /// and empty, closed and victim ones fully programmed, an open one
     /// programmed exactly as far as its writer has gone; parity recomputes.
     fn check_superblock(&self, sb: u32) -> Result<(), String> {
-        let (l, m) = (&self.layout, &self.sbs[sb as usize]);
+        let (l, m) = (&self.layout, &self.sbs.meta[sb as usize]);
         let n = self.narrowing(sb);
         // Dies that work, and of them those the superblock uses.
         let working = || (0..l.dies).filter(|&d| !self.is_dead(d));
@@ -123,13 +123,13 @@ impl<M: Media> Ftl<M> {
     /// Writers sit on open superblocks, the victim on a victim.
     fn check_writers(&self) -> Result<(), String> {
         for w in self.writers.iter() {
-            if w.sb != SB_NONE && self.sbs[w.sb as usize].state != SbState::Open {
-                return Err(format!("writer on superblock {} which is {:?}", w.sb, self.sbs[w.sb as usize].state));
+            if w.sb != SB_NONE && self.sbs.meta[w.sb as usize].state != SbState::Open {
+                return Err(format!("writer on superblock {} which is {:?}", w.sb, self.sbs.meta[w.sb as usize].state));
             }
         }
-        if let Some(v) = &self.victim {
-            if self.sbs[v.sb as usize].state != SbState::Victim {
-                return Err(format!("victim {} is {:?}", v.sb, self.sbs[v.sb as usize].state));
+        if let Some(v) = &self.gc.victim {
+            if self.sbs.meta[v.sb as usize].state != SbState::Victim {
+                return Err(format!("victim {} is {:?}", v.sb, self.sbs.meta[v.sb as usize].state));
             }
         }
         Ok(())

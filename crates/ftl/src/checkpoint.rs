@@ -28,13 +28,13 @@ impl<M: Media> Ftl<M> {
         // Sealed: no data is left in a stripe without its parity.
         self.writer_seal(WriterId::User)?;
         self.writer_seal(WriterId::Gc)?;
-        let mut b = Vec::with_capacity(32 + self.sbs.len() * 2 + self.map.l2p.len() * 4);
+        let mut b = Vec::with_capacity(32 + self.sbs.meta.len() * 2 + self.map.l2p.len() * 4);
         b.extend_from_slice(MAGIC);
         b.extend_from_slice(&VERSION.to_le_bytes());
         b.extend_from_slice(&self.cfg.user_slots.to_le_bytes());
         b.extend_from_slice(&self.layout.superblocks.to_le_bytes());
         b.extend_from_slice(&self.host_seq.to_le_bytes());
-        for m in &self.sbs {
+        for m in &self.sbs.meta {
             // A victim being collected is closed: its copies are all still there.
             b.push((m.state != SbState::Free) as u8);
             b.push(m.short as u8);
@@ -81,10 +81,10 @@ impl<M: Media> Ftl<M> {
             }
             ftl.map_set(lba as u32, ppa, ftl.layout.superblock_of(ppa));
         }
-        ftl.free.clear();
+        ftl.sbs.free.clear();
         for sb in 0..sbs {
             let erases = (0..ftl.layout.dies).map(|die| ftl.media.block_erase_count(die, sb as u32)).max().unwrap_or(0);
-            let m = &mut ftl.sbs[sb];
+            let m = &mut ftl.sbs.meta[sb];
             m.erase_count = erases;
             m.short = states[sb * 2 + 1] != 0;
             m.state = if states[sb * 2] != 0 { SbState::Closed } else { SbState::Free };
@@ -93,7 +93,7 @@ impl<M: Media> Ftl<M> {
                     return Err(bad(&format!("superblock {sb} is free but holds mapped slots")));
                 }
                 if ftl.sb_usable(sb as u32) {
-                    ftl.free.push(Reverse((erases, sb as u32)));
+                    ftl.sbs.free.push(Reverse((erases, sb as u32)));
                 }
             }
         }

@@ -78,6 +78,42 @@ impl FaultCounters {
     }
 }
 
+/// What failed: the dead dies, the lost LBAs, the rebuild under way and
+/// the read-only state, with their counters.
+pub(crate) struct FaultState {
+    /// Whether any die failed, any LBA is lost or the card is read-only:
+    /// the slow paths of [`crate::faults`] are taken only then.
+    pub(crate) faulted: bool,
+    /// Dies failed, in order.
+    pub(crate) dead: Vec<u32>,
+    /// LBAs lost to a second failure in a stripe, with the sequence
+    /// number of the loss.
+    pub(crate) lost: std::collections::HashMap<u32, u64>,
+    pub(crate) rebuild: Option<Rebuild>,
+    pub(crate) read_only: Option<String>,
+    pub(crate) counters: FaultCounters,
+    /// A degraded read's member page, and the rebuild's page
+    /// (data-holding media only).
+    pub(crate) xor_scratch: Vec<u8>,
+    pub(crate) rebuild_scratch: Vec<u8>,
+}
+
+impl FaultState {
+    pub(crate) fn new(data: bool, mpage_bytes: usize) -> FaultState {
+        let page = || if data { vec![0; mpage_bytes] } else { Vec::new() };
+        FaultState {
+            faulted: false,
+            dead: Vec::new(),
+            lost: std::collections::HashMap::new(),
+            rebuild: None,
+            read_only: None,
+            counters: FaultCounters::default(),
+            xor_scratch: page(),
+            rebuild_scratch: page(),
+        }
+    }
+}
+
 /// Where the rebuild is: the next superblock and row to move.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Rebuild {
@@ -96,12 +132,12 @@ impl<M: Media> Ftl<M> {
     /// Whether die `die` has failed.
     #[inline]
     pub fn is_dead(&self, die: u32) -> bool {
-        self.faulted && self.dead.contains(&die)
+        self.faults.faulted && self.faults.dead.contains(&die)
     }
 
     /// The dies failed so far, in order.
     pub fn dead_dies(&self) -> &[u32] {
-        &self.dead
+        &self.faults.dead
     }
 
     /// A superblock's narrowing as it was opened (none: the full width):
@@ -109,38 +145,38 @@ impl<M: Media> Ftl<M> {
     /// ([`Ftl::narrowing_at`]).
     #[inline]
     pub(crate) fn narrowing(&self, sb: u32) -> Option<&Narrowing> {
-        self.narrows[sb as usize].as_ref()
+        self.sbs.narrows[sb as usize].as_ref()
     }
 
     /// The narrowing of superblock `sb`'s row `row`.
     #[inline]
     pub(crate) fn narrowing_at(&self, sb: u32, row: u32) -> Option<&Narrowing> {
-        narrowing_in(&self.narrows, &self.row_narrows, sb, row)
+        narrowing_in(&self.sbs.narrows, &self.sbs.row_narrows, sb, row)
     }
 
     pub fn fault_counters(&self) -> &FaultCounters {
-        &self.fault_counters
+        &self.faults.counters
     }
 
     /// Whether the slow paths are needed: a die failed, an LBA is lost,
     /// or the card refuses writes.
     pub(crate) fn faulted_update(&mut self) {
-        self.faulted = !self.dead.is_empty() || !self.lost.is_empty() || self.read_only.is_some();
+        self.faults.faulted = !self.faults.dead.is_empty() || !self.faults.lost.is_empty() || self.faults.read_only.is_some();
     }
 
     /// Why the card refuses writes, if it does.
     pub fn read_only(&self) -> Option<&str> {
-        self.read_only.as_deref()
+        self.faults.read_only.as_deref()
     }
 
     /// Whether a rebuild is under way.
     pub fn rebuilding(&self) -> bool {
-        self.rebuild.is_some()
+        self.faults.rebuild.is_some()
     }
 
     /// LBAs lost so far and not written since.
     pub fn lbas_lost(&self) -> Vec<u32> {
-        let mut v: Vec<u32> = self.lost.keys().copied().collect();
+        let mut v: Vec<u32> = self.faults.lost.keys().copied().collect();
         v.sort_unstable();
         v
     }
@@ -155,20 +191,20 @@ impl<M: Media> Ftl<M> {
         if self.is_dead(die) {
             return Err(FtlError::Fault(format!("die {die} has already failed")));
         }
-        if self.dead.len() >= u8::MAX as usize - 1 {
-            return Err(FtlError::Fault(format!("{} dies have failed: no more can be modelled", self.dead.len())));
+        if self.faults.dead.len() >= u8::MAX as usize - 1 {
+            return Err(FtlError::Fault(format!("{} dies have failed: no more can be modelled", self.faults.dead.len())));
         }
         // Seal while the die still works: its pages then sit in stripes
         // whose parity is on the media.
         self.writer_seal(WriterId::User)?;
         self.writer_seal(WriterId::Gc)?;
-        self.faulted = true;
-        self.dead.push(die);
+        self.faults.faulted = true;
+        self.faults.dead.push(die);
         self.media.die_fail(die, true);
         self.free_pool_usable();
-        self.fault_counters.dies_failed += 1;
+        self.faults.counters.dies_failed += 1;
         let lbas_lost = self.stripes_lost(die);
-        self.rebuild = Some(Rebuild::start());
+        self.faults.rebuild = Some(Rebuild::start());
         let read_only = self.capacity_check();
         self.system_save()?;
         Ok(DieFailure { die, slots_to_rebuild: self.rebuild_left(), lbas_lost, read_only })
@@ -192,12 +228,12 @@ impl<M: Media> Ftl<M> {
     /// out of it): what the rebuild empties. None for a free or open
     /// superblock (an open one was opened after every failure).
     fn degraded_dies(&self, sb: u32) -> Vec<u32> {
-        if !self.faulted || !matches!(self.sbs[sb as usize].state, SbState::Closed | SbState::Victim) {
+        if !self.faults.faulted || !matches!(self.sbs.meta[sb as usize].state, SbState::Closed | SbState::Victim) {
             return Vec::new();
         }
         let n = self.narrowing(sb);
         let mut dies: Vec<u32> = Vec::new();
-        for &d in &self.dead {
+        for &d in &self.faults.dead {
             if n.is_some_and(|n| n.is_out(d)) {
                 continue;
             }
@@ -222,7 +258,7 @@ impl<M: Media> Ftl<M> {
     fn stripes_lost(&mut self, die: u32) -> Vec<u32> {
         let mut lost = Vec::new();
         for sb in 0..self.layout.superblocks {
-            if self.sbs[sb as usize].state == SbState::Free {
+            if self.sbs.meta[sb as usize].state == SbState::Free {
                 continue;
             }
             let n = self.narrowing(sb);
@@ -231,7 +267,7 @@ impl<M: Media> Ftl<M> {
             }
             let members = self.layout.stripe_members(n, die);
             let covered = if self.layout.stripe_width > 1 && members.len() >= 2 { 1 } else { 0 };
-            let dead: Vec<u32> = members.iter().copied().filter(|&m| self.dead.contains(&m)).collect();
+            let dead: Vec<u32> = members.iter().copied().filter(|&m| self.faults.dead.contains(&m)).collect();
             if dead.len() <= covered {
                 continue;
             }
@@ -248,11 +284,11 @@ impl<M: Media> Ftl<M> {
             self.host_seq += 1;
             for &lba in &lost {
                 self.unmap(lba);
-                self.lost.insert(lba, self.host_seq);
+                self.faults.lost.insert(lba, self.host_seq);
                 // A mount must not bring back an older copy.
                 self.media.trim_record(lba, self.host_seq);
             }
-            self.fault_counters.lbas_lost += lost.len() as u64;
+            self.faults.counters.lbas_lost += lost.len() as u64;
         }
         lost.sort_unstable();
         lost
@@ -280,7 +316,7 @@ impl<M: Media> Ftl<M> {
         }
         let w = &mut self.writers[id];
         let sb = std::mem::replace(&mut w.sb, SB_NONE);
-        let m = &mut self.sbs[sb as usize];
+        let m = &mut self.sbs.meta[sb as usize];
         m.state = SbState::Closed;
         m.short = true;
         m.close_seq = self.seq;
@@ -303,8 +339,8 @@ impl<M: Media> Ftl<M> {
     fn page_read_degraded(&mut self, a: SlotAddr, mask: u32, tag: OpTag, mut out: Option<&mut [u8]>) -> Result<(), FtlError> {
         let members = self.stripe_others(a)?;
         self.stripe_intact(a, &members, mask)?;
-        self.fault_counters.degraded_page_reads += 1;
-        let mut xor = std::mem::take(&mut self.xor_scratch);
+        self.faults.counters.degraded_page_reads += 1;
+        let mut xor = std::mem::take(&mut self.faults.xor_scratch);
         if let Some(o) = out.as_deref_mut().filter(|_| self.data) {
             slots_fill(o, mask, 0);
         }
@@ -319,7 +355,7 @@ impl<M: Media> Ftl<M> {
                 slots_xor(o, &xor, mask);
             }
         }
-        self.xor_scratch = xor;
+        self.faults.xor_scratch = xor;
         r
     }
 
@@ -415,20 +451,20 @@ impl<M: Media> Ftl<M> {
     pub fn rebuild_step(&mut self, budget: u64) -> Result<u64, FtlError> {
         let mut moved = 0;
         while moved < budget {
-            let Some(r) = self.rebuild else { break };
+            let Some(r) = self.faults.rebuild else { break };
             if r.sb >= self.layout.superblocks {
-                self.rebuild = None;
+                self.faults.rebuild = None;
                 break;
             }
             let dies = self.degraded_dies(r.sb);
             if dies.is_empty() || r.page >= self.layout.pages_per_block {
-                self.rebuild = Some(Rebuild { sb: r.sb + 1, page: 0 });
+                self.faults.rebuild = Some(Rebuild { sb: r.sb + 1, page: 0 });
                 continue;
             }
             for die in dies {
                 moved += self.rebuild_page(SlotAddr { superblock: r.sb, page: r.page, die, slot: 0 })?;
             }
-            if let Some(r) = &mut self.rebuild {
+            if let Some(r) = &mut self.faults.rebuild {
                 r.page += 1;
             }
         }
@@ -438,7 +474,7 @@ impl<M: Media> Ftl<M> {
     /// Moves a page's valid slots to GC's writer (the rebuild's move).
     pub(crate) fn rebuild_page(&mut self, a: SlotAddr) -> Result<u64, FtlError> {
         let moved = self.page_move(a, true)?;
-        self.fault_counters.rebuild_slots_moved += moved;
+        self.faults.counters.rebuild_slots_moved += moved;
         Ok(moved)
     }
 
@@ -450,14 +486,14 @@ impl<M: Media> Ftl<M> {
         if mask == 0 {
             return Ok(0);
         }
-        let mut page = std::mem::take(&mut self.rebuild_scratch);
+        let mut page = std::mem::take(&mut self.faults.rebuild_scratch);
         if self.data && page.is_empty() {
             // A move from inside another's (a program failed under it).
-            page = vec![0; self.xor_scratch.len()];
+            page = vec![0; self.faults.xor_scratch.len()];
         }
         let r = self.page_read_any(a, mask, OpTag::Gc, self.data.then_some(&mut page[..]));
         let r = r.and_then(|_| self.slots_move(a, mask, &page, pace));
-        self.rebuild_scratch = page;
+        self.faults.rebuild_scratch = page;
         r
     }
 
@@ -490,13 +526,13 @@ impl<M: Media> Ftl<M> {
     /// A lost LBA written or trimmed again is no longer lost.
     #[inline(never)]
     pub(crate) fn lost_clear(&mut self, lba: u32) {
-        self.lost.remove(&lba);
+        self.faults.lost.remove(&lba);
     }
 
     /// Whether an unmapped LBA was lost (reading it is an error).
     #[inline]
     pub(crate) fn lost_check(&self, lba: u32) -> Result<(), FtlError> {
-        if self.faulted && self.lost.contains_key(&lba) {
+        if self.faults.faulted && self.faults.lost.contains_key(&lba) {
             return Err(FtlError::Lost { lba });
         }
         Ok(())

@@ -11,6 +11,31 @@ use crate::{Ftl, FtlError, ONE};
 use nand::{Media, OpTag};
 use units::{prefetch_read, Ppa, PPA_INVALID, SLOT_BYTES};
 
+/// Garbage collection's state: the victim being emptied, its pace, the
+/// superblocks queued for read reclaim and the stripes to move after a
+/// failed program.
+pub(crate) struct Gc {
+    pub(crate) victim: Option<Victim>,
+    /// Credit in 1/65536 slots.
+    pub(crate) credit: u64,
+    pub(crate) rate: u64,
+    /// Superblocks queued for read reclaim, oldest first.
+    pub(crate) reclaim: Vec<u32>,
+    /// Stripes sealed without a page whose program failed (superblock,
+    /// row, a die of the stripe): their slots to move at once.
+    pub(crate) retired_stripes: Vec<(u32, u32, u32)>,
+    /// The victim page GC last read (data-holding media only); apart from
+    /// the host read's page so that host reads between moves do not
+    /// clobber it.
+    pub(crate) scratch: Vec<u8>,
+}
+
+impl Gc {
+    pub(crate) fn new(data: bool, mpage_bytes: usize) -> Gc {
+        Gc { victim: None, credit: 0, rate: 0, reclaim: Vec::new(), retired_stripes: Vec::new(), scratch: if data { vec![0; mpage_bytes] } else { Vec::new() } }
+    }
+}
+
 pub(crate) struct Victim {
     pub(crate) sb: u32,
     /// Next victim position to scan: the start of the page after the one
@@ -38,10 +63,10 @@ impl<M: Media> Ftl<M> {
     #[inline]
     pub(crate) fn gc_pace(&mut self) -> Result<(), FtlError> {
         let target = self.cfg.reserve_superblocks + 1;
-        let free = self.free.len() as u32;
-        if self.victim.is_none() {
+        let free = self.sbs.free.len() as u32;
+        if self.gc.victim.is_none() {
             if free > target {
-                self.gc_credit = 0;
+                self.gc.credit = 0;
                 return Ok(());
             }
             if !self.victim_select(false) {
@@ -49,11 +74,11 @@ impl<M: Media> Ftl<M> {
             }
         }
         let urgency = 1 + target.saturating_sub(free) as u64;
-        self.gc_credit += self.gc_rate * urgency;
-        while self.gc_credit >= ONE {
-            self.gc_credit -= ONE;
+        self.gc.credit += self.gc.rate * urgency;
+        while self.gc.credit >= ONE {
+            self.gc.credit -= ONE;
             if !self.gc_step()? {
-                self.gc_credit = 0;
+                self.gc.credit = 0;
                 break;
             }
         }
@@ -63,8 +88,8 @@ impl<M: Media> Ftl<M> {
     /// Moves one valid slot out of the victim, or erases the victim once it
     /// holds none. Returns false when there is no victim.
     pub(crate) fn gc_step(&mut self) -> Result<bool, FtlError> {
-        let Some(v) = self.victim.as_mut() else { return Ok(false) };
-        if self.sbs[v.sb as usize].valid == 0 {
+        let Some(v) = self.gc.victim.as_mut() else { return Ok(false) };
+        if self.sbs.meta[v.sb as usize].valid == 0 {
             v.cursor = self.layout.slots_per_superblock;
             v.mask = 0;
         }
@@ -85,7 +110,7 @@ impl<M: Media> Ftl<M> {
     /// may have replaced it since the page was read), or `PPA_INVALID`.
     #[inline]
     fn victim_next_in_page(&mut self) -> Ppa {
-        let v = self.victim.as_mut().expect("a victim");
+        let v = self.gc.victim.as_mut().expect("a victim");
         while v.mask != 0 {
             let s = v.mask.trailing_zeros();
             v.mask &= v.mask - 1;
@@ -101,7 +126,7 @@ impl<M: Media> Ftl<M> {
     /// invalid slots a bitmap word at a time; false when none is left.
     fn victim_seek_page(&mut self) -> bool {
         let sps = self.layout.slots_per_superblock;
-        let v = self.victim.as_mut().expect("a victim");
+        let v = self.gc.victim.as_mut().expect("a victim");
         let base = v.sb * sps;
         while v.cursor < sps {
             let p = base + v.cursor;
@@ -128,9 +153,9 @@ impl<M: Media> Ftl<M> {
                 self.writer_pad(WriterId::User)?;
             }
         }
-        let sb = self.victim.take().expect("a victim").sb;
+        let sb = self.gc.victim.take().expect("a victim").sb;
         self.superblock_erase(sb, OpTag::Gc)?;
-        debug_assert_eq!(self.sbs[sb as usize].valid, 0);
+        debug_assert_eq!(self.sbs.meta[sb as usize].valid, 0);
         self.superblock_erased(sb);
         self.counters.gc_victims += 1;
         Ok(())
@@ -139,7 +164,7 @@ impl<M: Media> Ftl<M> {
     /// One read brings every valid slot of the cursor's page; returns the
     /// cursor's slot (valid) and leaves the page's others in `mask`.
     fn victim_page_read(&mut self) -> Result<Ppa, FtlError> {
-        let v = self.victim.as_ref().expect("a victim");
+        let v = self.gc.victim.as_ref().expect("a victim");
         let base = v.sb * self.layout.slots_per_superblock;
         let ppa = base + v.cursor;
         let a = self.layout.addr(ppa);
@@ -154,11 +179,11 @@ impl<M: Media> Ftl<M> {
         };
         // (Slots before the cursor's are invalid: the scan passed them.)
         debug_assert_eq!(mask & ((1 << a.slot) - 1), 0);
-        let mut scratch = std::mem::take(&mut self.gc_scratch);
+        let mut scratch = std::mem::take(&mut self.gc.scratch);
         let r = self.page_read_any(a, mask, OpTag::Gc, self.data.then_some(&mut scratch[..]));
-        self.gc_scratch = scratch;
+        self.gc.scratch = scratch;
         r?;
-        let v = self.victim.as_mut().expect("a victim");
+        let v = self.gc.victim.as_mut().expect("a victim");
         v.page_first = first;
         v.mask = mask & !(1 << a.slot);
         v.cursor = first - base + spm;
@@ -171,7 +196,7 @@ impl<M: Media> Ftl<M> {
     #[inline]
     fn victim_prefetch_ahead(&mut self) {
         let sps = self.layout.slots_per_superblock;
-        let v = self.victim.as_mut().expect("a victim");
+        let v = self.gc.victim.as_mut().expect("a victim");
         if v.prefetch >= v.cursor + GC_PREFETCH_AHEAD - GC_PREFETCH_BURST {
             return;
         }
@@ -194,7 +219,7 @@ impl<M: Media> Ftl<M> {
 
     /// Moves the valid victim slot `ppa` to the GC writer.
     fn gc_move(&mut self, ppa: Ppa) -> Result<(), FtlError> {
-        let v = self.victim.as_ref().expect("a victim");
+        let v = self.gc.victim.as_ref().expect("a victim");
         let (slot, sb) = (ppa - v.page_first, v.sb);
         let lba = self.map.p2l[ppa as usize];
         // The slot is valid, so the map points here: invalidate it without
@@ -208,9 +233,9 @@ impl<M: Media> Ftl<M> {
             let s = slot as usize * SLOT_BYTES as usize;
             let a = self.layout.addr(ppa);
             let (_, seq) = self.oob_of(a)?;
-            let page = std::mem::take(&mut self.gc_scratch);
+            let page = std::mem::take(&mut self.gc.scratch);
             let r = self.append(WriterId::Gc, lba, Some(&page[s..s + SLOT_BYTES as usize]), seq);
-            self.gc_scratch = page;
+            self.gc.scratch = page;
             r?;
         } else {
             self.append(WriterId::Gc, lba, None, 0)?;

@@ -38,13 +38,13 @@ pub use policy::GcPolicy;
 pub use recover::MountReport;
 pub use superblock::SbState;
 
-use gc::Victim;
+use faults::FaultState;
+use gc::Gc;
 use map::{vec_huge, Map};
 use nand::{Media, NandError, OpTag};
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-use superblock::{SbMeta, SB_NONE};
+use superblock::{Superblocks, SB_NONE};
 use units::{Ppa, SlotLba, LBA_UNMAPPED, PPA_INVALID, SLOT_BYTES};
 use writer::{WriterId, Writers};
 
@@ -110,23 +110,16 @@ pub enum ReadFrom {
     Media,
 }
 
+/// A flash translation layer over media `M`: its state in named parts.
 pub struct Ftl<M: Media> {
     media: M,
     layout: Layout,
     cfg: FtlConfig,
     map: Map,
-    sbs: Vec<SbMeta>,
-    free: BinaryHeap<Reverse<(u32, u32)>>,
+    sbs: Superblocks,
     writers: Writers,
-    victim: Option<Victim>,
-    /// Superblocks queued for read reclaim, oldest first.
-    reclaim: Vec<u32>,
-    /// Stripes sealed without a page whose program failed (superblock,
-    /// row, a die of the stripe): their slots to move at once.
-    retired_stripes: Vec<(u32, u32, u32)>,
-    /// GC credit in 1/65536 slots.
-    gc_credit: u64,
-    gc_rate: u64,
+    gc: Gc,
+    faults: FaultState,
     seq: u64,
     /// Host writes so far: each slot's data carries its write's number (in
     /// its OOB on data-holding media), so recovery can tell the newest copy.
@@ -134,35 +127,7 @@ pub struct Ftl<M: Media> {
     data: bool,
     /// A host read's page (data-holding media only).
     scratch: Vec<u8>,
-    /// The victim page GC last read (data-holding media only); apart from
-    /// `scratch` so that host reads between GC moves do not clobber it.
-    gc_scratch: Vec<u8>,
     counters: FtlCounters,
-    /// Whether any die failed or any LBA is lost: the slow paths of
-    /// [`faults`] are taken only then.
-    faulted: bool,
-    /// Dies failed, in order.
-    dead: Vec<u32>,
-    /// Each superblock's narrowing, set when it is opened (none: the full
-    /// width): the dead dies and its bad blocks left out.
-    narrows: Vec<Option<layout::Narrowing>>,
-    /// Narrowings that take effect from a row on (the row, the narrowing),
-    /// in row order: a block retired by a failed program is left out of
-    /// its superblock's rows after the failure ([`crate::retire`]).
-    row_narrows: Vec<Vec<(u32, layout::Narrowing)>>,
-    /// One bit a die block (superblock-major): bad.
-    bad: Vec<u64>,
-    bad_counts: BadBlocks,
-    /// LBAs lost to a second failure in a stripe, with the sequence
-    /// number of the loss.
-    lost: std::collections::HashMap<u32, u64>,
-    rebuild: Option<faults::Rebuild>,
-    read_only: Option<String>,
-    fault_counters: FaultCounters,
-    /// A degraded read's member page, and the rebuild's page
-    /// (data-holding media only).
-    xor_scratch: Vec<u8>,
-    rebuild_scratch: Vec<u8>,
 }
 
 const ONE: u64 = 1 << 16;
@@ -220,32 +185,15 @@ impl<M: Media> Ftl<M> {
         let mpage_bytes = g.mpage_bytes() as usize;
         let ftl = Ftl {
             map: Map::new(cfg.user_slots, layout.total_slots()),
-            sbs: vec![SbMeta { state: SbState::Free, valid: 0, close_seq: 0, erase_count: 0, short: false }; layout.superblocks as usize],
-            free: BinaryHeap::with_capacity(layout.superblocks as usize),
+            sbs: Superblocks::new(&layout),
             writers: Writers::new(spm, mpage_bytes, data),
-            victim: None,
-            reclaim: Vec::new(),
-            retired_stripes: Vec::new(),
-            gc_credit: 0,
-            gc_rate: 0,
+            gc: Gc::new(data, mpage_bytes),
+            faults: FaultState::new(data, mpage_bytes),
             seq: 0,
             host_seq: 0,
             data,
             scratch: if data { vec![0; mpage_bytes] } else { Vec::new() },
-            gc_scratch: if data { vec![0; mpage_bytes] } else { Vec::new() },
             counters: FtlCounters::default(),
-            faulted: false,
-            dead: Vec::new(),
-            narrows: vec![None; layout.superblocks as usize],
-            row_narrows: vec![Vec::new(); layout.superblocks as usize],
-            bad: vec![0; (layout.superblocks as usize * layout.dies as usize).div_ceil(64)],
-            bad_counts: BadBlocks::default(),
-            lost: std::collections::HashMap::new(),
-            rebuild: None,
-            read_only: None,
-            fault_counters: FaultCounters::default(),
-            xor_scratch: if data { vec![0; mpage_bytes] } else { Vec::new() },
-            rebuild_scratch: if data { vec![0; mpage_bytes] } else { Vec::new() },
             media,
             layout,
             cfg,
@@ -261,31 +209,31 @@ impl<M: Media> Ftl<M> {
     pub fn secure_erase(&mut self) -> Result<(), FtlError> {
         for sb in 0..self.layout.superblocks {
             self.superblock_erase(sb, OpTag::Format)?;
-            let m = &mut self.sbs[sb as usize];
+            let m = &mut self.sbs.meta[sb as usize];
             m.erase_count += 1;
             m.state = SbState::Free;
             m.valid = 0;
             m.short = false;
-            self.narrows[sb as usize] = self.narrowing_fresh(sb);
-            self.row_narrows[sb as usize].clear();
+            self.sbs.narrows[sb as usize] = self.narrowing_fresh(sb);
+            self.sbs.row_narrows[sb as usize].clear();
         }
-        self.lost.clear();
-        self.rebuild = None;
+        self.faults.lost.clear();
+        self.faults.rebuild = None;
         self.map.l2p.fill(PPA_INVALID);
         self.map.p2l.fill(LBA_UNMAPPED);
         self.map.valid.fill(0);
-        self.free.clear();
+        self.sbs.free.clear();
         for sb in 0..self.layout.superblocks {
             if self.sb_usable(sb) {
-                self.free.push(Reverse((self.sbs[sb as usize].erase_count, sb)));
+                self.sbs.free.push(Reverse((self.sbs.meta[sb as usize].erase_count, sb)));
             }
         }
         self.writers[WriterId::User].sb = SB_NONE;
         self.writers[WriterId::Gc].sb = SB_NONE;
-        self.victim = None;
-        self.reclaim.clear();
-        self.gc_credit = 0;
-        self.gc_rate = 0;
+        self.gc.victim = None;
+        self.gc.reclaim.clear();
+        self.gc.credit = 0;
+        self.gc.rate = 0;
         self.system_save()
     }
 
@@ -305,7 +253,7 @@ impl<M: Media> Ftl<M> {
         self.cfg.user_slots = user_slots;
         self.map.l2p = vec_huge(user_slots as usize, PPA_INVALID);
         // The new format fits the good blocks: writes are taken again.
-        self.read_only = None;
+        self.faults.read_only = None;
         self.secure_erase()
     }
 
@@ -315,8 +263,8 @@ impl<M: Media> Ftl<M> {
         if user_slots > usable {
             return Err(FtlError::Config(format!(
                 "usable capacity of {user_slots} slots does not fit: with {} bad blocks and {} dead dies the good blocks hold {usable} slots beyond what garbage collection needs",
-                self.bad_counts.total(),
-                self.dead.len()
+                self.sbs.bad_counts.total(),
+                self.faults.dead.len()
             )));
         }
         Ok(())
@@ -353,16 +301,18 @@ impl<M: Media> Ftl<M> {
     /// media and ignored otherwise.
     pub fn write(&mut self, lba: SlotLba, data: Option<&[u8]>) -> Result<(), FtlError> {
         self.lba_check(lba)?;
-        if self.faulted {
-            if let Some(why) = &self.read_only {
+        if self.faults.faulted {
+            if let Some(why) = &self.faults.read_only {
                 return Err(FtlError::ReadOnly(why.clone()));
             }
             self.lost_clear(lba);
         }
-        self.unmap(lba);
+        // The superblock first: a card that turns read-only here refuses
+        // the write with the old data still mapped.
         if self.writers[WriterId::User].sb == SB_NONE {
             self.user_superblock_take()?;
         }
+        self.unmap(lba);
         self.host_seq += 1;
         self.append(WriterId::User, lba, data, self.host_seq)?;
         self.counters.host_slots_written += 1;
@@ -513,7 +463,7 @@ impl<M: Media> Ftl<M> {
     /// does not bring back the copies it unmapped.
     pub fn trim(&mut self, lba: SlotLba) -> Result<(), FtlError> {
         self.lba_check(lba)?;
-        if self.faulted {
+        if self.faults.faulted {
             self.lost_clear(lba);
         }
         if self.map.l2p[lba as usize] != PPA_INVALID {

@@ -133,7 +133,7 @@ impl<M: Media> Ftl<M> {
         self.map.p2l[ppa as usize] = lba;
         self.map.valid[ppa as usize / 64] |= 1u64 << (ppa % 64);
         self.map.l2p[lba as usize] = ppa;
-        self.sbs[sb as usize].valid += 1;
+        self.sbs.meta[sb as usize].valid += 1;
     }
 
     /// Clears the validity of `ppa` in superblock `sb`, the live copy of its
@@ -144,6 +144,6 @@ impl<M: Media> Ftl<M> {
         debug_assert!(valid_bit(&self.map.valid, ppa));
         debug_assert_eq!(self.map.l2p[self.map.p2l[ppa as usize] as usize], ppa);
         self.map.valid[ppa as usize / 64] &= !(1u64 << (ppa % 64));
-        self.sbs[sb as usize].valid -= 1;
+        self.sbs.meta[sb as usize].valid -= 1;
     }
 }

@@ -2,8 +2,9 @@
 //! ([`crate::reclaim`]) and then static wear leveling ([`crate::wear`]) may
 //! choose first; otherwise the policy does.
 
+use crate::gc::Victim;
 use crate::superblock::SbState;
-use crate::{Ftl, Victim, ONE};
+use crate::{Ftl, ONE};
 use nand::Media;
 use serde::{Deserialize, Serialize};
 
@@ -32,7 +33,7 @@ impl std::str::FromStr for GcPolicy {
 impl<M: Media> Ftl<M> {
     /// Chooses the next victim. Returns false when no superblock is closed.
     pub(crate) fn victim_select(&mut self, forced: bool) -> bool {
-        debug_assert!(self.victim.is_none());
+        debug_assert!(self.gc.victim.is_none());
         // Read reclaim first (its data decays), then static wear leveling.
         let reclaim = if forced { None } else { self.reclaim_victim() };
         let wear = if forced || reclaim.is_some() { None } else { self.wear_victim() };
@@ -48,20 +49,20 @@ impl<M: Media> Ftl<M> {
     /// Superblock `sb` (closed) becomes the victim, GC's rate set by its
     /// valid share.
     pub(crate) fn victim_begin(&mut self, sb: u32) {
-        debug_assert!(self.victim.is_none() && self.sbs[sb as usize].state == SbState::Closed);
+        debug_assert!(self.gc.victim.is_none() && self.sbs.meta[sb as usize].state == SbState::Closed);
         let s = self.layout.data_slots_per_superblock as u64;
-        let m = &mut self.sbs[sb as usize];
+        let m = &mut self.sbs.meta[sb as usize];
         m.state = SbState::Victim;
         let v = m.valid as u64;
-        self.gc_rate = if v >= s { 64 * ONE } else { (v * ONE).div_ceil(s - v).min(64 * ONE) };
-        self.victim = Some(Victim { sb, cursor: 0, prefetch: 0, page_first: 0, mask: 0 });
+        self.gc.rate = if v >= s { 64 * ONE } else { (v * ONE).div_ceil(s - v).min(64 * ONE) };
+        self.gc.victim = Some(Victim { sb, cursor: 0, prefetch: 0, page_first: 0, mask: 0 });
     }
 
     /// The closed superblock `policy` scores highest (the first on a tie).
     fn policy_victim(&self, policy: GcPolicy) -> Option<u32> {
         let s = self.layout.data_slots_per_superblock as u64;
         let mut best: Option<(u32, u128, u128)> = None; // sb, score numerator, denominator
-        for (i, m) in self.sbs.iter().enumerate() {
+        for (i, m) in self.sbs.meta.iter().enumerate() {
             if m.state != SbState::Closed {
                 continue;
             }

@@ -16,25 +16,25 @@ impl<M: Media> Ftl<M> {
     /// written, a victim is being emptied).
     pub fn reclaim_request(&mut self, sb: u32) {
         debug_assert!(sb < self.layout.superblocks);
-        if self.sbs[sb as usize].state == SbState::Closed && !self.reclaim.contains(&sb) {
-            self.reclaim.push(sb);
+        if self.sbs.meta[sb as usize].state == SbState::Closed && !self.gc.reclaim.contains(&sb) {
+            self.gc.reclaim.push(sb);
         }
     }
 
     /// Whether reclaim work is waiting.
     #[inline(always)]
     pub fn reclaiming(&self) -> bool {
-        !self.reclaim.is_empty()
+        !self.gc.reclaim.is_empty()
     }
 
     /// Superblocks queued for reclaim.
     pub fn reclaim_queued(&self) -> &[u32] {
-        &self.reclaim
+        &self.gc.reclaim
     }
 
     /// The next queued superblock still closed, taken off the queue.
     pub(crate) fn reclaim_victim(&mut self) -> Option<u32> {
-        let sb = crate::superblock::queue_take_closed(&mut self.reclaim, &self.sbs)?;
+        let sb = crate::superblock::queue_take_closed(&mut self.gc.reclaim, &self.sbs.meta)?;
         self.counters.reclaim_victims += 1;
         Some(sb)
     }
@@ -45,7 +45,7 @@ impl<M: Media> Ftl<M> {
     pub fn reclaim_step(&mut self, budget: u64) -> Result<u64, FtlError> {
         let mut steps = 0;
         while steps < budget {
-            if self.victim.is_none() {
+            if self.gc.victim.is_none() {
                 let Some(sb) = self.reclaim_victim() else { break };
                 self.victim_begin(sb);
             }

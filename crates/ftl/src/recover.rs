@@ -68,13 +68,15 @@ struct Damaged {
 impl<M: Media> Ftl<M> {
     /// An FTL over data-holding `media` that a card wrote before: the map,
     /// the superblocks' states and valid counts and the free pool rebuilt
-    /// from the media; nothing on the media is changed.
+    /// from the media, after finishing an erase a cut interrupted; then
+    /// what a cut left unprotected is written again.
     pub fn mount(media: M, cfg: FtlConfig) -> Result<(Ftl<M>, MountReport), FtlError> {
         if !media.holds_data() {
             return Err(FtlError::Config("mount needs media that hold data and their out-of-band areas".into()));
         }
         let mut ftl = Ftl::unformatted(media, cfg)?;
         ftl.system_load()?;
+        ftl.erases_finish()?;
         let (mut report, damaged) = ftl.map_rebuild()?;
         ftl.superblocks_rebuild();
         ftl.host_seq = report.seq_max;
@@ -170,7 +172,7 @@ impl<M: Media> Ftl<M> {
     /// for each of them.
     fn lost_settle(&mut self) {
         let (l2p, media) = (&self.map.l2p, &self.media);
-        self.lost.retain(|&lba, &mut lost_seq| l2p.get(lba as usize).is_some_and(|&p| p == PPA_INVALID) && media.trim_seq(lba) <= lost_seq);
+        self.faults.lost.retain(|&lba, &mut lost_seq| l2p.get(lba as usize).is_some_and(|&p| p == PPA_INVALID) && media.trim_seq(lba) <= lost_seq);
         self.faulted_update();
     }
 
@@ -187,7 +189,7 @@ impl<M: Media> Ftl<M> {
         if l.stripe_width <= 1 {
             return Ok(());
         }
-        let suspect: Vec<u32> = (0..l.superblocks).filter(|&sb| self.sbs[sb as usize].short || !self.row_narrows[sb as usize].is_empty()).collect();
+        let suspect: Vec<u32> = (0..l.superblocks).filter(|&sb| self.sbs.meta[sb as usize].short || !self.sbs.row_narrows[sb as usize].is_empty()).collect();
         for sb in suspect {
             for group in 0..l.dies / l.stripe_width {
                 for (page, die) in self.rows_unprotected(sb, group) {
@@ -333,17 +335,17 @@ impl<M: Media> Ftl<M> {
     /// Superblocks with programmed pages closed (short where partial), the
     /// rest free; the writers start on fresh superblocks.
     fn superblocks_rebuild(&mut self) {
-        self.free.clear();
+        self.sbs.free.clear();
         for sb in 0..self.layout.superblocks {
             let written = (0..self.layout.dies).any(|die| !self.is_dead(die) && self.media.block_next_page(die, sb) > 0);
             let erases = (0..self.layout.dies).map(|die| self.media.block_erase_count(die, sb)).max().unwrap_or(0);
             let short = self.superblock_short(sb);
-            let m = &mut self.sbs[sb as usize];
+            let m = &mut self.sbs.meta[sb as usize];
             m.erase_count = erases;
             m.short = short;
             m.state = if written { SbState::Closed } else { SbState::Free };
             if !written && self.sb_usable(sb) {
-                self.free.push(std::cmp::Reverse((erases, sb)));
+                self.sbs.free.push(std::cmp::Reverse((erases, sb)));
             }
         }
     }

@@ -82,7 +82,7 @@ impl<M: Media> Ftl<M> {
             out.sort_unstable();
         }
         let n = Narrowing::new(&self.layout, &out);
-        let rows = &mut self.row_narrows[sb as usize];
+        let rows = &mut self.sbs.row_narrows[sb as usize];
         debug_assert!(rows.last().is_none_or(|(f, _)| *f <= from), "failures come in row order");
         match rows.last_mut() {
             Some((f, last)) if *f == from => *last = n,
@@ -96,7 +96,7 @@ impl<M: Media> Ftl<M> {
     /// group that one leaves with no stripe.
     pub(crate) fn rows_of(&self, sb: u32, die: u32) -> u32 {
         let l = &self.layout;
-        let unused = self.row_narrows[sb as usize].iter().find(|(_, n)| l.is_unused_in(Some(n), die));
+        let unused = self.sbs.row_narrows[sb as usize].iter().find(|(_, n)| l.is_unused_in(Some(n), die));
         match unused {
             Some((from, n)) if n.is_out(die) => from - 1,
             Some((from, _)) => *from,
@@ -113,7 +113,7 @@ impl<M: Media> Ftl<M> {
     pub(crate) fn row_narrows_derive(&mut self, dead_failed: &[(u32, u32, u32)]) {
         let l = self.layout.clone();
         for sb in 0..l.superblocks {
-            self.row_narrows[sb as usize].clear();
+            self.sbs.row_narrows[sb as usize].clear();
             let base = self.narrowing(sb).cloned();
             let written = (0..l.dies).any(|d| !self.is_dead(d) && self.media.block_next_page(d, sb) > 0);
             if !written {
@@ -142,8 +142,8 @@ impl<M: Media> Ftl<M> {
     pub(crate) fn dead_failed_rows(&self) -> Vec<(u32, u32, u32)> {
         let mut rows = Vec::new();
         for sb in 0..self.layout.superblocks {
-            for &d in &self.dead {
-                let first_out = self.row_narrows[sb as usize].iter().find(|(_, n)| n.is_out(d));
+            for &d in &self.faults.dead {
+                let first_out = self.sbs.row_narrows[sb as usize].iter().find(|(_, n)| n.is_out(d));
                 if let (Some((from, _)), true) = (first_out, self.is_bad(d, sb)) {
                     if !self.layout.is_unused_in(self.narrowing(sb), d) {
                         rows.push((d, sb, from - 1));
@@ -160,7 +160,7 @@ impl<M: Media> Ftl<M> {
         for f in &failed {
             if !self.is_bad(f.die, f.sb) {
                 self.bad_mark(f.die, f.sb, true);
-                self.bad_counts.grown_program += 1;
+                self.sbs.bad_counts.grown_program += 1;
             }
         }
         self.capacity_check();
@@ -195,20 +195,20 @@ impl<M: Media> Ftl<M> {
             let seq = if self.data { s.seqs[i] } else { 0 };
             let slot = SLOT_BYTES as usize;
             self.append(id, lba, self.data.then(|| &s.buf[i * slot..(i + 1) * slot]), seq)?;
-            self.fault_counters.slots_rewritten += 1;
+            self.faults.counters.slots_rewritten += 1;
         }
         Ok(())
     }
 
     /// Moves the valid slots of the stripes sealed without a failed page.
     pub(crate) fn retired_stripes_move(&mut self) -> Result<(), FtlError> {
-        for (sb, row, die) in std::mem::take(&mut self.retired_stripes) {
+        for (sb, row, die) in std::mem::take(&mut self.gc.retired_stripes) {
             let n = self.narrowing_at(sb, row).cloned();
             for m in self.layout.stripe_members(n.as_ref(), die) {
                 let programmed = self.media.block_next_page(m, sb) > row;
                 if !self.is_dead(m) && programmed && self.layout.is_data_in(n.as_ref(), row, m) {
                     let moved = self.page_move(SlotAddr { superblock: sb, page: row, die: m, slot: 0 }, false)?;
-                    self.fault_counters.slots_reprotected += moved;
+                    self.faults.counters.slots_reprotected += moved;
                 }
             }
         }
@@ -280,7 +280,7 @@ mod tests {
             }
             let found = (0..layout.superblocks).find_map(|sb| {
                 let closed = ftl.superblock_state(sb) == crate::SbState::Closed;
-                let first = ftl.row_narrows[sb as usize].first().map(|(from, _)| *from);
+                let first = ftl.sbs.row_narrows[sb as usize].first().map(|(from, _)| *from);
                 first.filter(|&f| closed && f < layout.pages_per_block - 1).map(|f| (sb, f))
             });
             if let Some((sb, from)) = found {
@@ -291,7 +291,7 @@ mod tests {
 
     /// The die whose block superblock `sb`'s first row narrowing leaves out.
     fn failed_die(ftl: &Ftl<Array>, sb: u32) -> u32 {
-        let n = &ftl.row_narrows[sb as usize][0].1;
+        let n = &ftl.sbs.row_narrows[sb as usize][0].1;
         let base = ftl.narrowing(sb);
         (0..ftl.layout.dies).find(|&d| n.is_out(d) && !ftl.layout.is_unused_in(base, d)).expect("the failed die")
     }
@@ -306,10 +306,10 @@ mod tests {
         let (mut ftl, cfg, last, sb, from) = failed_mid_superblock();
         let layout = ftl.layout.clone();
         let pages = layout.pages_per_block;
-        let n = ftl.row_narrows[sb as usize][0].1.clone();
+        let n = ftl.sbs.row_narrows[sb as usize][0].1.clone();
         let base = ftl.narrowing(sb).cloned();
         let die = failed_die(&ftl, sb);
-        assert!(ftl.is_bad(die, sb) && !ftl.sbs[sb as usize].short);
+        assert!(ftl.is_bad(die, sb) && !ftl.sbs.meta[sb as usize].short);
         assert_eq!(ftl.media().block_next_page(die, sb), from - 1, "the failed block stops at the failed page");
         let group: Vec<u32> = layout.stripe_members(base.as_ref(), die).into_iter().filter(|&d| d != die).collect();
         for &d in &group {
@@ -321,10 +321,10 @@ mod tests {
         assert!(ftl.fault_counters().slots_reprotected > 0 || ftl.fault_counters().slots_rewritten > 0);
         ftl.check().unwrap();
         verify(&mut ftl, &last);
-        let rows = ftl.row_narrows.clone();
+        let rows = ftl.sbs.row_narrows.clone();
         let store = ftl.into_media().into_store();
         let (mut m, _) = Ftl::mount(array(store), cfg).unwrap();
-        assert_eq!(m.row_narrows, rows, "a mount finds the same row narrowings");
+        assert_eq!(m.sbs.row_narrows, rows, "a mount finds the same row narrowings");
         m.check().unwrap();
         verify(&mut m, &last);
         m.die_fail(group[0]).unwrap();
@@ -342,10 +342,10 @@ mod tests {
         let (mut ftl, cfg, last, sb, _) = failed_mid_superblock();
         let die = failed_die(&ftl, sb);
         ftl.die_fail(die).unwrap();
-        let rows = ftl.row_narrows.clone();
+        let rows = ftl.sbs.row_narrows.clone();
         let store = ftl.into_media().into_store();
         let (mut m, _) = Ftl::mount(array(store), cfg).unwrap();
-        assert_eq!(m.row_narrows, rows, "a mount finds the same row narrowings, the dead die's included");
+        assert_eq!(m.sbs.row_narrows, rows, "a mount finds the same row narrowings, the dead die's included");
         m.check().unwrap();
         while m.rebuilding() {
             m.rebuild_step(1 << 20).unwrap();

@@ -2,11 +2,14 @@
 //! erases) and their life cycle: Free -> Open -> Closed -> Victim ->
 //! (erase) -> Free. The free pool hands out the least-worn superblock first.
 
+use crate::bad::BadBlocks;
+use crate::layout::{Layout, Narrowing};
 use crate::writer::WriterId;
 use crate::{Ftl, FtlError};
 use nand::Media;
 use serde::Serialize;
 use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 /// The superblock life cycle: Free -> Open -> Closed -> Victim -> (erase) -> Free.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -31,6 +34,41 @@ pub(crate) struct SbMeta {
 
 pub(crate) const SB_NONE: u32 = u32::MAX;
 
+/// The superblocks: each one's state, the free pool, how each is narrowed
+/// (dead dies, bad blocks, blocks retired from a row on) and the
+/// bad-block table.
+pub(crate) struct Superblocks {
+    pub(crate) meta: Vec<SbMeta>,
+    /// Free superblocks, least worn first (erase count, superblock).
+    pub(crate) free: BinaryHeap<Reverse<(u32, u32)>>,
+    /// Each superblock's narrowing, set when it is opened (none: the full
+    /// width): the dead dies and its bad blocks left out.
+    pub(crate) narrows: Vec<Option<Narrowing>>,
+    /// Narrowings that take effect from a row on (the row, the narrowing),
+    /// in row order: a block retired by a failed program is left out of
+    /// its superblock's rows after the failure ([`crate::retire`]).
+    pub(crate) row_narrows: Vec<Vec<(u32, Narrowing)>>,
+    /// One bit a die block (superblock-major): bad.
+    pub(crate) bad: Vec<u64>,
+    pub(crate) bad_counts: BadBlocks,
+}
+
+impl Superblocks {
+    /// Every superblock free and unworn, no block bad (the free pool is
+    /// filled by the format).
+    pub(crate) fn new(layout: &Layout) -> Superblocks {
+        let n = layout.superblocks as usize;
+        Superblocks {
+            meta: vec![SbMeta { state: SbState::Free, valid: 0, close_seq: 0, erase_count: 0, short: false }; n],
+            free: BinaryHeap::with_capacity(n),
+            narrows: vec![None; n],
+            row_narrows: vec![Vec::new(); n],
+            bad: vec![0; (n * layout.dies as usize).div_ceil(64)],
+            bad_counts: BadBlocks::default(),
+        }
+    }
+}
+
 /// The first superblock of `queue` still closed, taken off it with those
 /// before it (a queued superblock GC has taken since is dropped).
 pub(crate) fn queue_take_closed(queue: &mut Vec<u32>, sbs: &[SbMeta]) -> Option<u32> {
@@ -45,7 +83,7 @@ pub(crate) fn queue_take_closed(queue: &mut Vec<u32>, sbs: &[SbMeta]) -> Option<
 
 impl<M: Media> Ftl<M> {
     pub fn free_superblocks(&self) -> u32 {
-        self.free.len() as u32
+        self.sbs.free.len() as u32
     }
     /// Physical data slots not available to hold valid data right now: the
     /// free pool and the unfilled rest of the open writers' superblocks.
@@ -53,7 +91,7 @@ impl<M: Media> Ftl<M> {
     /// over-provisioning.
     pub fn spare_slots_in_hand(&self) -> u64 {
         let l = &self.layout;
-        let mut s = self.free.len() as u64 * l.data_slots_per_superblock as u64;
+        let mut s = self.sbs.free.len() as u64 * l.data_slots_per_superblock as u64;
         for w in self.writers.iter() {
             if w.sb != SB_NONE {
                 let written = (w.page as u64 * l.slots_per_row as u64 + w.die as u64 * l.slots_per_mpage as u64 + w.slot as u64)
@@ -65,27 +103,27 @@ impl<M: Media> Ftl<M> {
         s
     }
     pub fn superblock_state(&self, sb: u32) -> SbState {
-        self.sbs[sb as usize].state
+        self.sbs.meta[sb as usize].state
     }
     pub fn superblock_valid(&self, sb: u32) -> u32 {
-        self.sbs[sb as usize].valid
+        self.sbs.meta[sb as usize].valid
     }
     pub fn superblock_erase_count(&self, sb: u32) -> u32 {
-        self.sbs[sb as usize].erase_count
+        self.sbs.meta[sb as usize].erase_count
     }
     /// A victim (or, at a secure erase, any superblock) has just been
     /// erased: it rejoins the free pool, one erase older.
     pub(crate) fn superblock_erased(&mut self, sb: u32) {
-        let m = &mut self.sbs[sb as usize];
+        let m = &mut self.sbs.meta[sb as usize];
         debug_assert_eq!(m.state, SbState::Victim);
         m.state = SbState::Free;
         m.valid = 0;
         m.short = false;
         m.erase_count += 1;
-        self.row_narrows[sb as usize].clear();
+        self.sbs.row_narrows[sb as usize].clear();
         let erases = m.erase_count;
         if self.sb_usable(sb) {
-            self.free.push(Reverse((erases, sb)));
+            self.sbs.free.push(Reverse((erases, sb)));
         }
     }
 
@@ -95,8 +133,8 @@ impl<M: Media> Ftl<M> {
     pub(crate) fn user_superblock_take(&mut self) -> Result<(), FtlError> {
         let mut steps: u64 = 0;
         let limit = 4 * self.layout.slots_per_superblock as u64 * self.layout.superblocks as u64;
-        while self.free.len() <= 1 || !self.free_pool_holds_two() {
-            let stuck = if self.victim.is_none() && !self.victim_select(true) {
+        while self.sbs.free.len() <= 1 || !self.free_pool_holds_two() {
+            let stuck = if self.gc.victim.is_none() && !self.victim_select(true) {
                 "no closed superblock to collect"
             } else if steps > limit {
                 "garbage collection made no progress"
@@ -116,10 +154,10 @@ impl<M: Media> Ftl<M> {
     /// empty any victim into. Superblocks narrowed by bad blocks or dead
     /// dies hold less; with none, two superblocks in the pool are that.
     fn free_pool_holds_two(&self) -> bool {
-        if self.dead.is_empty() && self.bad_counts.total() == 0 {
+        if self.faults.dead.is_empty() && self.sbs.bad_counts.total() == 0 {
             return true;
         }
-        let slots: u64 = self.free.iter().map(|std::cmp::Reverse((_, sb))| self.data_slots_fresh(*sb)).sum();
+        let slots: u64 = self.sbs.free.iter().map(|std::cmp::Reverse((_, sb))| self.data_slots_fresh(*sb)).sum();
         slots >= 2 * self.layout.data_slots_per_superblock as u64
     }
 
@@ -127,18 +165,56 @@ impl<M: Media> Ftl<M> {
     /// its spare, it turns read-only (no write it took is lost); on a
     /// whole card this is a fault of the FTL's own.
     pub(crate) fn no_space(&mut self, why: &str) -> FtlError {
-        if self.dead.is_empty() && self.bad_counts.total() == 0 {
+        if self.faults.dead.is_empty() && self.sbs.bad_counts.total() == 0 {
             return FtlError::NoSpace(why.into());
         }
         let msg = format!(
             "{} dies failed and {} blocks are bad ({} from the factory, {} worn out): garbage collection can no longer free space ({why})",
-            self.dead.len(),
-            self.bad_counts.total(),
-            self.bad_counts.factory,
-            self.bad_counts.grown
+            self.faults.dead.len(),
+            self.sbs.bad_counts.total(),
+            self.sbs.bad_counts.factory,
+            self.sbs.bad_counts.grown
         );
-        self.read_only = Some(msg.clone());
-        self.faulted = true;
+        self.faults.read_only = Some(msg.clone());
+        self.faults.faulted = true;
         FtlError::ReadOnly(msg)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::writer::WriterId;
+    use crate::{Ftl, FtlConfig, FtlError, GcPolicy, Layout};
+    use nand::{Array, Geometry};
+    use units::SLOT_BYTES;
+
+    /// A write the card refuses because it finds no superblock to take
+    /// (it turns read-only there) keeps the LBA's old data: the superblock
+    /// is taken before the old copy is unmapped (it read as zeros).
+    #[test]
+    fn a_write_refused_for_want_of_a_superblock_keeps_the_old_data() {
+        let g =
+            Geometry { channels: 4, dies_per_channel: 2, planes_per_die: 2, blocks_per_plane: 12, pages_per_block: 8, page_size_bytes: 8192, oob_bytes: 224 };
+        let layout = Layout::new(&g, 4);
+        let cfg = FtlConfig {
+            stripe_width: 4,
+            user_slots: Ftl::<Array>::user_slots_max(&layout, 1) / 2,
+            reserve_superblocks: 1,
+            gc_policy: GcPolicy::Greedy,
+            wear_spread_max: 8,
+            power_loss_protection: true,
+        };
+        let mut ftl = Ftl::format(Array::new(g, true), cfg).unwrap();
+        let old = vec![7u8; SLOT_BYTES as usize];
+        ftl.write(0, Some(&old)).unwrap();
+        ftl.die_fail(7).unwrap();
+        // The user writer's superblock is full and none is left to take,
+        // nor any closed one to collect.
+        ftl.writers[WriterId::User].sb = super::SB_NONE;
+        ftl.sbs.free.clear();
+        assert!(matches!(ftl.write(0, Some(&[9u8; SLOT_BYTES as usize])), Err(FtlError::ReadOnly(_))));
+        let mut out = vec![0u8; SLOT_BYTES as usize];
+        ftl.read(0, Some(&mut out)).unwrap();
+        assert_eq!(out, old, "the refused write's LBA keeps its old data");
     }
 }

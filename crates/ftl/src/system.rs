@@ -45,21 +45,21 @@ impl<M: Media> Ftl<M> {
         b.extend_from_slice(&SYSTEM_VERSION.to_le_bytes());
         b.extend_from_slice(&self.layout.dies.to_le_bytes());
         b.extend_from_slice(&self.layout.superblocks.to_le_bytes());
-        b.extend_from_slice(&(self.dead.len() as u32).to_le_bytes());
-        self.dead.iter().for_each(|d| b.extend_from_slice(&d.to_le_bytes()));
-        b.extend_from_slice(&self.bad_counts.factory.to_le_bytes());
-        b.extend_from_slice(&self.bad_counts.grown.to_le_bytes());
-        b.extend_from_slice(&self.bad_counts.grown_program.to_le_bytes());
-        self.bad.iter().for_each(|w| b.extend_from_slice(&w.to_le_bytes()));
-        for n in &self.narrows {
+        b.extend_from_slice(&(self.faults.dead.len() as u32).to_le_bytes());
+        self.faults.dead.iter().for_each(|d| b.extend_from_slice(&d.to_le_bytes()));
+        b.extend_from_slice(&self.sbs.bad_counts.factory.to_le_bytes());
+        b.extend_from_slice(&self.sbs.bad_counts.grown.to_le_bytes());
+        b.extend_from_slice(&self.sbs.bad_counts.grown_program.to_le_bytes());
+        self.sbs.bad.iter().for_each(|w| b.extend_from_slice(&w.to_le_bytes()));
+        for n in &self.sbs.narrows {
             let out = n.as_ref().map(|n| n.dies_out()).unwrap_or_default();
             b.extend_from_slice(&(out.len() as u16).to_le_bytes());
             out.iter().for_each(|d| b.extend_from_slice(&d.to_le_bytes()));
         }
-        b.extend_from_slice(&(self.lost.len() as u32).to_le_bytes());
+        b.extend_from_slice(&(self.faults.lost.len() as u32).to_le_bytes());
         for lba in self.lbas_lost() {
             b.extend_from_slice(&lba.to_le_bytes());
-            b.extend_from_slice(&self.lost[&lba].to_le_bytes());
+            b.extend_from_slice(&self.faults.lost[&lba].to_le_bytes());
         }
         let dead_failed = self.dead_failed_rows();
         b.extend_from_slice(&(dead_failed.len() as u32).to_le_bytes());
@@ -74,7 +74,7 @@ impl<M: Media> Ftl<M> {
     /// Writes the system area (data-holding media; nothing to keep on a
     /// card with no failure, no bad block and no loss).
     pub(crate) fn system_save(&mut self) -> Result<(), FtlError> {
-        if self.data && (self.faulted || self.bad_counts.total() > 0) {
+        if self.data && (self.faults.faulted || self.sbs.bad_counts.total() > 0) {
             let b = self.system_bytes();
             self.media.system_write(&b)?;
         }
@@ -120,17 +120,17 @@ impl<M: Media> Ftl<M> {
         if dead.iter().any(|&d| d >= dies) {
             return Err(bad("a dead die out of range"));
         }
-        self.bad_counts.factory = f.u32()?;
-        self.bad_counts.grown = f.u32()?;
-        self.bad_counts.grown_program = if version >= 3 { f.u32()? } else { 0 };
-        if self.bad_counts.grown_program > self.bad_counts.grown {
+        self.sbs.bad_counts.factory = f.u32()?;
+        self.sbs.bad_counts.grown = f.u32()?;
+        self.sbs.bad_counts.grown_program = if version >= 3 { f.u32()? } else { 0 };
+        if self.sbs.bad_counts.grown_program > self.sbs.bad_counts.grown {
             return Err(bad("more blocks retired by a failed program than grown bad"));
         }
-        for w in self.bad.iter_mut() {
+        for w in self.sbs.bad.iter_mut() {
             *w = f.u64()?;
         }
-        let marked: u32 = self.bad.iter().map(|w| w.count_ones()).sum();
-        if marked != self.bad_counts.total() {
+        let marked: u32 = self.sbs.bad.iter().map(|w| w.count_ones()).sum();
+        if marked != self.sbs.bad_counts.total() {
             return Err(bad("its bad-block table and counts do not agree"));
         }
         for sb in 0..sbs as usize {
@@ -139,13 +139,13 @@ impl<M: Media> Ftl<M> {
             if out.iter().any(|&d| d >= dies) {
                 return Err(bad("a narrowing names a die out of range"));
             }
-            self.narrows[sb] = (!out.is_empty()).then(|| Narrowing::new(&self.layout, &out));
+            self.sbs.narrows[sb] = (!out.is_empty()).then(|| Narrowing::new(&self.layout, &out));
         }
         let lost_n = f.u32()?;
         for _ in 0..lost_n {
             let lba = f.u32()?;
             let seq = f.u64()?;
-            self.lost.insert(lba, seq);
+            self.faults.lost.insert(lba, seq);
         }
         let dead_failed = if version >= 4 { self.dead_failed_read(&mut f, &dead)? } else { Vec::new() };
         if f.at != body.len() {
@@ -154,10 +154,10 @@ impl<M: Media> Ftl<M> {
         for &d in &dead {
             self.media.die_fail(d, false);
         }
-        self.dead = dead;
-        self.fault_counters.dies_failed = self.dead.len() as u32;
-        if !self.dead.is_empty() {
-            self.rebuild = Some(crate::faults::Rebuild::start());
+        self.faults.dead = dead;
+        self.faults.counters.dies_failed = self.faults.dead.len() as u32;
+        if !self.faults.dead.is_empty() {
+            self.faults.rebuild = Some(crate::faults::Rebuild::start());
         }
         self.capacity_check();
         self.faulted_update();

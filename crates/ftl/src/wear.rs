@@ -14,11 +14,11 @@ impl<M: Media> Ftl<M> {
         if self.cfg.wear_spread_max == 0 {
             return None;
         }
-        let (lo, hi) = self.sbs.iter().fold((u32::MAX, 0), |(lo, hi), m| (lo.min(m.erase_count), hi.max(m.erase_count)));
+        let (lo, hi) = self.sbs.meta.iter().fold((u32::MAX, 0), |(lo, hi), m| (lo.min(m.erase_count), hi.max(m.erase_count)));
         if hi - lo <= self.cfg.wear_spread_max {
             return None;
         }
-        let coldest = self.sbs.iter().enumerate().filter(|(_, m)| m.state == SbState::Closed).min_by_key(|(i, m)| (m.erase_count, *i));
+        let coldest = self.sbs.meta.iter().enumerate().filter(|(_, m)| m.state == SbState::Closed).min_by_key(|(i, m)| (m.erase_count, *i));
         coldest.filter(|(_, m)| m.erase_count == lo).map(|(i, _)| i as u32)
     }
 }

@@ -199,7 +199,7 @@ impl<M: Media> Ftl<M> {
         if let Some(failed) = self.writer_program_page(id)? {
             self.program_failed(id, failed)?;
         }
-        if !self.retired_stripes.is_empty() {
+        if !self.gc.retired_stripes.is_empty() {
             self.retired_stripes_move()?;
         }
         Ok(())
@@ -211,7 +211,7 @@ impl<M: Media> Ftl<M> {
         let data = self.data;
         let w = &self.writers[id];
         let (sb, row) = (w.sb, w.page);
-        let n = narrowing_in(&self.narrows, &self.row_narrows, sb, row);
+        let n = narrowing_in(&self.sbs.narrows, &self.sbs.row_narrows, sb, row);
         let layout = &self.layout;
         let w = &mut self.writers[id];
         let mut failed = None;
@@ -254,7 +254,7 @@ impl<M: Media> Ftl<M> {
         if w.stripe_failed && stripe_sealed {
             // The stripe holding a failure is sealed: its slots to move.
             w.stripe_failed = false;
-            self.retired_stripes.push((w.sb, w.page, w.die));
+            self.gc.retired_stripes.push((w.sb, w.page, w.die));
         }
         for f in failed.iter().flatten() {
             self.row_narrow_after(sb, f.die(), row);
@@ -269,7 +269,7 @@ impl<M: Media> Ftl<M> {
         let layout = &self.layout;
         let w = &mut self.writers[id];
         // The row's narrowing, looked up again only when the row changes.
-        let mut n = narrowing_in(&self.narrows, &self.row_narrows, w.sb, w.page);
+        let mut n = narrowing_in(&self.sbs.narrows, &self.sbs.row_narrows, w.sb, w.page);
         loop {
             w.die += 1;
             if w.die == layout.dies {
@@ -278,13 +278,13 @@ impl<M: Media> Ftl<M> {
                 if w.page == layout.pages_per_block {
                     let sb = w.sb as usize;
                     w.sb = SB_NONE;
-                    let m = &mut self.sbs[sb];
+                    let m = &mut self.sbs.meta[sb];
                     debug_assert_eq!(m.state, SbState::Open);
                     m.state = SbState::Closed;
                     m.close_seq = self.seq;
                     return;
                 }
-                n = narrowing_in(&self.narrows, &self.row_narrows, w.sb, w.page);
+                n = narrowing_in(&self.sbs.narrows, &self.sbs.row_narrows, w.sb, w.page);
             }
             if layout.is_data_in(n, w.page, w.die) {
                 w.page_ppa = layout.ppa(SlotAddr { superblock: w.sb, page: w.page, die: w.die, slot: 0 });
@@ -296,18 +296,18 @@ impl<M: Media> Ftl<M> {
     /// Opens a free superblock (the least worn) for a writer, at the
     /// narrowing of the dies failed so far and its own bad blocks.
     pub(crate) fn writer_open(&mut self, id: WriterId) -> Result<(), FtlError> {
-        let Some(Reverse((_, sb))) = self.free.pop() else {
+        let Some(Reverse((_, sb))) = self.sbs.free.pop() else {
             return Err(self.no_space(&format!("the {} writer found no free superblock", id.name())));
         };
         let narrow = self.narrowing_fresh(sb);
-        let m = &mut self.sbs[sb as usize];
+        let m = &mut self.sbs.meta[sb as usize];
         debug_assert_eq!(m.state, SbState::Free);
         debug_assert_eq!(m.valid, 0);
         m.state = SbState::Open;
-        debug_assert!(self.row_narrows[sb as usize].is_empty(), "an erased superblock has no row narrowing");
-        let changed = self.narrows[sb as usize] != narrow;
-        self.narrows[sb as usize] = narrow;
-        let n = self.narrows[sb as usize].as_ref();
+        debug_assert!(self.sbs.row_narrows[sb as usize].is_empty(), "an erased superblock has no row narrowing");
+        let changed = self.sbs.narrows[sb as usize] != narrow;
+        self.sbs.narrows[sb as usize] = narrow;
+        let n = self.sbs.narrows[sb as usize].as_ref();
         let layout = &self.layout;
         let w = &mut self.writers[id];
         w.sb = sb;
