@@ -181,29 +181,7 @@ fn format_split_merge_and_beacon_on_a_served_card() {
     assert!(out.contains("purged"), "{out}");
     assert!(!media_holds_marker(&store), "a secure erase leaves no byte written before on the media");
     assert_eq!(status_json(&store)["capacity_bytes"].as_u64(), Some(capacity("stock")));
-    // Split: two exports, verified at once.
-    let (code, out, err) = flashlab(&["volumes", &store, "--split", "2", "--force"]);
-    assert_eq!(code, 0, "{err}");
-    let half = capacity("stock") / 2 / 4096 * 4096;
-    assert!(out.contains("'p420m-1'") && out.contains("'p420m-2'"), "{out}");
-    let vols = status_json(&store)["volumes"].clone();
-    assert_eq!(vols, serde_json::json!([{"export": "p420m-1", "bytes": half}, {"export": "p420m-2", "bytes": capacity("stock") - half}]));
-    // A split card split again was once wiped for nothing.
-    refused(&["volumes", &store, "--split", "2", "--force"], "the card is already 2 volumes: nothing done");
-    let uri = |v: u32| format!("nbd+unix:///p420m-{v}?socket={}", card.socket.display());
-    let out = fio_run(
-        &card,
-        "both.fio",
-        &format!("rw=randwrite\nbs=4k\niodepth=16\nverify=crc32c\nverify_fatal=1\ndo_verify=1\n[one]\nuri={}\n[two]\nuri={}\n", uri(1), uri(2)),
-    );
-    assert_eq!(out.matches("err= 0").count(), 2, "both volumes verified: {out}");
-    assert!(Client::connect(&card.socket, "p420m").is_err(), "the whole card is no export while split");
-    // Merge: one export again.
-    let (code, _, err) = flashlab(&["volumes", &store, "--merge", "--force"]);
-    assert_eq!(code, 0, "{err}");
-    let c = Client::connect(&card.socket, "p420m").unwrap();
-    assert_eq!(c.size, capacity("stock"));
-    drop(c);
+    split_and_merge(&card, &store);
     // The beacon, served: in the status; kept when the card stops.
     let (code, _, err) = flashlab(&["beacon", &store, "on"]);
     assert_eq!(code, 0, "{err}");
@@ -211,6 +189,34 @@ fn format_split_merge_and_beacon_on_a_served_card() {
     let (code, log) = card.stop_clean();
     assert_eq!(code, 0, "{log}");
     assert_eq!(status_json(&store)["beacon"].as_bool(), Some(true), "the beacon stays lit at rest");
+}
+
+/// Split: two exports, verified at once by fio; a split card is not split
+/// again; merged, one export again.
+fn split_and_merge(card: &Served, store: &str) {
+    use testkit::Client;
+    let (code, out, err) = flashlab(&["volumes", store, "--split", "2", "--force"]);
+    assert_eq!(code, 0, "{err}");
+    let half = capacity("stock") / 2 / 4096 * 4096;
+    assert!(out.contains("'p420m-1'") && out.contains("'p420m-2'"), "{out}");
+    let vols = status_json(store)["volumes"].clone();
+    assert_eq!(vols, serde_json::json!([{"export": "p420m-1", "bytes": half}, {"export": "p420m-2", "bytes": capacity("stock") - half}]));
+    // A split card split again was once wiped for nothing.
+    refused(&["volumes", store, "--split", "2", "--force"], "the card is already 2 volumes: nothing done");
+    let uri = |v: u32| format!("nbd+unix:///p420m-{v}?socket={}", card.socket.display());
+    let out = fio_run(
+        card,
+        "both.fio",
+        &format!("rw=randwrite\nbs=4k\niodepth=16\nverify=crc32c\nverify_fatal=1\ndo_verify=1\n[one]\nuri={}\n[two]\nuri={}\n", uri(1), uri(2)),
+    );
+    assert_eq!(out.matches("err= 0").count(), 2, "both volumes verified: {out}");
+    assert!(Client::connect(&card.socket, "p420m").is_err(), "the whole card is no export while split");
+    // Merge: one export again.
+    let (code, _, err) = flashlab(&["volumes", store, "--merge", "--force"]);
+    assert_eq!(code, 0, "{err}");
+    let c = Client::connect(&card.socket, "p420m").unwrap();
+    assert_eq!(c.size, capacity("stock"));
+    drop(c);
 }
 
 /// Format, split and beacon on a card at rest: refused without --force

@@ -9,6 +9,7 @@
 //! Once with the card's protection on, once off.
 
 use emu::nbd;
+use testkit::oracle::{found, stamp, Found, Owed};
 use testkit::Client;
 
 mod common;
@@ -19,13 +20,6 @@ use common::Served;
 const SLOTS: u64 = 4096;
 const SLOT: u64 = 4096;
 const CUTS: u32 = 200;
-
-fn stamp(slot: u64, generation: u64) -> Vec<u8> {
-    let mut v = vec![(generation % 251) as u8; SLOT as usize];
-    v[..8].copy_from_slice(&slot.to_le_bytes());
-    v[8..16].copy_from_slice(&generation.to_le_bytes());
-    v
-}
 
 /// xorshift64*: the seeded moments and slots.
 struct Rng(u64);
@@ -38,13 +32,6 @@ impl Rng {
     }
 }
 
-/// What each slot may read: the newest generation sent and the newest owed.
-#[derive(Clone, Copy, Default)]
-struct Slot {
-    sent: u64,
-    owed: u64,
-}
-
 /// A request in flight: a write (its slot, generation, FUA) or a FLUSH
 /// (the generations acknowledged when it was sent, by slot).
 enum InFlight {
@@ -54,7 +41,7 @@ enum InFlight {
 
 /// Sends `requests` requests, 16 in flight, and returns with some still in
 /// flight: the server is killed then.
-fn workload(c: &mut Client, slots: &mut [Slot], acked: &mut [u64], next_gen: &mut u64, rng: &mut Rng, requests: u64, plp: bool) {
+fn workload(c: &mut Client, slots: &mut [Owed], acked: &mut [u64], next_gen: &mut u64, rng: &mut Rng, requests: u64, plp: bool) {
     let mut flight: std::collections::HashMap<u64, InFlight> = Default::default();
     for handle in 0..requests {
         if flight.len() >= 16 {
@@ -83,7 +70,7 @@ fn workload(c: &mut Client, slots: &mut [Slot], acked: &mut [u64], next_gen: &mu
 }
 
 /// Takes one reply and updates what is owed.
-fn reap(c: &mut Client, flight: &mut std::collections::HashMap<u64, InFlight>, slots: &mut [Slot], acked: &mut [u64], plp: bool) {
+fn reap(c: &mut Client, flight: &mut std::collections::HashMap<u64, InFlight>, slots: &mut [Owed], acked: &mut [u64], plp: bool) {
     let r = c.reply().unwrap();
     assert_eq!(r.error, 0, "request {} failed with NBD error {}", r.handle, r.error);
     match flight.remove(&r.handle).expect("a reply to a request in flight") {
@@ -104,26 +91,16 @@ fn reap(c: &mut Client, flight: &mut std::collections::HashMap<u64, InFlight>, s
 
 /// Reads every slot back after a mount and checks it with the oracle;
 /// then what was read is what is owed and sent (it is on the media).
-fn check(c: &mut Client, slots: &mut [Slot], acked: &mut [u64], cut: u32) -> u64 {
+fn check(c: &mut Client, slots: &mut [Owed], acked: &mut [u64], cut: u32) -> u64 {
     let mut zeros = 0;
     for slot in 0..SLOTS {
         let r = c.call(nbd::CMD_READ, 0, slot * SLOT, SLOT as u32, &[]).unwrap();
         assert_eq!(r.error, 0);
         let s = &mut slots[slot as usize];
-        let got = if r.data.iter().all(|&b| b == 0) {
-            assert!(s.owed == 0, "cut {cut}: slot {slot} reads zeros, generation {} was owed", s.owed);
-            zeros += 1;
-            0
-        } else {
-            let lba = u64::from_le_bytes(r.data[..8].try_into().unwrap());
-            let g = u64::from_le_bytes(r.data[8..16].try_into().unwrap());
-            assert_eq!(lba, slot, "cut {cut}: slot {slot} holds slot {lba}'s data");
-            assert!(r.data == stamp(slot, g), "cut {cut}: slot {slot} is torn");
-            assert!(g >= s.owed && g <= s.sent, "cut {cut}: slot {slot} reads generation {g}, owed {}, newest sent {}", s.owed, s.sent);
-            g
-        };
-        *s = Slot { sent: got, owed: got };
-        acked[slot as usize] = got;
+        let f = found(slot, &r.data).and_then(|f| s.check(slot, f).map(|()| f)).unwrap_or_else(|e| panic!("cut {cut}: {e}"));
+        zeros += (f == Found::Zeros) as u64;
+        s.settle(f);
+        acked[slot as usize] = s.sent;
     }
     zeros
 }
@@ -131,7 +108,7 @@ fn check(c: &mut Client, slots: &mut [Slot], acked: &mut [u64], cut: u32) -> u64
 fn cuts(plp: &str) {
     let mut card = Served::start(&format!("powercut-{plp}"), &["--timing", "none", "--power-loss-protection", plp]);
     let protected = plp == "on";
-    let mut slots = vec![Slot::default(); SLOTS as usize];
+    let mut slots = vec![Owed::default(); SLOTS as usize];
     let mut acked = vec![0u64; SLOTS as usize];
     let mut rng = Rng(0x5eed_0000 + protected as u64);
     let mut next_gen = 0;

@@ -111,8 +111,26 @@ fn review_of_both_formats_writes_results_and_a_report_chromium_renders() {
     for f in ["results.json", "precondition.csv", "tests.csv", "steady_state.csv", "published.csv", "report.html"] {
         assert!(out.join(f).is_file(), "{f} missing");
     }
-    // Results: 2 formats x 4 profiles, each with its preconditioning series
-    // and its main tests (2 for 4K, 16 matrix points otherwise).
+    results_whole(&out);
+    let prof = tmp("chromium");
+    let charts = report_renders(&out, &prof);
+    svg_files_well_formed(&out, &prof, charts);
+    // Layout, as the browser lays it out (below).
+    // Two devices (stock, hp); 3 mixed profiles x 4 attributes x 2
+    // formats x 4 thread counts.
+    layout_check(&out, &prof, 2, 3 * 4 * 2 * 4);
+    // A screenshot: the renderer lays the whole page out.
+    let shot = out.join("report.png");
+    let page = format!("file://{}", out.join("report.html").display());
+    let o = chromium(&["--window-size=1500,2000", &format!("--screenshot={}", shot.display()), &page], &prof);
+    assert!(o.status.success() && std::fs::metadata(&shot).map(|m| m.len() > 50_000).unwrap_or(false), "screenshot");
+    fio_jobs_parse(&fio_dir);
+    compare_labels_each_run(&out);
+}
+
+/// Results: 2 formats x 4 profiles, each with its preconditioning series
+/// and its main tests (2 for 4K, 16 matrix points otherwise).
+fn results_whole(out: &Path) {
     let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
     assert_eq!(r["kind"], "flashlab-review");
     let jobs = r["jobs"].as_array().unwrap();
@@ -126,7 +144,12 @@ fn review_of_both_formats_writes_results_and_a_report_chromium_renders() {
     let tests_csv = std::fs::read_to_string(out.join("tests.csv")).unwrap();
     assert_eq!(tests_csv.lines().count(), 1 + 2 * (2 + 3 * 16), "header + every main test");
     assert!(tests_csv.lines().any(|l| l.contains(",16T/16Q,16,16,")), "{tests_csv}");
+}
 
+/// The report: every local link resolves; in Chromium it loads without
+/// console errors and every chart is in the DOM with its data drawn.
+/// Returns the charts drawn.
+fn report_renders(out: &Path, prof: &Path) -> usize {
     // Every local link of the report resolves.
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     for href in html.split("href=\"").skip(1).map(|s| &s[..s.find('"').unwrap()]) {
@@ -138,9 +161,8 @@ fn review_of_both_formats_writes_results_and_a_report_chromium_renders() {
 
     // Chromium: the page loads without console errors and every chart is
     // in the DOM with its data drawn.
-    let prof = tmp("chromium");
     let page = format!("file://{}", out.join("report.html").display());
-    let o = chromium(&["--dump-dom", &page], &prof);
+    let o = chromium(&["--dump-dom", &page], prof);
     let dom = String::from_utf8_lossy(&o.stdout);
     let log = String::from_utf8_lossy(&o.stderr);
     assert!(o.status.success(), "chromium failed: {log}");
@@ -158,8 +180,12 @@ fn review_of_both_formats_writes_results_and_a_report_chromium_renders() {
     for bad in ["Uncaught", "CONSOLE", "Failed to load resource", "parsererror"] {
         assert!(!log.contains(bad) && !dom.contains(bad), "'{bad}' rendering the report: {log}");
     }
-    // The SVG files alone are well-formed XML: Chromium shows a parser
-    // error page for one that is not.
+    charts
+}
+
+/// The SVG files alone are well-formed XML (Chromium shows a parser
+/// error page for one that is not): one file per chart.
+fn svg_files_well_formed(out: &Path, prof: &Path, charts: usize) {
     let mut xhtml = String::from("<html xmlns=\"http://www.w3.org/1999/xhtml\"><body>");
     let mut files = 0;
     for e in std::fs::read_dir(out.join("charts")).unwrap() {
@@ -171,19 +197,13 @@ fn review_of_both_formats_writes_results_and_a_report_chromium_renders() {
     xhtml += "</body></html>";
     let check = out.join("check.xhtml");
     std::fs::write(&check, xhtml).unwrap();
-    let o = chromium(&["--dump-dom", &format!("file://{}", check.display())], &prof);
+    let o = chromium(&["--dump-dom", &format!("file://{}", check.display())], prof);
     let dom = String::from_utf8_lossy(&o.stdout);
     assert!(!dom.contains("parsererror") && dom.matches("<svg").count() == files, "SVG files are not well-formed XML");
-    // Layout, as the browser lays it out (below).
-    // Two devices (stock, hp); 3 mixed profiles x 4 attributes x 2
-    // formats x 4 thread counts.
-    layout_check(&out, &prof, 2, 3 * 4 * 2 * 4);
-    // A screenshot: the renderer lays the whole page out.
-    let shot = out.join("report.png");
-    let o = chromium(&["--window-size=1500,2000", &format!("--screenshot={}", shot.display()), &page], &prof);
-    assert!(o.status.success() && std::fs::metadata(&shot).map(|m| m.len() > 50_000).unwrap_or(false), "screenshot");
+}
 
-    // The fio jobs parse with fio.
+/// The exported fio jobs parse with fio.
+fn fio_jobs_parse(fio_dir: &Path) {
     let fio = tool("fio", "fio");
     let mut parsed = 0;
     for p in ["4k", "8k7030", "fileserver", "webserver"] {
@@ -197,8 +217,10 @@ fn review_of_both_formats_writes_results_and_a_report_chromium_renders() {
     assert_eq!(parsed, 8);
     let matrix = std::fs::read_to_string(fio_dir.join("8k7030/2-main.fio")).unwrap();
     assert_eq!(matrix.matches("stonewall").count(), 16);
+}
 
-    // compare: the same report from the results file, and from two.
+/// compare: the same report from the results file, and from two.
+fn compare_labels_each_run(out: &Path) {
     let cmp = tmp("compare");
     let res = out.join("results.json");
     let (code, out_text, err) =

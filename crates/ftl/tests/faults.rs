@@ -10,6 +10,7 @@
 use ftl::{Ftl, FtlConfig, FtlError, GcPolicy, ReadFrom};
 use nand::{Array, Endurance, Geometry, NandError};
 use proptest::prelude::*;
+use testkit::oracle::{found, Found};
 use testkit::Cutter;
 use units::SLOT_BYTES;
 
@@ -21,10 +22,7 @@ fn geometry() -> Geometry {
 const WIDTH: u32 = 4;
 
 fn stamp(lba: u32, generation: u32) -> Vec<u8> {
-    let mut v = vec![(generation % 251) as u8; SLOT_BYTES as usize];
-    v[..4].copy_from_slice(&lba.to_le_bytes());
-    v[4..8].copy_from_slice(&generation.to_le_bytes());
-    v
+    testkit::oracle::stamp(lba as u64, generation as u64)
 }
 
 /// Per LBA: newest generation issued, newest owed, the generation counter
@@ -124,14 +122,13 @@ fn oracle_check(ftl: &mut Ftl<Cutter>, owed: &[Owed]) -> Result<(), TestCaseErro
             Ok(_) => {}
         }
         prop_assert!(copied.is_ok() && out == copy, "lba {lba}: the two read paths disagree");
-        if out.iter().all(|&b| b == 0) {
-            prop_assert!(o.owed == 0, "lba {lba}: reads zeros, but generation {} was owed", o.owed);
-            continue;
-        }
-        let got_lba = u32::from_le_bytes(out[..4].try_into().unwrap());
-        let got = u32::from_le_bytes(out[4..8].try_into().unwrap());
-        prop_assert_eq!(got_lba, lba, "slot {} holds another LBA's data", lba);
-        prop_assert_eq!(&out[..], &stamp(lba, got)[..], "slot {} is torn or garbled", lba);
+        let got = match found(lba as u64, &out).map_err(TestCaseError::fail)? {
+            Found::Zeros => {
+                prop_assert!(o.owed == 0, "lba {lba}: reads zeros, but generation {} was owed", o.owed);
+                continue;
+            }
+            Found::Generation(g) => g as u32,
+        };
         prop_assert!(got >= o.owed, "lba {lba}: generation {got} read, {} was owed", o.owed);
         prop_assert!(got > o.trimmed_at && o.lost_at.is_none_or(|at| got > at), "lba {lba}: generation {got} read, from before its trim or loss ({o:?})");
         prop_assert!(got <= o.issued || o.refused == Some(got), "lba {lba}: generation {got} read, newest issued {}", o.issued);

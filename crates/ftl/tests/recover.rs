@@ -11,28 +11,12 @@
 use ftl::{Ftl, FtlConfig, FtlError, GcPolicy};
 use nand::{Array, Geometry, NandError};
 use proptest::prelude::*;
+use testkit::oracle::{found, stamp, Owed};
 use testkit::Cutter;
 use units::SLOT_BYTES;
 
 fn geometry() -> Geometry {
     Geometry { channels: 2, dies_per_channel: 2, planes_per_die: 2, blocks_per_plane: 8, pages_per_block: 8, page_size_bytes: 8192, oob_bytes: 224 }
-}
-
-/// A slot stamped with its LBA and generation.
-fn stamp(lba: u32, generation: u32) -> Vec<u8> {
-    let mut v = vec![(generation % 251) as u8; SLOT_BYTES as usize];
-    v[..4].copy_from_slice(&lba.to_le_bytes());
-    v[4..8].copy_from_slice(&generation.to_le_bytes());
-    v
-}
-
-/// Per LBA: the newest generation issued, the newest the card owes, and
-/// the generation counter at its last trim (older data must not return).
-#[derive(Clone, Copy, Default)]
-struct Owed {
-    issued: u32,
-    owed: u32,
-    trimmed_at: u32,
 }
 
 /// What a case does: the workload, where the cut lands, the card.
@@ -60,14 +44,14 @@ fn run(ftl: &mut Ftl<Cutter>, c: &Case, user_slots: u64) -> Result<Vec<Owed>, Te
         let r = match kind % 16 {
             0 => ftl.flush().map(|_| {
                 for o in owed.iter_mut() {
-                    o.owed = o.issued;
+                    o.owed = o.sent;
                 }
             }),
-            1 => ftl.trim(lba).map(|_| owed[lba as usize] = Owed { issued: 0, owed: 0, trimmed_at: generation }),
+            1 => ftl.trim(lba).map(|_| owed[lba as usize] = Owed { sent: 0, owed: 0, floor: generation }),
             _ => {
                 generation += 1;
-                owed[lba as usize].issued = generation;
-                ftl.write(lba, Some(&stamp(lba, generation))).map(|_| {
+                owed[lba as usize].sent = generation;
+                ftl.write(lba, Some(&stamp(lba as u64, generation))).map(|_| {
                     if c.plp {
                         owed[lba as usize].owed = generation;
                     }
@@ -88,18 +72,9 @@ fn oracle_check(mounted: &mut Ftl<Array>, owed: &[Owed], lost: &[u32]) -> Result
     let mut out = vec![0u8; SLOT_BYTES as usize];
     for (lba, o) in owed.iter().enumerate() {
         mounted.read(lba as u32, Some(&mut out)).unwrap();
-        let o = if lost.contains(&(lba as u32)) { &Owed { owed: 0, trimmed_at: 0, ..*o } } else { o };
-        if out.iter().all(|&b| b == 0) {
-            prop_assert!(o.owed == 0, "lba {lba}: reads zeros, but generation {} was owed", o.owed);
-            continue;
-        }
-        let got_lba = u32::from_le_bytes(out[..4].try_into().unwrap());
-        let got = u32::from_le_bytes(out[4..8].try_into().unwrap());
-        prop_assert_eq!(got_lba, lba as u32, "slot {} holds another LBA's data", lba);
-        prop_assert_eq!(&out[..], &stamp(lba as u32, got)[..], "slot {} is torn or damaged", lba);
-        prop_assert!(got >= o.owed, "lba {lba}: generation {got} read, {} was owed", o.owed);
-        prop_assert!(got > o.trimmed_at, "lba {lba}: generation {got} read, older than its trim at {}", o.trimmed_at);
-        prop_assert!(o.issued > 0 && got <= o.issued, "lba {lba}: generation {got} read, newest issued {}", o.issued);
+        let o = if lost.contains(&(lba as u32)) { Owed { owed: 0, floor: 0, ..*o } } else { *o };
+        let f = found(lba as u64, &out).map_err(TestCaseError::fail)?;
+        o.check(lba as u64, f).map_err(TestCaseError::fail)?;
     }
     Ok(())
 }
@@ -138,12 +113,12 @@ pub fn cut_and_mount(c: Case) -> Result<(), TestCaseError> {
     let mut out = vec![0u8; SLOT_BYTES as usize];
     for round in 0..3 {
         for lba in 0..user_slots as u32 {
-            mounted.write(lba, Some(&stamp(lba, 1_000_000 + round))).unwrap();
+            mounted.write(lba, Some(&stamp(lba as u64, 1_000_000 + round))).unwrap();
         }
     }
     for lba in 0..user_slots as u32 {
         mounted.read(lba, Some(&mut out)).unwrap();
-        prop_assert_eq!(&out[..], &stamp(lba, 1_000_002)[..]);
+        prop_assert_eq!(&out[..], &stamp(lba as u64, 1_000_002)[..]);
     }
     prop_assert!(mounted.check().is_ok(), "{:?}", mounted.check());
     Ok(())
@@ -232,7 +207,7 @@ fn a_checkpoint_mounts_what_a_scan_would() {
         assert!(r.from_checkpoint && r.slots_scanned == 0, "{r:?}");
         from_checkpoint.check().unwrap();
         // Everything written was flushed by the shutdown: all of it is owed.
-        let all: Vec<Owed> = owed.iter().map(|o| Owed { owed: o.issued, ..*o }).collect();
+        let all: Vec<Owed> = owed.iter().map(|o| Owed { owed: o.sent, ..*o }).collect();
         oracle_check(&mut from_checkpoint, &all, &[]).unwrap();
         let store = from_checkpoint.into_media().into_store();
         let (mut scanned, _) = Ftl::mount(Array::with_store(g.clone(), store), cfg.clone()).unwrap();

@@ -1,13 +1,15 @@
 //! Test helpers shared by the crates' tests: the power-cut tester
 //! (`cut::Cutter`), a small NBD client (`nbd_client::Client`), and the
 //! block-device conformance suite (`conformance`) with its two targets:
-//! the simulated device's block API and a card served over NBD; how the
-//! property tests draw their cases (`props`). A development dependency
+//! the simulated device's block API and a card served over NBD; the
+//! generation oracle (`oracle`: stamped slots and what each may read); how
+//! the property tests draw their cases (`props`). A development dependency
 //! only; nothing shipped uses it.
 
 pub mod conformance;
 pub mod cut;
 pub mod nbd_client;
+pub mod oracle;
 pub mod props;
 
 pub use conformance::Target;

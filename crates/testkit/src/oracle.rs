@@ -1,0 +1,100 @@
+//! The generation oracle: every slot a test writes carries its own LBA and
+//! a generation (a number that grows with every write the test sends), so
+//! that a read tells which write it returned, or that it returned zeros,
+//! another slot's data or torn bytes. What a slot may read is then a range
+//! of generations: no older than the newest the card owes it
+//! (acknowledged with power-loss protection; flushed, or written with FUA,
+//! without), no newer than the newest sent, and never one from before a
+//! trim or a loss.
+
+use units::SLOT_BYTES;
+
+/// A slot's bytes for write `generation` of `lba`: the LBA and the
+/// generation in its first 16 bytes, the rest a byte of the generation.
+pub fn stamp(lba: u64, generation: u64) -> Vec<u8> {
+    let mut v = vec![(generation % 251) as u8; SLOT_BYTES as usize];
+    v[..8].copy_from_slice(&lba.to_le_bytes());
+    v[8..16].copy_from_slice(&generation.to_le_bytes());
+    v
+}
+
+/// What a slot read back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Found {
+    Zeros,
+    Generation(u64),
+}
+
+/// Reads slot `lba`'s bytes: zeros, or one of its own stamps whole; else
+/// what is wrong with them (another slot's data, torn or garbled bytes).
+pub fn found(lba: u64, bytes: &[u8]) -> Result<Found, String> {
+    assert_eq!(bytes.len(), SLOT_BYTES as usize, "one slot");
+    if bytes.iter().all(|&b| b == 0) {
+        return Ok(Found::Zeros);
+    }
+    let holder = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
+    if holder != lba {
+        return Err(format!("slot {lba} holds slot {holder}'s data"));
+    }
+    let generation = u64::from_le_bytes(bytes[8..16].try_into().expect("8 bytes"));
+    if bytes != stamp(lba, generation) {
+        return Err(format!("slot {lba} is torn or garbled"));
+    }
+    Ok(Found::Generation(generation))
+}
+
+/// What one slot may read: the newest generation sent, the newest owed,
+/// and the generation counter at its last trim or loss (nothing at or
+/// before it may return).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Owed {
+    pub sent: u64,
+    pub owed: u64,
+    pub floor: u64,
+}
+
+impl Owed {
+    /// Whether slot `lba` may have read `found`.
+    pub fn check(&self, lba: u64, found: Found) -> Result<(), String> {
+        match found {
+            Found::Zeros if self.owed > 0 => Err(format!("slot {lba} reads zeros, but generation {} was owed", self.owed)),
+            Found::Zeros => Ok(()),
+            Found::Generation(g) if g < self.owed => Err(format!("slot {lba} reads generation {g}, {} was owed", self.owed)),
+            Found::Generation(g) if g > self.sent => Err(format!("slot {lba} reads generation {g}, newest sent {}", self.sent)),
+            Found::Generation(g) if g <= self.floor => Err(format!("slot {lba} reads generation {g}, from before its trim or loss at {}", self.floor)),
+            Found::Generation(_) => Ok(()),
+        }
+    }
+
+    /// After a read that passed [`Owed::check`]: the slot holds what it
+    /// read, on the media (what is owed and sent from then on); zeros
+    /// read, no write sent before may come back.
+    pub fn settle(&mut self, found: Found) {
+        *self = match found {
+            Found::Zeros => Owed { sent: 0, owed: 0, floor: self.floor.max(self.sent) },
+            Found::Generation(g) => Owed { sent: g, owed: g, floor: self.floor },
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A stamp reads back as its generation; another slot's, a torn one
+    /// and zeros are told apart; the range check holds at its edges.
+    #[test]
+    fn stamps_read_back_and_the_range_holds() {
+        assert_eq!(found(3, &stamp(3, 9)), Ok(Found::Generation(9)));
+        assert_eq!(found(3, &vec![0; SLOT_BYTES as usize]), Ok(Found::Zeros));
+        assert!(found(3, &stamp(4, 9)).unwrap_err().contains("slot 4's data"));
+        let mut torn = stamp(3, 9);
+        torn[100] ^= 1;
+        assert!(found(3, &torn).unwrap_err().contains("torn"));
+        let o = Owed { sent: 9, owed: 5, floor: 2 };
+        assert!(o.check(3, Found::Generation(5)).is_ok() && o.check(3, Found::Generation(9)).is_ok());
+        assert!(o.check(3, Found::Generation(4)).is_err() && o.check(3, Found::Generation(10)).is_err());
+        assert!(o.check(3, Found::Zeros).is_err());
+        assert!(Owed { sent: 9, owed: 0, floor: 4 }.check(3, Found::Generation(3)).is_err());
+    }
+}
