@@ -51,7 +51,7 @@ fn baseline_ios_per_sec(entries: usize, ios: u64) -> f64 {
 }
 
 pub fn bench(a: BenchArgs) -> Result<()> {
-    let profile = accel::profile_load(&a.device).map_err(anyhow::Error::msg)?;
+    let profile = card::profile_load(&a.device).map_err(anyhow::Error::msg)?;
     let rss0 = rss_peak_bytes().unwrap_or(0);
     outln!("flashlab bench --device {} --scale {} --ios {}", profile.id, a.scale, a.ios);
     let t = Instant::now();

@@ -33,7 +33,7 @@ pub struct CalibrateArgs {
 }
 
 pub fn calibrate(a: CalibrateArgs) -> Result<()> {
-    let ids: Vec<String> = if a.devices.is_empty() { accel::CATALOG.iter().map(|(id, _)| id.to_string()).collect() } else { a.devices.clone() };
+    let ids: Vec<String> = if a.devices.is_empty() { card::CATALOG.iter().map(|(id, _)| id.to_string()).collect() } else { a.devices.clone() };
     let json = a.json.as_deref().map(out::JsonSink::open).transpose()?;
     out::sigint_stops_the_lab();
     let mut all = Vec::new();
@@ -52,10 +52,10 @@ pub fn calibrate(a: CalibrateArgs) -> Result<()> {
 
 /// One device: its calibration, printed with each phase's wall time.
 fn calibrate_one(a: &CalibrateArgs, id: &str) -> Result<Calibration> {
-    let profile = accel::profile_load(id).map_err(anyhow::Error::msg)?;
+    let profile = card::profile_load(id).map_err(anyhow::Error::msg)?;
     let format = a.format.clone().unwrap_or_else(|| profile.default_format.clone());
     if a.scale == 1 {
-        out::full_size_note(accel::Device::map_bytes(&profile, &format, 1)?, 1);
+        out::full_size_note(card::Device::map_bytes(&profile, &format, 1)?, 1);
     }
     let mut clock = PhaseClock::new(a.quiet);
     let c = lab::calibrate::calibrate(&profile, &format, a.scale, a.seed, a.rounds, &mut |p: &Progress| clock.progress(p))?;

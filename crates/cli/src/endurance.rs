@@ -44,7 +44,7 @@ pub struct EnduranceArgs {
 }
 
 pub fn endurance(a: EnduranceArgs) -> Result<()> {
-    let profile = accel::profile_load(&a.device).map_err(anyhow::Error::msg)?;
+    let profile = card::profile_load(&a.device).map_err(anyhow::Error::msg)?;
     let json = a.json.as_deref().map(out::JsonSink::open).transpose()?;
     let mut spec = EnduranceSpec::new(&profile, &a.workload, a.scale, a.seed);
     if let Some(f) = &a.format {

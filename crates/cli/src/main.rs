@@ -106,7 +106,7 @@ fn main() {
 }
 
 fn devices() -> Result<()> {
-    let catalog = accel::catalog().context("built-in catalog")?;
+    let catalog = card::catalog().context("built-in catalog")?;
     outln!("{:<14} {:<36} {:>8} {:>8} {:>6}  {:<10} formats (usable GB)", "id", "name", "raw GB", "dies", "mgmt", "parity");
     for p in catalog {
         let formats: Vec<String> = p.formats.iter().map(|(n, b)| format!("{n} {:.0}", *b as f64 / 1e9)).collect();

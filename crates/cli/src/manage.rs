@@ -45,7 +45,7 @@ pub struct VolumesArgs {
     pub store: PathBuf,
     /// Split the card into N volumes of equal capacity, sharing its flash,
     /// spare and garbage collection.
-    #[arg(long, value_parser = clap::value_parser!(u32).range(2..=accel::VOLUMES_MAX as i64))]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(2..=card::VOLUMES_MAX as i64))]
     pub split: Option<u32>,
     /// Merge the volumes into one.
     #[arg(long)]
@@ -106,7 +106,7 @@ pub fn volumes(a: VolumesArgs) -> Result<()> {
         (None, true) => 1,
         (None, false) => {
             let s = emu::manage::status(&a.store)?;
-            println!("{}: volumes: {} (change with --split {} or --merge, and --force)", a.store.display(), volumes_list(&s.volumes), accel::VOLUMES_MAX);
+            println!("{}: volumes: {} (change with --split {} or --merge, and --force)", a.store.display(), volumes_list(&s.volumes), card::VOLUMES_MAX);
             return Ok(());
         }
     };
@@ -176,7 +176,7 @@ fn on_off(on: bool) -> &'static str {
     }
 }
 
-fn smart_line(o: &mut String, m: &accel::SmartLog) -> std::fmt::Result {
+fn smart_line(o: &mut String, m: &card::SmartLog) -> std::fmt::Result {
     use std::fmt::Write;
     writeln!(
         o,
@@ -220,7 +220,7 @@ fn status_text(cs: &CardStatus) -> Result<String> {
 }
 
 /// The health lines of a status: life, writes, spare, protection, losses.
-fn health_text(o: &mut String, s: &accel::Status) -> std::fmt::Result {
+fn health_text(o: &mut String, s: &card::Status) -> std::fmt::Result {
     use std::fmt::Write;
     let h = &s.health;
     writeln!(o, "health")?;

@@ -36,7 +36,7 @@ static SUMMARY_TO_STDERR: std::sync::atomic::AtomicBool = std::sync::atomic::Ato
 /// Where a `--json` result goes, proven writable before the run so that a
 /// bad path is refused before any work; `-` is standard output (the
 /// console summary then goes to standard error). The file is written whole
-/// at the end (`accel::write_whole`): until then, and if the run fails or
+/// at the end (`card::write_whole`): until then, and if the run fails or
 /// is stopped, a file already there is left as it was.
 pub enum JsonSink {
     Stdout,
@@ -73,7 +73,7 @@ impl JsonSink {
             }
             JsonSink::File(path) => {
                 use anyhow::Context;
-                accel::write_whole(&path, text.as_bytes()).with_context(|| format!("cannot write --json {}", path.display()))?;
+                card::write_whole(&path, text.as_bytes()).with_context(|| format!("cannot write --json {}", path.display()))?;
                 if !quiet {
                     eprintln!("results written to {}", path.display());
                 }

@@ -234,13 +234,13 @@ fn summary_print(r: &ReviewResults) {
 pub fn review(a: ReviewArgs) -> Result<()> {
     let mut profiles = Vec::new();
     for d in &a.devices {
-        profiles.push(accel::profile_load(d).map_err(anyhow::Error::msg)?);
+        profiles.push(card::profile_load(d).map_err(anyhow::Error::msg)?);
     }
     let spec = spec_of(&a, &profiles)?;
     let (jobs, skipped) = job::jobs_of(&spec, &profiles)?;
     // Every device must build at this scale and format before hours go in.
     for j in &jobs {
-        accel::Device::validate(&j.profile, &j.format, spec.scale).map_err(|e| anyhow::anyhow!("{}: {e}", j.label()))?;
+        card::Device::validate(&j.profile, &j.format, spec.scale).map_err(|e| anyhow::anyhow!("{}: {e}", j.label()))?;
     }
     lab::report::out_dir_prepare(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
     if let Some(dir) = &a.export_fio {
@@ -251,7 +251,7 @@ pub fn review(a: ReviewArgs) -> Result<()> {
         anyhow::bail!("--jobs 0: must be at least 1");
     }
     if spec.scale == 1 {
-        let most = jobs.iter().map(|j| accel::Device::map_bytes(&j.profile, &j.format, 1)).collect::<Result<Vec<_>, _>>()?;
+        let most = jobs.iter().map(|j| card::Device::map_bytes(&j.profile, &j.format, 1)).collect::<Result<Vec<_>, _>>()?;
         crate::out::full_size_note(most.into_iter().max().unwrap_or(0), threads.min(jobs.len()));
     }
     let display = Display::new(a.quiet, jobs.len());
@@ -285,7 +285,7 @@ pub fn review(a: ReviewArgs) -> Result<()> {
 }
 
 /// The review's settings from its arguments.
-fn spec_of(a: &ReviewArgs, profiles: &[accel::Profile]) -> Result<ReviewSpec> {
+fn spec_of(a: &ReviewArgs, profiles: &[card::Profile]) -> Result<ReviewSpec> {
     let mut spec = ReviewSpec::new(profiles.iter().map(|p| p.id.clone()).collect(), a.scale, a.seed);
     spec.formats = a.format.clone();
     spec.profiles = a.profiles.clone();
@@ -310,7 +310,7 @@ fn fio_export(a: &ReviewArgs, spec: &ReviewSpec, dir: &std::path::Path) -> Resul
     let o = lab::fio::FioOptions {
         filename: a.fio_filename.clone(),
         precondition_s: 6 * 3600,
-        round_s: accel::ROUND_FULL_SIZE_S,
+        round_s: card::ROUND_FULL_SIZE_S,
         rounds_4k: spec.rounds_4k,
         rounds_matrix: spec.rounds_matrix,
     };

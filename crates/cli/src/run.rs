@@ -99,12 +99,12 @@ pub fn rebuild_rate_of(mb_per_s: Option<f64>) -> Result<Option<u64>> {
 }
 
 pub fn run(a: RunArgs) -> Result<()> {
-    let profile = accel::profile_load(&a.device).map_err(anyhow::Error::msg)?;
+    let profile = card::profile_load(&a.device).map_err(anyhow::Error::msg)?;
     let format = a.format.clone().unwrap_or_else(|| profile.default_format.clone());
     let spec = spec_of(&a, &profile, &format)?;
     let json = a.json.as_deref().map(out::JsonSink::open).transpose()?;
     if a.scale == 1 {
-        out::full_size_note(accel::Device::map_bytes(&profile, &format, 1)?, 1);
+        out::full_size_note(card::Device::map_bytes(&profile, &format, 1)?, 1);
     }
     if !a.quiet {
         eprintln!(
@@ -139,7 +139,7 @@ pub fn run(a: RunArgs) -> Result<()> {
 
 /// What random failures drew, and the time in the field the phase stands
 /// for.
-fn random_faults_print(profile: &accel::Profile, spec: &lab::RunSpec, r: &lab::RunResult) {
+fn random_faults_print(profile: &card::Profile, spec: &lab::RunSpec, r: &lab::RunResult) {
     let (Some(x), Some(e), Some(main)) = (spec.random_faults, &profile.nand.errors, r.phases.last()) else { return };
     let days = main.virtual_seconds * x / 86_400.0;
     let dies = r.failures.iter().filter(|f| f.event.random).count();
@@ -158,7 +158,7 @@ fn random_faults_print(profile: &accel::Profile, spec: &lab::RunSpec, r: &lab::R
 
 /// An aged card's analytic uncorrectable bit error rate, against the
 /// vendor's rating where the profile has one.
-fn uber_print(profile: &accel::Profile, spec: &lab::RunSpec) {
+fn uber_print(profile: &card::Profile, spec: &lab::RunSpec) {
     let Some(e) = &profile.nand.errors else { return };
     if spec.pe_cycles == 0 && spec.age_days == 0.0 {
         return;
@@ -177,7 +177,7 @@ fn uber_print(profile: &accel::Profile, spec: &lab::RunSpec) {
 }
 
 /// The run's settings from its arguments, checked.
-fn spec_of(a: &RunArgs, profile: &accel::Profile, format: &str) -> Result<RunSpec> {
+fn spec_of(a: &RunArgs, profile: &card::Profile, format: &str) -> Result<RunSpec> {
     let mut spec = RunSpec::new(profile, format, &a.workload, a.scale, a.seed);
     spec.threads = a.threads;
     spec.queue_depth = a.qd;

@@ -35,7 +35,7 @@ pub struct ServeArgs {
     /// half the capacity each, sharing the card's flash, spare and garbage
     /// collection (the FlashMAX II's "one LUN or two volumes"). The store
     /// keeps its split; default: the store's (one, for a new store).
-    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=accel::VOLUMES_MAX as i64))]
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..=card::VOLUMES_MAX as i64))]
     pub volumes: Option<u32>,
     /// `model`: no reply leaves before the card's modelled completion;
     /// `none`: replies leave as soon as the request has run.
@@ -93,29 +93,29 @@ pub fn serve(a: ServeArgs) -> Result<()> {
     // is bound (a client may signal as soon as it answers) and before any
     // thread starts (threads inherit the mask), awaited by one thread.
     let terminate = terminate_signals();
-    let mut profile = accel::profile_load(&a.device).map_err(anyhow::Error::msg)?;
+    let mut profile = card::profile_load(&a.device).map_err(anyhow::Error::msg)?;
     if let Some(plp) = &a.power_loss_protection {
         profile.ftl.power_loss_protection = plp == "on";
     }
     if !(a.time_scale.is_finite() && (1.0..=1e6).contains(&a.time_scale)) {
         bail!("--time-scale {}: must be in 1..=1000000", a.time_scale);
     }
-    let kept_card = accel::CardFile::load(&a.store).map_err(anyhow::Error::msg)?;
+    let kept_card = card::CardFile::load(&a.store).map_err(anyhow::Error::msg)?;
     let format = card_format(&a, &profile, kept_card.as_ref())?;
-    accel::Device::validate(&profile, &format, a.scale)?;
+    card::Device::validate(&profile, &format, a.scale)?;
     // The address first, then the store's lock: a port in use, a socket
     // another server answers on, or a store another process owns is
     // refused before anything in the store changes.
     let listener = emu::listen::Listener::bind(&address(&a)?)?;
     std::fs::create_dir_all(&a.store).with_context(|| format!("--store {}", a.store.display()))?;
-    let card = accel::CardFile::new(&profile.id, &format, a.scale);
-    let backing = accel::Backing::files(&a.store, &card.owner(), &format!("flashlab serve on {}", listener.describe()))?;
+    let card = card::CardFile::new(&profile.id, &format, a.scale);
+    let backing = card::Backing::files(&a.store, &card.owner(), &format!("flashlab serve on {}", listener.describe()))?;
     if a.scale == 1 {
-        crate::out::full_size_note(accel::Device::map_bytes(&profile, &format, 1)?, 1);
+        crate::out::full_size_note(card::Device::map_bytes(&profile, &format, 1)?, 1);
     }
     let (kept, count) = kept_volumes(&a.store, a.volumes)?;
     let started = std::time::Instant::now();
-    let device = accel::Device::with_backing(&profile, &format, a.scale, &backing)?;
+    let device = card::Device::with_backing(&profile, &format, a.scale, &backing)?;
     drop(backing);
     let name = a.name.clone().unwrap_or_else(|| profile.id.clone());
     name_keep(&a.store, kept_card, card, &name)?;
@@ -152,22 +152,22 @@ fn address(a: &ServeArgs) -> Result<emu::listen::Address> {
 
 /// The card keeps the name it is served under (in `card.toml`), so that at
 /// rest its volumes are named as its exports are.
-fn name_keep(store: &std::path::Path, kept: Option<accel::CardFile>, new: accel::CardFile, name: &str) -> Result<()> {
+fn name_keep(store: &std::path::Path, kept: Option<card::CardFile>, new: card::CardFile, name: &str) -> Result<()> {
     match kept {
         Some(c) if c.export_base() == name => Ok(()),
-        Some(c) => accel::CardFile { name: Some(name.into()), ..c }.save(store).map_err(anyhow::Error::msg),
-        None => accel::CardFile { name: Some(name.into()), ..new }.save(store).map_err(anyhow::Error::msg),
+        Some(c) => card::CardFile { name: Some(name.into()), ..c }.save(store).map_err(anyhow::Error::msg),
+        None => card::CardFile { name: Some(name.into()), ..new }.save(store).map_err(anyhow::Error::msg),
     }
 }
 
 /// The volumes the store keeps, checked against the card, or `count` new
 /// ones (saved).
-fn volumes_of(store: &std::path::Path, kept: Option<accel::Volumes>, count: u32, capacity: u64) -> Result<accel::Volumes> {
+fn volumes_of(store: &std::path::Path, kept: Option<card::Volumes>, count: u32, capacity: u64) -> Result<card::Volumes> {
     if let Some(v) = kept {
         v.check(capacity).map_err(|e| anyhow::anyhow!("{}: volumes.toml: {e}", store.display()))?;
         return Ok(v);
     }
-    let v = accel::Volumes::split(capacity, count).map_err(anyhow::Error::msg)?;
+    let v = card::Volumes::split(capacity, count).map_err(anyhow::Error::msg)?;
     v.save(store).map_err(anyhow::Error::msg)?;
     Ok(v)
 }
@@ -217,7 +217,7 @@ fn stop_on_signal(server: Arc<Server>, terminate: impl FnOnce() -> i32 + Send + 
 /// The format to serve: the store's (a card is formatted anew only by
 /// `flashlab format`), else `--format`, else the device's default. A store
 /// holding another device or scale is refused by name.
-fn card_format(a: &ServeArgs, profile: &accel::Profile, kept: Option<&accel::CardFile>) -> Result<String> {
+fn card_format(a: &ServeArgs, profile: &card::Profile, kept: Option<&card::CardFile>) -> Result<String> {
     let Some(c) = kept else { return Ok(a.format.clone().unwrap_or_else(|| profile.default_format.clone())) };
     let store = a.store.display();
     if c.device != profile.id || c.scale != a.scale {
@@ -241,11 +241,11 @@ fn card_format(a: &ServeArgs, profile: &accel::Profile, kept: Option<&accel::Car
 /// volumes to serve, checked against `--volumes`: a new store is split as
 /// asked; a card that holds data is not re-split here, as the volumes'
 /// data would move (a store from before volumes were kept has one).
-fn kept_volumes(store: &std::path::Path, asked: Option<u32>) -> Result<(Option<accel::Volumes>, u32)> {
-    let kept = accel::Volumes::load(store).map_err(anyhow::Error::msg)?;
+fn kept_volumes(store: &std::path::Path, asked: Option<u32>) -> Result<(Option<card::Volumes>, u32)> {
+    let kept = card::Volumes::load(store).map_err(anyhow::Error::msg)?;
     let count = match &kept {
         Some(v) => v.count(),
-        None if accel::Device::store_exists(store) => 1,
+        None if card::Device::store_exists(store) => 1,
         None => return Ok((None, asked.unwrap_or(1))),
     };
     if let Some(n) = asked.filter(|&n| n != count) {
@@ -290,7 +290,7 @@ fn terminate_signals() -> impl FnOnce() -> i32 + Send {
     }
 }
 
-fn mount_log(store: &std::path::Path, r: &accel::MountReport, modelled_ns: u64, wall_s: f64) {
+fn mount_log(store: &std::path::Path, r: &card::MountReport, modelled_ns: u64, wall_s: f64) {
     if let Some(why) = &r.checkpoint_refused {
         eprintln!("flashlab serve: checkpoint set aside ({why}): the media were scanned");
     }

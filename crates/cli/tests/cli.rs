@@ -40,7 +40,7 @@ fn bad_input_is_refused_clearly() {
     let dir = Scratch::new("bad");
     std::fs::create_dir_all(&dir).unwrap();
     let bad = dir.join("zero-dies.toml");
-    let text = accel::CATALOG[0].1.replace("dies_per_channel = 12", "dies_per_channel = 0");
+    let text = card::CATALOG[0].1.replace("dies_per_channel = 12", "dies_per_channel = 0");
     std::fs::write(&bad, text).unwrap();
     refused(&["run", bad.to_str().unwrap(), "-w", "4k-read"], "dies_per_channel = 0");
     let (code, _, err) = flashlab(&["run", "flashmax2"]);

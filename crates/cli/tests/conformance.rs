@@ -1,6 +1,6 @@
 //! The block-device conformance suite (`testkit::conformance`) on a card
 //! served over NBD: the same checks the simulated device's block API
-//! passes (`crates/accel/tests/conformance.rs`), through a real socket,
+//! passes (`crates/card/tests/conformance.rs`), through a real socket,
 //! the protocol and the device thread.
 
 mod common;

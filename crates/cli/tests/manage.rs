@@ -114,8 +114,8 @@ fn fio_run(card: &Served, name: &str, body: &str) -> String {
 
 /// The capacity of a P420m at scale 8192 in `format`.
 fn capacity(format: &str) -> u64 {
-    let profile = accel::profile_load("p420m").unwrap();
-    accel::Device::new(&profile, format, 8192).unwrap().capacity_bytes()
+    let profile = card::profile_load("p420m").unwrap();
+    card::Device::new(&profile, format, 8192).unwrap().capacity_bytes()
 }
 
 /// Waits until the served card counts `n` clients.

@@ -229,8 +229,8 @@ fn a_split_card_serves_two_volumes_independently() {
     let fio = tool("fio", "fio");
     let nbdinfo = tool("nbdinfo", "libnbd-bin");
     let mut card = Served::start("volumes", &["--volumes", "2", "--timing", "none"]);
-    let profile = accel::profile_load("p420m").unwrap();
-    let capacity = accel::Device::new(&profile, "stock", 8192).unwrap().capacity_bytes();
+    let profile = card::profile_load("p420m").unwrap();
+    let capacity = card::Device::new(&profile, "stock", 8192).unwrap().capacity_bytes();
     let list = run(Command::new(&nbdinfo).arg("--list").arg(format!("nbd+unix:///?socket={}", card.socket.display())));
     let half = capacity / 2 / 4096 * 4096;
     for (name, bytes) in [("p420m-1", half), ("p420m-2", capacity - half)] {

@@ -59,14 +59,14 @@ fn walled_off(krate: &str, lower: &[&str]) {
     assert!(hits.is_empty(), "{krate} names a lower crate:\n{}", hits.join("\n"));
 }
 
-/// `cli` parses arguments and prints: it reaches the card through `accel`,
+/// `cli` parses arguments and prints: it reaches the card through `card`,
 /// `lab` and `emu`, never the simulator, the FTL or the NAND model.
 #[test]
 fn cli_names_neither_sim_ftl_nor_nand() {
     walled_off("cli", &["sim", "ftl", "nand"]);
 }
 
-/// `emu` serves the card through `accel`'s device and block API; the FTL
+/// `emu` serves the card through `card`'s device and block API; the FTL
 /// is the device's business.
 #[test]
 fn emu_names_neither_the_ftl_nor_the_nand_model() {
@@ -74,10 +74,10 @@ fn emu_names_neither_the_ftl_nor_the_nand_model() {
 }
 
 /// The timing model charges a list of media operations and never sees the
-/// FTL (`accel/src/device/timing.rs`).
+/// FTL (`card/src/device/timing.rs`).
 #[test]
 fn the_timing_model_never_names_the_ftl() {
-    let hits = naming(&root().join("crates/accel/src/device/timing.rs"), &["ftl::", "Ftl"]);
+    let hits = naming(&root().join("crates/card/src/device/timing.rs"), &["ftl::", "Ftl"]);
     assert!(hits.is_empty(), "the timing model names the FTL:\n{}", hits.join("\n"));
 }
 
@@ -88,7 +88,7 @@ fn the_timing_model_never_names_the_ftl() {
 /// ever a development dependency, checked below).
 #[test]
 fn no_socket_outside_emu() {
-    for krate in ["units", "nand", "ftl", "sim", "accel", "lab", "cli"] {
+    for krate in ["units", "nand", "ftl", "sim", "card", "lab", "cli"] {
         let hits = naming(&root().join("crates").join(krate).join("src"), &["UnixListener", "TcpListener", "UnixStream", "TcpStream", "socket2", "std::net"]);
         assert!(hits.is_empty(), "{krate} opens a socket:\n{}", hits.join("\n"));
         assert!(!dependencies(krate).iter().any(|d| d == "socket2" || d == "testkit"), "{krate} depends on socket2 or the test kit");
@@ -99,7 +99,7 @@ fn no_socket_outside_emu() {
 /// nothing anywhere would pass whatever the code).
 #[test]
 fn the_checks_see_what_they_look_for() {
-    assert!(!naming(&root().join("crates/accel/src"), &["ftl::"]).is_empty());
+    assert!(!naming(&root().join("crates/card/src"), &["ftl::"]).is_empty());
     assert!(!naming(&root().join("crates/emu/src"), &["UnixStream"]).is_empty());
-    assert!(dependencies("accel").contains(&"ftl".to_string()));
+    assert!(dependencies("card").contains(&"ftl".to_string()));
 }

@@ -26,7 +26,7 @@ pub enum Control {
     Stats,
     /// Dies (or channels) fail now, together, in order; the rebuild
     /// starts. Stops at the first that cannot fail (already dead).
-    FailDie(Vec<accel::FailTarget>),
+    FailDie(Vec<card::FailTarget>),
     /// The identify LED, on or off (kept in the store).
     Beacon(bool),
     /// The card formatted anew at a named format or a capacity, every
@@ -54,9 +54,9 @@ const COMMANDS: [(&str, &[&str]); 6] = [
 /// can take), when told so (`force`) and with no client connected (the
 /// card would change under it). The one rule for a served card and one at
 /// rest.
-pub fn destroy_check(c: &Control, profile: &accel::Profile, scale: u32, clients: usize) -> Result<(), String> {
+pub fn destroy_check(c: &Control, profile: &card::Profile, scale: u32, clients: usize) -> Result<(), String> {
     if let Control::Format { format, .. } = c {
-        accel::Device::validate(profile, format, scale).map_err(|e| e.to_string())?;
+        card::Device::validate(profile, format, scale).map_err(|e| e.to_string())?;
     }
     let what = match c {
         Control::Format { secure_erase: true, .. } => "a secure erase destroys every byte on the card and purges it from the media",
@@ -82,8 +82,8 @@ pub fn destroy_check(c: &Control, profile: &accel::Profile, scale: u32, clients:
 
 /// Keeps the beacon's state in the store's `card.toml`.
 pub fn beacon_keep(dir: &std::path::Path, on: bool) -> Result<(), String> {
-    let card = accel::CardFile::load(dir)?.ok_or_else(|| format!("{}: no card.toml (no card here, or one served by an older flashlab)", dir.display()))?;
-    accel::CardFile { beacon: on, ..card }.save(dir)
+    let card = card::CardFile::load(dir)?.ok_or_else(|| format!("{}: no card.toml (no card here, or one served by an older flashlab)", dir.display()))?;
+    card::CardFile { beacon: on, ..card }.save(dir)
 }
 
 impl Control {
@@ -120,7 +120,7 @@ impl Control {
                 let targets =
                     targets.ok_or("fail-die: \"targets\" must be a list of one or more \"CHANNEL.DIE\" (or \"CHANNEL.*\", \"MEMBER:CHANNEL.DIE\")")?;
                 let parsed =
-                    targets.iter().map(|t| t.as_str().ok_or_else(|| format!("fail-die: target {t} is not a string")).and_then(accel::FailTarget::parse));
+                    targets.iter().map(|t| t.as_str().ok_or_else(|| format!("fail-die: target {t} is not a string")).and_then(card::FailTarget::parse));
                 Ok(Control::FailDie(parsed.collect::<Result<_, _>>()?))
             }
             "beacon" => match o.get("on") {
@@ -134,7 +134,7 @@ impl Control {
             }
             "volumes" => match o.get("count").and_then(Value::as_u64) {
                 Some(n @ 1..=2) => Ok(Control::Volumes { count: n as u32, force: flag(o, "force")? }),
-                _ => Err(format!("volumes: \"count\" must be 1 (merged) or {} (split)", accel::VOLUMES_MAX)),
+                _ => Err(format!("volumes: \"count\" must be 1 (merged) or {} (split)", card::VOLUMES_MAX)),
             },
             _ => unreachable!("every command in COMMANDS is matched"),
         }
@@ -185,7 +185,7 @@ impl Control {
                 json!({ "v": VERSION, "cmd": "format", "format": f, "secure_erase": rest.contains(&"secure-erase"), "force": rest.contains(&"force") })
             }
             ["volumes", n, rest @ ..] if rest.iter().all(|r| *r == "force") => {
-                let count: u32 = n.parse().map_err(|_| format!("volumes {n}: a count of volumes, 1 or {}", accel::VOLUMES_MAX))?;
+                let count: u32 = n.parse().map_err(|_| format!("volumes {n}: a count of volumes, 1 or {}", card::VOLUMES_MAX))?;
                 json!({ "v": VERSION, "cmd": "volumes", "count": count, "force": !rest.is_empty() })
             }
             _ => {
@@ -284,7 +284,7 @@ mod tests {
 
     #[test]
     fn destroying_needs_force_and_no_client() {
-        let p = accel::profile_load("flashmax2").unwrap();
+        let p = card::profile_load("flashmax2").unwrap();
         let format = Control::Format { format: "hp".into(), secure_erase: false, force: true };
         assert_eq!(destroy_check(&format, &p, 8192, 0), Ok(()));
         let unforced = Control::Format { format: "hp".into(), secure_erase: false, force: false };

@@ -153,7 +153,7 @@ fn spawn<S: std::io::Read + std::io::Write + Send + 'static>(server: &Arc<Server
                 c.host_slots_read,
                 c.gc_slots_moved,
                 c.block_erases,
-                c.wa_since(&accel::DeviceCounters::default())
+                c.wa_since(&card::DeviceCounters::default())
             )
         });
         let late = if server.lateness.counts().iter().sum::<u64>() > 0 { format!("; {}", server.lateness.summary()) } else { String::new() };

@@ -4,7 +4,7 @@
 //! with the card's own counters over it (GC, write amplification, the
 //! dies' busy share and so the modelled power, the buffer's fill).
 
-use accel::{Device, DeviceCounters};
+use card::{Device, DeviceCounters};
 use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
 use std::time::Instant;

@@ -22,7 +22,7 @@ pub fn tell(store: &Path, c: &Control) -> Result<Value> {
     match c {
         Control::Status => Ok(serde_json::to_value(status_at_rest(store)?)?),
         Control::Beacon(on) => {
-            let _owned = accel::StoreLock::take(store, "flashlab beacon at rest").map_err(anyhow::Error::msg)?;
+            let _owned = card::StoreLock::take(store, "flashlab beacon at rest").map_err(anyhow::Error::msg)?;
             control::beacon_keep(store, *on).map_err(anyhow::Error::msg)?;
             Ok(json!({ "beacon": on }))
         }
@@ -46,11 +46,11 @@ pub fn status(store: &Path) -> Result<CardStatus> {
 /// where it stopped cleanly, else what its files tell.
 fn status_at_rest(store: &Path) -> Result<CardStatus> {
     let (card, profile) = card_at_rest(store)?;
-    if !accel::Device::stopped_cleanly(store, profile.members) {
+    if !card::Device::stopped_cleanly(store, profile.members) {
         return unclean_status(store, &card, &profile);
     }
-    let backing = accel::Backing::inspect(store, &card.owner())?;
-    let device = accel::Device::with_backing(&profile, &card.format, card.scale, &backing)?;
+    let backing = card::Backing::inspect(store, &card.owner())?;
+    let device = card::Device::with_backing(&profile, &card.format, card.scale, &backing)?;
     let volumes = volumes_at_rest(store, device.capacity_bytes())?;
     let s = device.status(0, None, card.beacon);
     Ok(CardStatus { served: false, clients: 0, volumes: volume_names(card.export_base(), &volumes), card: Known::Mounted(Box::new(s)) })
@@ -59,11 +59,11 @@ fn status_at_rest(store: &Path) -> Result<CardStatus> {
 /// What the files of a card that did not stop cleanly tell, changing
 /// nothing: what it is, its volumes, beacon and SMART-like log (with the
 /// counters kept beside its pages).
-fn unclean_status(store: &Path, card: &accel::CardFile, profile: &accel::Profile) -> Result<CardStatus> {
-    let _shared = accel::StoreLock::share(store).map_err(anyhow::Error::msg)?;
-    let capacity = accel::Device::capacity_of(profile, &card.format, card.scale)?;
+fn unclean_status(store: &Path, card: &card::CardFile, profile: &card::Profile) -> Result<CardStatus> {
+    let _shared = card::StoreLock::share(store).map_err(anyhow::Error::msg)?;
+    let capacity = card::Device::capacity_of(profile, &card.format, card.scale)?;
     let volumes = volumes_at_rest(store, capacity)?;
-    let smart = accel::SmartLog::at_rest(store).map_err(anyhow::Error::msg)?;
+    let smart = card::SmartLog::at_rest(store).map_err(anyhow::Error::msg)?;
     let unclean = Unclean {
         device: profile.name.clone(),
         id: profile.id.clone(),
@@ -82,24 +82,24 @@ fn unclean_status(store: &Path, card: &accel::CardFile, profile: &accel::Profile
 
 /// The card a store at rest holds and its profile; a clear error where
 /// there is none.
-fn card_at_rest(store: &Path) -> Result<(accel::CardFile, accel::Profile)> {
-    let card = accel::CardFile::load(store).map_err(anyhow::Error::msg)?;
+fn card_at_rest(store: &Path) -> Result<(card::CardFile, card::Profile)> {
+    let card = card::CardFile::load(store).map_err(anyhow::Error::msg)?;
     let Some(card) = card else {
-        if accel::Device::store_exists(store) {
+        if card::Device::store_exists(store) {
             bail!("{}: no card.toml (a store served by an older flashlab): serve it once with this one", store.display());
         }
         bail!("{}: no card here (no card.toml and no member-0.flash)", store.display());
     };
-    let profile = accel::profile_load(&card.device).map_err(anyhow::Error::msg)?;
+    let profile = card::profile_load(&card.device).map_err(anyhow::Error::msg)?;
     Ok((card, profile))
 }
 
 /// The volumes a store at rest keeps (one, where it keeps none).
-fn volumes_at_rest(store: &Path, capacity: u64) -> Result<accel::Volumes> {
-    let kept = accel::Volumes::load(store).map_err(anyhow::Error::msg)?;
+fn volumes_at_rest(store: &Path, capacity: u64) -> Result<card::Volumes> {
+    let kept = card::Volumes::load(store).map_err(anyhow::Error::msg)?;
     let volumes = match kept {
         Some(v) => v,
-        None => accel::Volumes::split(capacity, 1).map_err(anyhow::Error::msg)?,
+        None => card::Volumes::split(capacity, 1).map_err(anyhow::Error::msg)?,
     };
     volumes.check(capacity).map_err(|e| anyhow::anyhow!("{}: volumes.toml: {e}", store.display()))?;
     Ok(volumes)
@@ -109,7 +109,7 @@ fn volumes_at_rest(store: &Path, capacity: u64) -> Result<accel::Volumes> {
 /// it: a server whose control socket does not answer (removed, or the
 /// server hung) is still a server.
 fn at_rest_check(store: &Path) -> Result<()> {
-    if let Some(holder) = accel::StoreLock::holder(store) {
+    if let Some(holder) = card::StoreLock::holder(store) {
         bail!(
             "{}: the card is in use by {holder}, but its control socket {} does not answer (a server still mounting the store, or hung): it is not at rest; ask again once it serves, or stop that process (SIGTERM stops a server cleanly)",
             store.display(),
@@ -127,8 +127,8 @@ fn at_rest_run(store: &Path, c: &Control) -> Result<Value> {
     // Refused before the card is opened: nothing changes, not even the
     // power-cycle count.
     control::destroy_check(c, &profile, card.scale, 0).map_err(anyhow::Error::msg)?;
-    let backing = accel::Backing::files(store, &card.owner(), &format!("flashlab {} at rest", c.name()))?;
-    let device = accel::Device::with_backing(&profile, &card.format, card.scale, &backing)?;
+    let backing = card::Backing::files(store, &card.owner(), &format!("flashlab {} at rest", c.name()))?;
+    let device = card::Device::with_backing(&profile, &card.format, card.scale, &backing)?;
     drop(backing);
     let volumes = volumes_at_rest(store, device.capacity_bytes())?;
     let (server, thread) = crate::Server::start(device, card.export_base(), &volumes, crate::Timing::None, None);

@@ -3,7 +3,7 @@
 //! served whole, `NAME-1` and `NAME-2` for a split one).
 
 use crate::nbd::{self, Export};
-use accel::{Device, Volume, Volumes};
+use card::{Device, Volume, Volumes};
 use serde::{Deserialize, Serialize};
 
 /// What an export says of the card behind it.

@@ -12,7 +12,7 @@ use crate::pace::{self, Clock, Lateness, Timing};
 use crate::presentation::{card_description, Presentation};
 use crate::status::{CardStatus, Known};
 use crate::writelog::{self, WriteLog};
-use accel::{Device, DeviceError, Volume, Volumes};
+use card::{Device, DeviceError, Volume, Volumes};
 use serde_json::{json, Value};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -40,9 +40,9 @@ enum Job {
         arrived: Instant,
         reply: Sender<Reply>,
     },
-    Counters(Sender<accel::DeviceCounters>),
+    Counters(Sender<card::DeviceCounters>),
     /// The card's status now.
-    Status(Sender<accel::Status>),
+    Status(Sender<card::Status>),
     /// A control command; its result, or why not.
     Control(Control, Sender<Result<Value, String>>),
     /// A clean shutdown: the device thread checkpoints the card and ends,
@@ -53,7 +53,7 @@ enum Job {
 /// The answer to a control command (on the device thread): its result.
 /// A format or a re-split answers with the card's capacity and
 /// description after it; the beacon is the server's (`beacon`: its state).
-fn control_run(device: &mut accel::Device, now: u64, c: &Control, live: &Live, beacon: bool) -> Result<Value, String> {
+fn control_run(device: &mut card::Device, now: u64, c: &Control, live: &Live, beacon: bool) -> Result<Value, String> {
     match c {
         Control::FailDie(ts) => {
             let events = ts.iter().map(|t| device.fail_now(now, t)).collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())?;
@@ -132,7 +132,7 @@ pub struct Server {
     /// The store's directory, where a split and the beacon are kept.
     store: Option<std::path::PathBuf>,
     /// The card's profile and scale, to check a format before it runs.
-    profile: accel::Profile,
+    profile: card::Profile,
     scale: u32,
 }
 
@@ -146,7 +146,7 @@ impl Server {
         assert_eq!(volumes.check(device.capacity_bytes()), Ok(()), "volumes tile the card");
         let presentation = Presentation::new(name, &card_description(&device), volumes);
         let store = device.store_dir().map(std::path::Path::to_path_buf);
-        let lit = store.as_deref().and_then(|d| accel::CardFile::load(d).ok().flatten()).is_some_and(|c| c.beacon);
+        let lit = store.as_deref().and_then(|d| card::CardFile::load(d).ok().flatten()).is_some_and(|c| c.beacon);
         let beacon = Arc::new(AtomicBool::new(lit));
         let (jobs, rx) = channel::<Job>();
         let clock = Clock::new(timing);
@@ -182,7 +182,7 @@ impl Server {
     }
 
     /// The card's counters now (after every request sent before).
-    pub fn counters(&self) -> Option<accel::DeviceCounters> {
+    pub fn counters(&self) -> Option<card::DeviceCounters> {
         let (tx, rx) = channel();
         self.jobs.send(Job::Counters(tx)).ok()?;
         rx.recv().ok()

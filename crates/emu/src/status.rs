@@ -24,7 +24,7 @@ pub struct CardStatus {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(untagged)]
 pub enum Known {
-    Mounted(Box<accel::Status>),
+    Mounted(Box<card::Status>),
     Unclean(Box<Unclean>),
 }
 
@@ -41,7 +41,7 @@ pub struct Unclean {
     pub capacity_bytes: u64,
     pub beacon: bool,
     /// Its SMART-like log, with the counters kept beside its pages.
-    pub smart: accel::SmartLog,
+    pub smart: card::SmartLog,
     pub host_bytes_written: u64,
     /// Always false: the card did not stop cleanly.
     pub stopped_cleanly: bool,
@@ -59,7 +59,7 @@ impl CardStatus {
     }
 
     /// The full status, where the card is known.
-    pub fn mounted(&self) -> Option<&accel::Status> {
+    pub fn mounted(&self) -> Option<&card::Status> {
         match &self.card {
             Known::Mounted(s) => Some(s),
             Known::Unclean(_) => None,

@@ -1,5 +1,5 @@
 //! Read reclaim: a superblock whose reads come close to what the ECC can
-//! correct (the card's error model decides: `accel`'s reads that needed a
+//! correct (the card's error model decides: `card`'s reads that needed a
 //! retry) has its valid data moved before it decays further. Requests
 //! queue; the caller paces the work ([`Ftl::reclaim_step`]), which runs
 //! GC on the queued superblocks first: their valid slots go to the GC

@@ -10,7 +10,7 @@
 use lab::calibrate::calibrate;
 
 fn check(id: &str) {
-    let profile = accel::profile_load(id).unwrap();
+    let profile = card::profile_load(id).unwrap();
     let c = calibrate(&profile, &profile.default_format, 16, 1, 5, &mut |_| {}).unwrap();
     for pre in &c.preconditions {
         let ss = pre.steady_state.as_ref().unwrap();
@@ -22,7 +22,7 @@ fn check(id: &str) {
     }
     let failed: Vec<String> = c.failures().map(|ch| ch.line()).collect();
     assert!(failed.is_empty(), "{id}: outside tolerance:\n{}", failed.join("\n"));
-    assert!(c.checks.iter().filter(|ch| ch.by == accel::By::Reviewer).count() >= 4, "{id}: too few reviewer figures");
+    assert!(c.checks.iter().filter(|ch| ch.by == card::By::Reviewer).count() >= 4, "{id}: too few reviewer figures");
 }
 
 #[test]

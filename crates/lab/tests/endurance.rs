@@ -3,7 +3,7 @@
 
 use lab::procedures::endurance::{endurance, EnduranceSpec};
 
-fn spec(profile: &accel::Profile) -> EnduranceSpec {
+fn spec(profile: &card::Profile) -> EnduranceSpec {
     let mut s = EnduranceSpec::new(profile, "4k-write", 8192, 3);
     s.cycles_per_erase = Some(150);
     s
@@ -11,7 +11,7 @@ fn spec(profile: &accel::Profile) -> EnduranceSpec {
 
 #[test]
 fn a_card_aged_to_wear_out_turns_read_only_and_its_curve_adds_up() {
-    let p = accel::profile_load("iodrive2-duo").unwrap();
+    let p = card::profile_load("iodrive2-duo").unwrap();
     let r = endurance(&p, &spec(&p), &mut |_| {}).unwrap();
     let w = r.wear_out.as_ref().expect("worn out before 20x the rated cycles");
     assert!(w.why.contains("blocks are bad") && w.why.contains("worn out"), "{}", w.why);
@@ -36,7 +36,7 @@ fn a_card_aged_to_wear_out_turns_read_only_and_its_curve_adds_up() {
 
 #[test]
 fn a_life_that_cannot_be_run_is_refused_by_name() {
-    let p = accel::profile_load("iodrive2-duo").unwrap();
+    let p = card::profile_load("iodrive2-duo").unwrap();
     let mut s = spec(&p);
     s.workload = "4k-read".into();
     assert!(endurance(&p, &s, &mut |_| {}).unwrap_err().to_string().contains("does not write"));

@@ -4,7 +4,7 @@
 use lab::{run, Length, Mix, RunSpec, Session};
 
 fn spec(workload: &str, seed: u64) -> RunSpec {
-    let mut s = RunSpec::new(&accel::profile_load("flashmax2").unwrap(), "stock", workload, 128, seed);
+    let mut s = RunSpec::new(&card::profile_load("flashmax2").unwrap(), "stock", workload, 128, seed);
     s.precondition = true;
     s.precondition_min_drive_writes = 1.0;
     s.precondition_cap_drive_writes = 1.5;
@@ -15,7 +15,7 @@ fn spec(workload: &str, seed: u64) -> RunSpec {
 /// The same seed gives byte-identical results; another seed does not.
 #[test]
 fn same_seed_gives_byte_identical_json() {
-    let profile = accel::profile_load("flashmax2").unwrap();
+    let profile = card::profile_load("flashmax2").unwrap();
     let json = |seed| serde_json::to_string_pretty(&run(&profile, &spec("fileserver", seed), &mut |_| {}).unwrap()).unwrap();
     let a = json(7);
     let b = json(7);
@@ -30,7 +30,7 @@ fn same_seed_gives_byte_identical_json() {
 #[test]
 fn invariants_hold_after_every_workload() {
     for id in ["flashmax2", "iodrive2-duo"] {
-        let profile = accel::profile_load(id).unwrap();
+        let profile = card::profile_load(id).unwrap();
         let mut s = Session::new(&profile, &profile.default_format, 64, 3, Some(0.5)).unwrap();
         for w in ["4k-write", "8k-7030", "fileserver", "webserver-write", "webserver", "read=50;bs=512/50:3584/50"] {
             let mix = Mix::parse(w).unwrap();
@@ -54,7 +54,7 @@ fn invariants_hold_after_every_workload() {
 /// latencies, 13-18 us, are far under a NAND read).
 #[test]
 fn unaligned_writes_pay_read_modify_write() {
-    let profile = accel::profile_load("p420m").unwrap();
+    let profile = card::profile_load("p420m").unwrap();
     let mut s = Session::new(&profile, "stock", 128, 5, Some(0.5)).unwrap();
     let fill = Mix::parse("read=0;bs=64k/100").unwrap();
     let cap = s.device.capacity_bytes();
@@ -73,7 +73,7 @@ fn unaligned_writes_pay_read_modify_write() {
 
 #[test]
 fn bad_specs_are_refused_naming_the_field() {
-    let profile = accel::profile_load("flashmax2").unwrap();
+    let profile = card::profile_load("flashmax2").unwrap();
     let err = |f: &dyn Fn(&mut RunSpec)| {
         let mut s = spec("4k-write", 1);
         f(&mut s);
@@ -95,7 +95,7 @@ fn bad_specs_are_refused_naming_the_field() {
 /// space, nothing is refused, nothing hangs, and the invariants hold.
 #[test]
 fn a_card_formatted_nearly_full_sustains_random_writes() {
-    let profile = accel::profile_load("p420m").unwrap();
+    let profile = card::profile_load("p420m").unwrap();
     let gb = profile.usable_bytes_max() as f64 * 0.90 / 1e9;
     let mut session = Session::new(&profile, &format!("{gb:.3}GB"), 64, 9, Some(0.25)).unwrap();
     let op = session.device.effective_op();
@@ -119,7 +119,7 @@ fn a_card_formatted_nearly_full_sustains_random_writes() {
 /// single-FPGA card is rated at half the IOPS).
 #[test]
 fn utilisation_is_a_share_and_names_the_bottleneck() {
-    let profile = accel::profile_load("flashmax2").unwrap();
+    let profile = card::profile_load("flashmax2").unwrap();
     let r = run(&profile, &spec("4k-read", 2), &mut |_| {}).unwrap();
     for p in &r.phases {
         assert_eq!(p.utilisation.len(), 9, "{}", p.name);
@@ -138,7 +138,7 @@ fn utilisation_is_a_share_and_names_the_bottleneck() {
 /// ends, IOPS dip while it runs; the same seed gives the same report.
 #[test]
 fn a_die_failure_and_its_rebuild_are_reported() {
-    let profile = accel::profile_load("flashmax2").unwrap();
+    let profile = card::profile_load("flashmax2").unwrap();
     let mut s = spec("4k-write", 3);
     s.ios = None;
     s.duration_s = Some(6.0);
@@ -167,7 +167,7 @@ fn a_die_failure_and_its_rebuild_are_reported() {
 /// draws the same events; a rate outside its range is refused by name.
 #[test]
 fn random_failures_come_at_the_field_rates_and_are_reported() {
-    let profile = accel::profile_load("flashmax2").unwrap();
+    let profile = card::profile_load("flashmax2").unwrap();
     let mut s = spec("8k-7030", 5);
     s.ios = None;
     s.duration_s = Some(10.0);
@@ -199,7 +199,7 @@ fn random_failures_come_at_the_field_rates_and_are_reported() {
 /// and is reported as not ended, never as done.
 #[test]
 fn a_phase_through_a_failure_ends_with_its_rebuild_or_says_it_did_not() {
-    let profile = accel::profile_load("p420m").unwrap();
+    let profile = card::profile_load("p420m").unwrap();
     let fails = vec![lab::runs::failure::FailSpec::parse("3.1@0.5").unwrap()];
     let mix = Mix::parse("4k-write").unwrap();
     let interval = 100_000_000;
@@ -225,7 +225,7 @@ fn a_phase_through_a_failure_ends_with_its_rebuild_or_says_it_did_not() {
 /// and nothing failed: it is refused, naming when the phase ends.
 #[test]
 fn a_failure_after_the_run_ends_is_refused() {
-    let p = accel::profile_load("p420m").unwrap();
+    let p = card::profile_load("p420m").unwrap();
     let mut spec = lab::RunSpec::new(&p, "stock", "4k-read", 64, 1);
     spec.duration_s = Some(2.0);
     spec.fail = vec![lab::runs::failure::FailSpec::parse("3.1@100").unwrap()];

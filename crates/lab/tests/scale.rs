@@ -8,7 +8,7 @@ use lab::{run, RunSpec};
 
 /// Steady-state IOPS of `workload` at 16T/16Q after SNIA preconditioning.
 fn steady_iops(workload: &str, scale: u32) -> f64 {
-    let profile = accel::profile_load("flashmax2").unwrap();
+    let profile = card::profile_load("flashmax2").unwrap();
     let mut spec = RunSpec::new(&profile, "stock", workload, scale, 1);
     spec.precondition = true;
     let r = run(&profile, &spec, &mut |_| {}).unwrap();

@@ -11,9 +11,11 @@
 mod array;
 pub mod cut;
 mod endurance;
+pub mod errors;
 mod geometry;
 pub mod store;
 pub mod tap;
+pub mod wear;
 
 pub use array::{Array, Media, MediaCounters, Nand, OpTag, Persist};
 pub use endurance::Endurance;

@@ -12,7 +12,6 @@ mod engine;
 mod events;
 mod heap;
 mod pool;
-mod rng;
 #[cfg(test)]
 mod tests;
 mod timeline;
@@ -21,5 +20,5 @@ pub use engine::{Engine, Io, Observer, Target, Workload, LOOKAHEAD};
 pub use events::SlotTree;
 pub use heap::MinHeap;
 pub use pool::Pool;
-pub use rng::Rng;
 pub use timeline::Timeline;
+pub use units::Rng;

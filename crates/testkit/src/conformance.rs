@@ -1,6 +1,6 @@
 //! The block-device conformance suite: what the card must do as a block
 //! device, whichever face a user sees, written once and run on the
-//! simulated device's block API (`accel::Device`, in `accel`'s tests) and
+//! simulated device's block API (`card::Device`, in `card`'s tests) and
 //! on a card served over NBD (in `cli`'s tests). A target answers each
 //! request, or refuses it with why; every check says what it found.
 

@@ -22,18 +22,18 @@ use units::Ns;
 /// The simulated device as a conformance target: its block API, each
 /// request at the completion time of the one before.
 pub struct OnDevice {
-    pub device: accel::Device,
+    pub device: card::Device,
     now: Ns,
 }
 
 impl OnDevice {
     /// `device` must hold data.
-    pub fn new(device: accel::Device) -> OnDevice {
+    pub fn new(device: card::Device) -> OnDevice {
         assert!(device.holds_data(), "a conformance target keeps its bytes");
         OnDevice { device, now: 0 }
     }
 
-    fn step(&mut self, r: Result<Ns, accel::DeviceError>) -> Result<(), String> {
+    fn step(&mut self, r: Result<Ns, card::DeviceError>) -> Result<(), String> {
         self.now = r.map_err(|e| e.to_string())?;
         Ok(())
     }

@@ -1,5 +1,6 @@
-//! Units shared by every flashlab crate, and the one cache hint the FTL and
-//! the NAND array share. No dependencies.
+//! Units shared by every flashlab crate, the one cache hint the FTL and
+//! the NAND array share, and the seeded PRNG (`Rng`) that the simulator's
+//! engine and the NAND's bit errors draw from. Depends only on `rand`.
 //!
 //! Virtual time is an integer count of nanoseconds (`Ns`), so that a seeded
 //! simulation is byte-identical on every machine: no floating point ever
@@ -84,3 +85,6 @@ mod tests {
         assert_eq!(per_op_ns(350_000), 2858);
     }
 }
+
+mod rng;
+pub use rng::Rng;

@@ -81,7 +81,7 @@ struct PublishedRow<'a> {
     device: &'a str,
     format: &'a str,
     scale: u32,
-    by: accel::By,
+    by: card::By,
     source: &'a str,
     figure: &'a str,
     conditions: String,

@@ -129,14 +129,14 @@ pub fn precondition_charts(profile: &str, title: &str, jobs: &[&JobResult], colo
 /// The reviewers' steady-state figure a job's 4K test is compared with.
 fn published_of(j: &JobResult, key: &str, workload: &str) -> Option<(f64, f64)> {
     let metric = match key {
-        "iops" => accel::Metric::Iops,
-        "latency-avg" => accel::Metric::LatencyAvgMs,
-        "latency-max" => accel::Metric::LatencyMaxMs,
+        "iops" => card::Metric::Iops,
+        "latency-avg" => card::Metric::LatencyAvgMs,
+        "latency-max" => card::Metric::LatencyMaxMs,
         _ => return None,
     };
     j.comparison
         .iter()
-        .find(|c| c.by == accel::By::Reviewer && c.state == accel::State::Steady && c.metric == metric && c.workload == workload)
+        .find(|c| c.by == card::By::Reviewer && c.state == card::State::Steady && c.metric == metric && c.workload == workload)
         .map(|c| (c.published, c.tolerance_percent))
 }
 

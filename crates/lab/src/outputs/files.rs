@@ -25,7 +25,7 @@ pub fn out_dir_prepare(dir: &Path) -> Result<(), ReportError> {
 }
 
 /// Writes a results file, a table, a chart or a report whole, or leaves
-/// the one it replaces as it was (`accel::write_whole`).
+/// the one it replaces as it was (`card::write_whole`).
 pub fn file_write(path: &Path, bytes: &[u8]) -> Result<(), ReportError> {
-    accel::write_whole(path, bytes).map_err(io_err(path))
+    card::write_whole(path, bytes).map_err(io_err(path))
 }

@@ -99,7 +99,7 @@ pub fn export(dir: &Path, profiles: &[&ReviewProfile], o: &FioOptions) -> std::i
             p.name
         );
         let f = d.join("1-precondition.fio");
-        accel::write_whole(&f, s.as_bytes())?;
+        card::write_whole(&f, s.as_bytes())?;
         files.push(f);
         let mut s = format!(
             "; flashlab review, {} profile, step 3 of 3: the main tests, right after preconditioning.\n; Every job overwrites {}.\n",
@@ -122,7 +122,7 @@ pub fn export(dir: &Path, profiles: &[&ReviewProfile], o: &FioOptions) -> std::i
             }
         }
         let f = d.join("2-main.fio");
-        accel::write_whole(&f, s.as_bytes())?;
+        card::write_whole(&f, s.as_bytes())?;
         files.push(f);
     }
     Ok(files)
@@ -141,7 +141,7 @@ pub fn export_pts(dir: &Path, o: &FioOptions) -> std::io::Result<Vec<PathBuf>> {
     let mut files = Vec::new();
     let mut put = |name: &str, text: String| -> std::io::Result<()> {
         let f = d.join(name);
-        accel::write_whole(&f, text.as_bytes())?;
+        card::write_whole(&f, text.as_bytes())?;
         files.push(f);
         Ok(())
     };

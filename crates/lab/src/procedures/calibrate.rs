@@ -16,7 +16,7 @@ use crate::runs::phase::Phase;
 use crate::runs::published::{for_format, mix_of, of_phase, same_load, Check};
 use crate::runs::run::{Length, Rule, RunError, Session, REVIEWERS_QUEUE_DEPTH, REVIEWERS_THREADS};
 use crate::runs::workload::Mix;
-use accel::{Metric, Profile, Published, State};
+use card::{Metric, Profile, Published, State};
 use serde::Serialize;
 
 /// The rule a profile's published steady-state figures came from: the

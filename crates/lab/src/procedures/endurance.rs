@@ -13,7 +13,7 @@
 use crate::phase::Phase;
 use crate::run::{device_info, DeviceInfo, Length, RunError, Session};
 use crate::workload::Mix;
-use accel::{Aging, EnduranceProfile, Health, Profile};
+use card::{Aging, EnduranceProfile, Health, Profile};
 use serde::{Deserialize, Serialize};
 use units::SLOT_BYTES;
 

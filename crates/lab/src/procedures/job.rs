@@ -4,7 +4,7 @@
 //! reviewers' (`review`) and the PTS (`pts`), run these jobs.
 
 use crate::runs::run::{Progress, Rule, RunError};
-use accel::Profile;
+use card::Profile;
 use serde::{Deserialize, Serialize};
 
 /// The main tests a profile gets.
@@ -54,7 +54,7 @@ pub struct ReviewSpec {
     pub scale: u32,
     pub seed: u64,
     /// Length of one round (interval), virtual seconds; `None`: each
-    /// device's own round for the scale (`accel::Scaling::round_ns`).
+    /// device's own round for the scale (`card::Scaling::round_ns`).
     #[serde(default)]
     pub interval_s: Option<f64>,
     /// Rounds of each 4K main test.
@@ -184,7 +184,7 @@ pub fn jobs_of(spec: &ReviewSpec, profiles: &[Profile]) -> Result<(Vec<Job>, Vec
     if spec.devices.is_empty() {
         return Err(RunError::Input(format!(
             "no device: name at least one of {} (or a profile file)",
-            accel::CATALOG.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+            card::CATALOG.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
         )));
     }
     if spec.profiles.is_empty() {
@@ -209,7 +209,7 @@ pub fn jobs_of(spec: &ReviewSpec, profiles: &[Profile]) -> Result<(Vec<Job>, Vec
             Some(list) => {
                 let mut f = Vec::new();
                 for name in list {
-                    if p.formats.contains_key(name) || accel::capacity_parse(name).is_some() {
+                    if p.formats.contains_key(name) || card::capacity_parse(name).is_some() {
                         f.push(name.clone());
                     } else {
                         skipped.push(format!("{} has no format '{}' (it has {})", p.id, name, p.format_names().join(", ")));

@@ -104,8 +104,8 @@ pub fn job_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&Rev
         true => None,
         false => Some(failure_step(&mut s, spec, &workload, &rep)?),
     };
-    let mut judged = vec![(accel::State::Fresh, &pre)];
-    judged.extend(tests.iter().map(|t| (accel::State::Steady, t)));
+    let mut judged = vec![(card::State::Fresh, &pre)];
+    judged.extend(tests.iter().map(|t| (card::State::Steady, t)));
     let comparison = crate::runs::published::compare(&job.profile, &job.format, &judged, Some(s.round_s()));
     Ok(JobResult {
         device: device_info(&job.profile, &job.format, spec.scale, &s.device),

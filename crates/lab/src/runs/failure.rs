@@ -4,7 +4,7 @@
 
 use crate::runs::metrics::Interval;
 use crate::runs::phase::Phase;
-use accel::{FailTarget, FailureEvent};
+use card::{FailTarget, FailureEvent};
 use serde::{Deserialize, Serialize};
 use units::{Ns, NS_PER_SEC};
 

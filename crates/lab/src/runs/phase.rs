@@ -5,7 +5,7 @@
 use crate::runs::metrics::{Interval, Summary};
 use crate::runs::steady::{self, SteadyWindow};
 use crate::runs::workload::Mix;
-use accel::DeviceCounters;
+use card::DeviceCounters;
 use serde::{Deserialize, Serialize};
 use units::Ns;
 
@@ -58,7 +58,7 @@ pub struct Phase {
     pub counters: DeviceCounters,
     /// Read retries and reads beyond ECC over the phase.
     #[serde(default)]
-    pub read_errors: accel::ErrorCounters,
+    pub read_errors: card::ErrorCounters,
     /// NAND page reads over the phase (host and GC): what the retries are
     /// a share of.
     #[serde(default)]
@@ -86,7 +86,7 @@ pub const BOTTLENECK_PERCENT_MIN: f64 = 80.0;
 
 /// The utilisation table of a phase from the device's busy times at its
 /// start and end, and the bottleneck it names.
-pub fn utilisation_of(before: &[accel::ResourceBusy], after: &[accel::ResourceBusy], elapsed: Ns) -> (Vec<Utilisation>, String) {
+pub fn utilisation_of(before: &[card::ResourceBusy], after: &[card::ResourceBusy], elapsed: Ns) -> (Vec<Utilisation>, String) {
     let rows: Vec<Utilisation> = before
         .iter()
         .zip(after)
@@ -109,13 +109,13 @@ pub fn utilisation_of(before: &[accel::ResourceBusy], after: &[accel::ResourceBu
 /// The card's state in each phase of a run that starts on a secure-erased
 /// card: the first phase is fresh (its first round is the burst); a phase
 /// after preconditioning is steady.
-pub fn phase_states(phases: &[Phase]) -> Vec<(accel::State, &Phase)> {
+pub fn phase_states(phases: &[Phase]) -> Vec<(card::State, &Phase)> {
     phases
         .iter()
         .enumerate()
         .map(|(k, ph)| {
             let after_precondition = phases[..k].iter().any(|p| p.steady_state.is_some());
-            (if after_precondition { accel::State::Steady } else { accel::State::Fresh }, ph)
+            (if after_precondition { card::State::Steady } else { card::State::Fresh }, ph)
         })
         .collect()
 }

@@ -7,7 +7,7 @@
 use crate::runs::metrics::{DirStats, Interval};
 use crate::runs::phase::Phase;
 use crate::runs::workload::Mix;
-use accel::{Bound, By, Metric, Profile, Published, State};
+use card::{Bound, By, Metric, Profile, Published, State};
 use serde::{Deserialize, Serialize};
 
 /// Tolerance, in percent, for a figure of this publisher and metric:

@@ -6,7 +6,7 @@ use crate::runs::metrics::{interval_of, Closed, Interval, Meter};
 use crate::runs::phase::{drift_of, phase_states, utilisation_of, Phase, SteadyReport};
 use crate::runs::steady;
 use crate::runs::workload::{Mix, MixGen};
-use accel::{Device, DeviceCounters, Profile};
+use card::{Device, DeviceCounters, Profile};
 use serde::{Deserialize, Serialize};
 use sim::{Engine, Io, Observer};
 use units::{Ns, NS_PER_SEC, SLOT_BYTES};
@@ -266,9 +266,9 @@ impl Session {
         Ok(Session { device, engine: Engine::new(seed), interval_ns })
     }
 
-    /// A session on a card whose blocks wear out (see `accel::Aging`),
+    /// A session on a card whose blocks wear out (see `card::Aging`),
     /// rounds of the device's own length.
-    pub fn aging(profile: &Profile, format: &str, scale: u32, seed: u64, aging: accel::Aging) -> Result<Session, RunError> {
+    pub fn aging(profile: &Profile, format: &str, scale: u32, seed: u64, aging: card::Aging) -> Result<Session, RunError> {
         let device = Device::aging(profile, format, scale, aging)?;
         let interval_ns = device.round_ns();
         Ok(Session { device, engine: Engine::new(seed), interval_ns })

@@ -2,7 +2,7 @@
 //! phases, faults) and the checks on it, each naming the field and its
 //! range.
 
-use accel::Profile;
+use card::Profile;
 use serde::{Deserialize, Serialize};
 use units::{Ns, NS_PER_SEC};
 
@@ -81,7 +81,7 @@ impl RunSpec {
     /// The reviewers' defaults for a device at a scale: 16 threads x 16
     /// queue depth, rounds of 60 s of the full-size device (a scaled device
     /// fills `scale` times sooner, so its rounds are that much shorter:
-    /// `accel::Scaling::round_ns`).
+    /// `card::Scaling::round_ns`).
     pub fn new(profile: &Profile, format: &str, workload: &str, scale: u32, seed: u64) -> RunSpec {
         RunSpec {
             device: profile.id.clone(),
@@ -166,7 +166,7 @@ pub enum RunError {
     #[error("{0}")]
     Input(String),
     #[error(transparent)]
-    Device(#[from] accel::DeviceError),
+    Device(#[from] card::DeviceError),
     /// A stop was asked for (SIGINT) where a partial result would mislead
     /// (a calibration judges every figure or none).
     #[error("interrupted (SIGINT) before the end: nothing written, and a results file written before is left as it was")]

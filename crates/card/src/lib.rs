@@ -2,10 +2,9 @@
 //! device model around the FTL.
 
 mod block;
-mod card;
+mod card_file;
 mod checkpoint;
 mod device;
-pub mod errors;
 pub mod faults;
 mod health;
 mod lock;
@@ -16,22 +15,22 @@ pub mod scale;
 mod smart;
 mod status;
 mod volumes;
-mod wear;
 
-pub use card::CardFile;
+pub use card_file::CardFile;
 pub use checkpoint::write_whole;
 pub use device::{capacity_parse, Backing, Device, DeviceCounters, DeviceError, Payload, ResourceBusy};
 pub use faults::{FailTarget, FailureEvent};
 pub use ftl::{FaultCounters, MountReport};
 pub use health::{Aging, EnduranceProfile, Health};
 pub use lock::StoreLock;
+pub use nand::errors;
+pub use nand::wear::ErrorCounters;
 pub use profile::{ControllerProfile, FtlProfile, HostProfile, Management, NandProfile, PowerProfile, Profile, ProfileError};
 pub use published::{Bound, By, Metric, Published, State};
 pub use scale::{Scaling, ROUND_FULL_SIZE_S};
 pub use smart::SmartLog;
 pub use status::{Rebuild, Status};
 pub use volumes::{Volume, Volumes, VOLUMES_MAX};
-pub use wear::ErrorCounters;
 
 /// The built-in catalog, embedded from `devices/`.
 pub const CATALOG: &[(&str, &str)] = &[

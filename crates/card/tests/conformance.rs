@@ -3,11 +3,11 @@
 //! passes (`crates/cli/tests/conformance.rs`), here driven through garbage
 //! collection, with the FTL's invariants checked after.
 
-use accel::{Backing, Device};
+use card::{Backing, Device};
 
 /// A small data-holding card: the P420m at its largest scale.
 fn card() -> Device {
-    let p = accel::profile_load("p420m").unwrap();
+    let p = card::profile_load("p420m").unwrap();
     let scale = (1..=4096).rev().find(|&s| Device::validate(&p, "stock", s).is_ok()).unwrap();
     Device::with_backing(&p, "stock", scale, &Backing::Memory).unwrap()
 }

@@ -76,7 +76,7 @@ pub struct ErrorsProfile {
     /// Field rates of failures that bit errors do not predict, per member
     /// (one card and its controller): die failures a year, and
     /// uncorrectable errors a day (0: none). Random events on the device's
-    /// clock where a run asks for them ([`crate::faults::RandomFaults`]).
+    /// clock where a run asks for them (`card::faults::RandomFaults`).
     #[serde(default)]
     pub field_die_failures_per_year: f64,
     #[serde(default)]

@@ -1,7 +1,8 @@
 //! Each timing mechanism of the device model, pinned on a tiny card: what
 //! an I/O waits for, what it costs, and where the time goes.
 
-use accel::{Device, Profile};
+use card::{Device, Profile};
+use nand::wear::Wear;
 use sim::{Io, Target};
 use units::{Ns, NS_PER_MS, NS_PER_US};
 
@@ -169,8 +170,8 @@ fn aged_reads(pe_cycles: u32, age_days: f64) -> (Vec<Ns>, u64) {
     (lat, e.reads_retried)
 }
 
-fn aged_reads_counted(pe_cycles: u32, age_days: f64) -> (Vec<Ns>, accel::ErrorCounters) {
-    let p = accel::profile_load("p420m").unwrap();
+fn aged_reads_counted(pe_cycles: u32, age_days: f64) -> (Vec<Ns>, card::ErrorCounters) {
+    let p = card::profile_load("p420m").unwrap();
     let mut dev = Device::new(&p, "stock", 256).unwrap();
     let slots = dev.capacity_bytes() / 4096;
     let mut now = 0;
@@ -228,4 +229,29 @@ fn an_old_card_retries_reads_and_they_take_longer() {
     assert!(o90 > f90 + 40 * NS_PER_US, "p90 {f90} ns fresh, {o90} ns old");
     assert_eq!(fresh[fresh.len() / 2], old[old.len() / 2], "most reads decode at once");
     assert!(old[old.len() - 1] > fresh[fresh.len() - 1], "the max grows");
+}
+
+/// The erase count found once by bisection is where `may_fail` turns
+/// true, for every catalog card's error model, fresh and aged: the
+/// shortcut at each erase changes no result.
+#[test]
+fn the_erases_from_which_a_block_may_fail_are_found_exactly() {
+    for (id, _) in card::CATALOG {
+        let p = card::profile_load(id).unwrap();
+        let Some(model) = p.nand.errors.clone() else { continue };
+        for (pe, days) in [(0, 0.0), (1000, 30.0), (3000, 90.0), (20_000, 365.0)] {
+            let mut w = Wear::new(model.clone(), p.nand.codeword_bytes, 4, 8, 0, 1);
+            w.set(pe, days, 0, 1);
+            let f = w.fail_from_erases();
+            if f == u32::MAX {
+                assert!(!w.may_fail(u32::MAX - pe), "{id} {pe} {days}");
+                continue;
+            }
+            assert!(w.may_fail(f), "{id} at {pe} cycles, {days} days: fails from {f}");
+            assert!(f == 0 || !w.may_fail(f - 1), "{id} at {pe} cycles, {days} days: {} already fails", f - 1);
+            for e in [0, f / 2, f.saturating_sub(1), f, f.saturating_add(1), f.saturating_mul(2).min(u32::MAX - pe)] {
+                assert_eq!(e >= f, w.may_fail(e), "{id} at {pe} cycles, {days} days, {e} erases");
+            }
+        }
+    }
 }

@@ -5,7 +5,7 @@ use super::timing::MemberTiming;
 use super::Device;
 use crate::health::Health;
 use crate::smart::SmartLog;
-use crate::wear::ErrorCounters;
+use nand::wear::ErrorCounters;
 use nand::Nand;
 use serde::Serialize;
 use sim::Timeline;

@@ -1,10 +1,11 @@
 //! A member's blocks as the error model sees them: reads since erase, the
 //! age of their data, and what each read costs in retries (see `errors`).
-//! Kept beside the timing model: the FTL knows nothing of bit errors.
+//! The card asks it of each page read the FTL issued; the FTL decides
+//! what a read beyond ECC becomes (rebuilt from its stripe, or lost).
 
 use crate::errors::{any_of, Codeword, ErrorsProfile, ReadOutcome, FAIL_NEGLIGIBLE};
 use serde::{Deserialize, Serialize};
-use sim::Rng;
+use units::Rng;
 
 /// What the error model counted, over a member's reads.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -72,7 +73,7 @@ const STALE: Entry = Entry { reads: 0, fail0: -1.0 };
 /// Reads a block may see: the bound of the disturb term.
 const READS_MAX: f64 = u32::MAX as f64;
 
-pub(crate) struct Wear {
+pub struct Wear {
     model: ErrorsProfile,
     codeword: Codeword,
     blocks_per_plane: u32,
@@ -98,13 +99,13 @@ pub(crate) struct Wear {
     /// Random uncorrectable errors waiting for the next page reads.
     ue_pending: u32,
     rng: Rng,
-    pub(crate) counters: ErrorCounters,
+    pub counters: ErrorCounters,
 }
 
 impl Wear {
     /// The error state of a member whose most worn block has seen
     /// `erases_max` erases.
-    pub(crate) fn new(model: ErrorsProfile, codeword_bytes: u32, dies: u32, blocks_per_plane: u32, erases_max: u32, seed: u64) -> Wear {
+    pub fn new(model: ErrorsProfile, codeword_bytes: u32, dies: u32, blocks_per_plane: u32, erases_max: u32, seed: u64) -> Wear {
         let mut w = Wear {
             codeword: model.codeword(codeword_bytes),
             model,
@@ -128,7 +129,7 @@ impl Wear {
     /// Cycles every block has seen before this run (added to its erase
     /// count, the largest of which is `erases_max`) and the age of the
     /// data on the card now.
-    pub(crate) fn set(&mut self, pe_cycles: u32, age_days: f64, erases_max: u32, seed: u64) {
+    pub fn set(&mut self, pe_cycles: u32, age_days: f64, erases_max: u32, seed: u64) {
         assert!(age_days.is_finite() && age_days >= 0.0);
         self.rng = Rng::new(seed);
         self.seed = seed;
@@ -160,31 +161,37 @@ impl Wear {
         lo
     }
 
+    /// The fewest erases at which a block could fail a first read at the
+    /// card's age (`u32::MAX` if none could).
+    pub fn fail_from_erases(&self) -> u32 {
+        self.fail_from_erases
+    }
+
     fn quiet_update(&mut self) {
         self.quiet = self.quiet_model && self.ue_pending == 0;
     }
 
     /// A random uncorrectable error: the next page read fails its ECC.
-    pub(crate) fn ue_inject(&mut self) {
+    pub fn ue_inject(&mut self) {
         self.ue_pending += 1;
         self.quiet_update();
     }
 
     /// Whether a block of `erases` could fail a first read at the card's
     /// age, read as often as a block can be.
-    fn may_fail(&self, erases: u32) -> bool {
+    pub fn may_fail(&self, erases: u32) -> bool {
         self.model.block_factor_max() * self.model.rber.at((self.pe_base + erases) as f64, self.age_days, READS_MAX) >= self.codeword.rber_negligible()
     }
 
     /// Whether reads can be taken to decode at once without looking.
     #[inline(always)]
-    pub(crate) fn quiet(&self) -> bool {
+    pub fn quiet(&self) -> bool {
         self.quiet
     }
 
     /// A block erased (now at `erases`): no reads, fresh data from now on.
     #[inline]
-    pub(crate) fn erased(&mut self, die: u32, block: u32, erases: u32) {
+    pub fn erased(&mut self, die: u32, block: u32, erases: u32) {
         self.aged[block as usize] = false;
         debug_assert_eq!(erases >= self.fail_from_erases, self.may_fail(erases), "may_fail grows with the erases");
         if self.quiet_model && erases < self.fail_from_erases {
@@ -200,7 +207,7 @@ impl Wear {
     /// A page read of `codewords` from (die, block), whose erase count is
     /// `erases`: how it ended.
     #[inline]
-    pub(crate) fn read(&mut self, die: u32, block: u32, erases: u32, codewords: u32) -> ReadOutcome {
+    pub fn read(&mut self, die: u32, block: u32, erases: u32, codewords: u32) -> ReadOutcome {
         if self.quiet {
             return ReadOutcome::Retries(0);
         }
@@ -263,49 +270,19 @@ impl Wear {
         ReadOutcome::BeyondEcc
     }
 
-    pub(crate) fn retries_max(&self) -> u32 {
+    pub fn retries_max(&self) -> u32 {
         self.model.read_retries_max
     }
 
     /// Whether a read that ended so calls for its block's data to be
     /// moved (read reclaim).
     #[inline]
-    pub(crate) fn reclaims(&self, outcome: ReadOutcome) -> bool {
+    pub fn reclaims(&self, outcome: ReadOutcome) -> bool {
         let after = self.model.reclaim_after_retries;
         after > 0
             && match outcome {
                 ReadOutcome::Retries(k) => k >= after,
                 ReadOutcome::BeyondEcc => true,
             }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The erase count found once by bisection is where `may_fail` turns
-    /// true, for every catalog card's error model, fresh and aged: the
-    /// shortcut at each erase changes no result.
-    #[test]
-    fn the_erases_from_which_a_block_may_fail_are_found_exactly() {
-        for (id, _) in crate::CATALOG {
-            let p = crate::profile_load(id).unwrap();
-            let Some(model) = p.nand.errors.clone() else { continue };
-            for (pe, days) in [(0, 0.0), (1000, 30.0), (3000, 90.0), (20_000, 365.0)] {
-                let mut w = Wear::new(model.clone(), p.nand.codeword_bytes, 4, 8, 0, 1);
-                w.set(pe, days, 0, 1);
-                let f = w.fail_from_erases;
-                if f == u32::MAX {
-                    assert!(!w.may_fail(u32::MAX - pe), "{id} {pe} {days}");
-                    continue;
-                }
-                assert!(w.may_fail(f), "{id} at {pe} cycles, {days} days: fails from {f}");
-                assert!(f == 0 || !w.may_fail(f - 1), "{id} at {pe} cycles, {days} days: {} already fails", f - 1);
-                for e in [0, f / 2, f.saturating_sub(1), f, f.saturating_add(1), f.saturating_mul(2).min(u32::MAX - pe)] {
-                    assert_eq!(e >= f, w.may_fail(e), "{id} at {pe} cycles, {days} days, {e} erases");
-                }
-            }
-        }
     }
 }

@@ -80,7 +80,7 @@ pub struct NandProfile {
     /// Raw bit errors, ECC and read retry (see `errors`); without it reads
     /// never fail.
     #[serde(default)]
-    pub errors: Option<crate::errors::ErrorsProfile>,
+    pub errors: Option<nand::errors::ErrorsProfile>,
     /// Rated cycles, bad-block allowance and the card's rated endurance
     /// (see `health`); without it blocks never wear out.
     #[serde(default)]

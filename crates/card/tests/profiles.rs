@@ -1,7 +1,7 @@
 //! The catalog loads, and malformed or inconsistent profiles are refused
 //! with the field and its allowed range named.
 
-use accel::{catalog, profile_load, Profile};
+use card::{catalog, profile_load, Profile};
 
 #[test]
 fn catalog_loads_and_every_format_fits() {
@@ -10,9 +10,9 @@ fn catalog_loads_and_every_format_fits() {
     for p in &c {
         for (name, &bytes) in &p.formats {
             assert!(bytes <= p.usable_bytes_max(), "{} {name}", p.id);
-            let d = accel::Device::new(p, name, 64).unwrap();
+            let d = card::Device::new(p, name, 64).unwrap();
             assert_eq!(d.raw_bytes(), p.raw_bytes() / 64, "{} {name}: a scale-64 card has 1/64 of the raw flash", p.id);
-            let maps = accel::Device::map_bytes(p, name, 64).unwrap();
+            let maps = card::Device::map_bytes(p, name, 64).unwrap();
             let per_4k = maps as f64 / (d.raw_bytes() / 4096) as f64;
             assert!((4.0..=8.2).contains(&per_4k), "{} {name}: maps of {per_4k:.2} B per 4 KiB of raw flash", p.id);
         }
@@ -36,7 +36,7 @@ fn a_profile_version_changes_with_its_figures() {
 }
 
 fn edited(from: &str, to: &str) -> String {
-    let text = accel::CATALOG.iter().find(|(id, _)| *id == "flashmax2").unwrap().1;
+    let text = card::CATALOG.iter().find(|(id, _)| *id == "flashmax2").unwrap().1;
     assert!(text.contains(from), "{from}");
     text.replacen(from, to, 1)
 }

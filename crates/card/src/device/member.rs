@@ -5,11 +5,11 @@
 
 use super::timing::{Costs, MemberTiming, Start};
 use super::{DeviceError, Payload};
-use crate::errors::ReadOutcome;
 use crate::profile::Profile;
 use crate::recorder::{MediaOp, OpKind, Recorder};
-use crate::wear::Wear;
 use ftl::{Ftl, FtlError};
+use nand::errors::ReadOutcome;
+use nand::wear::Wear;
 use nand::OpTag;
 use sim::Pool;
 use units::{Ns, SLOT_BYTES};
