@@ -416,74 +416,46 @@ impl<M: Media> Ftl<M> {
         self.slot_peek(a, out)
     }
 
-    /// Reads logical slots `first..=last` as one host read: the slots of
-    /// one multi-plane page that follow one another are one page read, as
-    /// a controller issues it, and slots that are unmapped or still in a
-    /// writer's page need none. On data-holding
-    /// media with `out` (`SLOT_BYTES` a slot of the span), their bytes ride
-    /// on those reads (zeros where unmapped, the write buffer's where still
-    /// there); the simulator passes `None`.
-    pub fn read_span(&mut self, first: SlotLba, last: SlotLba, out: Option<&mut [u8]>) -> Result<(), FtlError> {
+    /// Reads logical slots `first..=last` without moving their bytes (the
+    /// simulator's path, and a data-holding device's timing): the slots of one multi-plane page that follow one
+    /// another are one page read, as a controller issues it, and slots
+    /// that are unmapped or still in a writer's page need none.
+    pub fn read_span(&mut self, first: SlotLba, last: SlotLba) -> Result<(), FtlError> {
         debug_assert!(first <= last);
         self.lba_check(last)?;
         self.counters.host_slots_read += (last - first) as u64 + 1;
-        let mut out = out.filter(|_| self.data);
-        debug_assert!(out.as_ref().is_none_or(|o| o.len() >= (last - first + 1) as usize * SLOT_BYTES as usize));
         let (user_page, gc_page) = (self.writers[WriterId::User].open_page_first(), self.writers[WriterId::Gc].open_page_first());
         let mut page = PPA_INVALID;
         let mut mask = 0u32;
-        // With bytes: each slot of the page being gathered, and its place
-        // in the span.
-        let mut places = [0u32; 32];
         for lba in first..last + 1 {
             let ppa = self.map.l2p[lba as usize];
-            let at = (lba - first) as usize;
             if ppa == PPA_INVALID {
                 self.lost_check(lba)?;
-                if let Some(o) = out.as_deref_mut() {
-                    slot_of(o, at).fill(0);
-                }
                 continue;
             }
             let first_slot = self.layout.mpage_first(ppa);
             let slot = ppa - first_slot;
             if first_slot == user_page || first_slot == gc_page {
-                if let Some(o) = out.as_deref_mut() {
-                    let w = if first_slot == user_page { WriterId::User } else { WriterId::Gc };
-                    slot_of(o, at).copy_from_slice(slot_in(&self.writers[w].buf, slot as usize));
-                }
                 continue;
             }
             if first_slot != page {
                 if mask != 0 {
-                    self.page_read_user(page, mask, out.as_deref_mut(), &places)?;
+                    self.page_read_user(page, mask)?;
                 }
                 page = first_slot;
                 mask = 0;
             }
             mask |= 1 << slot;
-            places[slot as usize] = at as u32;
         }
         if mask != 0 {
-            self.page_read_user(page, mask, out, &places)?;
+            self.page_read_user(page, mask)?;
         }
         Ok(())
     }
 
-    /// A host read of slots `mask` of the page at `first_slot`; with
-    /// `out`, each slot's bytes to its place in the span (`places`).
-    fn page_read_user(&mut self, first_slot: Ppa, mask: u32, out: Option<&mut [u8]>, places: &[u32; 32]) -> Result<(), FtlError> {
+    fn page_read_user(&mut self, first_slot: Ppa, mask: u32) -> Result<(), FtlError> {
         let a = self.layout.addr(first_slot);
-        let Some(out) = out else { return self.page_read_any(a, mask, OpTag::User, None) };
-        let mut scratch = std::mem::take(&mut self.scratch);
-        let r = self.page_read_any(a, mask, OpTag::User, Some(&mut scratch[..]));
-        if r.is_ok() {
-            for slot in (0..32).filter(|i| mask >> i & 1 != 0) {
-                slot_of(out, places[slot] as usize).copy_from_slice(slot_in(&scratch, slot));
-            }
-        }
-        self.scratch = scratch;
-        r
+        self.page_read_any(a, mask, OpTag::User, None)
     }
 
     /// Unmaps one logical slot (TRIM / discard). On data-holding media the
@@ -504,18 +476,4 @@ impl<M: Media> Ftl<M> {
         }
         Ok(())
     }
-}
-
-/// Slot `i` of a run of slots.
-#[inline]
-fn slot_of(slots: &mut [u8], i: usize) -> &mut [u8] {
-    let s = SLOT_BYTES as usize;
-    &mut slots[i * s..(i + 1) * s]
-}
-
-/// Slot `i` of a run of slots, to read.
-#[inline]
-fn slot_in(slots: &[u8], i: usize) -> &[u8] {
-    let s = SLOT_BYTES as usize;
-    &slots[i * s..(i + 1) * s]
 }

@@ -170,13 +170,13 @@ fn read_span_reads_each_page_once() {
     }
     let reads = |f: &Ftl<Array>| f.media().counters().page_reads_user;
     let before = reads(&ftl);
-    ftl.read_span(0, 7, None).unwrap();
+    ftl.read_span(0, 7).unwrap();
     assert_eq!(reads(&ftl) - before, 4, "8 slots in 4 pages");
     let before = reads(&ftl);
-    ftl.read_span(3, 4, None).unwrap();
+    ftl.read_span(3, 4).unwrap();
     assert_eq!(reads(&ftl) - before, 2, "slots 3 and 4 lie in two pages");
     let before = reads(&ftl);
-    ftl.read_span(16, 20, None).unwrap();
+    ftl.read_span(16, 20).unwrap();
     assert_eq!(reads(&ftl) - before, 0, "buffered and unmapped slots need no page read");
     // The same slots one at a time: one page read each.
     let before = reads(&ftl);
@@ -185,6 +185,6 @@ fn read_span_reads_each_page_once() {
     }
     assert_eq!(reads(&ftl) - before, 8);
     assert_eq!(ftl.counters().host_slots_read, 8 + 2 + 5 + 8);
-    assert!(matches!(ftl.read_span(60, 64, None), Err(FtlError::LbaOutOfRange { lba: 64, .. })));
+    assert!(matches!(ftl.read_span(60, 64), Err(FtlError::LbaOutOfRange { lba: 64, .. })));
     ftl.check().unwrap();
 }

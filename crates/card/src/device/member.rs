@@ -31,8 +31,6 @@ pub(super) struct Member {
     /// A slot being merged for a data-holding write (made on first use:
     /// the simulator's I/Os never touch it).
     slot_buf: Option<Box<[u8; SLOT_BYTES as usize]>>,
-    /// The whole slots of a data-holding read that covers part of one.
-    read_buf: Vec<u8>,
     /// Host I/Os since read reclaim last moved a slot.
     reclaim_ios: u32,
     /// Read reclaim has work (checked on every I/O: a field of its own).
@@ -56,7 +54,6 @@ impl Member {
             wear,
             cycles_per_erase,
             slot_buf: None,
-            read_buf: Vec::new(),
             reclaim_ios: 0,
             reclaim_on: false,
             reads_lost: 0,
@@ -196,54 +193,25 @@ impl Member {
     /// A host read: the controller that owns the first slot's die takes
     /// the command; the data leaves over the host link.
     fn read(&mut self, c: &Costs, cpu: &mut Pool, now: Ns, offset: u64, len: u64, payload: Payload) -> Result<Ns, DeviceError> {
-        let span = ((offset / SLOT_BYTES) as u32, ((offset + len - 1) / SLOT_BYTES) as u32);
-        let start = Start::ReadCommand { now, slot: span.0 };
-        let sub_slot = c.sub_slot_read_bytes(offset, len);
+        let (first, last) = ((offset / SLOT_BYTES) as u32, ((offset + len - 1) / SLOT_BYTES) as u32);
+        let timing_only = matches!(payload, Payload::Timing);
+        let start = Start::ReadCommand { now, slot: first };
         self.unreadable = false;
-        let done = match payload {
-            Payload::Read(out) => self.read_data(c, cpu, (start, sub_slot), span, offset, out)?,
-            _ => {
-                let (lost, done) = self.apply(c, cpu, start, sub_slot, |f| match f.read_span(span.0, span.1, None) {
-                    // The simulator's host sees an I/O error and goes on.
-                    Err(FtlError::Lost { .. }) => Ok(true),
-                    r => r.map(|()| false),
-                })?;
-                self.reads_lost += lost as u64;
-                done
-            }
-        };
-        Ok(self.timing.read_out(c, done, len))
-    }
-
-    /// A data-holding read: its bytes ride on the timed read of its slots
-    /// (`span`, first and last), straight into `out` when it covers whole
-    /// slots. A page beyond ECC that its stripe cannot rebuild is an I/O
-    /// error, never bytes; so is a lost LBA.
-    #[inline(never)]
-    fn read_data(
-        &mut self,
-        c: &Costs,
-        cpu: &mut Pool,
-        (start, sub_slot): (Start, Option<u64>),
-        span: (u32, u32),
-        offset: u64,
-        out: &mut [u8],
-    ) -> Result<Ns, DeviceError> {
-        let whole = offset.is_multiple_of(SLOT_BYTES) && (out.len() as u64).is_multiple_of(SLOT_BYTES);
-        let mut slots = if whole { Vec::new() } else { std::mem::take(&mut self.read_buf) };
-        slots.resize(if whole { 0 } else { (span.1 - span.0 + 1) as usize * SLOT_BYTES as usize }, 0);
-        let buf: &mut [u8] = if whole { &mut *out } else { &mut slots };
-        let r = self.apply(c, cpu, start, sub_slot, |f| f.read_span(span.0, span.1, Some(buf)));
-        if !whole && r.is_ok() {
-            let from = (offset - span.0 as u64 * SLOT_BYTES) as usize;
-            out.copy_from_slice(&slots[from..from + out.len()]);
-        }
-        self.read_buf = slots;
-        let ((), done) = r?;
+        let (lost, done) = self.apply(c, cpu, start, c.sub_slot_read_bytes(offset, len), |f| match f.read_span(first, last) {
+            // The simulator's host sees an I/O error and goes on.
+            Err(FtlError::Lost { .. }) if timing_only => Ok(true),
+            r => r.map(|()| false),
+        })?;
+        self.reads_lost += lost as u64;
         if std::mem::take(&mut self.unreadable) {
-            return Err(DeviceError::Unreadable { offset, len: out.len() as u64 });
+            if let Payload::Read(_) = payload {
+                return Err(DeviceError::Unreadable { offset, len });
+            }
         }
-        Ok(done)
+        if let Payload::Read(out) = payload {
+            slots_copy_out(&self.ftl, offset, out)?;
+        }
+        Ok(self.timing.read_out(c, done, len))
     }
 
     /// The slots of a data-holding write, each with its bytes (a partial
@@ -281,6 +249,21 @@ impl Member {
         }
         Ok(())
     }
+}
+
+/// The bytes of slots from byte `offset` of a member, into `out`.
+fn slots_copy_out(ftl: &Ftl<Recorder>, offset: u64, out: &mut [u8]) -> Result<(), DeviceError> {
+    let mut slot = [0u8; SLOT_BYTES as usize];
+    let (mut at, end) = (offset, offset + out.len() as u64);
+    while at < end {
+        let lba = at / SLOT_BYTES;
+        let (lo, hi) = ((at - lba * SLOT_BYTES) as usize, ((lba + 1) * SLOT_BYTES).min(end) - lba * SLOT_BYTES);
+        ftl.slot_copy(lba as u32, &mut slot)?;
+        let o = (at - offset) as usize;
+        out[o..o + hi as usize - lo].copy_from_slice(&slot[lo..hi as usize]);
+        at = lba * SLOT_BYTES + hi;
+    }
+    Ok(())
 }
 
 /// A slot's bytes after a write of `data` at byte `offset`: the written part
