@@ -217,14 +217,28 @@ impl<M: Media> Ftl<M> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use crate::{Ftl, FtlConfig, FtlError, GcPolicy, Layout};
     use nand::{Array, Endurance, Geometry, Nand};
     use units::SLOT_BYTES;
 
     /// 8 dies in two stripe groups of 4 (3+1), 8 pages a block.
-    fn geometry() -> Geometry {
+    pub(crate) fn geometry() -> Geometry {
         Geometry { channels: 4, dies_per_channel: 2, planes_per_die: 2, blocks_per_plane: 12, pages_per_block: 8, page_size_bytes: 8192, oob_bytes: 224 }
+    }
+
+    /// A card of [`geometry`] formatted to half of what it can hold, with
+    /// power-loss protection.
+    pub(crate) fn config() -> FtlConfig {
+        let layout = Layout::new(&geometry(), 4);
+        FtlConfig {
+            stripe_width: 4,
+            user_slots: Ftl::<Array>::user_slots_max(&layout, 1) / 2,
+            reserve_superblocks: 1,
+            gc_policy: GcPolicy::Greedy,
+            wear_spread_max: 8,
+            power_loss_protection: true,
+        }
     }
 
     /// Every block fails at a program once worn (after a few erases).
@@ -257,14 +271,7 @@ mod tests {
     /// first row its failed block is out of.
     fn failed_mid_superblock() -> (Ftl<Array>, FtlConfig, Vec<u32>, u32, u32) {
         let layout = Layout::new(&geometry(), 4);
-        let cfg = FtlConfig {
-            stripe_width: 4,
-            user_slots: Ftl::<Array>::user_slots_max(&layout, 1) / 2,
-            reserve_superblocks: 1,
-            gc_policy: GcPolicy::Greedy,
-            wear_spread_max: 8,
-            power_loss_protection: true,
-        };
+        let cfg = config();
         let user = cfg.user_slots as u32;
         let mut ftl = Ftl::format(array(None), cfg.clone()).unwrap();
         let mut last = vec![0u32; user as usize];

@@ -183,9 +183,10 @@ impl<M: Media> Ftl<M> {
 
 #[cfg(test)]
 mod tests {
+    use crate::retire::tests::{config, geometry};
     use crate::writer::WriterId;
-    use crate::{Ftl, FtlConfig, FtlError, GcPolicy, Layout};
-    use nand::{Array, Geometry};
+    use crate::{Ftl, FtlError};
+    use nand::Array;
     use units::SLOT_BYTES;
 
     /// A write the card refuses because it finds no superblock to take
@@ -193,18 +194,7 @@ mod tests {
     /// is taken before the old copy is unmapped (it read as zeros).
     #[test]
     fn a_write_refused_for_want_of_a_superblock_keeps_the_old_data() {
-        let g =
-            Geometry { channels: 4, dies_per_channel: 2, planes_per_die: 2, blocks_per_plane: 12, pages_per_block: 8, page_size_bytes: 8192, oob_bytes: 224 };
-        let layout = Layout::new(&g, 4);
-        let cfg = FtlConfig {
-            stripe_width: 4,
-            user_slots: Ftl::<Array>::user_slots_max(&layout, 1) / 2,
-            reserve_superblocks: 1,
-            gc_policy: GcPolicy::Greedy,
-            wear_spread_max: 8,
-            power_loss_protection: true,
-        };
-        let mut ftl = Ftl::format(Array::new(g, true), cfg).unwrap();
+        let mut ftl = Ftl::format(Array::new(geometry(), true), config()).unwrap();
         let old = vec![7u8; SLOT_BYTES as usize];
         ftl.write(0, Some(&old)).unwrap();
         ftl.die_fail(7).unwrap();
