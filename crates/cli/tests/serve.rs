@@ -301,7 +301,16 @@ fn control(card: &Served, args: &[&str]) -> serde_json::Value {
 #[test]
 fn a_die_fails_under_fio_verify_and_nothing_is_lost() {
     let fio = tool("fio", "fio");
-    let card = Served::start("faildie", &[]);
+    // The rebuild paced at 2 MB/s, not the profile's 200 MB/s (where the
+    // die's 2.5 MB take 13 ms, less than starting `flashlab control` on a
+    // loaded machine): it takes about a second, so the status taken just
+    // after the failure finds it under way.
+    let slow = |p: &mut String| {
+        let paced = p.replace("rebuild_bytes_per_sec = 200_000_000", "rebuild_bytes_per_sec = 2_000_000");
+        assert_ne!(*p, paced, "the P420m profile's rebuild rate");
+        *p = paced;
+    };
+    let card = Served::start_profile("faildie", slow, &[]);
     let dir = workdir("faildie-jobs");
     let fill = fio_job(&dir, "fill.fio", &card.uri(), "[fill]\nrw=randwrite\nbs=4k\niodepth=16\nloops=2\nnorandommap\nrandrepeat=0\n");
     run(Command::new(&fio).arg(&fill));

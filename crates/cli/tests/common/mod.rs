@@ -75,6 +75,8 @@ pub struct Served {
     pub socket: PathBuf,
     pub name: String,
     pub dir: Scratch,
+    /// The catalog id or profile file served.
+    device: String,
     extra: Vec<String>,
 }
 
@@ -86,17 +88,35 @@ impl Served {
     pub fn start(tag: &str, extra: &[&str]) -> Served {
         let dir = Scratch::new(&format!("serve-{tag}"));
         std::fs::create_dir_all(&*dir).unwrap();
+        Served::start_in(dir, "p420m".into(), extra)
+    }
+
+    /// As `start`, on the P420m's profile as `edit` leaves it (written to
+    /// the scratch directory and served from there; its export keeps the
+    /// name `p420m`).
+    pub fn start_profile(tag: &str, edit: impl FnOnce(&mut String), extra: &[&str]) -> Served {
+        let dir = Scratch::new(&format!("serve-{tag}"));
+        std::fs::create_dir_all(&*dir).unwrap();
+        let mut profile = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../devices/p420m.toml")).unwrap();
+        edit(&mut profile);
+        let device = dir.join("p420m.toml");
+        std::fs::write(&device, profile).unwrap();
+        let device = device.to_str().unwrap().to_string();
+        Served::start_in(dir, device, extra)
+    }
+
+    fn start_in(dir: Scratch, device: String, extra: &[&str]) -> Served {
         let socket = dir.join("nbd.sock");
         let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
-        let child = Served::spawn(&dir, &socket, &extra);
-        let mut s = Served { child, socket, name: "p420m".into(), dir, extra };
+        let child = Served::spawn(&dir, &device, &socket, &extra);
+        let mut s = Served { child, socket, name: "p420m".into(), dir, device, extra };
         s.wait_ready();
         s
     }
 
-    fn spawn(dir: &Path, socket: &Path, extra: &[String]) -> Child {
+    fn spawn(dir: &Path, device: &str, socket: &Path, extra: &[String]) -> Child {
         Command::new(env!("CARGO_BIN_EXE_flashlab"))
-            .args(["serve", "p420m", "--scale", "8192", "--store"])
+            .args(["serve", device, "--scale", "8192", "--store"])
             .arg(dir.join("store"))
             .arg("--unix")
             .arg(socket)
@@ -115,7 +135,7 @@ impl Served {
         if let Some(mut e) = self.child.stderr.take() {
             let _ = e.read_to_string(&mut log);
         }
-        self.child = Served::spawn(&self.dir, &self.socket, &self.extra);
+        self.child = Served::spawn(&self.dir, &self.device, &self.socket, &self.extra);
         self.wait_ready();
         log
     }
@@ -156,7 +176,7 @@ impl Served {
     /// The server started again on the same store, with the same
     /// arguments, after it stopped.
     pub fn start_again(&mut self) {
-        self.child = Served::spawn(&self.dir, &self.socket, &self.extra);
+        self.child = Served::spawn(&self.dir, &self.device, &self.socket, &self.extra);
         self.wait_ready();
     }
 
