@@ -5,7 +5,7 @@
 use ftl::{Ftl, FtlConfig, FtlError, GcPolicy};
 use nand::{Array, Geometry};
 use proptest::prelude::*;
-use std::collections::BTreeMap;
+use testkit::model::Slots;
 use units::SLOT_BYTES;
 
 #[derive(Debug, Clone)]
@@ -32,25 +32,24 @@ fn run(g: Geometry, stripe_width: u32, policy: GcPolicy, fill_percent: u64, ops:
     let user_slots = (max * fill_percent / 100).max(1);
     let cfg = FtlConfig { stripe_width, user_slots, reserve_superblocks: 1, gc_policy: policy, wear_spread_max: 8, power_loss_protection: false };
     let mut ftl = Ftl::format(Array::new(g, true), cfg).map_err(|e| TestCaseError::fail(e.to_string()))?;
-    let mut model: BTreeMap<u32, Vec<u8>> = BTreeMap::new();
+    let mut model = Slots::new(SLOT_BYTES as usize);
     let mut out = vec![0u8; SLOT_BYTES as usize];
     for op in ops {
         match op {
             Op::Write(l, v) => {
                 let l = l % ftl.user_slots() as u32;
                 ftl.write(l, Some(&slot(l, v))).map_err(|e| TestCaseError::fail(e.to_string()))?;
-                model.insert(l, slot(l, v));
+                model.write(l as u64, &slot(l, v));
             }
             Op::Read(l) => {
                 let l = l % ftl.user_slots() as u32;
                 ftl.read(l, Some(&mut out)).map_err(|e| TestCaseError::fail(e.to_string()))?;
-                let want = model.get(&l).cloned().unwrap_or_else(|| vec![0; SLOT_BYTES as usize]);
-                prop_assert!(out == want, "slot {} read back wrong", l);
+                model.check(l as u64, &out).map_err(TestCaseError::fail)?;
             }
             Op::Trim(l) => {
                 let l = l % ftl.user_slots() as u32;
                 ftl.trim(l).map_err(|e| TestCaseError::fail(e.to_string()))?;
-                model.remove(&l);
+                model.trim(l as u64);
             }
             Op::Reformat(p) => {
                 let slots = (max * (20 + p as u64 % 80) / 100).max(1);
@@ -63,9 +62,9 @@ fn run(g: Geometry, stripe_width: u32, policy: GcPolicy, fill_percent: u64, ops:
         }
     }
     // Everything acknowledged reads back at the end.
-    for (&l, want) in &model {
-        ftl.read(l, Some(&mut out)).unwrap();
-        prop_assert!(&out == want, "slot {} lost", l);
+    for l in model.written() {
+        ftl.read(l as u32, Some(&mut out)).unwrap();
+        model.check(l, &out).map_err(|e| TestCaseError::fail(format!("at the end: {e}")))?;
     }
     Ok(())
 }

@@ -4,9 +4,9 @@
 //! on a card served over NBD (in `cli`'s tests). A target answers each
 //! request, or refuses it with why; every check says what it found.
 
+use crate::model::Sectors;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
-use std::collections::BTreeMap;
 
 /// A block device under test: byte offsets and lengths (multiples of 512
 /// bytes, as NBD clients send), its answer or why it refused.
@@ -124,7 +124,7 @@ pub fn random_against_a_byte_map(t: &mut dyn Target, bytes: u64, seed: u64) -> R
     let sectors = t.size() / 512;
     // The suite's checks wrote before: the map starts from what the card
     // holds where they wrote, read back.
-    let mut model = Model::from_target(t, sectors)?;
+    let mut model = written_by_the_checks(t, sectors)?;
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let (mut written, mut round) = (0, 0u64);
     while written < bytes {
@@ -160,32 +160,18 @@ pub fn random_against_a_byte_map(t: &mut dyn Target, bytes: u64, seed: u64) -> R
     Ok(())
 }
 
-/// One byte value a sector (sectors not in the map read zeros).
-struct Model(BTreeMap<u64, u8>);
-
-impl Model {
-    /// The sectors the fixed checks wrote, as the card holds them.
-    fn from_target(t: &mut dyn Target, sectors: u64) -> Result<Model, String> {
-        let mut m = BTreeMap::new();
-        for first in [0, (1 << 20) / 512, (2 << 20) / 512, (3 << 20) / 512, sectors - 8] {
-            for s in first..(first + 32).min(sectors) {
-                let b = t.read(s * 512, 512)?;
-                if b.iter().any(|&x| x != b[0]) {
-                    return Err(format!("sector {s} is not one value (the fixed checks wrote whole sectors)"));
-                }
-                m.insert(s, b[0]);
+/// The sectors the fixed checks wrote, as the card holds them (each one
+/// value).
+fn written_by_the_checks(t: &mut dyn Target, sectors: u64) -> Result<Sectors, String> {
+    let mut m = Sectors::new();
+    for first in [0, (1 << 20) / 512, (2 << 20) / 512, (3 << 20) / 512, sectors - 8] {
+        for s in first..(first + 32).min(sectors) {
+            let b = t.read(s * 512, 512)?;
+            if b.iter().any(|&x| x != b[0]) {
+                return Err(format!("sector {s} is not one value (the fixed checks wrote whole sectors)"));
             }
-        }
-        Ok(Model(m))
-    }
-
-    fn get(&self, sector: u64) -> u8 {
-        self.0.get(&sector).copied().unwrap_or(0)
-    }
-
-    fn fill(&mut self, from: u64, to: u64, v: u8) {
-        for s in (from..to).step_by(512) {
-            self.0.insert(s / 512, v);
+            m.set(s, b[0]);
         }
     }
+    Ok(m)
 }

@@ -2,12 +2,14 @@
 //! (`cut::Cutter`), a small NBD client (`nbd_client::Client`), and the
 //! block-device conformance suite (`conformance`) with its two targets:
 //! the simulated device's block API and a card served over NBD; the
-//! generation oracle (`oracle`: stamped slots and what each may read); how
+//! generation oracle (`oracle`: stamped slots and what each may read); the
+//! reference models (`model`: a map of what a store must read back); how
 //! the property tests draw their cases (`props`). A development dependency
 //! only; nothing shipped uses it.
 
 pub mod conformance;
 pub mod cut;
+pub mod model;
 pub mod nbd_client;
 pub mod oracle;
 pub mod props;
