@@ -66,6 +66,9 @@ impl<M: Media> Ftl<M> {
     /// programmed exactly as far as its writer has gone; parity recomputes.
     fn check_superblock(&self, sb: u32) -> Result<(), String> {
         let (l, m) = (&self.layout, &self.sbs.meta[sb as usize]);
+        if m.erase_count != self.media_superblock_erases(sb) {
+            return Err(format!("superblock {sb}: {} erases in its meta but {} on the media", m.erase_count, self.media_superblock_erases(sb)));
+        }
         let n = self.narrowing(sb);
         // Dies that work, and of them those the superblock uses.
         let working = || (0..l.dies).filter(|&d| !self.is_dead(d));

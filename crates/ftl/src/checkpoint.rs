@@ -83,7 +83,7 @@ impl<M: Media> Ftl<M> {
         }
         ftl.sbs.free.clear();
         for sb in 0..sbs {
-            let erases = (0..ftl.layout.dies).map(|die| ftl.media.block_erase_count(die, sb as u32)).max().unwrap_or(0);
+            let erases = ftl.media_superblock_erases(sb as u32);
             let m = &mut ftl.sbs.meta[sb];
             m.erase_count = erases;
             m.short = states[sb * 2 + 1] != 0;

@@ -338,7 +338,7 @@ impl<M: Media> Ftl<M> {
         self.sbs.free.clear();
         for sb in 0..self.layout.superblocks {
             let written = (0..self.layout.dies).any(|die| !self.is_dead(die) && self.media.block_next_page(die, sb) > 0);
-            let erases = (0..self.layout.dies).map(|die| self.media.block_erase_count(die, sb)).max().unwrap_or(0);
+            let erases = self.media_superblock_erases(sb);
             let short = self.superblock_short(sb);
             let m = &mut self.sbs.meta[sb as usize];
             m.erase_count = erases;

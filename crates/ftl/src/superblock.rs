@@ -111,6 +111,15 @@ impl<M: Media> Ftl<M> {
     pub fn superblock_erase_count(&self, sb: u32) -> u32 {
         self.sbs.meta[sb as usize].erase_count
     }
+
+    /// A superblock's erase count as the media keep it: the most erases of
+    /// its blocks (dead dies and bad blocks, left out of erases, have
+    /// fewer). The media own each block's count; the superblock meta keeps
+    /// this figure, read at mount and advanced with each erase, as the free
+    /// pool's and wear leveling's key (`check` holds the two equal).
+    pub(crate) fn media_superblock_erases(&self, sb: u32) -> u32 {
+        (0..self.layout.dies).map(|die| self.media.block_erase_count(die, sb)).max().unwrap_or(0)
+    }
     /// A victim (or, at a secure erase, any superblock) has just been
     /// erased: it rejoins the free pool, one erase older.
     pub(crate) fn superblock_erased(&mut self, sb: u32) {
