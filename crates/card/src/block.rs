@@ -225,18 +225,7 @@ mod tests {
     /// SMART log); a read that succeeds returns the bytes written.
     #[test]
     fn a_page_beyond_ecc_without_parity_is_an_io_error_never_bytes() {
-        let mut p = crate::profile_load("p420m").unwrap();
-        p.ftl.stripe_width = 1;
-        p.nand.errors.as_mut().unwrap().field_die_failures_per_year = 0.0;
-        let scale = (1..=4096).rev().find(|&s| Device::validate(&p, "stock", s).is_ok()).unwrap();
-        let mut d = Device::with_backing(&p, "stock", scale, &Backing::Memory).unwrap();
-        let slots = 2048u64;
-        let mut now = 0;
-        for s in 0..slots {
-            now = d.write_at(now, s * 4096, &[(s % 251) as u8; 4096]).unwrap();
-        }
-        // About one read in twenty meets a random uncorrectable error.
-        d.random_faults_set(2e10, 1, now).unwrap();
+        let (mut d, slots, mut now) = without_parity_with_random_errors();
         let (mut errors, mut reads) = (0u64, 0u64);
         let mut buf = [0u8; 4096];
         for i in 0..4000u64 {
@@ -255,5 +244,63 @@ mod tests {
         assert!(errors > 0 && reads > 0, "{errors} errors, {reads} reads");
         // Read reclaim's moves may meet some too (counted, not the host's).
         assert!(c.reads_uncorrectable >= errors && c.reads_rebuilt_from_parity == 0, "{c:?} against {errors} errors");
+    }
+
+    /// A P420m without parity, its first 2,048 slots written (slot `s`
+    /// holds `s % 251`), about one page read in twenty then meeting a
+    /// random error beyond ECC; the slots and the time.
+    fn without_parity_with_random_errors() -> (Device, u64, units::Ns) {
+        let mut p = crate::profile_load("p420m").unwrap();
+        p.ftl.stripe_width = 1;
+        p.nand.errors.as_mut().unwrap().field_die_failures_per_year = 0.0;
+        let scale = (1..=4096).rev().find(|&s| Device::validate(&p, "stock", s).is_ok()).unwrap();
+        let mut d = Device::with_backing(&p, "stock", scale, &Backing::Memory).unwrap();
+        let slots = 2048u64;
+        let mut now = 0;
+        for s in 0..slots {
+            now = d.write_at(now, s * 4096, &[(s % 251) as u8; 4096]).unwrap();
+        }
+        d.random_faults_set(2e10, 1, now).unwrap();
+        (d, slots, now)
+    }
+
+    /// A write of part of a slot whose rest cannot be read (beyond ECC,
+    /// no parity) fails as an I/O error and changes nothing: no guessed
+    /// bytes are merged; one that succeeds merges what the slot held.
+    #[test]
+    fn a_partial_write_whose_merge_read_fails_is_an_io_error_and_changes_nothing() {
+        let (mut d, slots, mut now) = without_parity_with_random_errors();
+        let (mut failed, mut merged) = (vec![], vec![]);
+        for i in 0..1500u64 {
+            now += 50_000;
+            // Each slot once (5 is prime to 1,792).
+            let s = i * 5 % (slots - 256);
+            match d.write_at(now, s * 4096 + 512, &[0xee; 512]) {
+                Ok(_) => merged.push(s),
+                Err(DeviceError::Unreadable { offset, len }) => {
+                    assert_eq!((offset, len), (s * 4096, 4096), "the slot that could not be read");
+                    failed.push(s);
+                }
+                Err(e) => panic!("slot {s}: {e}"),
+            }
+        }
+        assert!(!failed.is_empty() && !merged.is_empty(), "{} failed, {} merged", failed.len(), merged.len());
+        // Read back (a read the random errors refuse is skipped).
+        let mut buf = [0u8; 4096];
+        let v = |s: u64| (s % 251) as u8;
+        let mut checked = [0u32; 2];
+        for (s, was_merged) in failed.iter().map(|&s| (s, false)).chain(merged.iter().map(|&s| (s, true))) {
+            now += 50_000;
+            match d.read_at(now, s * 4096, &mut buf) {
+                Ok(_) if was_merged => {
+                    assert!(buf[..512].iter().chain(&buf[1024..]).all(|&b| b == v(s)) && buf[512..1024].iter().all(|&b| b == 0xee), "slot {s}: merged wrong")
+                }
+                Ok(_) => assert!(buf.iter().all(|&b| b == v(s)), "slot {s}: a failed write changed it"),
+                Err(DeviceError::Unreadable { .. }) => continue,
+                Err(e) => panic!("slot {s}: {e}"),
+            }
+            checked[was_merged as usize] += 1;
+        }
+        assert!(checked[0] > 0 && checked[1] > 0, "read back: {checked:?}");
     }
 }

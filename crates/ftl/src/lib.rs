@@ -417,45 +417,94 @@ impl<M: Media> Ftl<M> {
     }
 
     /// Reads logical slots `first..=last` without moving their bytes (the
-    /// simulator's path, and a data-holding device's timing): the slots of one multi-plane page that follow one
+    /// simulator's path): the slots of one multi-plane page that follow one
     /// another are one page read, as a controller issues it, and slots
     /// that are unmapped or still in a writer's page need none.
     pub fn read_span(&mut self, first: SlotLba, last: SlotLba) -> Result<(), FtlError> {
+        self.span_read::<false>(first, last, &mut [])
+    }
+
+    /// `read_span` on data-holding media, the slots' bytes riding on its
+    /// page reads into `out` (`SLOT_BYTES` a slot of the span): zeros
+    /// where unmapped, the write buffer's where still there.
+    pub fn read_span_bytes(&mut self, first: SlotLba, last: SlotLba, out: &mut [u8]) -> Result<(), FtlError> {
+        assert!(self.data, "read_span_bytes needs data-holding media");
+        assert_eq!(out.len(), (last as usize + 1 - first as usize) * SLOT_BYTES as usize, "a slot of bytes for each slot of the span");
+        self.span_read::<true>(first, last, out)
+    }
+
+    /// The one walk of a span, with its bytes (`BYTES`) or without; always
+    /// inlined, so that the simulator's walk carries nothing of the bytes.
+    #[inline(always)]
+    fn span_read<const BYTES: bool>(&mut self, first: SlotLba, last: SlotLba, out: &mut [u8]) -> Result<(), FtlError> {
         debug_assert!(first <= last);
         self.lba_check(last)?;
         self.counters.host_slots_read += (last - first) as u64 + 1;
         let (user_page, gc_page) = (self.writers[WriterId::User].open_page_first(), self.writers[WriterId::Gc].open_page_first());
         let mut page = PPA_INVALID;
         let mut mask = 0u32;
+        // With bytes: each slot of the page being gathered, its place in
+        // the span.
+        let mut places = [0u32; 32];
         for lba in first..last + 1 {
             let ppa = self.map.l2p[lba as usize];
+            let at = (lba - first) as usize;
             if ppa == PPA_INVALID {
                 self.lost_check(lba)?;
+                if BYTES {
+                    slot_of(out, at).fill(0);
+                }
                 continue;
             }
             let first_slot = self.layout.mpage_first(ppa);
             let slot = ppa - first_slot;
             if first_slot == user_page || first_slot == gc_page {
+                if BYTES {
+                    let w = if first_slot == user_page { WriterId::User } else { WriterId::Gc };
+                    slot_of(out, at).copy_from_slice(slot_in(&self.writers[w].buf, slot as usize));
+                }
                 continue;
             }
             if first_slot != page {
                 if mask != 0 {
-                    self.page_read_user(page, mask)?;
+                    self.page_read_user::<BYTES>(page, mask, out, &places)?;
                 }
                 page = first_slot;
                 mask = 0;
             }
             mask |= 1 << slot;
+            if BYTES {
+                places[slot as usize] = at as u32;
+            }
         }
         if mask != 0 {
-            self.page_read_user(page, mask)?;
+            self.page_read_user::<BYTES>(page, mask, out, &places)?;
         }
         Ok(())
     }
 
-    fn page_read_user(&mut self, first_slot: Ppa, mask: u32) -> Result<(), FtlError> {
+    /// A host read of slots `mask` of the page at `first_slot`; with
+    /// bytes, each slot's to its place in the span (`places`).
+    #[inline(always)]
+    fn page_read_user<const BYTES: bool>(&mut self, first_slot: Ppa, mask: u32, out: &mut [u8], places: &[u32; 32]) -> Result<(), FtlError> {
         let a = self.layout.addr(first_slot);
-        self.page_read_any(a, mask, OpTag::User, None)
+        if !BYTES {
+            return self.page_read_any(a, mask, OpTag::User, None);
+        }
+        self.page_read_gather(a, mask, out, places)
+    }
+
+    #[inline(never)]
+    fn page_read_gather(&mut self, a: SlotAddr, mask: u32, out: &mut [u8], places: &[u32; 32]) -> Result<(), FtlError> {
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let r = self.page_read_any(a, mask, OpTag::User, Some(&mut scratch[..]));
+        if r.is_ok() {
+            for slot in (0..32).filter(|i| mask >> i & 1 != 0) {
+                slot_of(out, places[slot] as usize).copy_from_slice(slot_in(&scratch, slot));
+            }
+        }
+        self.scratch = scratch;
+        r
     }
 
     /// Unmaps one logical slot (TRIM / discard). On data-holding media the
@@ -476,4 +525,18 @@ impl<M: Media> Ftl<M> {
         }
         Ok(())
     }
+}
+
+/// Slot `i` of a run of slots.
+#[inline]
+fn slot_of(slots: &mut [u8], i: usize) -> &mut [u8] {
+    let s = SLOT_BYTES as usize;
+    &mut slots[i * s..(i + 1) * s]
+}
+
+/// Slot `i` of a run of slots, to read.
+#[inline]
+fn slot_in(slots: &[u8], i: usize) -> &[u8] {
+    let s = SLOT_BYTES as usize;
+    &slots[i * s..(i + 1) * s]
 }

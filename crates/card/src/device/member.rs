@@ -31,6 +31,8 @@ pub(super) struct Member {
     /// A slot being merged for a data-holding write (made on first use:
     /// the simulator's I/Os never touch it).
     slot_buf: Option<Box<[u8; SLOT_BYTES as usize]>>,
+    /// The whole slots of a data-holding read that covers part of one.
+    read_buf: Vec<u8>,
     /// Host I/Os since read reclaim last moved a slot.
     reclaim_ios: u32,
     /// Read reclaim has work (checked on every I/O: a field of its own).
@@ -54,6 +56,7 @@ impl Member {
             wear,
             cycles_per_erase,
             slot_buf: None,
+            read_buf: Vec::new(),
             reclaim_ios: 0,
             reclaim_on: false,
             reads_lost: 0,
@@ -173,13 +176,13 @@ impl Member {
         // 13-18 us, show on every catalog card).
         let head_partial = !offset.is_multiple_of(SLOT_BYTES) || (first == last && len < SLOT_BYTES);
         let tail_partial = !(offset + len).is_multiple_of(SLOT_BYTES);
+        if let Payload::Write(data) = payload {
+            return self.write_data(c, cpu, t, offset, data);
+        }
         for (lba, partial) in [(first, head_partial), (last, tail_partial && last != first)] {
             if partial {
                 self.apply(c, cpu, Start::At(t), None, |f| f.read_for_merge(lba, None))?;
             }
-        }
-        if let Payload::Write(data) = payload {
-            return self.write_data(c, cpu, t, offset, data);
         }
         let mut done = t;
         for lba in first..last + 1 {
@@ -194,24 +197,47 @@ impl Member {
     /// the command; the data leaves over the host link.
     fn read(&mut self, c: &Costs, cpu: &mut Pool, now: Ns, offset: u64, len: u64, payload: Payload) -> Result<Ns, DeviceError> {
         let (first, last) = ((offset / SLOT_BYTES) as u32, ((offset + len - 1) / SLOT_BYTES) as u32);
-        let timing_only = matches!(payload, Payload::Timing);
         let start = Start::ReadCommand { now, slot: first };
+        let sub_slot = c.sub_slot_read_bytes(offset, len);
         self.unreadable = false;
-        let (lost, done) = self.apply(c, cpu, start, c.sub_slot_read_bytes(offset, len), |f| match f.read_span(first, last) {
-            // The simulator's host sees an I/O error and goes on.
-            Err(FtlError::Lost { .. }) if timing_only => Ok(true),
-            r => r.map(|()| false),
-        })?;
-        self.reads_lost += lost as u64;
-        if std::mem::take(&mut self.unreadable) {
-            if let Payload::Read(_) = payload {
-                return Err(DeviceError::Unreadable { offset, len });
+        let done = match payload {
+            Payload::Read(out) => self.read_data(c, cpu, (start, sub_slot), offset, out)?,
+            _ => {
+                let (lost, done) = self.apply(c, cpu, start, sub_slot, |f| match f.read_span(first, last) {
+                    // The simulator's host sees an I/O error and goes on.
+                    Err(FtlError::Lost { .. }) => Ok(true),
+                    r => r.map(|()| false),
+                })?;
+                self.reads_lost += lost as u64;
+                done
             }
-        }
-        if let Payload::Read(out) = payload {
-            slots_copy_out(&self.ftl, offset, out)?;
-        }
+        };
         Ok(self.timing.read_out(c, done, len))
+    }
+
+    /// A data-holding read: its bytes ride on the timed read of its slots,
+    /// straight into `out` when it covers whole slots. A lost LBA, or a
+    /// page beyond ECC that its stripe cannot rebuild, is an I/O error,
+    /// never bytes. Kept out of line: the simulator's read stays as small
+    /// as it was.
+    #[inline(never)]
+    fn read_data(&mut self, c: &Costs, cpu: &mut Pool, (start, sub_slot): (Start, Option<u64>), offset: u64, out: &mut [u8]) -> Result<Ns, DeviceError> {
+        let (first, last) = ((offset / SLOT_BYTES) as u32, ((offset + out.len() as u64 - 1) / SLOT_BYTES) as u32);
+        let whole = offset.is_multiple_of(SLOT_BYTES) && (out.len() as u64).is_multiple_of(SLOT_BYTES);
+        let mut slots = if whole { Vec::new() } else { std::mem::take(&mut self.read_buf) };
+        slots.resize(if whole { 0 } else { (last - first + 1) as usize * SLOT_BYTES as usize }, 0);
+        let buf: &mut [u8] = if whole { &mut *out } else { &mut slots };
+        let r = self.apply(c, cpu, start, sub_slot, |f| f.read_span_bytes(first, last, buf));
+        if !whole && r.is_ok() {
+            let from = (offset - first as u64 * SLOT_BYTES) as usize;
+            out.copy_from_slice(&slots[from..from + out.len()]);
+        }
+        self.read_buf = slots;
+        let ((), done) = r?;
+        if std::mem::take(&mut self.unreadable) {
+            return Err(DeviceError::Unreadable { offset, len: out.len() as u64 });
+        }
+        Ok(done)
     }
 
     /// The slots of a data-holding write, each with its bytes (a partial
@@ -229,12 +255,29 @@ impl Member {
         let (first, last) = ((offset / SLOT_BYTES) as u32, ((offset + data.len() as u64 - 1) / SLOT_BYTES) as u32);
         let mut done = t;
         for lba in first..last + 1 {
+            let start = lba as u64 * SLOT_BYTES;
+            let (lo, hi) = (offset.max(start), (offset + data.len() as u64).min(start + SLOT_BYTES));
+            if hi - lo < SLOT_BYTES {
+                self.merge_read(c, cpu, t, lba, slot)?;
+            }
+            slot[(lo - start) as usize..(hi - start) as usize].copy_from_slice(&data[(lo - offset) as usize..(hi - offset) as usize]);
             let ack = self.timing.buffer.acquire(t);
-            slot_merge(&self.ftl, lba, offset, data, slot)?;
             self.apply(c, cpu, Start::At(ack), None, |f| f.write(lba, Some(&slot[..])))?;
             done = done.max(ack);
         }
         Ok(done)
+    }
+
+    /// The rest of a slot a write covers in part, read (its time taken from
+    /// `t`; the write does not wait for it) into `slot`: a slot that
+    /// cannot be read fails the write, which merges no guessed bytes.
+    fn merge_read(&mut self, c: &Costs, cpu: &mut Pool, t: Ns, lba: u32, slot: &mut [u8; SLOT_BYTES as usize]) -> Result<(), DeviceError> {
+        self.unreadable = false;
+        self.apply(c, cpu, Start::At(t), None, |f| f.read_for_merge(lba, Some(&mut slot[..])))?;
+        if std::mem::take(&mut self.unreadable) {
+            return Err(DeviceError::Unreadable { offset: lba as u64 * SLOT_BYTES, len: SLOT_BYTES });
+        }
+        Ok(())
     }
 
     /// Read reclaim in the background, paced by host I/O.
@@ -249,31 +292,4 @@ impl Member {
         }
         Ok(())
     }
-}
-
-/// The bytes of slots from byte `offset` of a member, into `out`.
-fn slots_copy_out(ftl: &Ftl<Recorder>, offset: u64, out: &mut [u8]) -> Result<(), DeviceError> {
-    let mut slot = [0u8; SLOT_BYTES as usize];
-    let (mut at, end) = (offset, offset + out.len() as u64);
-    while at < end {
-        let lba = at / SLOT_BYTES;
-        let (lo, hi) = ((at - lba * SLOT_BYTES) as usize, ((lba + 1) * SLOT_BYTES).min(end) - lba * SLOT_BYTES);
-        ftl.slot_copy(lba as u32, &mut slot)?;
-        let o = (at - offset) as usize;
-        out[o..o + hi as usize - lo].copy_from_slice(&slot[lo..hi as usize]);
-        at = lba * SLOT_BYTES + hi;
-    }
-    Ok(())
-}
-
-/// A slot's bytes after a write of `data` at byte `offset`: the written part
-/// from `data`, the rest (a partial slot) as the slot holds it now.
-fn slot_merge(ftl: &Ftl<Recorder>, lba: u32, offset: u64, data: &[u8], slot: &mut [u8; SLOT_BYTES as usize]) -> Result<(), DeviceError> {
-    let start = lba as u64 * SLOT_BYTES;
-    let (lo, hi) = (offset.max(start), (offset + data.len() as u64).min(start + SLOT_BYTES));
-    if hi - lo < SLOT_BYTES {
-        ftl.slot_copy(lba, slot)?;
-    }
-    slot[(lo - start) as usize..(hi - start) as usize].copy_from_slice(&data[(lo - offset) as usize..(hi - offset) as usize]);
-    Ok(())
 }
