@@ -442,4 +442,33 @@ mod tests {
             }
         }
     }
+
+    /// At any queue depth, host writes are acknowledged no faster than the
+    /// program path takes their pages (after the buffer's first fill):
+    /// 2^18 4K writes submitted at once on every catalog card.
+    #[test]
+    fn a_deep_queue_of_writes_never_beats_the_program_path() {
+        for (id, _) in crate::CATALOG {
+            let profile = crate::profile_load(id).unwrap();
+            let mut d = Device::new(&profile, &profile.default_format, 64).unwrap();
+            let cap = d.capacity_bytes();
+            let mut rng = Rng::new(7);
+            let mut dones: Vec<Ns> = (0..1u64 << 18)
+                .map(|_| {
+                    let io = Io { offset_bytes: rng.below(cap / 4096) * 4096, len_bytes: 4096, write: true };
+                    d.submit(0, &io).unwrap()
+                })
+                .collect();
+            dones.sort_unstable();
+            let m = &d.members[0];
+            let buffer = d.members.len() as u64 * m.timing.buffer.capacity as u64;
+            // Slots a nanosecond through every member's program paths.
+            let paths = (d.members.len() * m.timing.program_path.len()) as f64;
+            let rate = paths * m.timing.buffer.slots_per_page as f64 / d.costs.program_path_mpage_ns as f64;
+            for (i, &t) in dones.iter().enumerate().step_by(997) {
+                let allowed = buffer as f64 + rate * t as f64;
+                assert!((i + 1) as f64 <= allowed * 1.01, "{id}: {} writes acknowledged by {t} ns; the program paths and buffer allow {allowed:.0}", i + 1);
+            }
+        }
+    }
 }

@@ -22,23 +22,28 @@ pub(super) struct WriteBuffer {
     /// Slots in all: free ones, those of pending pages, and those of the
     /// pages being filled never exceed it.
     pub(super) capacity: u32,
+    /// When the free slots became free: the program end of the page that
+    /// freed them (slots are taken only when none is free, so the free
+    /// ones are all that page's), 0 for the empty buffer's.
+    free_since: Ns,
 }
 
 impl WriteBuffer {
     pub(super) fn new(slots: u32, slots_per_page: u32) -> WriteBuffer {
-        WriteBuffer { free: slots, capacity: slots, slots_per_page, pending: MinHeap::with_capacity((slots / slots_per_page) as usize + 1) }
+        WriteBuffer { free: slots, capacity: slots, slots_per_page, pending: MinHeap::with_capacity((slots / slots_per_page) as usize + 1), free_since: 0 }
     }
 
-    /// A slot for data arriving at `ready`: the time it can be accepted.
+    /// A slot for data arriving at `ready`: the time it can be accepted,
+    /// never before the slot is free. The buffer thus passes writes no
+    /// faster than their pages are programmed, at any queue depth.
     #[inline]
     pub(super) fn acquire(&mut self, ready: Ns) -> Ns {
-        if self.free > 0 {
-            self.free -= 1;
-            return ready;
+        if self.free == 0 {
+            self.free_since = self.pending.pop().expect("write buffer: slots are either free or pending a program");
+            self.free = self.slots_per_page;
         }
-        let t = self.pending.pop().expect("write buffer: slots are either free or pending a program");
-        self.free = self.slots_per_page - 1;
-        ready.max(t)
+        self.free -= 1;
+        ready.max(self.free_since)
     }
 
     /// The slots of a page programmed by `at` free then.
@@ -70,7 +75,7 @@ pub(super) struct Costs {
     erase_ns: Ns,
     slot_transfer_ns: Ns,
     mpage_transfer_ns: Ns,
-    program_path_mpage_ns: Ns,
+    pub(super) program_path_mpage_ns: Ns,
     read_path_bytes_per_sec: u64,
     read_path_slot_ns: Ns,
     /// The longest operation a host read may find in progress on a die, a
@@ -400,7 +405,7 @@ mod tests {
         b.release(300);
         assert_eq!(b.acquire(20), 300, "the earliest page frees first");
         for _ in 0..3 {
-            assert_eq!(b.acquire(30), 30, "the rest of that page's slots are free");
+            assert_eq!(b.acquire(30), 300, "the rest of that page's slots are free from its program's end, not before");
         }
         assert_eq!(b.acquire(40), 500);
         assert_eq!(b.acquire(900), 900, "data arriving after the program waits for nothing");
