@@ -303,4 +303,37 @@ mod tests {
         }
         assert!(checked[0] > 0 && checked[1] > 0, "read back: {checked:?}");
     }
+
+    /// Parity rebuilds a page beyond ECC only from the rest of its stripe:
+    /// on a card worn far past any ECC every page is beyond it, so no
+    /// stripe can rebuild one and every read is an I/O error; at the
+    /// card's rating most reads succeed, none needing parity.
+    #[test]
+    fn a_stripe_whose_members_are_all_past_ecc_rebuilds_nothing() {
+        let p = crate::profile_load("p420m").unwrap();
+        let scale = (1..=4096).rev().find(|&s| Device::validate(&p, "stock", s).is_ok()).unwrap();
+        let reads = |pe_cycles: u32, age_days: f64| {
+            let mut d = Device::with_backing(&p, "stock", scale, &Backing::Memory).unwrap();
+            let mut now = 0;
+            for s in 0..512u64 {
+                now = d.write_at(now, s * 4096, &[(s % 251) as u8; 4096]).unwrap();
+            }
+            d.wear_set(pe_cycles, age_days, 1);
+            let (mut ok, mut errors) = (0, 0);
+            let mut buf = [0u8; 4096];
+            for s in 0..512u64 {
+                now += 100_000;
+                match d.read_at(now, s * 4096, &mut buf) {
+                    Ok(_) => ok += 1,
+                    Err(DeviceError::Unreadable { .. }) => errors += 1,
+                    Err(e) => panic!("slot {s}: {e}"),
+                }
+            }
+            (ok, errors, d.counters().read_errors)
+        };
+        let (ok, errors, c) = reads(100_000, 3650.0);
+        assert!(ok == 0 && errors == 512 && c.reads_rebuilt_from_parity == 0 && c.reads_uncorrectable >= 512, "{ok} read, {errors} errors, {c:?}");
+        let (ok, _, c) = reads(3000, 30.0);
+        assert!(ok == 512 && c.reads_rebuilt_from_parity == 0, "at the rating: {ok} read, {c:?}");
+    }
 }

@@ -129,6 +129,9 @@ pub fn run(a: RunArgs) -> Result<()> {
         sink.write(&result, a.quiet)?;
     }
     print_result(&result, wall);
+    for w in &result.warnings {
+        eprintln!("flashlab: warning: {w}");
+    }
     uber_print(&profile, &spec);
     random_faults_print(&profile, &spec, &result);
     if let Some(why) = &result.incomplete {

@@ -105,6 +105,10 @@ impl<M: Media> Ftl<M> {
     pub fn superblock_state(&self, sb: u32) -> SbState {
         self.sbs.meta[sb as usize].state
     }
+    /// Logical slots that hold data (mapped), over every superblock.
+    pub fn slots_mapped(&self) -> u64 {
+        self.sbs.meta.iter().map(|m| m.valid as u64).sum()
+    }
     pub fn superblock_valid(&self, sb: u32) -> u32 {
         self.sbs.meta[sb as usize].valid
     }

@@ -234,3 +234,26 @@ fn a_failure_after_the_run_ends_is_refused() {
     spec.fail = vec![lab::runs::failure::FailSpec::parse("3.1@1").unwrap()];
     assert!(lab::run::spec_check(&spec).is_ok());
 }
+
+/// A run says what its figures do not stand for: reads of a card that
+/// holds no data, wear past the NAND's rating, ages past the error
+/// model's fit; writes to an empty card say nothing.
+#[test]
+fn a_run_warns_where_its_figures_do_not_stand_for_the_card() {
+    let p = card::profile_load("p420m").unwrap();
+    let warnings = |f: &dyn Fn(&mut RunSpec)| {
+        let mut s = RunSpec::new(&p, "stock", "4k-read", 128, 1);
+        s.ios = Some(2000);
+        f(&mut s);
+        run(&p, &s, &mut |_| {}).unwrap().warnings
+    };
+    let empty = warnings(&|_| {});
+    assert!(empty.len() == 1 && empty[0].contains("holds data in 0% of its LBAs"), "{empty:?}");
+    let worn = warnings(&|s| {
+        s.pe_cycles = 100_000;
+        s.age_days = 3650.0;
+    });
+    assert!(worn.iter().any(|w| w.contains("past the NAND's rating (3000 cycles)")) && worn.iter().any(|w| w.contains("past 365 days")), "{worn:?}");
+    let writes = warnings(&|s| s.workload = "4k-write".into());
+    assert!(writes.is_empty(), "writes to an empty card: {writes:?}");
+}

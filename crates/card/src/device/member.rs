@@ -124,24 +124,24 @@ impl Member {
                         self.ftl.reclaim_request(op.block);
                         self.reclaim_on = true;
                     }
-                    ops[i - 1].retries = match outcome {
-                        ReadOutcome::Retries(k) => k as u16,
-                        ReadOutcome::BeyondEcc => w.retries_max() as u16,
-                    };
+                    ops[i - 1].retries = retries(w, outcome);
                     if outcome != ReadOutcome::BeyondEcc {
                         continue;
                     }
-                    match self.ftl.stripe_rebuild_members(op.die, op.block, op.page, op.mask) {
-                        Some(others) => {
-                            w.counters.reads_rebuilt_from_parity += 1;
-                            let n = others.len();
-                            ops.splice(i..i, others.into_iter().map(|die| MediaOp { die, retries: 0, stripe_part: true, ..op }));
-                            i += n;
-                        }
-                        None => {
-                            w.counters.reads_uncorrectable += 1;
-                            self.unreadable |= op.tag == OpTag::User;
-                        }
+                    let mut rebuilt = false;
+                    if let Some(others) = self.ftl.stripe_rebuild_members(op.die, op.block, op.page, op.mask) {
+                        let erases = self.ftl.superblock_erase_count(op.block) * self.cycles_per_erase;
+                        let (reads, ok) = stripe_reads(w, &op, &others, erases, c.codewords(&op, sub_slot));
+                        rebuilt = ok;
+                        let at = i;
+                        i += reads.len();
+                        ops.splice(at..at, reads);
+                    }
+                    if rebuilt {
+                        w.counters.reads_rebuilt_from_parity += 1;
+                    } else {
+                        w.counters.reads_uncorrectable += 1;
+                        self.unreadable |= op.tag == OpTag::User;
                     }
                 }
                 _ => {}
@@ -292,4 +292,29 @@ impl Member {
         }
         Ok(())
     }
+}
+
+/// A read's retries as the timing model charges them (beyond ECC: every
+/// retry the NAND has).
+fn retries(w: &Wear, outcome: ReadOutcome) -> u16 {
+    match outcome {
+        ReadOutcome::Retries(k) => k as u16,
+        ReadOutcome::BeyondEcc => w.retries_max() as u16,
+    }
+}
+
+/// The reads of a stripe's other pages (`others`) that rebuild `op`'s page
+/// beyond ECC, each meeting the error model in turn; and whether parity
+/// can rebuild it: only where every one of them is within ECC.
+fn stripe_reads(w: &mut Wear, op: &MediaOp, others: &[u32], erases: u32, codewords: u32) -> (Vec<MediaOp>, bool) {
+    let mut all_within = true;
+    let reads = others
+        .iter()
+        .map(|&die| {
+            let outcome = w.read(die, op.block, erases, codewords);
+            all_within &= outcome != ReadOutcome::BeyondEcc;
+            MediaOp { die, retries: retries(w, outcome), stripe_part: true, ..*op }
+        })
+        .collect();
+    (reads, all_within)
 }

@@ -213,6 +213,13 @@ impl Device {
         self.member_bytes * self.members.len() as u64
     }
 
+    /// The share of the card's logical slots that hold data (never written
+    /// or trimmed ones do not).
+    pub fn mapped_fraction(&self) -> f64 {
+        let mapped: u64 = self.members.iter().map(|m| m.ftl.slots_mapped()).sum();
+        mapped as f64 / (self.capacity_bytes() / SLOT_BYTES) as f64
+    }
+
     /// The format's usable capacity on the full-size card, in bytes.
     pub fn full_capacity_bytes(&self) -> u64 {
         self.full_bytes

@@ -42,6 +42,10 @@ pub struct RunResult {
     /// Why the run is not whole (a stop asked for), where it is not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub incomplete: Option<String>,
+    /// What the figures do not stand for (conditions outside what the
+    /// model holds for, a card without data to read), each a sentence.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// Progress of a phase, for a progress display.
@@ -397,6 +401,7 @@ pub fn run(profile: &Profile, spec: &RunSpec, progress: &mut dyn FnMut(&Progress
     if let Some(x) = spec.random_faults {
         session.device.random_faults_set(x, spec.seed, start)?;
     }
+    let warnings = warnings_of(profile, spec, &mix, &session.device);
     phases.push(session.measure("main", &mix, spec.threads, spec.queue_depth, length, progress)?);
     let main = phases.last().expect("the measured phase");
     let incomplete = main.interrupted.then(|| incomplete_why("the main phase"));
@@ -407,8 +412,45 @@ pub fn run(profile: &Profile, spec: &RunSpec, progress: &mut dyn FnMut(&Progress
         // measured on: only the phases before the failure are compared.
         r.comparison = crate::runs::published::compare(profile, &spec.format, &phase_states(&r.phases[..r.phases.len() - 1]), Some(session.round_s()));
     }
-    Ok(RunResult { failures, incomplete, ..r })
+    Ok(RunResult { failures, incomplete, warnings, ..r })
 }
+
+/// Below this share of LBAs holding data, a read workload's figures are
+/// not those of a card in use.
+const MAPPED_FOR_READS: f64 = 0.5;
+
+/// What the measured phase's figures will not stand for, said before it
+/// runs: wear or age past what the error model was fitted for, reads of a
+/// card that holds little data.
+fn warnings_of(profile: &Profile, spec: &RunSpec, mix: &Mix, device: &card::Device) -> Vec<String> {
+    let mut w = Vec::new();
+    if let (Some(e), Some(_)) = (&profile.nand.endurance, &profile.nand.errors) {
+        if spec.pe_cycles > e.rated_pe_cycles {
+            w.push(format!(
+                "--pe-cycles {} is past the NAND's rating ({} cycles): the bit-error model is a fit to characterisations up to about the rating and only extrapolates beyond it",
+                spec.pe_cycles, e.rated_pe_cycles
+            ));
+        }
+    }
+    if profile.nand.errors.is_some() && spec.age_days > RETENTION_FITTED_DAYS {
+        w.push(format!(
+            "--age-days {}: the bit-error model's retention term is a power-law fit to months of retention, not to be trusted past {RETENTION_FITTED_DAYS} days",
+            spec.age_days
+        ));
+    }
+    let mapped = device.mapped_fraction();
+    if mix.read_ppm > 0 && mapped < MAPPED_FOR_READS {
+        w.push(format!(
+            "the card holds data in {:.0}% of its LBAs: a read of a never-written LBA returns zeros without reading the NAND (the card has no page to read), so these read figures are not a filled card's; fill it first (--precondition)",
+            mapped * 100.0
+        ));
+    }
+    w
+}
+
+/// Retention ages the error models are fitted for (their sources
+/// characterise months, not years).
+const RETENTION_FITTED_DAYS: f64 = 365.0;
 
 /// What a results file says of a run a stop cut short.
 pub fn incomplete_why(during: &str) -> String {
@@ -428,6 +470,7 @@ pub fn result_of(profile: &Profile, spec: &RunSpec, session: &Session, phases: V
         comparison,
         failures: Vec::new(),
         incomplete: None,
+        warnings: Vec::new(),
     }
 }
 
