@@ -237,12 +237,13 @@ fn a_failure_after_the_run_ends_is_refused() {
 
 /// A run says what its figures do not stand for: reads of a card that
 /// holds no data, wear past the NAND's rating, ages past the error
-/// model's fit; writes to an empty card say nothing.
+/// model's fit, scales past those checked against full size; writes to
+/// an empty card at scale 64 say nothing.
 #[test]
 fn a_run_warns_where_its_figures_do_not_stand_for_the_card() {
     let p = card::profile_load("p420m").unwrap();
     let warnings = |f: &dyn Fn(&mut RunSpec)| {
-        let mut s = RunSpec::new(&p, "stock", "4k-read", 128, 1);
+        let mut s = RunSpec::new(&p, "stock", "4k-read", 64, 1);
         s.ios = Some(2000);
         f(&mut s);
         run(&p, &s, &mut |_| {}).unwrap().warnings
@@ -256,4 +257,9 @@ fn a_run_warns_where_its_figures_do_not_stand_for_the_card() {
     assert!(worn.iter().any(|w| w.contains("past the NAND's rating (3000 cycles)")) && worn.iter().any(|w| w.contains("past 365 days")), "{worn:?}");
     let writes = warnings(&|s| s.workload = "4k-write".into());
     assert!(writes.is_empty(), "writes to an empty card: {writes:?}");
+    let small = warnings(&|s| {
+        s.workload = "4k-write".into();
+        s.scale = 128;
+    });
+    assert!(small.len() == 1 && small[0].contains("only up to scale 64"), "{small:?}");
 }
