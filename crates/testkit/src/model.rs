@@ -71,7 +71,7 @@ impl Sectors {
 
     /// Bytes `from..to` (sector-aligned) hold `v`.
     pub fn fill(&mut self, from: u64, to: u64, v: u8) {
-        debug_assert!(from % 512 == 0 && to % 512 == 0, "sector-aligned");
+        debug_assert!(from.is_multiple_of(512) && to.is_multiple_of(512), "sector-aligned");
         for s in (from..to).step_by(512) {
             self.0.insert(s / 512, v);
         }
