@@ -45,8 +45,9 @@ pub struct ReviewArgs {
     /// latency test).
     #[arg(long, default_value_t = 5)]
     pub rounds_4k: u32,
-    /// Rounds of each thread/queue point.
-    #[arg(long, default_value_t = 1)]
+    /// Measured rounds of each thread/queue point, after 5 rounds of
+    /// warm-up (5 or more: judged steady by the SNIA criteria).
+    #[arg(long, default_value_t = 5)]
     pub rounds_matrix: u32,
     /// Preconditioning runs at least this many drive writes...
     #[arg(long, default_value_t = lab::run::PRECONDITION_MIN_DRIVE_WRITES)]

@@ -66,6 +66,11 @@ fn section(name: &str, mix: &Mix, iodepth: u32, numjobs: u32, runtime_s: u64) ->
     format!("\n[{name}]\nstonewall\nnew_group\n{}iodepth={iodepth}\nnumjobs={numjobs}\nruntime={runtime_s}\n", mix_options(mix))
 }
 
+/// A section whose first `ramp_s` seconds are run but not measured.
+fn section_ramped(name: &str, mix: &Mix, iodepth: u32, numjobs: u32, ramp_s: u64, runtime_s: u64) -> String {
+    section(name, mix, iodepth, numjobs, runtime_s) + &format!("ramp_time={ramp_s}\n")
+}
+
 fn global(o: &FioOptions) -> String {
     format!("[global]\nfilename={}\nioengine=libaio\ndirect=1\nnorandommap\nrandrepeat=0\nrefill_buffers\ngroup_reporting\ntime_based\n", o.filename)
 }
@@ -116,7 +121,8 @@ pub fn export(dir: &Path, profiles: &[&ReviewProfile], o: &FioOptions) -> std::i
             Tests::Matrix => {
                 for t in MATRIX_THREADS {
                     for q in MATRIX_QUEUE_DEPTHS {
-                        s += &section(&format!("{}-t{t}-q{q}", p.name), &mix, q, t, o.round_s * o.rounds_matrix as u64);
+                        let ramp = o.round_s * crate::procedures::review::MATRIX_WARMUP_ROUNDS;
+                        s += &section_ramped(&format!("{}-t{t}-q{q}", p.name), &mix, q, t, ramp, o.round_s * o.rounds_matrix as u64);
                     }
                 }
             }

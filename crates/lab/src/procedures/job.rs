@@ -108,7 +108,7 @@ impl ReviewSpec {
             seed,
             interval_s: None,
             rounds_4k: 5,
-            rounds_matrix: 1,
+            rounds_matrix: 5,
             precondition_min_drive_writes: crate::runs::run::PRECONDITION_MIN_DRIVE_WRITES,
             precondition_cap_drive_writes: crate::runs::run::PRECONDITION_CAP_DRIVE_WRITES,
             snia_precondition: false,

@@ -205,25 +205,54 @@ fn four_k_step(s: &mut Session, spec: &ReviewSpec, rep: &Reporter) -> Result<Vec
     Ok(tests)
 }
 
-/// The profile's mix at every thread count x queue depth.
+/// The profile's mix at every thread count x queue depth. Each point
+/// first runs `MATRIX_WARMUP_ROUNDS` rounds, discarded, so that GC comes
+/// to its pace at the point's load (after a lighter point the free pool
+/// is fuller than the load can hold, and a short sample measures that
+/// transient); then its measured rounds, judged by the SNIA criteria
+/// where they are a window or more (`steady_state`).
 fn matrix_step(s: &mut Session, spec: &ReviewSpec, workload: &Mix, rep: &Reporter) -> Result<Vec<Phase>, RunError> {
     rep.step("matrix");
-    let length = Length::Duration(spec.rounds_matrix as u64 * s.interval_ns);
+    let (warmup, length) = (Length::Duration(MATRIX_WARMUP_ROUNDS * s.interval_ns), Length::Duration(spec.rounds_matrix as u64 * s.interval_ns));
     let points = MATRIX_THREADS.len() * MATRIX_QUEUE_DEPTHS.len();
     let mut tests = Vec::new();
     for (i, (t, q)) in MATRIX_THREADS.iter().flat_map(|&t| MATRIX_QUEUE_DEPTHS.iter().map(move |&q| (t, q))).enumerate() {
         let name = matrix_name(t, q);
-        tests.push(s.measure(&name, workload, t, q, length, &mut |p: &Progress| {
-            rep.round(p, (i as f64 + p.fraction) / points as f64, false, &format!("{name}: {:.0} IOPS", p.last.iops));
-        })?);
+        let mut progress = |p: &Progress| rep.round(p, (i as f64 + p.fraction) / points as f64, false, &format!("{name}: {:.0} IOPS", p.last.iops));
+        let warm = s.measure(&name, workload, t, q, warmup, &mut progress)?;
+        let mut point = if warm.interrupted { warm } else { s.measure(&name, workload, t, q, length, &mut progress)? };
+        point.steady_state = point_steadiness(&point);
+        tests.push(point);
         if tests.last().is_some_and(|t| t.interrupted) {
             rep.done("matrix", "INTERRUPTED");
             return Ok(tests);
         }
     }
     let last = tests.last().expect("16 points");
-    rep.done("matrix", &format!("16T/16Q {:.0} IOPS, {:.3} ms average", last.summary.all.iops, last.summary.all.latency_avg_ms));
+    let unsteady: Vec<&str> = tests.iter().filter(|t| t.steady_state.as_ref().is_some_and(|s| !s.reached)).map(|t| t.name.as_str()).collect();
+    let steadiness =
+        if unsteady.is_empty() { String::new() } else { format!("; NOT STEADY (SNIA criteria over the measured rounds): {}", unsteady.join(", ")) };
+    rep.done("matrix", &format!("16T/16Q {:.0} IOPS, {:.3} ms average{steadiness}", last.summary.all.iops, last.summary.all.latency_avg_ms));
     Ok(tests)
+}
+
+/// Rounds each matrix point runs before its measured ones.
+pub const MATRIX_WARMUP_ROUNDS: u64 = 5;
+
+/// A matrix point's measured rounds judged by the SNIA criteria (its
+/// IOPS over the last window); none with fewer rounds than a window.
+fn point_steadiness(p: &Phase) -> Option<crate::runs::phase::SteadyReport> {
+    let y: Vec<f64> = p.intervals.iter().map(|i| i.iops).collect();
+    let window = crate::runs::steady::latest(&y)?;
+    Some(crate::runs::phase::SteadyReport {
+        reached: window.steady,
+        rounds: y.len(),
+        drive_writes: p.drive_writes,
+        window: Some(window),
+        tracked: "IOPS".into(),
+        rule: format!("SNIA PTS criteria over the measured rounds, after {MATRIX_WARMUP_ROUNDS} rounds of warm-up"),
+        drift_percent_per_drive_write: None,
+    })
 }
 
 /// A job's expected cost, for scheduling, in tenths of the 4K profile's:
