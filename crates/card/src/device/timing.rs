@@ -147,16 +147,15 @@ impl Costs {
         }
     }
 
-    /// The controller a command goes to by its first slot (commands are
-    /// spread over the controllers by address): a mask when, as on every
-    /// catalog card, the count is a power of two.
+    /// The controller a command goes to by its first slot, where no die
+    /// decides it (a write's command, a read of never-written slots):
+    /// spread over the controllers by address, hashed (Fibonacci
+    /// hashing) so that I/Os aligned to their size (8 KiB reads start on
+    /// even slots) do not all land on one controller.
     #[inline]
     fn controller_of_slot(&self, slot: u32) -> u32 {
-        if self.controllers.is_power_of_two() {
-            slot & (self.controllers - 1)
-        } else {
-            slot % self.controllers
-        }
+        let h = slot.wrapping_mul(0x9E37_79B9);
+        ((h as u64 * self.controllers as u64) >> 32) as u32
     }
 
     /// Bytes a host read of `len` bytes moves from the die and through the
@@ -432,5 +431,21 @@ mod tests {
         let program = MediaOp { kind: OpKind::Program, tag: OpTag::Gc, die: 1, block: 2, page: 0, mask: 0, retries: 0, stripe_part: false };
         t.charge(&c, &mut cpu, &[gc_read, program], 0, None);
         assert!(t.dies[1].idle_at() >= t.gc_ready + c.program_ns, "the GC program follows its read");
+    }
+
+    /// Commands no die places are spread over the controllers whatever
+    /// their alignment: the first slots of 8 KiB and 64 KiB I/Os (every
+    /// 2nd and 16th slot) reach both controllers of a two-controller card
+    /// about equally.
+    #[test]
+    fn aligned_commands_reach_every_controller() {
+        let profile = crate::profile_load("flashmax2").unwrap();
+        let g = profile.scaling(64).geometry(&profile.nand.geometry());
+        let c = Costs::of(&profile, &g, 64);
+        assert_eq!(c.controllers, 2);
+        for step in [1u32, 2, 16, 128] {
+            let on_0 = (0..10_000u32).filter(|i| c.controller_of_slot(i * step) == 0).count();
+            assert!((4_500..=5_500).contains(&on_0), "I/Os every {step} slots: {on_0} of 10,000 on controller 0");
+        }
     }
 }
