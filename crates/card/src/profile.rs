@@ -41,6 +41,10 @@ pub struct Profile {
     /// The card's power draw, where its data sheet gives it.
     #[serde(default)]
     pub power: Option<PowerProfile>,
+    /// The numbers fitted to published figures, each with its physical
+    /// bounds (`flashlab fit` searches them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fit: Vec<crate::fitted::FitParam>,
 }
 
 /// A profile's `[power]`: the data sheet's idle and maximum draw. The
@@ -228,6 +232,9 @@ impl Profile {
             if !(h.is_finite() && h > 0.0 && h <= 1000.0) {
                 return Err(self.field("precondition_hours", h, "in (0, 1000]"));
             }
+        }
+        for f in &self.fit {
+            f.check(self).map_err(|msg| ProfileError::Inconsistent { id: self.id.clone(), msg })?;
         }
         self.validate_published()
     }

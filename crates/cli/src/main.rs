@@ -5,6 +5,7 @@ mod out;
 mod bench;
 mod calibrate;
 mod endurance;
+mod fit;
 mod manage;
 mod monitor;
 mod review;
@@ -40,6 +41,10 @@ enum Command {
     /// Reproduce every figure a profile publishes (reviewers' and vendor's),
     /// each in the conditions it was measured in, and judge it.
     Calibrate(calibrate::CalibrateArgs),
+    /// Fit a profile's fitted parameters (its `[[fit]]` entries, within
+    /// their physical bounds) to published or measured figures; prints
+    /// the fitted values, the figures and leave-one-out predictions.
+    Fit(fit::FitArgs),
     /// Serve a simulated card holding real data as a block device over NBD
     /// (a Unix socket or TCP), for fio, qemu-img, nbdfuse and filesystems.
     Serve(serve::ServeArgs),
@@ -88,6 +93,7 @@ fn main() {
         Command::Compare(a) => review::compare(a),
         Command::Bench(a) => bench::bench(a),
         Command::Calibrate(a) => calibrate::calibrate(a),
+        Command::Fit(a) => fit::fit_command(a),
         Command::Serve(a) => serve::serve(a),
         Command::Control(a) => serve::control(a),
         Command::Status(a) => manage::status(a),

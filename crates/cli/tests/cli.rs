@@ -107,3 +107,31 @@ fn mixes_take_fio_habits_and_refuse_repeats() {
     refused(&["run", "flashmax2", "-w", "rw=randrw;rwmixread=70;bs=4k", "--scale", "128"], "already set");
     refused(&["run", "flashmax2", "-w", "read=70;bs=4k;iodepth=8", "--scale", "128"], "unknown key 'iodepth'");
 }
+
+/// `fit` on a user's own figure: the fitted parameter reproduces it, the
+/// fitted profile is written and runs; a parameter the profile does not
+/// mark as fitted, or a malformed figures file, is refused by name.
+#[test]
+fn fit_fits_a_users_figure_and_writes_a_profile_that_runs() {
+    let dir = Scratch::new("fit");
+    std::fs::create_dir_all(&dir).unwrap();
+    let figures = dir.join("mine.toml");
+    std::fs::write(
+        &figures,
+        "[[published]]\nby = \"reviewer\"\nsource = \"my lab\"\nwhat = \"4K random write, burst\"\nworkload = \"4k-write\"\nstate = \"fresh\"\nmetric = \"iops\"\nvalue = 140000\n",
+    )
+    .unwrap();
+    let fitted = dir.join("fitted.toml");
+    let (f, o) = (figures.to_str().unwrap(), fitted.to_str().unwrap());
+    let (code, out, err) =
+        flashlab(&["fit", "p420m", "--figures", f, "--params", "controller.program_path_bytes_per_sec", "--no-cross-validation", "--out", o, "-q"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("controller.program_path_bytes_per_sec") && out.contains("published            140,000 IOPS"), "{out}");
+    let (code, out, err) = flashlab(&["run", o, "-w", "4k-write", "--scale", "64", "--duration", "1", "-q"]);
+    assert_eq!(code, 0, "{err}");
+    let iops: f64 = out.lines().find(|l| l.trim_start().starts_with("write")).and_then(|l| l.split_whitespace().nth(1)).unwrap().parse().unwrap();
+    assert!((iops / 140_000.0 - 1.0).abs() < 0.02, "the fitted card runs at {iops}");
+    refused(&["fit", "p420m", "--params", "nope"], "--params nope: not a fitted parameter of p420m");
+    std::fs::write(&figures, "[[published]]\nwhat = 3\n").unwrap();
+    refused(&["fit", "p420m", "--figures", f], "not a TOML file of [[published]] figures");
+}

@@ -32,6 +32,7 @@ pub mod procedures {
     pub mod bench;
     pub mod calibrate;
     pub mod endurance;
+    pub mod fit;
     pub mod job;
     pub mod pts;
     pub mod review;

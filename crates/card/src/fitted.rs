@@ -1,0 +1,111 @@
+//! Fitted parameters: which of a profile's numbers were fitted to
+//! published figures (no source gives them), each with the physical
+//! bounds it may take and why; and a profile with one of its numbers set
+//! by its path (`controller.program_path_bytes_per_sec`), for a fit to
+//! search over.
+
+use crate::profile::{Profile, ProfileError};
+use serde::{Deserialize, Serialize};
+
+/// A profile's `[[fit]]` entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FitParam {
+    /// The number's path in the profile, its TOML keys joined by dots.
+    pub path: String,
+    /// The least and the most it may physically be (both above zero: a
+    /// fit searches their ratio).
+    pub min: f64,
+    pub max: f64,
+    /// Why these bounds (the physics, or the source, that set them).
+    pub why: String,
+}
+
+impl FitParam {
+    /// Bounds ordered and above zero, the path a number of `profile`
+    /// within them.
+    pub fn check(&self, profile: &Profile) -> Result<(), String> {
+        if !(self.min.is_finite() && self.max.is_finite() && 0.0 < self.min && self.min < self.max) {
+            return Err(format!("fit {}: bounds [{}, {}] must be 0 < min < max", self.path, self.min, self.max));
+        }
+        let v = profile.number(&self.path)?;
+        if !(self.min..=self.max).contains(&v) {
+            return Err(format!("fit {}: the profile's value {v} lies outside its bounds [{}, {}]", self.path, self.min, self.max));
+        }
+        Ok(())
+    }
+}
+
+/// A file of figures (a user's own measurements): `[[published]]`
+/// entries as a profile holds them, each checked.
+pub fn figures_parse(file: &str, text: &str) -> Result<Vec<crate::Published>, String> {
+    #[derive(Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Figures {
+        published: Vec<crate::Published>,
+    }
+    let f: Figures = toml::from_str(text).map_err(|e| format!("{file}: not a TOML file of [[published]] figures ({})", e.message()))?;
+    for p in &f.published {
+        p.validate().map_err(|(field, value, range)| format!("{file}: {}: {field} = {value}: must be {range}", p.what))?;
+    }
+    Ok(f.published)
+}
+
+impl Profile {
+    /// The profile as a TOML file (its comments are not kept).
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("a profile serialises")
+    }
+
+    /// The number at `path` (TOML keys joined by dots).
+    pub fn number(&self, path: &str) -> Result<f64, String> {
+        let v = toml::Value::try_from(self).map_err(|e| e.to_string())?;
+        let mut at = &v;
+        for key in path.split('.') {
+            at = at.get(key).ok_or_else(|| format!("{}: no field {path}", self.id))?;
+        }
+        match at {
+            toml::Value::Integer(i) => Ok(*i as f64),
+            toml::Value::Float(f) => Ok(*f),
+            _ => Err(format!("{}: {path} is not a number", self.id)),
+        }
+    }
+
+    /// The profile with the number at `path` set to `value` (rounded where
+    /// the field holds a whole number), checked as a profile file is.
+    pub fn with_number(&self, path: &str, value: f64) -> Result<Profile, ProfileError> {
+        let inconsistent = |msg: String| ProfileError::Inconsistent { id: self.id.clone(), msg };
+        let mut v = toml::Value::try_from(self).map_err(|e| inconsistent(e.to_string()))?;
+        let mut at = &mut v;
+        for key in path.split('.') {
+            at = at.get_mut(key).ok_or_else(|| inconsistent(format!("no field {path}")))?;
+        }
+        *at = match at {
+            toml::Value::Integer(_) => toml::Value::Integer(value.round() as i64),
+            toml::Value::Float(_) => toml::Value::Float(value),
+            _ => return Err(inconsistent(format!("{path} is not a number"))),
+        };
+        let p: Profile = v.try_into().map_err(|e: toml::de::Error| inconsistent(e.to_string()))?;
+        p.validate()?;
+        Ok(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_number_is_read_and_set_by_its_path_and_checked() {
+        let p = crate::profile_load("p420m").unwrap();
+        assert_eq!(p.number("controller.program_path_bytes_per_sec").unwrap(), 740e6);
+        let q = p.with_number("controller.program_path_bytes_per_sec", 700e6 + 0.4).unwrap();
+        assert_eq!(q.controller.program_path_bytes_per_sec, 700_000_000);
+        assert!(p.number("controller.nothing").unwrap_err().contains("no field controller.nothing"));
+        assert!(p.number("name").unwrap_err().contains("not a number"));
+        let bad = p.with_number("controller.program_path_bytes_per_sec", 1.0).unwrap_err().to_string();
+        assert!(bad.contains("program_path_bytes_per_sec"), "{bad}");
+        let f = FitParam { path: "controller.program_path_bytes_per_sec".into(), min: 1e9, max: 2e9, why: "test".into() };
+        assert!(f.check(&p).unwrap_err().contains("outside its bounds"));
+    }
+}

@@ -1,0 +1,130 @@
+//! `flashlab fit`: a profile's fitted parameters searched, within their
+//! physical bounds, for the values that best reproduce chosen figures;
+//! the table, the values, leave-one-out predictions, and the fitted
+//! profile written out.
+
+use crate::out;
+use anyhow::{bail, Context, Result};
+use card::{FitParam, Profile, Published};
+use lab::procedures::fit::{fit, log_error, FitSpec};
+
+#[derive(clap::Args)]
+pub struct FitArgs {
+    /// A catalog device or a profile file.
+    pub device: String,
+    /// The figures to fit to: `published` (the profile's reviewer
+    /// figures of the format) or a TOML file of `[[published]]` entries
+    /// (a user's own measurements, with their conditions).
+    #[arg(long, default_value = "published")]
+    pub figures: String,
+    /// The parameters to fit, by path, comma-separated (default: every
+    /// `[[fit]]` entry of the profile); each must be one of them.
+    #[arg(long, value_delimiter = ',')]
+    pub params: Vec<String>,
+    /// Format (default: the device's default).
+    #[arg(long)]
+    pub format: Option<String>,
+    /// Shrink the card N times for every evaluation (see `run --help`).
+    #[arg(long, default_value_t = 64)]
+    pub scale: u32,
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Calibrations one search may run.
+    #[arg(long, default_value_t = 40)]
+    pub evals: u32,
+    /// Skip the leave-one-out predictions (one more search a figure).
+    #[arg(long)]
+    pub no_cross_validation: bool,
+    /// Write the fitted profile here (TOML, comments not kept).
+    #[arg(long)]
+    pub out: Option<std::path::PathBuf>,
+    /// No progress lines on standard error.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+pub fn fit_command(a: FitArgs) -> Result<()> {
+    let profile = card::profile_load(&a.device).map_err(anyhow::Error::msg)?;
+    let format = a.format.clone().unwrap_or_else(|| profile.default_format.clone());
+    let params = params_chosen(&profile, &a.params)?;
+    let figures = figures_chosen(&profile, &format, &a.figures)?;
+    out::sigint_stops_the_lab();
+    let spec = FitSpec { params, figures, format, scale: a.scale, seed: a.seed, evals_max: a.evals, leave_one_out: !a.no_cross_validation };
+    let quiet = a.quiet;
+    let (fitted, r) = fit(&profile, &spec, &mut |s: &str| {
+        if !quiet {
+            eprintln!("flashlab fit: {s}");
+        }
+    })?;
+    outln!(
+        "{} --format {} --scale {} --seed {} [simulated]: {} calibrations, cost {:.5} (sum of squared log errors)",
+        profile.id,
+        spec.format,
+        a.scale,
+        a.seed,
+        r.evals,
+        r.cost
+    );
+    for (path, from, to) in &r.values {
+        outln!("  {path:<48} {from:>14.6e} -> {to:>14.6e}");
+    }
+    for c in &r.checks {
+        outln!("  {}", c.line());
+    }
+    if !r.leave_one_out.is_empty() {
+        outln!("leave-one-out: each figure predicted by a fit made without it");
+        for p in &r.leave_one_out {
+            outln!(
+                "  {:<60} published {:>12} predicted {:>12} error {:+.1}% (log error {:+.3})",
+                p.check.what,
+                lab::number::num(p.check.published),
+                lab::number::num(p.check.simulated),
+                p.check.error_percent,
+                log_error(&p.check)
+            );
+        }
+    }
+    if let Some(path) = &a.out {
+        card::write_whole(path, fitted.to_toml().as_bytes()).with_context(|| format!("cannot write {}", path.display()))?;
+        outln!("wrote the fitted profile to {}", path.display());
+    }
+    Ok(())
+}
+
+/// The parameters asked for, each a `[[fit]]` entry of the profile.
+fn params_chosen(profile: &Profile, asked: &[String]) -> Result<Vec<FitParam>> {
+    if profile.fit.is_empty() {
+        bail!("{}: the profile marks no parameter as fitted ([[fit]] entries with path, min, max, why)", profile.id);
+    }
+    if asked.is_empty() {
+        return Ok(profile.fit.clone());
+    }
+    asked
+        .iter()
+        .map(|p| {
+            let known: Vec<&str> = profile.fit.iter().map(|f| f.path.as_str()).collect();
+            profile
+                .fit
+                .iter()
+                .find(|f| &f.path == p)
+                .cloned()
+                .with_context(|| format!("--params {p}: not a fitted parameter of {} (those are: {})", profile.id, known.join(", ")))
+        })
+        .collect()
+}
+
+/// The figures to fit: the profile's reviewer figures of the format, or a
+/// file's.
+fn figures_chosen(profile: &Profile, format: &str, figures: &str) -> Result<Vec<Published>> {
+    let chosen: Vec<Published> = if figures == "published" {
+        profile.published.iter().filter(|f| f.by == card::By::Reviewer && f.format_or(&profile.default_format) == format).cloned().collect()
+    } else {
+        let text = std::fs::read_to_string(figures).with_context(|| format!("--figures {figures}: cannot read it"))?;
+        let f = card::figures_parse(figures, &text).map_err(anyhow::Error::msg)?;
+        f.into_iter().filter(|f| f.format_or(&profile.default_format) == format).collect()
+    };
+    if chosen.is_empty() {
+        bail!("no figures of format {format} to fit to");
+    }
+    Ok(chosen)
+}
