@@ -13,7 +13,7 @@
 //! cost; the step halves when a whole pass keeps none, down to 1%.
 
 use crate::procedures::calibrate::calibrate;
-use crate::runs::published::Check;
+use crate::runs::published::{held, Check};
 use crate::runs::run::RunError;
 use card::{Bound, FitParam, Profile, Published};
 use serde::Serialize;
@@ -40,7 +40,8 @@ pub struct Fit {
     pub values: Vec<(String, f64, f64)>,
     /// The chosen figures at the fitted values.
     pub checks: Vec<Check>,
-    /// The sum of the squared log errors of the figures (0 inside a range).
+    /// The sum of the squared log errors of the held figures (0 inside a
+    /// range).
     pub cost: f64,
     pub evals: u32,
     /// Per figure: its error predicted by a fit made without it.
@@ -128,10 +129,12 @@ fn search(
     Ok((x, best))
 }
 
-/// The cost of values `x`: the sum of the squared log errors.
+/// The cost of values `x`: the sum of the squared log errors of the held
+/// figures (tails, which the model does not hold, are shown, not fitted:
+/// `published::held`).
 fn cost_of(profile: &Profile, spec: &FitSpec, figures: &[Published], x: &[f64]) -> Result<f64, RunError> {
     let checks = figures_checked(&with_values(profile, &spec.params, x)?, spec, figures)?;
-    Ok(checks.iter().map(log_error).map(|e| e * e).sum())
+    Ok(checks.iter().filter(|c| held(c.metric)).map(log_error).map(|e| e * e).sum())
 }
 
 /// A check's error as a log ratio: 0 inside its range, or on the right

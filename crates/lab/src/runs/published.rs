@@ -24,11 +24,9 @@ pub fn tolerance_percent(by: By, metric: Metric) -> f64 {
 
 /// Whether a miss of this metric fails calibration. Throughput and
 /// average latency are held; the tail (maximum, standard deviation) is
-/// shown and judged but not yet held: the model's write-latency tail is
-/// heavier than the cards' (garbage collection relocates a superblock's
-/// valid data in one batch where the cards pace it between host writes),
-/// and its read tail lighter (a read waits behind one array operation at
-/// most). docs/model.md, "Known gaps".
+/// shown and judged but not yet held: the model's read tail is lighter
+/// than the cards' (a read waits behind one array operation at most) and
+/// the FlashMAX II's write peak shorter. docs/model.md, "Known gaps".
 pub fn held(metric: Metric) -> bool {
     !matches!(metric, Metric::LatencyMaxMs | Metric::LatencyStdMs)
 }
