@@ -115,11 +115,12 @@ impl Member {
         while i < ops.len() {
             let op = ops[i];
             i += 1;
-            let erases = || self.ftl.superblock_erase_count(op.block) * self.cycles_per_erase;
+            let erases = self.ftl.superblock_erase_count(op.block) * self.cycles_per_erase;
             match op.kind {
-                OpKind::Erase => w.erased(op.die, op.block, erases()),
+                OpKind::Erase => w.erased(op.die, op.block, erases),
                 OpKind::Read if !w.quiet() => {
-                    let outcome = w.read(op.die, op.block, erases(), c.codewords(&op, sub_slot));
+                    let codewords = c.codewords(&op, sub_slot);
+                    let outcome = w.read(op.die, op.block, erases, codewords);
                     if w.reclaims(outcome) {
                         self.ftl.reclaim_request(op.block);
                         self.reclaim_on = true;
@@ -130,8 +131,7 @@ impl Member {
                     }
                     let mut rebuilt = false;
                     if let Some(others) = self.ftl.stripe_rebuild_members(op.die, op.block, op.page, op.mask) {
-                        let erases = self.ftl.superblock_erase_count(op.block) * self.cycles_per_erase;
-                        let (reads, ok) = stripe_reads(w, &op, &others, erases, c.codewords(&op, sub_slot));
+                        let (reads, ok) = stripe_reads(w, &op, &others, erases, codewords);
                         rebuilt = ok;
                         let at = i;
                         i += reads.len();
