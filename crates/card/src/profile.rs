@@ -169,6 +169,15 @@ pub struct FtlProfile {
     /// Processor time one GC thread spends to relocate one 4 KiB slot
     /// (choosing it, building the read and the write, completing both).
     pub gc_ns_per_slot: u64,
+    /// Time the same threads spend on each page a host I/O reads or
+    /// programs: its map lookups or updates and its flash command. Host
+    /// I/O takes it ahead of GC's queued work (GC waits), so reads and
+    /// writes use what GC would have: on a card-managed card the firmware
+    /// cores do both; on a host-managed one the driver's GC thread and
+    /// host I/O take the same map lock. Absent: 0, host I/O costs GC
+    /// nothing.
+    #[serde(default)]
+    pub map_ns_per_page: u64,
     /// The rate at which the background rebuild after a die failure moves
     /// data, bytes per second (Linux md's `speed_limit_max` in spirit:
     /// host I/O goes on meanwhile). Bounded by what GC threads and dies
@@ -314,6 +323,7 @@ impl Profile {
         )?;
         self.within("ftl.gc_threads", f.gc_threads, 1..=64, "in 1..=64")?;
         self.within("ftl.gc_ns_per_slot", f.gc_ns_per_slot, 0..=1_000_000, "at most 1 ms")?;
+        self.within("ftl.map_ns_per_page", f.map_ns_per_page, 0..=1_000_000, "at most 1 ms")?;
         self.within("ftl.rebuild_bytes_per_sec", f.rebuild_bytes_per_sec, 1_000_000..=100_000_000_000, "in 1 MB/s..=100 GB/s")
     }
 

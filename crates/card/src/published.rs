@@ -111,6 +111,12 @@ pub struct Published {
     /// together with the reviewers' measurements, when it cannot.
     #[serde(default)]
     pub conflict: Option<String>,
+    /// Reviewer figures only: a gap the model is known to have (the
+    /// mechanism it lacks), when it misses the figure. Shown as a miss
+    /// with its reason and not a failure; a mark on a figure the model
+    /// meets is stale (the calibration tests refuse it).
+    #[serde(default)]
+    pub gap: Option<String>,
 }
 
 impl Published {
@@ -138,6 +144,9 @@ impl Published {
         }
         if self.conflict.is_some() && self.by == By::Reviewer {
             return bad("conflict", "given".into(), "absent on a reviewer's figure (the reviewers' figures are the targets)");
+        }
+        if self.gap.is_some() && self.by == By::Vendor {
+            return bad("gap", "given".into(), "absent on a vendor's figure (a vendor figure the model cannot meet is a conflict, with its reason)");
         }
         if self.bound == Bound::UpTo && !self.metric.higher_is_better() {
             return bad("bound", "up_to".into(), "'under' for a latency");

@@ -162,6 +162,60 @@ fn gc_takes_host_cpu_from_host_io_on_a_host_managed_card_only() {
     assert_eq!(fob, gc, "card-managed: GC runs on the card");
 }
 
+/// The GC threads' time a host read takes for its page's map work (a
+/// tiny card whose threads spend `map_ns` a page).
+fn with_map_work(map_ns: u64) -> Device {
+    let mut p = tiny("card", 12);
+    p.ftl.map_ns_per_page = map_ns;
+    let mut dev = Device::new(&p, "stock", 1).unwrap();
+    write_slots(&mut dev, 0, 0, 32);
+    dev
+}
+
+fn gc_busy(dev: &Device) -> Ns {
+    dev.busy().iter().find(|r| r.name == "GC threads").unwrap().busy_ns
+}
+
+#[test]
+fn a_host_read_takes_the_gc_threads_time_for_its_map_work() {
+    // On an idle card a read is longer by exactly its map work, and the
+    // threads are busy for it.
+    let (mut plain, mut mapped) = (with_map_work(0), with_map_work(20_000));
+    let t = 20 * NS_PER_MS;
+    let busy = gc_busy(&mapped);
+    let base = latency(&mut plain, t, io(0, 4096, false));
+    assert_eq!(latency(&mut mapped, t, io(0, 4096, false)), base + 20_000);
+    assert_eq!(gc_busy(&mapped) - busy, 20_000);
+    // Reads at once beyond the one thread's capacity queue for it: 100
+    // reads of 50 us of map work take at least 5 ms, where 8 dies alone
+    // take about a fifth of that.
+    let (t, mut heavy) = (40 * NS_PER_MS, with_map_work(50_000));
+    let last = |dev: &mut Device| (0..100u64).map(|i| dev.submit(t, &io((i % 32) * 4096, 4096, false)).unwrap()).max().unwrap() - t;
+    let (queued, alone) = (last(&mut heavy), last(&mut plain));
+    assert!(queued >= 100 * 50_000, "100 reads done in {queued} ns");
+    assert!(alone < 100 * 50_000 / 2, "without map work: {alone} ns");
+}
+
+#[test]
+fn a_host_read_goes_ahead_of_the_gc_backlog_but_gc_waits_for_it() {
+    // Random writes of three times the card: GC's work is booked ahead.
+    let mut dev = with_map_work(5_000);
+    let slots = dev.capacity_bytes() / 4096;
+    let mut rng = sim::Rng::new(3);
+    let mut now = 0;
+    for _ in 0..3 * slots {
+        now = dev.submit(now, &io(rng.below(slots) * 4096, 4096, true)).unwrap();
+    }
+    let backlog = dev.quiet_at().saturating_sub(now);
+    let busy = gc_busy(&dev);
+    let read = latency(&mut dev, now, io(0, 4096, false));
+    assert!(backlog > 20 * NS_PER_MS, "GC booked {backlog} ns ahead");
+    // It waits for at most the operation in progress on its die (an erase
+    // of 3 ms) and half a GC unit, not for the backlog.
+    assert!(read < 4 * NS_PER_MS, "a read behind {backlog} ns of booked work took {read} ns");
+    assert_eq!(gc_busy(&dev) - busy, 5_000);
+}
+
 /// Reads at queue depth 1 of a P420m (scale 256) written whole, with its
 /// blocks worn to `pe_cycles` and the data `age_days` old: the latencies,
 /// sorted, and the reads retried.

@@ -12,7 +12,8 @@ use std::time::Instant;
 pub struct CalibrateArgs {
     /// Catalog devices or profile files (default: the whole catalog).
     pub devices: Vec<String>,
-    /// Format (default: each device's default format).
+    /// Format (default: every format the device's figures were measured
+    /// on, its default first).
     #[arg(long)]
     pub format: Option<String>,
     /// Shrink each card N times (see `run --help`); 1 is full size.
@@ -38,7 +39,14 @@ pub fn calibrate(a: CalibrateArgs) -> Result<()> {
     out::sigint_stops_the_lab();
     let mut all = Vec::new();
     for id in ids {
-        all.push(calibrate_one(&a, &id)?);
+        let profile = card::profile_load(&id).map_err(anyhow::Error::msg)?;
+        let formats = match &a.format {
+            Some(f) => vec![f.clone()],
+            None => lab::runs::published::formats_with_figures(&profile),
+        };
+        for format in formats {
+            all.push(calibrate_one(&a, &profile, &format)?);
+        }
     }
     if let Some(sink) = json {
         sink.write(&all, a.quiet)?;
@@ -50,15 +58,13 @@ pub fn calibrate(a: CalibrateArgs) -> Result<()> {
     Ok(())
 }
 
-/// One device: its calibration, printed with each phase's wall time.
-fn calibrate_one(a: &CalibrateArgs, id: &str) -> Result<Calibration> {
-    let profile = card::profile_load(id).map_err(anyhow::Error::msg)?;
-    let format = a.format.clone().unwrap_or_else(|| profile.default_format.clone());
+/// One device in one format: its calibration, printed with each phase's wall time.
+fn calibrate_one(a: &CalibrateArgs, profile: &card::Profile, format: &str) -> Result<Calibration> {
     if a.scale == 1 {
-        out::full_size_note(card::Device::map_bytes(&profile, &format, 1)?, 1);
+        out::full_size_note(card::Device::map_bytes(profile, format, 1)?, 1);
     }
     let mut clock = PhaseClock::new(a.quiet);
-    let c = lab::calibrate::calibrate(&profile, &format, a.scale, a.seed, a.rounds, &mut |p: &Progress| clock.progress(p))?;
+    let c = lab::calibrate::calibrate(profile, format, a.scale, a.seed, a.rounds, &mut |p: &Progress| clock.progress(p))?;
     let (total, walls) = clock.end();
     outln!("{} --format {} --scale {} --seed {} [simulated]; wall {:.1} s ({})", c.device, c.format, c.scale, c.seed, total, walls.join(", "));
     for p in &c.preconditions {

@@ -22,6 +22,7 @@ fn figure(what: &str, workload: &str, state: State, value: f64) -> Published {
         range: None,
         bound: Bound::About,
         conflict: None,
+        gap: None,
     }
 }
 

@@ -14,6 +14,9 @@ pub struct Pool {
     head: usize,
     /// Service time reserved so far, summed over the servers.
     pub busy_ns: Ns,
+    /// The priority operations among themselves (a pool of their own), so
+    /// that they cannot exceed the servers' capacity.
+    prio: Option<Box<Pool>>,
 }
 
 impl Pool {
@@ -26,7 +29,7 @@ impl Pool {
         self.free_at.iter().copied().max().unwrap_or(0)
     }
     pub fn new(servers: u32) -> Pool {
-        Pool { free_at: vec![0; servers.max(1) as usize], head: 0, busy_ns: 0 }
+        Pool { free_at: vec![0; servers.max(1) as usize], head: 0, busy_ns: 0, prio: None }
     }
     #[inline]
     pub fn reserve(&mut self, ready: Ns, service: Ns) -> Ns {
@@ -50,5 +53,31 @@ impl Pool {
         }
         self.free_at[i] = end;
         end
+    }
+
+    /// Reserves an operation the servers take ahead of the work queued
+    /// but not started (a host I/O's map work ahead of GC's backlog): at
+    /// once if a server is free by `ready`, else after what the unit of
+    /// work in progress has left, taken as half of `unit` (units of fixed
+    /// length `unit`, met at a random point: the mean of what one has
+    /// left) or less when the backlog is shorter. The server that frees
+    /// first is pushed back by `service`, so the queued work waits for it
+    /// and the pool's capacity is kept; priority operations wait for one
+    /// another in order.
+    #[inline]
+    pub fn reserve_priority(&mut self, ready: Ns, service: Ns, unit: Ns) -> Ns {
+        if service == 0 {
+            return ready;
+        }
+        let k = self.free_at.len() as u32;
+        let lane = self.prio.get_or_insert_with(|| Box::new(Pool::new(k)));
+        let ready = lane.reserve(ready, service) - service;
+        let first = self.free_at[self.head];
+        if first <= ready {
+            return self.reserve(ready, service);
+        }
+        let start = ready + (first - ready).min(unit / 2);
+        self.reserve(first, service);
+        start + service
     }
 }

@@ -165,6 +165,30 @@ fn pool_takes_the_first_free_server() {
     assert_eq!(p.reserve(0, 1), 22);
 }
 
+/// A priority operation goes ahead of queued work: at once on a free
+/// server, else after half a unit of the work in progress (or the backlog,
+/// if shorter); the queued work is pushed back by its service, and
+/// priority operations beyond the pool's capacity queue among themselves.
+#[test]
+fn a_priority_operation_goes_ahead_of_queued_work_and_keeps_the_capacity() {
+    let mut p = Pool::new(1);
+    assert_eq!(p.reserve_priority(0, 5, 40), 5, "a free server takes it at once");
+    for _ in 0..10 {
+        p.reserve(5, 40);
+    }
+    assert_eq!(p.idle_at(), 405);
+    assert_eq!(p.reserve_priority(100, 5, 40), 125, "half a unit of the work in progress, then its service");
+    assert_eq!(p.idle_at(), 410, "the queued work waits for it");
+    assert_eq!(p.reserve_priority(400, 5, 40), 415, "the backlog is shorter than half a unit");
+    let busy = p.busy_ns;
+    // Priority work alone beyond capacity: one server, 10 ns apart, 20
+    // ns each: they queue among themselves at the pool's rate.
+    let mut q = Pool::new(1);
+    let ends: Vec<Ns> = (0..4).map(|i| q.reserve_priority(i * 10, 20, 40)).collect();
+    assert_eq!(ends, vec![20, 40, 60, 80]);
+    assert_eq!(busy, 5 + 400 + 5 + 5, "every service counted once");
+}
+
 #[test]
 fn pool_equals_a_heap_of_free_times() {
     let mut r = Rng::new(3);

@@ -101,6 +101,8 @@ pub(super) struct Costs {
     /// Latency of the completion path after the device is done.
     pub(super) complete_ns: Ns,
     gc_mpage_cpu_ns: Ns,
+    /// The GC threads' time for each page a host I/O reads or programs.
+    map_page_ns: Ns,
     /// Whether GC threads run on the host's cores (host-managed cards).
     gc_on_host: bool,
     /// The channel and the controller of each die (fixed; tables save a
@@ -139,6 +141,7 @@ impl Costs {
             cpu_slot_ns: profile.host.cpu_ns_per_slot,
             complete_ns: profile.host.os_complete_ns,
             gc_mpage_cpu_ns: profile.ftl.gc_ns_per_slot * g.slots_per_mpage() as u64,
+            map_page_ns: profile.ftl.map_ns_per_page,
             gc_on_host: host_managed,
             die_channel: (0..g.dies()).map(|d| g.channel_of(d)).collect(),
             die_controller: (0..g.dies()).map(|d| g.channel_of(d) / (g.channels / c.count)).collect(),
@@ -329,6 +332,7 @@ impl MemberTiming {
         }
         // Host reads go ahead of queued programs and GC work, behind at
         // most the operation in progress.
+        let ready = self.map_work(c, ready);
         let sensed = self.dies[d].reserve_priority(ready, (c.read_ns + xfer) * attempts, c.die_op_max_ns);
         let out = self.channels[ch].reserve_priority(sensed - xfer, xfer, c.mpage_transfer_ns).max(sensed);
         self.read_path[ctl].reserve_priority(out, path * attempts, c.read_path_mpage_ns)
@@ -341,9 +345,17 @@ impl MemberTiming {
     fn stripe_read(&mut self, c: &Costs, op: &MediaOp, ready: Ns) -> Ns {
         let d = op.die as usize;
         let (ch, ctl) = (c.die_channel[d] as usize, c.die_controller[d] as usize);
+        let ready = self.map_work(c, ready);
         let sensed = self.dies[d].reserve_priority(ready, c.read_ns + c.mpage_transfer_ns, c.die_op_max_ns);
         let out = self.channels[ch].reserve_priority(sensed - c.mpage_transfer_ns, c.mpage_transfer_ns, c.mpage_transfer_ns).max(sensed);
         self.read_path[ctl].reserve_priority(out, c.read_path_mpage_ns, c.read_path_mpage_ns)
+    }
+
+    /// The GC threads' map work for a page a host I/O reads or programs,
+    /// ahead of GC's queued work: when the flash command can go.
+    #[inline(always)]
+    fn map_work(&mut self, c: &Costs, ready: Ns) -> Ns {
+        self.gc_cpu.reserve_priority(ready, c.map_page_ns, c.gc_mpage_cpu_ns)
     }
 
     /// A program: GC data must first have been read out of the victim, and
@@ -369,6 +381,7 @@ impl MemberTiming {
                 self.gc_cpu.reserve(ready.max(self.gc_ready), c.gc_mpage_cpu_ns)
             }
             OpTag::GcParity => ready.max(self.gc_ready),
+            OpTag::User | OpTag::Parity => self.map_work(c, ready),
             _ => ready,
         };
         let r = r.max(self.erased_at[op.block as usize]);

@@ -92,6 +92,7 @@ struct PublishedRow<'a> {
     tolerance_percent: f64,
     verdict: &'static str,
     conflict: &'a str,
+    gap: &'a str,
 }
 
 fn csv_write<T: Serialize>(path: &Path, rows: impl IntoIterator<Item = T>) -> Result<(), ReportError> {
@@ -271,6 +272,7 @@ fn published_rows(j: &JobResult) -> impl Iterator<Item = PublishedRow<'_>> {
         tolerance_percent: c.tolerance_percent,
         verdict: c.verdict(),
         conflict: c.conflict.as_deref().unwrap_or(""),
+        gap: c.gap.as_deref().unwrap_or(""),
     })
 }
 

@@ -323,6 +323,7 @@ fn published_section(out: &mut String, jobs: &[&JobResult]) {
 fn verdict_cell(c: &crate::runs::published::Check) -> String {
     match &c.conflict {
         Some(why) if !c.within => format!("conflict: {}", esc(why)),
+        None if !c.within && c.gap.is_some() => format!("<span class=\"bad\">MISS (known gap: {})</span>", esc(c.gap.as_deref().unwrap_or(""))),
         _ if c.within => format!("<span class=\"ok\">{}</span>", esc(c.verdict())),
         _ => format!("<span class=\"bad\">{}</span>", esc(c.verdict())),
     }

@@ -54,21 +54,25 @@ pub struct Check {
     pub within: bool,
     /// Why a vendor figure cannot hold with the reviewers' (from the profile).
     pub conflict: Option<String>,
+    /// A gap the model is known to have, for a reviewer figure it misses
+    /// (from the profile).
+    pub gap: Option<String>,
 }
 
 impl Check {
     /// Outside its tolerance with no stated reason, on a held metric: a
     /// failure of the model.
     pub fn failed(&self) -> bool {
-        !self.within && self.conflict.is_none() && held(self.metric)
+        !self.within && self.conflict.is_none() && self.gap.is_none() && held(self.metric)
     }
 
-    /// "ok", "MISS", "MISS (tail, not held)", or "conflict" (outside, for
-    /// the reason the profile gives).
+    /// "ok", "MISS", "MISS (tail, not held)", "MISS (known gap)", or
+    /// "conflict" (outside, for the reason the profile gives).
     pub fn verdict(&self) -> &'static str {
         match (self.within, &self.conflict) {
             (true, _) => "ok",
             (false, Some(_)) => "conflict",
+            (false, None) if self.gap.is_some() => "MISS (known gap)",
             (false, None) if held(self.metric) => "MISS",
             (false, None) => "MISS (tail, not held)",
         }
@@ -95,8 +99,9 @@ impl Check {
             By::Reviewer => "reviewer",
             By::Vendor => "vendor",
         };
-        let verdict = match (&self.conflict, self.within) {
-            (Some(why), false) => format!("conflict: {why}"),
+        let verdict = match (&self.conflict, &self.gap, self.within) {
+            (Some(why), _, false) => format!("conflict: {why}"),
+            (None, Some(why), false) => format!("MISS (known gap: {why})"),
             _ => self.verdict().to_string(),
         };
         format!(
@@ -147,6 +152,7 @@ pub fn judge(p: &Published, simulated: f64) -> Check {
         tolerance_percent: tol * 100.0,
         within,
         conflict: p.conflict.clone(),
+        gap: p.gap.clone(),
     }
 }
 
@@ -192,6 +198,19 @@ pub fn mix_of(p: &Published) -> Result<Mix, String> {
 /// The figures of a profile that apply to a format.
 pub fn for_format<'a>(profile: &'a Profile, format: &'a str) -> impl Iterator<Item = &'a Published> + 'a {
     profile.published.iter().filter(move |p| p.format_or(&profile.default_format) == format)
+}
+
+/// The formats a profile's figures were measured on: the default first,
+/// then the others in the order the figures name them.
+pub fn formats_with_figures(profile: &Profile) -> Vec<String> {
+    let mut formats = vec![profile.default_format.clone()];
+    for p in &profile.published {
+        let f = p.format_or(&profile.default_format);
+        if !formats.iter().any(|g| g == f) {
+            formats.push(f.to_string());
+        }
+    }
+    formats
 }
 
 /// Whether a phase ran the figure's conditions (its card state is the
@@ -288,6 +307,7 @@ mod tests {
             range,
             bound,
             conflict: None,
+            gap: None,
         }
     }
 
