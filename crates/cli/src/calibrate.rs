@@ -79,26 +79,27 @@ fn calibrate_one(a: &CalibrateArgs, profile: &card::Profile, format: &str) -> Re
     Ok(c)
 }
 
-/// The wall time of each phase (taken when the next one first reports),
-/// and a progress line every 10 s unless quiet.
+/// When each phase last reported (phases of separate cards run at once
+/// and interleave), and a progress line every 10 s unless quiet.
 struct PhaseClock {
     started: Instant,
     last_print: Instant,
-    phase: String,
-    walls: Vec<(String, f64)>,
+    /// Each phase and the wall time of its last report, in the order
+    /// phases first reported.
+    done: Vec<(String, f64)>,
     quiet: bool,
 }
 
 impl PhaseClock {
     fn new(quiet: bool) -> PhaseClock {
-        PhaseClock { started: Instant::now(), last_print: Instant::now(), phase: String::new(), walls: Vec::new(), quiet }
+        PhaseClock { started: Instant::now(), last_print: Instant::now(), done: Vec::new(), quiet }
     }
 
     fn progress(&mut self, p: &Progress) {
         let t = self.started.elapsed().as_secs_f64();
-        if p.phase != self.phase {
-            self.walls.push((p.phase.to_string(), t));
-            self.phase = p.phase.to_string();
+        match self.done.iter_mut().find(|(name, _)| name == p.phase) {
+            Some(entry) => entry.1 = t,
+            None => self.done.push((p.phase.to_string(), t)),
         }
         if !self.quiet && self.last_print.elapsed().as_secs_f64() >= 10.0 {
             self.last_print = Instant::now();
@@ -106,11 +107,10 @@ impl PhaseClock {
         }
     }
 
-    /// The total wall time and "phase N s" for each phase.
-    fn end(mut self) -> (f64, Vec<String>) {
+    /// The total wall time and "phase done at N s" for each phase.
+    fn end(self) -> (f64, Vec<String>) {
         let total = self.started.elapsed().as_secs_f64();
-        self.walls.push(("end".into(), total));
-        (total, self.walls.windows(2).map(|w| format!("{} {:.1} s", w[0].0, w[1].1 - w[0].1)).collect())
+        (total, self.done.iter().map(|(name, t)| format!("{name} done at {t:.1} s")).collect())
     }
 }
 

@@ -94,26 +94,24 @@ pub fn fill_mix() -> Mix {
 }
 
 /// Every published figure of `profile`'s `format`, each measured in its
-/// own card state (fresh, filled, steady) and judged.
+/// own card state (fresh, filled, steady) and judged. Each card state is
+/// its own card (a chain of phases from a secure erase), so the chains
+/// run on the machine's cores at once; each is seeded alike, so the
+/// result is the same as one after another.
 pub fn calibrate(
     profile: &Profile,
     format: &str,
     scale: u32,
     seed: u64,
     rounds: u32,
-    progress: &mut dyn FnMut(&crate::Progress),
+    progress: &mut (dyn FnMut(&crate::Progress) + Send),
 ) -> Result<Calibration, RunError> {
     let figures: Vec<&Published> = for_format(profile, format).collect();
-    let session = || Session::new(profile, format, scale, seed, None);
-    let mut phases: Vec<(State, Phase)> = Vec::new();
-    for l in loads(&figures, State::Fresh, |_| 0)? {
-        let mut s = session()?;
-        let round = Length::Duration(s.interval_ns);
-        phases.push((State::Fresh, s.measure(&format!("fresh {}", l.name()), &l.mix, l.threads, l.qd, round, progress)?));
-        go_on()?;
-    }
+    let mut chains: Vec<Chain> = loads(&figures, State::Fresh, |_| 0)?.into_iter().map(Chain::Fresh).collect();
     let filled = loads(&figures, State::Filled, |l| 1_000_000 - l.mix.read_ppm)?;
-    let beside = if filled.is_empty() { Vec::new() } else { filled_phases(session()?, &filled, &mut phases, progress)? };
+    if !filled.is_empty() {
+        chains.push(Chain::Filled(filled));
+    }
     let steady = loads(&figures, State::Steady, |l| l.mix.read_ppm)?;
     let mut pre_mixes: Vec<Mix> = Vec::new();
     for l in &steady {
@@ -122,22 +120,91 @@ pub fn calibrate(
             pre_mixes.push(pm);
         }
     }
-    let mut preconditions = Vec::new();
-    for pm in &pre_mixes {
-        let mut s = session()?;
-        preconditions.push(s.precondition(pm, rule_for(profile), progress)?);
-        go_on()?;
-        let length = Length::Duration(rounds.max(1) as u64 * s.interval_ns);
-        for l in steady.iter().filter(|l| same_load(&l.mix.preconditioner(), pm)) {
-            phases.push((State::Steady, s.measure(&l.name(), &l.mix, l.threads, l.qd, length, progress)?));
-            go_on()?;
-        }
+    for pm in pre_mixes {
+        let loads = steady.iter().filter(|l| same_load(&l.mix.preconditioner(), &pm)).cloned().collect();
+        chains.push(Chain::Steady(pm, loads));
+    }
+    let session = || Session::new(profile, format, scale, seed, None);
+    let run = |chain: &Chain, progress: &mut dyn FnMut(&crate::Progress)| chain.run(session()?, rule_for(profile), rounds, progress);
+    let (mut phases, mut preconditions, mut beside) = (Vec::new(), Vec::new(), Vec::new());
+    for out in on_cores(&chains, &run, progress)? {
+        phases.extend(out.phases);
+        preconditions.extend(out.precondition);
+        beside.extend(out.beside);
     }
     go_on()?;
     let judged: Vec<(State, &Phase)> = phases.iter().map(|(s, p)| (*s, p)).collect();
     let checks = crate::runs::published::compare(profile, format, &judged, None);
     debug_assert_eq!(checks.len(), figures.len(), "every figure found its phase");
     Ok(Calibration { device: profile.id.clone(), format: format.to_string(), scale, seed, preconditions, phases, checks, beside })
+}
+
+/// One card's chain of phases from a secure erase.
+enum Chain {
+    /// A workload's first round on a fresh card.
+    Fresh(Load),
+    /// The filled card's loads, one card filled once.
+    Filled(Vec<Load>),
+    /// A preconditioner, then the loads it prepares.
+    Steady(Mix, Vec<Load>),
+}
+
+/// What a chain measured.
+#[derive(Default)]
+struct ChainOut {
+    phases: Vec<(State, Phase)>,
+    precondition: Option<Phase>,
+    beside: Vec<Beside>,
+}
+
+impl Chain {
+    fn run(&self, mut s: Session, rule: Rule, rounds: u32, progress: &mut dyn FnMut(&crate::Progress)) -> Result<ChainOut, RunError> {
+        let mut out = ChainOut::default();
+        match self {
+            Chain::Fresh(l) => {
+                let round = Length::Duration(s.interval_ns);
+                out.phases.push((State::Fresh, s.measure(&format!("fresh {}", l.name()), &l.mix, l.threads, l.qd, round, progress)?));
+            }
+            Chain::Filled(loads) => out.beside = filled_phases(s, loads, &mut out.phases, progress)?,
+            Chain::Steady(pm, loads) => {
+                out.precondition = Some(s.precondition(pm, rule, progress)?);
+                go_on()?;
+                let length = Length::Duration(rounds.max(1) as u64 * s.interval_ns);
+                for l in loads {
+                    out.phases.push((State::Steady, s.measure(&l.name(), &l.mix, l.threads, l.qd, length, progress)?));
+                    go_on()?;
+                }
+            }
+        }
+        go_on()?;
+        Ok(out)
+    }
+}
+
+/// Runs `run` on each chain, as many at once as the machine has cores;
+/// the outputs in the chains' order (the first error, in that order, if
+/// any). Progress reports pass one at a time.
+fn on_cores<F>(chains: &[Chain], run: &F, progress: &mut (dyn FnMut(&crate::Progress) + Send)) -> Result<Vec<ChainOut>, RunError>
+where
+    F: Fn(&Chain, &mut dyn FnMut(&crate::Progress)) -> Result<ChainOut, RunError> + Sync,
+{
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(chains.len()).max(1);
+    let next = AtomicUsize::new(0);
+    let outs: Vec<Mutex<Option<Result<ChainOut, RunError>>>> = chains.iter().map(|_| Mutex::new(None)).collect();
+    let progress = Mutex::new(progress);
+    std::thread::scope(|scope| {
+        for _ in 0..workers {
+            scope.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed);
+                let Some(chain) = chains.get(i) else { break };
+                let r = run(chain, &mut |p| (progress.lock().expect("a progress report panicked"))(p));
+                *outs[i].lock().expect("one writer a chain") = Some(r);
+            });
+        }
+    });
+    outs.into_iter().map(|m| m.into_inner().expect("one writer a chain").expect("every chain ran")).collect()
 }
 
 /// The filled card's figures, on one card filled once with 128 KiB

@@ -130,11 +130,13 @@ fn search(
 }
 
 /// The cost of values `x`: the sum of the squared log errors of the held
-/// figures (tails, which the model does not hold, are shown, not fitted:
-/// `published::held`).
+/// figures. Tails, which the model does not hold (`published::held`),
+/// and figures the profile marks as a known gap of the model are shown,
+/// not fitted: fitting them would trade the figures the model can meet
+/// for ones it cannot.
 fn cost_of(profile: &Profile, spec: &FitSpec, figures: &[Published], x: &[f64]) -> Result<f64, RunError> {
     let checks = figures_checked(&with_values(profile, &spec.params, x)?, spec, figures)?;
-    Ok(checks.iter().filter(|c| held(c.metric)).map(log_error).map(|e| e * e).sum())
+    Ok(checks.iter().filter(|c| held(c.metric) && c.gap.is_none()).map(log_error).map(|e| e * e).sum())
 }
 
 /// A check's error as a log ratio: 0 inside its range, or on the right
