@@ -247,7 +247,7 @@ pub fn review(a: ReviewArgs) -> Result<()> {
     if let Some(dir) = &a.export_fio {
         fio_export(&a, &spec, dir)?;
     }
-    let threads = a.jobs.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let threads = a.jobs.unwrap_or_else(lab::runs::threads::cores);
     if threads == 0 {
         anyhow::bail!("--jobs 0: must be at least 1");
     }

@@ -25,6 +25,7 @@ pub mod runs {
     pub mod run;
     pub mod spec;
     pub mod steady;
+    pub mod threads;
     pub mod workload;
 }
 

@@ -188,23 +188,13 @@ fn on_cores<F>(chains: &[Chain], run: &F, progress: &mut (dyn FnMut(&crate::Prog
 where
     F: Fn(&Chain, &mut dyn FnMut(&crate::Progress)) -> Result<ChainOut, RunError> + Sync,
 {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::Mutex;
-    let workers = std::thread::available_parallelism().map_or(1, |n| n.get()).min(chains.len()).max(1);
-    let next = AtomicUsize::new(0);
-    let outs: Vec<Mutex<Option<Result<ChainOut, RunError>>>> = chains.iter().map(|_| Mutex::new(None)).collect();
-    let progress = Mutex::new(progress);
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            scope.spawn(|| loop {
-                let i = next.fetch_add(1, Ordering::Relaxed);
-                let Some(chain) = chains.get(i) else { break };
-                let r = run(chain, &mut |p| (progress.lock().expect("a progress report panicked"))(p));
-                *outs[i].lock().expect("one writer a chain") = Some(r);
-            });
-        }
+    let progress = std::sync::Mutex::new(progress);
+    let order: Vec<usize> = (0..chains.len()).collect();
+    let outs = crate::runs::threads::on_threads(&order, crate::runs::threads::cores(), |i| {
+        run(&chains[i], &mut |p| (progress.lock().expect("a progress report panicked"))(p))
     });
-    outs.into_iter().map(|m| m.into_inner().expect("one writer a chain").expect("every chain ran")).collect()
+    // A chain not started comes after a failed one, or after a stop.
+    outs.into_iter().map(|r| r.unwrap_or(Err(RunError::Interrupted))).collect()
 }
 
 /// The filled card's figures, on one card filled once with 128 KiB

@@ -15,8 +15,6 @@ use crate::runs::published::Check;
 use crate::runs::run::{device_info, DeviceInfo, Length, Progress, Rule, RunError, Session, REVIEWERS_QUEUE_DEPTH, REVIEWERS_THREADS};
 use crate::runs::workload::Mix;
 use serde::{Deserialize, Serialize};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
 
 /// What the results file says it is, and the layout version this build
 /// reads and writes.
@@ -288,30 +286,15 @@ pub fn review(spec: &ReviewSpec, jobs: &[Job], threads: usize, events: &(dyn Fn(
     // the threads end together; results still land in job order.
     let mut order: Vec<usize> = (0..jobs.len()).collect();
     order.sort_by_key(|&i| std::cmp::Reverse(job_weight(&jobs[i])));
-    let next = AtomicUsize::new(0);
-    let failed = AtomicBool::new(false);
-    let out: Mutex<Vec<Option<Result<Out, RunError>>>> = Mutex::new((0..jobs.len()).map(|_| None).collect());
-    std::thread::scope(|scope| {
-        for _ in 0..threads.clamp(1, jobs.len().max(1)) {
-            scope.spawn(|| loop {
-                if failed.load(Ordering::Relaxed) || crate::runs::interrupt::asked() {
-                    break;
-                }
-                let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) else { break };
-                let job = &jobs[i];
-                let r = match job.review {
-                    Some(_) => job_run(spec, job, i, events).map(|r| Out::Review(Box::new(r))),
-                    None => crate::procedures::pts::pts_run(spec, job, i, events).map(|r| Out::Pts(Box::new(r))),
-                };
-                if r.is_err() {
-                    failed.store(true, Ordering::Relaxed);
-                }
-                out.lock().expect("no job panics holding the lock")[i] = Some(r);
-            });
+    let out = crate::runs::threads::on_threads(&order, threads, |i| {
+        let job = &jobs[i];
+        match job.review {
+            Some(_) => job_run(spec, job, i, events).map(|r| Out::Review(Box::new(r))),
+            None => crate::procedures::pts::pts_run(spec, job, i, events).map(|r| Out::Pts(Box::new(r))),
         }
     });
     let (mut results, mut pts) = (Vec::new(), Vec::new());
-    for r in out.into_inner().expect("threads are joined").into_iter().flatten() {
+    for r in out.into_iter().flatten() {
         match r? {
             Out::Review(j) => results.push(*j),
             Out::Pts(p) => pts.push(*p),
