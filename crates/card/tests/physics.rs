@@ -197,6 +197,29 @@ fn a_host_read_takes_the_gc_threads_time_for_its_map_work() {
 }
 
 #[test]
+fn a_random_read_takes_its_plane_pages_apart_and_a_stream_whole_pages() {
+    // The tiny card's 16 KiB multi-plane page is two 8 KiB plane pages:
+    // slots 4..8 on die 1, 8..12 on die 2.
+    let (t, later) = (20 * NS_PER_MS, 40 * NS_PER_MS);
+    let mut random = with_map_work(20_000);
+    let busy = gc_busy(&random);
+    let alone = latency(&mut random, later, io(8 * 4096, 16384, false));
+    assert_eq!(gc_busy(&random) - busy, 2 * 20_000, "two plane pages: two reads' map work");
+    // An 8 KiB read of one plane page is one.
+    let busy = gc_busy(&random);
+    latency(&mut random, later + NS_PER_MS, io(4 * 4096, 8192, false));
+    assert_eq!(gc_busy(&random) - busy, 20_000);
+    // The same page read where the read before ended continues a stream:
+    // one multi-plane read, one sense and one map work fewer.
+    let mut stream = with_map_work(20_000);
+    latency(&mut stream, t, io(4 * 4096, 16384, false));
+    let busy = gc_busy(&stream);
+    let continued = latency(&mut stream, later, io(8 * 4096, 16384, false));
+    assert_eq!(gc_busy(&stream) - busy, 20_000);
+    assert_eq!(alone - continued, 20_000 + 50_000, "random {alone} ns, in a stream {continued} ns");
+}
+
+#[test]
 fn a_host_read_goes_ahead_of_the_gc_backlog_but_gc_waits_for_it() {
     // Random writes of three times the card: GC's work is booked ahead.
     let mut dev = with_map_work(5_000);

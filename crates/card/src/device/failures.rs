@@ -2,7 +2,7 @@
 //! open stripes sealed, and the rebuild paced at its rate (the types are
 //! in `crate::faults`).
 
-use super::timing::Start;
+use super::timing::{HostRead, Start};
 use super::{Device, DeviceError};
 use crate::faults::{FailTarget, FailureEvent, Faults, RandomFaults, Rebuilding};
 use nand::Nand;
@@ -93,7 +93,8 @@ impl Device {
         };
         // The open stripes are sealed: their programs are timed.
         let (c, cpu) = (&self.costs, &mut self.cpu);
-        let (fails, _) = self.members[m].apply(c, cpu, Start::At(now), None, |f| dies.iter().map(|&d| f.die_fail(d)).collect::<Result<Vec<_>, _>>())?;
+        let (fails, _) =
+            self.members[m].apply(c, cpu, Start::At(now), HostRead::NONE, |f| dies.iter().map(|&d| f.die_fail(d)).collect::<Result<Vec<_>, _>>())?;
         for f in fails {
             ev.slots_to_rebuild = f.slots_to_rebuild;
             ev.read_only = ev.read_only.or(f.read_only);
@@ -120,7 +121,7 @@ impl Device {
             let Some(r) = self.faults.as_ref().and_then(|f| f.rebuilding[m]) else { continue };
             let due = self.faults.as_ref().map_or(0, |f| f.slots_due(r.since, now)).saturating_sub(r.moved);
             let (c, cpu) = (&self.costs, &mut self.cpu);
-            let (moved, _) = self.members[m].apply(c, cpu, Start::At(now), None, |f| if due > 0 { f.rebuild_step(due) } else { Ok(0) })?;
+            let (moved, _) = self.members[m].apply(c, cpu, Start::At(now), HostRead::NONE, |f| if due > 0 { f.rebuild_step(due) } else { Ok(0) })?;
             let (done, gc_ready) = (!self.members[m].ftl.rebuilding(), self.members[m].timing.gc_ready);
             let f = self.faults_mut();
             let ev = &mut f.events[r.event];

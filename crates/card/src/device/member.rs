@@ -3,7 +3,7 @@
 //! model mark the reads it issued (retries, beyond ECC) and times them: a
 //! forgotten charge cannot happen.
 
-use super::timing::{Costs, MemberTiming, Start};
+use super::timing::{Costs, HostRead, MemberTiming, Start};
 use super::{DeviceError, Payload};
 use crate::profile::Profile;
 use crate::recorder::{MediaOp, OpKind, Recorder};
@@ -75,7 +75,7 @@ impl Member {
         c: &Costs,
         cpu: &mut Pool,
         start: Start,
-        sub_slot: Option<u64>,
+        read: HostRead,
         call: impl FnOnce(&mut Ftl<Recorder>) -> Result<R, FtlError>,
     ) -> Result<(R, Ns), FtlError> {
         let r = call(&mut self.ftl);
@@ -94,9 +94,9 @@ impl Member {
         // A quiet error model (no read can fail at the card's age) needs
         // only the erases: most batches are looked at without a call.
         if self.wear.as_ref().is_some_and(|w| !w.quiet() || ops.iter().any(|o| o.kind == OpKind::Erase)) {
-            self.errors_mark(c, &mut ops, sub_slot);
+            self.errors_mark(c, &mut ops, read.sub_slot());
         }
-        let done = self.timing.charge(c, cpu, &ops, ready, sub_slot);
+        let done = self.timing.charge(c, cpu, &ops, ready, read);
         ops.clear();
         self.ftl.media_mut().hook.ops = ops;
         Ok((r?, done))
@@ -181,13 +181,13 @@ impl Member {
         }
         for (lba, partial) in [(first, head_partial), (last, tail_partial && last != first)] {
             if partial {
-                self.apply(c, cpu, Start::At(t), None, |f| f.read_for_merge(lba, None))?;
+                self.apply(c, cpu, Start::At(t), HostRead::NONE, |f| f.read_for_merge(lba, None))?;
             }
         }
         let mut done = t;
         for lba in first..last + 1 {
             let ack = self.timing.buffer.acquire(t);
-            self.apply(c, cpu, Start::At(ack), None, |f| f.write(lba, None))?;
+            self.apply(c, cpu, Start::At(ack), HostRead::NONE, |f| f.write(lba, None))?;
             done = done.max(ack);
         }
         Ok(done)
@@ -198,12 +198,13 @@ impl Member {
     fn read(&mut self, c: &Costs, cpu: &mut Pool, now: Ns, offset: u64, len: u64, payload: Payload) -> Result<Ns, DeviceError> {
         let (first, last) = ((offset / SLOT_BYTES) as u32, ((offset + len - 1) / SLOT_BYTES) as u32);
         let start = Start::ReadCommand { now, slot: first };
-        let sub_slot = c.sub_slot_read_bytes(offset, len);
+        let in_stream = c.may_span_planes(len) && self.timing.streams.continues(offset, len);
+        let read = HostRead::new(c.sub_slot_read_bytes(offset, len), in_stream);
         self.unreadable = false;
         let done = match payload {
-            Payload::Read(out) => self.read_data(c, cpu, (start, sub_slot), offset, out)?,
+            Payload::Read(out) => self.read_data(c, cpu, (start, read), offset, out)?,
             _ => {
-                let (lost, done) = self.apply(c, cpu, start, sub_slot, |f| match f.read_span(first, last) {
+                let (lost, done) = self.apply(c, cpu, start, read, |f| match f.read_span(first, last) {
                     // The simulator's host sees an I/O error and goes on.
                     Err(FtlError::Lost { .. }) => Ok(true),
                     r => r.map(|()| false),
@@ -221,13 +222,13 @@ impl Member {
     /// never bytes. Kept out of line: the simulator's read stays as small
     /// as it was.
     #[inline(never)]
-    fn read_data(&mut self, c: &Costs, cpu: &mut Pool, (start, sub_slot): (Start, Option<u64>), offset: u64, out: &mut [u8]) -> Result<Ns, DeviceError> {
+    fn read_data(&mut self, c: &Costs, cpu: &mut Pool, (start, read): (Start, HostRead), offset: u64, out: &mut [u8]) -> Result<Ns, DeviceError> {
         let (first, last) = ((offset / SLOT_BYTES) as u32, ((offset + out.len() as u64 - 1) / SLOT_BYTES) as u32);
         let whole = offset.is_multiple_of(SLOT_BYTES) && (out.len() as u64).is_multiple_of(SLOT_BYTES);
         let mut slots = if whole { Vec::new() } else { std::mem::take(&mut self.read_buf) };
         slots.resize(if whole { 0 } else { (last - first + 1) as usize * SLOT_BYTES as usize }, 0);
         let buf: &mut [u8] = if whole { &mut *out } else { &mut slots };
-        let r = self.apply(c, cpu, start, sub_slot, |f| f.read_span_bytes(first, last, buf));
+        let r = self.apply(c, cpu, start, read, |f| f.read_span_bytes(first, last, buf));
         if !whole && r.is_ok() {
             let from = (offset - first as u64 * SLOT_BYTES) as usize;
             out.copy_from_slice(&slots[from..from + out.len()]);
@@ -262,7 +263,7 @@ impl Member {
             }
             slot[(lo - start) as usize..(hi - start) as usize].copy_from_slice(&data[(lo - offset) as usize..(hi - offset) as usize]);
             let ack = self.timing.buffer.acquire(t);
-            self.apply(c, cpu, Start::At(ack), None, |f| f.write(lba, Some(&slot[..])))?;
+            self.apply(c, cpu, Start::At(ack), HostRead::NONE, |f| f.write(lba, Some(&slot[..])))?;
             done = done.max(ack);
         }
         Ok(done)
@@ -273,7 +274,7 @@ impl Member {
     /// cannot be read fails the write, which merges no guessed bytes.
     fn merge_read(&mut self, c: &Costs, cpu: &mut Pool, t: Ns, lba: u32, slot: &mut [u8; SLOT_BYTES as usize]) -> Result<(), DeviceError> {
         self.unreadable = false;
-        self.apply(c, cpu, Start::At(t), None, |f| f.read_for_merge(lba, Some(&mut slot[..])))?;
+        self.apply(c, cpu, Start::At(t), HostRead::NONE, |f| f.read_for_merge(lba, Some(&mut slot[..])))?;
         if std::mem::take(&mut self.unreadable) {
             return Err(DeviceError::Unreadable { offset: lba as u64 * SLOT_BYTES, len: SLOT_BYTES });
         }
@@ -287,7 +288,7 @@ impl Member {
         if self.reclaim_ios >= RECLAIM_IOS_PER_SLOT {
             self.reclaim_ios = 0;
             // On until the queue is empty and its last victim erased.
-            let (left, _) = self.apply(c, cpu, Start::At(now), None, |f| f.reclaim_step(1))?;
+            let (left, _) = self.apply(c, cpu, Start::At(now), HostRead::NONE, |f| f.reclaim_step(1))?;
             self.reclaim_on = left > 0;
         }
         Ok(())

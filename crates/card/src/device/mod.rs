@@ -21,6 +21,7 @@ mod mount;
 mod observe;
 mod plan;
 mod raid;
+mod stream;
 mod timing;
 
 pub use mount::Backing;
@@ -30,7 +31,7 @@ use plan::gb_and_bytes;
 pub use raid::Payload;
 
 use member::Member;
-use timing::{Costs, Start};
+use timing::{Costs, HostRead, Start};
 
 use crate::faults::Faults;
 use crate::health::Aging;
@@ -317,7 +318,7 @@ impl Device {
             for _ in 0..member.ftl.user_pad_slots() {
                 member.timing.buffer.acquire(now);
             }
-            member.apply(c, cpu, Start::At(now), None, |f| f.flush())?;
+            member.apply(c, cpu, Start::At(now), HostRead::NONE, |f| f.flush())?;
             done = done.max(member.timing.buffer.pending.max().unwrap_or(now));
         }
         Ok(done)

@@ -111,6 +111,10 @@ pub(super) struct Costs {
     die_controller: Vec<u32>,
     controllers: u32,
     pub(super) spm: u32,
+    /// The slots of a multi-plane page on each plane (see `stream`).
+    plane_masks: Vec<u32>,
+    /// Whether each slot lies on one plane (plane pages of 4 KiB or more).
+    slot_in_one_plane: bool,
 }
 
 impl Costs {
@@ -147,7 +151,32 @@ impl Costs {
             die_controller: (0..g.dies()).map(|d| g.channel_of(d) / (g.channels / c.count)).collect(),
             controllers: c.count,
             spm: g.slots_per_mpage(),
+            plane_masks: super::stream::plane_masks(g.slots_per_mpage(), g.planes_per_die),
+            slot_in_one_plane: g.page_size_bytes as u64 >= SLOT_BYTES,
         }
+    }
+
+    /// Plane pages a host read of the slots of `mask` senses and the
+    /// firmware handles: one for a stream's whole multi-plane page, else
+    /// one for each plane it touches (see `stream`).
+    #[inline(always)]
+    fn plane_reads(&self, mask: u32, read: HostRead) -> u64 {
+        if read.in_stream || (mask & mask.wrapping_sub(1) == 0 && self.slot_in_one_plane) {
+            return 1;
+        }
+        self.planes_touched(mask)
+    }
+
+    #[inline(never)]
+    fn planes_touched(&self, mask: u32) -> u64 {
+        self.plane_masks.iter().filter(|&&m| m & mask != 0).count() as u64
+    }
+
+    /// Whether a host read of `len` bytes may touch two plane pages (only
+    /// then does it matter whether it continues a stream).
+    #[inline]
+    pub(super) fn may_span_planes(&self, len: u64) -> bool {
+        len > SLOT_BYTES || !self.slot_in_one_plane
     }
 
     /// The controller a command goes to by its first slot, where no die
@@ -195,6 +224,33 @@ impl Costs {
     }
 }
 
+/// What a host read asks of its pages: the bytes it moves when under a
+/// slot (its codewords), and whether it continues a sequential stream
+/// (read in whole multi-plane pages; see `stream`).
+/// (Small enough to pass in registers.)
+#[derive(Debug, Clone, Copy)]
+pub(super) struct HostRead {
+    /// The bytes moved when under a slot, else 0.
+    sub_slot_bytes: u32,
+    in_stream: bool,
+}
+
+impl HostRead {
+    /// An FTL call that reads nothing for the host.
+    pub(super) const NONE: HostRead = HostRead { sub_slot_bytes: 0, in_stream: false };
+
+    pub(super) fn new(sub_slot: Option<u64>, in_stream: bool) -> HostRead {
+        let sub_slot_bytes = sub_slot.map_or(0, |b| u32::try_from(b).expect("under a slot"));
+        HostRead { sub_slot_bytes, in_stream }
+    }
+
+    /// The bytes a read of less than a slot moves (its codewords).
+    #[inline(always)]
+    pub(super) fn sub_slot(self) -> Option<u64> {
+        (self.sub_slot_bytes > 0).then_some(self.sub_slot_bytes as u64)
+    }
+}
+
 /// When the operations of an FTL call are ready to be charged.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Start {
@@ -224,6 +280,8 @@ pub(super) struct MemberTiming {
     /// into it before (the die timelines alone could slot a program into a
     /// gap ahead of the erase).
     pub(super) erased_at: Vec<Ns>,
+    /// The sequential read streams the controller follows.
+    pub(super) streams: super::stream::Streams,
 }
 
 impl MemberTiming {
@@ -241,6 +299,7 @@ impl MemberTiming {
             gc_ready: 0,
             gc_cpu: Pool::new(profile.ftl.gc_threads),
             erased_at: vec![0; g.blocks_per_plane as usize],
+            streams: Default::default(),
         }
     }
 
@@ -276,11 +335,11 @@ impl MemberTiming {
     }
 
     /// Charges media operations, all ready at `ready`; returns when the last
-    /// host read among them has its data out of the read path. `sub_slot`
-    /// is the bytes a host read of less than a slot moves (its codewords).
+    /// host read among them has its data out of the read path. `read` is
+    /// what the host read among them asks of its pages.
     /// GC threads of a host-managed card also take a core of `cpu`.
     #[inline]
-    pub(super) fn charge(&mut self, c: &Costs, cpu: &mut Pool, ops: &[MediaOp], ready: Ns, sub_slot: Option<u64>) -> Ns {
+    pub(super) fn charge(&mut self, c: &Costs, cpu: &mut Pool, ops: &[MediaOp], ready: Ns, read: HostRead) -> Ns {
         let mut user_done = ready;
         for op in ops {
             match op.kind {
@@ -292,7 +351,7 @@ impl MemberTiming {
                         user_done = user_done.max(done);
                     }
                 }
-                OpKind::Read => user_done = user_done.max(self.read(c, op, ready, sub_slot)),
+                OpKind::Read => user_done = user_done.max(self.read(c, op, ready, read)),
                 OpKind::Program => self.program(c, cpu, op, ready),
                 OpKind::Erase => {
                     // A victim is erased once all its valid data is read out.
@@ -312,10 +371,10 @@ impl MemberTiming {
     /// the channel is charged once). A host read returns when its data is
     /// out; a GC read moves `gc_ready` (and returns `ready`).
     #[inline(always)]
-    fn read(&mut self, c: &Costs, op: &MediaOp, ready: Ns, sub_slot: Option<u64>) -> Ns {
+    fn read(&mut self, c: &Costs, op: &MediaOp, ready: Ns, read: HostRead) -> Ns {
         let d = op.die as usize;
         let (ch, ctl) = (c.die_channel[d] as usize, c.die_controller[d] as usize);
-        let (xfer, path) = match sub_slot {
+        let (xfer, path) = match read.sub_slot() {
             Some(bytes) if op.tag == OpTag::User => (bytes / c.codeword_bytes * c.codeword_transfer_ns, transfer_ns(bytes, c.read_path_bytes_per_sec)),
             _ => {
                 let n = op.mask.count_ones() as u64;
@@ -332,8 +391,9 @@ impl MemberTiming {
         }
         // Host reads go ahead of queued programs and GC work, behind at
         // most the operation in progress.
-        let ready = self.map_work(c, ready);
-        let sensed = self.dies[d].reserve_priority(ready, (c.read_ns + xfer) * attempts, c.die_op_max_ns);
+        let planes = c.plane_reads(op.mask, read);
+        let ready = self.gc_cpu.reserve_priority(ready, c.map_page_ns * planes, c.gc_mpage_cpu_ns);
+        let sensed = self.dies[d].reserve_priority(ready, (c.read_ns * planes + xfer) * attempts, c.die_op_max_ns);
         let out = self.channels[ch].reserve_priority(sensed - xfer, xfer, c.mpage_transfer_ns).max(sensed);
         self.read_path[ctl].reserve_priority(out, path * attempts, c.read_path_mpage_ns)
     }
@@ -434,15 +494,15 @@ mod tests {
         let mut cpu = Pool::new(1);
         let read = |retries| MediaOp { kind: OpKind::Read, tag: OpTag::User, die: 0, block: 1, page: 0, mask: 1, retries, stripe_part: false };
         let mut t = MemberTiming::new(&profile, &g, 1024);
-        let once = t.charge(&c, &mut cpu, &[read(0)], 0, None);
+        let once = t.charge(&c, &mut cpu, &[read(0)], 0, HostRead::NONE);
         assert!(once >= c.read_ns, "a read senses first: {once} < tR {}", c.read_ns);
         let mut t = MemberTiming::new(&profile, &g, 1024);
-        let twice = t.charge(&c, &mut cpu, &[read(1)], 0, None);
+        let twice = t.charge(&c, &mut cpu, &[read(1)], 0, HostRead::NONE);
         assert!(twice >= once + c.read_ns, "a retry senses again: {twice} after {once}");
         let mut t = MemberTiming::new(&profile, &g, 1024);
         let gc_read = MediaOp { tag: OpTag::Gc, ..read(0) };
         let program = MediaOp { kind: OpKind::Program, tag: OpTag::Gc, die: 1, block: 2, page: 0, mask: 0, retries: 0, stripe_part: false };
-        t.charge(&c, &mut cpu, &[gc_read, program], 0, None);
+        t.charge(&c, &mut cpu, &[gc_read, program], 0, HostRead::NONE);
         assert!(t.dies[1].idle_at() >= t.gc_ready + c.program_ns, "the GC program follows its read");
     }
 
