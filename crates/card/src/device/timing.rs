@@ -392,7 +392,7 @@ impl MemberTiming {
         // Host reads go ahead of queued programs and GC work, behind at
         // most the operation in progress.
         let planes = c.plane_reads(op.mask, read);
-        let ready = self.gc_cpu.reserve_priority(ready, c.map_page_ns * planes, c.gc_mpage_cpu_ns);
+        let ready = self.map_work(c, ready, planes);
         let sensed = self.dies[d].reserve_priority(ready, (c.read_ns * planes + xfer) * attempts, c.die_op_max_ns);
         let out = self.channels[ch].reserve_priority(sensed - xfer, xfer, c.mpage_transfer_ns).max(sensed);
         self.read_path[ctl].reserve_priority(out, path * attempts, c.read_path_mpage_ns)
@@ -405,17 +405,17 @@ impl MemberTiming {
     fn stripe_read(&mut self, c: &Costs, op: &MediaOp, ready: Ns) -> Ns {
         let d = op.die as usize;
         let (ch, ctl) = (c.die_channel[d] as usize, c.die_controller[d] as usize);
-        let ready = self.map_work(c, ready);
+        let ready = self.map_work(c, ready, 1);
         let sensed = self.dies[d].reserve_priority(ready, c.read_ns + c.mpage_transfer_ns, c.die_op_max_ns);
         let out = self.channels[ch].reserve_priority(sensed - c.mpage_transfer_ns, c.mpage_transfer_ns, c.mpage_transfer_ns).max(sensed);
         self.read_path[ctl].reserve_priority(out, c.read_path_mpage_ns, c.read_path_mpage_ns)
     }
 
-    /// The GC threads' map work for a page a host I/O reads or programs,
-    /// ahead of GC's queued work: when the flash command can go.
+    /// The GC threads' map work for `pages` pages a host I/O reads or
+    /// programs, ahead of GC's queued work: when the flash command can go.
     #[inline(always)]
-    fn map_work(&mut self, c: &Costs, ready: Ns) -> Ns {
-        self.gc_cpu.reserve_priority(ready, c.map_page_ns, c.gc_mpage_cpu_ns)
+    fn map_work(&mut self, c: &Costs, ready: Ns, pages: u64) -> Ns {
+        self.gc_cpu.reserve_priority(ready, c.map_page_ns * pages, c.gc_mpage_cpu_ns)
     }
 
     /// A program: GC data must first have been read out of the victim, and
@@ -441,7 +441,7 @@ impl MemberTiming {
                 self.gc_cpu.reserve(ready.max(self.gc_ready), c.gc_mpage_cpu_ns)
             }
             OpTag::GcParity => ready.max(self.gc_ready),
-            OpTag::User | OpTag::Parity => self.map_work(c, ready),
+            OpTag::User | OpTag::Parity => self.map_work(c, ready, 1),
             _ => ready,
         };
         let r = r.max(self.erased_at[op.block as usize]);
