@@ -97,13 +97,15 @@ impl PhaseClock {
 
     fn progress(&mut self, p: &Progress) {
         let t = self.started.elapsed().as_secs_f64();
-        match self.done.iter_mut().find(|(name, _)| name == p.phase) {
-            Some(entry) => entry.1 = t,
-            None => self.done.push((p.phase.to_string(), t)),
-        }
+        // Each card state's preconditioning phase is "precondition".
+        let name = if p.phase == "precondition" { format!("precondition {}", p.workload) } else { p.phase.to_string() };
         if !self.quiet && self.last_print.elapsed().as_secs_f64() >= 10.0 {
             self.last_print = Instant::now();
-            eprintln!("  {:<12} virtual {:>9.1} s  {:>6.2} drive writes  {:>9.0} IOPS  wall {t:.0} s", p.phase, p.virtual_s, p.drive_writes, p.last.iops);
+            eprintln!("  {name:<12} virtual {:>9.1} s  {:>6.2} drive writes  {:>9.0} IOPS  wall {t:.0} s", p.virtual_s, p.drive_writes, p.last.iops);
+        }
+        match self.done.iter_mut().find(|(n, _)| *n == name) {
+            Some(entry) => entry.1 = t,
+            None => self.done.push((name, t)),
         }
     }
 

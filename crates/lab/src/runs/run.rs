@@ -52,6 +52,8 @@ pub struct RunResult {
 #[derive(Debug, Clone)]
 pub struct Progress<'a> {
     pub phase: &'a str,
+    /// The workload's name (a preconditioning phase's name does not say).
+    pub workload: &'a str,
     pub virtual_s: f64,
     pub drive_writes: f64,
     pub last: &'a Interval,
@@ -104,6 +106,7 @@ struct PhaseRun<'p> {
     round_dw: Vec<f64>,
     capacity_slots: u64,
     name: String,
+    workload: String,
     progress: &'p mut dyn FnMut(&Progress),
     /// Ended by a stop asked for, at a round's close.
     interrupted: bool,
@@ -151,6 +154,7 @@ impl Observer<Device> for PhaseRun<'_> {
             let fraction_is_bound = matches!(self.stop, Stop::Steady { .. } | Stop::Rebuilt { .. });
             (self.progress)(&Progress {
                 phase: &self.name,
+                workload: &self.workload,
                 virtual_s,
                 drive_writes,
                 last: self.intervals.last().unwrap(),
@@ -205,6 +209,7 @@ fn phase(
         round_dw: Vec::new(),
         capacity_slots: dev.capacity_bytes() / SLOT_BYTES,
         name: name.to_string(),
+        workload: mix.name.clone(),
         progress,
         interrupted: false,
     };
