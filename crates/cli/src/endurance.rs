@@ -56,9 +56,15 @@ pub fn endurance(a: EnduranceArgs) -> Result<()> {
     let t = Instant::now();
     out::sigint_stops_the_lab();
     // The life curve is the result: on standard output as it is taken
-    // (`endurance > file` keeps it), with the summary after it.
-    outln!("{:>9} {:>8} {:>6} {:>7} {:>7} {:>5} {:>9} {:>8} {:>8}", "drive wr", "PB", "life", "bad", "eff. OP", "WA", "IOPS", "p99 ms", "max ms");
-    let r = age(&profile, &spec, &mut |p: &LifePoint| outln!("{}", point_line(p)))?;
+    // (`endurance > file` keeps it), with the summary after it; its header
+    // with its first point, so that a spec refused prints only the error.
+    let mut header = true;
+    let r = age(&profile, &spec, &mut |p: &LifePoint| {
+        if std::mem::take(&mut header) {
+            outln!("{:>9} {:>8} {:>6} {:>7} {:>7} {:>5} {:>9} {:>8} {:>8}", "drive wr", "PB", "life", "bad", "eff. OP", "WA", "IOPS", "p99 ms", "max ms");
+        }
+        outln!("{}", point_line(p))
+    })?;
     if let Some(sink) = json {
         sink.write(&r, a.quiet)?;
     }

@@ -35,6 +35,9 @@ fn bad_input_is_refused_clearly() {
     refused(&["run", "flashmax2", "-w", "4k-read", "--threads", "0"], "--threads 0");
     refused(&["run", "flashmax2", "-w", "4k-read", "--scale", "1000000"], "--scale 1000000: must be in 1..=");
     refused(&["run", "flashmax2", "-w", "4k-read", "--scale", "0"], "--scale 0");
+    // A refused spec prints only its error: no table header before it.
+    let (code, out, err) = flashlab(&["endurance", "p420m", "--scale", "0"]);
+    assert!(code == 2 && err.contains("--scale 0") && out.is_empty(), "{code}: {out} / {err}");
     refused(&["run", "flashmax2", "-w", "4k-read", "--format", "ludicrous", "--scale", "64"], "unknown format 'ludicrous'");
     refused(&["run", "/nonexistent/x.toml", "-w", "4k-read"], "cannot read profile");
     let dir = Scratch::new("bad");
