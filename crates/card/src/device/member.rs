@@ -199,7 +199,7 @@ impl Member {
         let (first, last) = ((offset / SLOT_BYTES) as u32, ((offset + len - 1) / SLOT_BYTES) as u32);
         let start = Start::ReadCommand { now, slot: first };
         let in_stream = c.may_span_planes(len) && self.timing.streams.continues(offset, len);
-        let read = HostRead::new(c.sub_slot_read_bytes(offset, len), in_stream);
+        let read = c.host_read(offset, len, in_stream);
         self.unreadable = false;
         let done = match payload {
             Payload::Read(out) => self.read_data(c, cpu, (start, read), offset, out)?,

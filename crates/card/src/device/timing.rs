@@ -190,18 +190,21 @@ impl Costs {
         ((h as u64 * self.controllers as u64) >> 32) as u32
     }
 
-    /// Bytes a host read of `len` bytes moves from the die and through the
-    /// read path: the codewords it touches when under a slot (`offset`
-    /// within the slot), else whole slots.
+    /// What a host read of `len` bytes at `offset` asks of its pages: under
+    /// a slot, only the codewords it touches move from the die and through
+    /// the read path (else whole slots); `in_stream`, whether it continues
+    /// a sequential stream.
     #[inline]
-    pub(super) fn sub_slot_read_bytes(&self, offset: u64, len: u64) -> Option<u64> {
-        if len >= SLOT_BYTES {
-            return None;
-        }
-        let cw = self.codeword_bytes;
-        let start = offset % SLOT_BYTES / cw;
-        let end = (offset % SLOT_BYTES + len).div_ceil(cw);
-        Some((end - start) * cw)
+    pub(super) fn host_read(&self, offset: u64, len: u64, in_stream: bool) -> HostRead {
+        let sub_slot_bytes = if len >= SLOT_BYTES {
+            0
+        } else {
+            let cw = self.codeword_bytes;
+            let start = offset % SLOT_BYTES / cw;
+            let end = (offset % SLOT_BYTES + len).div_ceil(cw);
+            ((end - start) * cw) as u32
+        };
+        HostRead { sub_slot_bytes, in_stream }
     }
 
     #[inline]
@@ -230,7 +233,7 @@ impl Costs {
 /// (Small enough to pass in registers.)
 #[derive(Debug, Clone, Copy)]
 pub(super) struct HostRead {
-    /// The bytes moved when under a slot, else 0.
+    /// The bytes moved when under a slot, else 0 (`Costs::host_read`).
     sub_slot_bytes: u32,
     in_stream: bool,
 }
@@ -238,11 +241,6 @@ pub(super) struct HostRead {
 impl HostRead {
     /// An FTL call that reads nothing for the host.
     pub(super) const NONE: HostRead = HostRead { sub_slot_bytes: 0, in_stream: false };
-
-    pub(super) fn new(sub_slot: Option<u64>, in_stream: bool) -> HostRead {
-        let sub_slot_bytes = sub_slot.map_or(0, |b| u32::try_from(b).expect("under a slot"));
-        HostRead { sub_slot_bytes, in_stream }
-    }
 
     /// The bytes a read of less than a slot moves (its codewords).
     #[inline(always)]
