@@ -517,7 +517,7 @@ impl<M: Media> Ftl<M> {
             moved += 1;
             if pace {
                 // GC keeps the free pool level as it does for host writes.
-                self.gc_pace()?;
+                self.gc_pace(1)?;
             }
         }
         Ok(moved)

@@ -19,6 +19,8 @@ pub(crate) struct Gc {
     /// Credit in 1/65536 slots.
     pub(crate) credit: u64,
     pub(crate) rate: u64,
+    /// Slots of the host write under way, GC's share of them not yet taken.
+    pub(crate) owed: u64,
     /// Superblocks queued for read reclaim, oldest first.
     pub(crate) reclaim: Vec<u32>,
     /// Stripes sealed without a page whose program failed (superblock,
@@ -32,7 +34,15 @@ pub(crate) struct Gc {
 
 impl Gc {
     pub(crate) fn new(data: bool, mpage_bytes: usize) -> Gc {
-        Gc { victim: None, credit: 0, rate: 0, reclaim: Vec::new(), retired_stripes: Vec::new(), scratch: if data { vec![0; mpage_bytes] } else { Vec::new() } }
+        Gc {
+            victim: None,
+            credit: 0,
+            rate: 0,
+            owed: 0,
+            reclaim: Vec::new(),
+            retired_stripes: Vec::new(),
+            scratch: if data { vec![0; mpage_bytes] } else { Vec::new() },
+        }
     }
 }
 
@@ -57,11 +67,12 @@ const GC_PREFETCH_AHEAD: u32 = 64;
 const GC_PREFETCH_BURST: u32 = 8;
 
 impl<M: Media> Ftl<M> {
-    /// GC runs while the free pool is at or below the reserve plus one, at
-    /// the victim's own ratio of valid to invalid slots (which keeps the pool
-    /// level), scaled up by how far the pool has fallen below that mark.
+    /// GC's share for `slots` slots written: it runs while the free pool is
+    /// at or below the reserve plus one, at the victim's own ratio of valid
+    /// to invalid slots (which keeps the pool level), scaled up by how far
+    /// the pool has fallen below that mark.
     #[inline]
-    pub(crate) fn gc_pace(&mut self) -> Result<(), FtlError> {
+    pub(crate) fn gc_pace(&mut self, slots: u64) -> Result<(), FtlError> {
         let target = self.cfg.reserve_superblocks + 1;
         let free = self.sbs.free.len() as u32;
         if self.gc.victim.is_none() {
@@ -74,7 +85,7 @@ impl<M: Media> Ftl<M> {
             }
         }
         let urgency = 1 + target.saturating_sub(free) as u64;
-        self.gc.credit += self.gc.rate * urgency;
+        self.gc.credit += self.gc.rate * urgency * slots;
         while self.gc.credit >= ONE {
             self.gc.credit -= ONE;
             if !self.gc_step()? {
@@ -93,7 +104,7 @@ impl<M: Media> Ftl<M> {
             v.cursor = self.layout.slots_per_superblock;
             v.mask = 0;
         }
-        let mut ppa = self.victim_next_in_page();
+        let mut ppa = self.victim_next_in_page()?;
         if ppa == PPA_INVALID {
             if !self.victim_seek_page() {
                 self.victim_erase()?;
@@ -106,20 +117,28 @@ impl<M: Media> Ftl<M> {
         Ok(true)
     }
 
-    /// The next slot of the page in hand that is still valid (a host write
-    /// may have replaced it since the page was read), or `PPA_INVALID`.
+    /// The next slot of the page in hand that is still valid, or
+    /// `PPA_INVALID`. A slot a host write replaced since the page was read
+    /// leaves its place in the GC writer empty, as a controller copying
+    /// the page it read would: the page's other slots keep their places in
+    /// their plane pages (an 8 KiB write's two slots stay in one) however
+    /// host writes race GC.
     #[inline]
-    fn victim_next_in_page(&mut self) -> Ppa {
-        let v = self.gc.victim.as_mut().expect("a victim");
-        while v.mask != 0 {
+    fn victim_next_in_page(&mut self) -> Result<Ppa, FtlError> {
+        loop {
+            let v = self.gc.victim.as_mut().expect("a victim");
+            if v.mask == 0 {
+                return Ok(PPA_INVALID);
+            }
             let s = v.mask.trailing_zeros();
             v.mask &= v.mask - 1;
             let p = v.page_first + s;
             if valid_bit(&self.map.valid, p) {
-                return p;
+                return Ok(p);
             }
+            self.counters.gc_slots_padded += 1;
+            self.writer_pad_slot(WriterId::Gc)?;
         }
-        PPA_INVALID
     }
 
     /// Moves the cursor to the next slot holding valid data, skipping

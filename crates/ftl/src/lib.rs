@@ -95,6 +95,9 @@ pub struct FtlCounters {
     pub host_slots_read: u64,
     pub host_slots_trimmed: u64,
     pub gc_slots_moved: u64,
+    /// Places GC left empty: slots a host write replaced between the read
+    /// of their victim page and their move.
+    pub gc_slots_padded: u64,
     pub gc_victims: u64,
     pub wear_level_victims: u64,
     pub forced_gc_slots: u64,
@@ -233,6 +236,7 @@ impl<M: Media> Ftl<M> {
         self.gc.victim = None;
         self.gc.reclaim.clear();
         self.gc.credit = 0;
+        self.gc.owed = 0;
         self.gc.rate = 0;
         self.system_save()
     }
@@ -300,6 +304,16 @@ impl<M: Media> Ftl<M> {
     /// Writes one logical slot. `data` is `SLOT_BYTES` long on data-holding
     /// media and ignored otherwise.
     pub fn write(&mut self, lba: SlotLba, data: Option<&[u8]>) -> Result<(), FtlError> {
+        self.write_in_io(lba, data, lba)
+    }
+
+    /// Writes slot `lba` of a host write whose last slot is `last`. GC
+    /// takes its share once the write's last slot is in, never between its
+    /// slots (a controller takes a command's slots into its buffer
+    /// together): GC never finds half a write, so it never splits the
+    /// slots of one write that share a plane page.
+    pub fn write_in_io(&mut self, lba: SlotLba, data: Option<&[u8]>, last: SlotLba) -> Result<(), FtlError> {
+        debug_assert!(lba <= last, "slot {lba} after the write's last {last}");
         self.lba_check(lba)?;
         if self.faults.faulted {
             if let Some(why) = &self.faults.read_only {
@@ -316,7 +330,12 @@ impl<M: Media> Ftl<M> {
         self.host_seq += 1;
         self.append(WriterId::User, lba, data, self.host_seq)?;
         self.counters.host_slots_written += 1;
-        match self.gc_pace() {
+        self.gc.owed += 1;
+        if lba != last {
+            return Ok(());
+        }
+        let owed = std::mem::take(&mut self.gc.owed);
+        match self.gc_pace(owed) {
             // The write is in: GC found the card worn out after it, and
             // the next write is refused.
             Err(FtlError::ReadOnly(_)) => Ok(()),

@@ -106,6 +106,14 @@ impl Writer {
         self.parity_oob.iter_mut().zip(&self.oob).for_each(|(p, b)| *p ^= *b);
         self.parity_seqs.iter_mut().zip(&self.seqs).for_each(|(p, b)| *p ^= *b);
     }
+    /// Slot `s` of the open page holds no data.
+    fn pad(&mut self, s: u32, data: bool) {
+        self.oob[s as usize] = LBA_UNMAPPED;
+        if data {
+            self.seqs[s as usize] = 0;
+            self.buf[s as usize * SLOT_BYTES as usize..(s as usize + 1) * SLOT_BYTES as usize].fill(0);
+        }
+    }
     pub(crate) fn parity_clear(&mut self) {
         self.parity.fill(0);
         self.parity_oob.fill(0);
@@ -179,14 +187,25 @@ impl<M: Media> Ftl<M> {
         debug_assert!(w.sb != SB_NONE, "a writer pads only an open superblock");
         let spm = self.layout.slots_per_mpage;
         for s in w.slot..spm {
-            w.oob[s as usize] = LBA_UNMAPPED;
-            if self.data {
-                w.seqs[s as usize] = 0;
-                w.buf[s as usize * SLOT_BYTES as usize..(s as usize + 1) * SLOT_BYTES as usize].fill(0);
-            }
+            w.pad(s, self.data);
         }
         w.slot = spm;
         self.writer_program(id)
+    }
+
+    /// Leaves the writer's next slot empty (no LBA, zeros), programming
+    /// the page if that fills it.
+    pub(crate) fn writer_pad_slot(&mut self, id: WriterId) -> Result<(), FtlError> {
+        if self.writers[id].sb == SB_NONE {
+            self.writer_open(id)?;
+        }
+        let w = &mut self.writers[id];
+        w.pad(w.slot, self.data);
+        w.slot += 1;
+        if w.slot == self.layout.slots_per_mpage {
+            self.writer_program(id)?;
+        }
+        Ok(())
     }
 
     /// Programs a writer's full page, then its stripe's parity if due, and

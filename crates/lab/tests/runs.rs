@@ -179,7 +179,14 @@ fn random_failures_come_at_the_field_rates_and_are_reported() {
     let main = r.phases.last().unwrap();
     let ue = main.read_errors.uncorrectable_random;
     assert!((80..=200).contains(&ue), "{ue} random uncorrectable errors");
-    assert!(main.read_errors.reads_rebuilt_from_parity >= ue && main.read_errors.reads_uncorrectable == 0);
+    // Each error on a host read is rebuilt from its stripe, unless a
+    // second one falls on a read of its stripe's other pages (the
+    // rebuild's reads draw errors as any read does): every read lost needs
+    // at least one such second error, and each second error loses its read.
+    let (rebuilt, lost) = (main.read_errors.reads_rebuilt_from_parity, main.read_errors.reads_uncorrectable);
+    let second = ue.checked_sub(rebuilt + lost).unwrap_or_else(|| panic!("{:?}", main.read_errors));
+    assert!(lost <= second && second <= 7 * lost, "a 7+1 stripe: {:?}", main.read_errors);
+    assert!(rebuilt * 100 >= ue * 95, "most are rebuilt: {:?}", main.read_errors);
     assert!(r.failures.iter().all(|f| f.event.random), "only random failures: {:?}", r.failures);
     let again = run(&profile, &s, &mut |_| {}).unwrap();
     assert_eq!(serde_json::to_string(&again).unwrap(), serde_json::to_string(&r).unwrap());
