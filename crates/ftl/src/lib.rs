@@ -330,12 +330,12 @@ impl<M: Media> Ftl<M> {
         self.host_seq += 1;
         self.append(WriterId::User, lba, data, self.host_seq)?;
         self.counters.host_slots_written += 1;
-        self.gc.owed += 1;
         if lba != last {
+            self.gc.owed += 1;
             return Ok(());
         }
-        let owed = std::mem::take(&mut self.gc.owed);
-        match self.gc_pace(owed) {
+        let slots = 1 + std::mem::take(&mut self.gc.owed);
+        match self.gc_pace(slots) {
             // The write is in: GC found the card worn out after it, and
             // the next write is refused.
             Err(FtlError::ReadOnly(_)) => Ok(()),
