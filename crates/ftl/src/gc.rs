@@ -19,8 +19,6 @@ pub(crate) struct Gc {
     /// Credit in 1/65536 slots.
     pub(crate) credit: u64,
     pub(crate) rate: u64,
-    /// Slots of the host write under way, GC's share of them not yet taken.
-    pub(crate) owed: u64,
     /// Superblocks queued for read reclaim, oldest first.
     pub(crate) reclaim: Vec<u32>,
     /// Stripes sealed without a page whose program failed (superblock,
@@ -34,15 +32,7 @@ pub(crate) struct Gc {
 
 impl Gc {
     pub(crate) fn new(data: bool, mpage_bytes: usize) -> Gc {
-        Gc {
-            victim: None,
-            credit: 0,
-            rate: 0,
-            owed: 0,
-            reclaim: Vec::new(),
-            retired_stripes: Vec::new(),
-            scratch: if data { vec![0; mpage_bytes] } else { Vec::new() },
-        }
+        Gc { victim: None, credit: 0, rate: 0, reclaim: Vec::new(), retired_stripes: Vec::new(), scratch: if data { vec![0; mpage_bytes] } else { Vec::new() } }
     }
 }
 

@@ -236,7 +236,6 @@ impl<M: Media> Ftl<M> {
         self.gc.victim = None;
         self.gc.reclaim.clear();
         self.gc.credit = 0;
-        self.gc.owed = 0;
         self.gc.rate = 0;
         self.system_save()
     }
@@ -304,16 +303,16 @@ impl<M: Media> Ftl<M> {
     /// Writes one logical slot. `data` is `SLOT_BYTES` long on data-holding
     /// media and ignored otherwise.
     pub fn write(&mut self, lba: SlotLba, data: Option<&[u8]>) -> Result<(), FtlError> {
-        self.write_in_io(lba, data, lba)
+        self.write_in_io(lba, data, (lba, lba))
     }
 
-    /// Writes slot `lba` of a host write whose last slot is `last`. GC
-    /// takes its share once the write's last slot is in, never between its
-    /// slots (a controller takes a command's slots into its buffer
+    /// Writes slot `lba` of a host write of slots `first..=last`. GC takes
+    /// its share of the whole write once its last slot is in, never between
+    /// its slots (a controller takes a command's slots into its buffer
     /// together): GC never finds half a write, so it never splits the
     /// slots of one write that share a plane page.
-    pub fn write_in_io(&mut self, lba: SlotLba, data: Option<&[u8]>, last: SlotLba) -> Result<(), FtlError> {
-        debug_assert!(lba <= last, "slot {lba} after the write's last {last}");
+    pub fn write_in_io(&mut self, lba: SlotLba, data: Option<&[u8]>, (first, last): (SlotLba, SlotLba)) -> Result<(), FtlError> {
+        debug_assert!(first <= lba && lba <= last, "slot {lba} outside the write's {first}..={last}");
         self.lba_check(lba)?;
         if self.faults.faulted {
             if let Some(why) = &self.faults.read_only {
@@ -331,11 +330,9 @@ impl<M: Media> Ftl<M> {
         self.append(WriterId::User, lba, data, self.host_seq)?;
         self.counters.host_slots_written += 1;
         if lba != last {
-            self.gc.owed += 1;
             return Ok(());
         }
-        let slots = 1 + std::mem::take(&mut self.gc.owed);
-        match self.gc_pace(slots) {
+        match self.gc_pace((last - first + 1) as u64) {
             // The write is in: GC found the card worn out after it, and
             // the next write is refused.
             Err(FtlError::ReadOnly(_)) => Ok(()),

@@ -21,8 +21,8 @@ fn gc_keeps_an_8k_writes_slots_in_one_plane_page() {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(7);
     for _ in 0..20 * pairs {
         let lba = 2 * rng.gen_range(0..pairs);
-        ftl.write_in_io(lba, None, lba + 1).unwrap();
-        ftl.write_in_io(lba + 1, None, lba + 1).unwrap();
+        ftl.write_in_io(lba, None, (lba, lba + 1)).unwrap();
+        ftl.write_in_io(lba + 1, None, (lba, lba + 1)).unwrap();
     }
     ftl.check().unwrap();
     let c = ftl.counters();

@@ -187,7 +187,7 @@ impl Member {
         let mut done = t;
         for lba in first..last + 1 {
             let ack = self.timing.buffer.acquire(t);
-            self.apply(c, cpu, Start::At(ack), HostRead::NONE, |f| f.write_in_io(lba, None, last))?;
+            self.apply(c, cpu, Start::At(ack), HostRead::NONE, |f| f.write_in_io(lba, None, (first, last)))?;
             done = done.max(ack);
         }
         Ok(done)
@@ -263,7 +263,7 @@ impl Member {
             }
             slot[(lo - start) as usize..(hi - start) as usize].copy_from_slice(&data[(lo - offset) as usize..(hi - offset) as usize]);
             let ack = self.timing.buffer.acquire(t);
-            self.apply(c, cpu, Start::At(ack), HostRead::NONE, |f| f.write_in_io(lba, Some(&slot[..]), last))?;
+            self.apply(c, cpu, Start::At(ack), HostRead::NONE, |f| f.write_in_io(lba, Some(&slot[..]), (first, last)))?;
             done = done.max(ack);
         }
         Ok(done)
