@@ -178,6 +178,15 @@ pub struct FtlProfile {
     /// nothing.
     #[serde(default)]
     pub map_ns_per_page: u64,
+    /// Background GC: superblocks beyond the reserve (and the one more
+    /// that paced GC keeps) that the GC threads free while they have
+    /// nothing else to do. GC paced by host writes holds the pool just
+    /// above the reserve; a GC thread with time to spare goes on collecting
+    /// until this many more are free, so after a heavy write phase GC
+    /// works off its backlog while a lighter load runs. Absent: 0, GC runs
+    /// only as host writes pace it.
+    #[serde(default)]
+    pub gc_background_superblocks: u32,
     /// The rate at which the background rebuild after a die failure moves
     /// data, bytes per second (Linux md's `speed_limit_max` in spirit:
     /// host I/O goes on meanwhile). Bounded by what GC threads and dies
@@ -313,6 +322,13 @@ impl Profile {
         }
         let sb_max = g.blocks_per_plane / 4;
         self.within("ftl.reserve_superblocks", f.reserve_superblocks, 1..=sb_max, &format!("in 1..={sb_max}"))?;
+        let bg_max = sb_max - f.reserve_superblocks;
+        self.within(
+            "ftl.gc_background_superblocks",
+            f.gc_background_superblocks,
+            0..=bg_max,
+            &format!("in 0..={bg_max} (with the reserve, at most a quarter of the superblocks)"),
+        )?;
         let buffer_min = self.write_buffer_floor();
         let buffer_max = 64u64 << 30;
         self.within(

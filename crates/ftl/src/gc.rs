@@ -86,6 +86,24 @@ impl<M: Media> Ftl<M> {
         Ok(())
     }
 
+    /// Background GC: up to `slots` moves (an erase counts as one) while
+    /// the free pool is under `free_mark` superblocks, on a victim that
+    /// frees something (the GC policy's choice, holding at least one
+    /// invalid slot). The caller runs it while a GC thread has nothing
+    /// else to do. Returns the steps taken: 0 when the pool is at its mark
+    /// or nothing is worth collecting.
+    pub fn gc_background(&mut self, free_mark: u32, slots: u32) -> Result<u32, FtlError> {
+        if self.gc.victim.is_none() && (self.sbs.free.len() as u32 >= free_mark || !self.victim_select_background()) {
+            return Ok(0);
+        }
+        let mut steps = 0;
+        while steps < slots && self.gc.victim.is_some() {
+            self.gc_step()?;
+            steps += 1;
+        }
+        Ok(steps)
+    }
+
     /// Moves one valid slot out of the victim, or erases the victim once it
     /// holds none. Returns false when there is no victim.
     pub(crate) fn gc_step(&mut self) -> Result<bool, FtlError> {

@@ -46,6 +46,19 @@ impl<M: Media> Ftl<M> {
         true
     }
 
+    /// A victim for background GC: the policy's choice, if collecting it
+    /// frees anything (a superblock whose every slot is valid would be
+    /// moved whole for nothing).
+    pub(crate) fn victim_select_background(&mut self) -> bool {
+        debug_assert!(self.gc.victim.is_none());
+        let Some(sb) = self.policy_victim(self.cfg.gc_policy) else { return false };
+        if self.sbs.meta[sb as usize].valid as u64 >= self.layout.data_slots_per_superblock as u64 {
+            return false;
+        }
+        self.victim_begin(sb);
+        true
+    }
+
     /// Superblock `sb` (closed) becomes the victim, GC's rate set by its
     /// valid share.
     pub(crate) fn victim_begin(&mut self, sb: u32) {

@@ -28,6 +28,11 @@ impl Pool {
     pub fn idle_at(&self) -> Ns {
         self.free_at.iter().copied().max().unwrap_or(0)
     }
+    /// When the first server is free.
+    #[inline]
+    pub fn free_first(&self) -> Ns {
+        self.free_at[self.head]
+    }
     pub fn new(servers: u32) -> Pool {
         Pool { free_at: vec![0; servers.max(1) as usize], head: 0, busy_ns: 0, prio: None }
     }

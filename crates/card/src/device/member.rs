@@ -20,6 +20,10 @@ use units::{Ns, SLOT_BYTES};
 /// Assumed: the cards do not publish their pace.
 const RECLAIM_IOS_PER_SLOT: u32 = 16;
 
+/// Batches of background GC (a multi-plane page of moves each) one host
+/// I/O may run: bounds the work of one call after a long idle spell.
+const GC_BACKGROUND_BATCHES: u32 = 64;
+
 pub(super) struct Member {
     pub(super) ftl: Ftl<Recorder>,
     pub(super) timing: MemberTiming,
@@ -37,6 +41,9 @@ pub(super) struct Member {
     reclaim_ios: u32,
     /// Read reclaim has work (checked on every I/O: a field of its own).
     reclaim_on: bool,
+    /// Background GC collects while the free pool is under this many
+    /// superblocks (0: never).
+    gc_background_mark: u32,
     /// Simulated reads of lost data (an I/O error to the host).
     pub(super) reads_lost: u64,
     /// A read since the last host read found a page beyond ECC that its
@@ -59,6 +66,10 @@ impl Member {
             read_buf: Vec::new(),
             reclaim_ios: 0,
             reclaim_on: false,
+            gc_background_mark: match profile.ftl.gc_background_superblocks {
+                0 => 0,
+                k => profile.ftl.reserve_superblocks + 1 + k,
+            },
             reads_lost: 0,
             unreadable: false,
         }
@@ -164,6 +175,9 @@ impl Member {
         let last = ((offset + len - 1) / SLOT_BYTES) as u32;
         if self.reclaim_on {
             self.reclaim_pace(c, cpu, now)?;
+        }
+        if self.timing.gc_cpu.free_first() < now && self.ftl.free_superblocks() < self.gc_background_mark {
+            self.gc_background(c, cpu, now)?;
         }
         if !write {
             return self.read(c, cpu, now, offset, len, payload);
@@ -277,6 +291,31 @@ impl Member {
         self.apply(c, cpu, Start::At(t), HostRead::NONE, |f| f.read_for_merge(lba, Some(&mut slot[..])))?;
         if std::mem::take(&mut self.unreadable) {
             return Err(DeviceError::Unreadable { offset: lba as u64 * SLOT_BYTES, len: SLOT_BYTES });
+        }
+        Ok(())
+    }
+
+    /// Background GC: while a GC thread is free before `now` and the free
+    /// pool is under its mark, GC works a multi-plane page of moves at a
+    /// time from when that thread freed (the work the idle thread would
+    /// have done meanwhile), until every thread is busy past `now`. At
+    /// most `GC_BACKGROUND_BATCHES` batches an I/O: a long idle spell is
+    /// caught up over the next I/Os.
+    #[inline(never)]
+    fn gc_background(&mut self, c: &Costs, cpu: &mut Pool, now: Ns) -> Result<(), DeviceError> {
+        let (mark, slots) = (self.gc_background_mark, self.ftl.layout().slots_per_mpage);
+        // A GC thread reads ahead of the page it is moving: work is issued
+        // until the threads are busy that far past `now`.
+        let horizon = now + c.gc_read_ahead_ns;
+        for _ in 0..GC_BACKGROUND_BATCHES {
+            let t = self.timing.gc_cpu.free_first();
+            if t >= horizon {
+                break;
+            }
+            let (steps, _) = self.apply(c, cpu, Start::At(t.min(now)), HostRead::NONE, |f| f.gc_background(mark, slots))?;
+            if steps == 0 {
+                break;
+            }
         }
         Ok(())
     }

@@ -101,6 +101,10 @@ pub(super) struct Costs {
     /// Latency of the completion path after the device is done.
     pub(super) complete_ns: Ns,
     gc_mpage_cpu_ns: Ns,
+    /// How far ahead background GC issues its work: a victim page's read
+    /// behind the longest die operation, and another, so that a GC
+    /// thread does not wait for the data of the page it moves next.
+    pub(super) gc_read_ahead_ns: Ns,
     /// The GC threads' time for each page a host I/O reads or programs.
     map_page_ns: Ns,
     /// Whether GC threads run on the host's cores (host-managed cards).
@@ -145,6 +149,8 @@ impl Costs {
             cpu_slot_ns: profile.host.cpu_ns_per_slot,
             complete_ns: profile.host.os_complete_ns,
             gc_mpage_cpu_ns: profile.ftl.gc_ns_per_slot * g.slots_per_mpage() as u64,
+            gc_read_ahead_ns: t.program_ns.max(scaling.erase_ns(t.erase_ns))
+                + 2 * (t.read_ns + transfer_ns(g.mpage_bytes(), t.channel_bytes_per_sec) + transfer_ns(g.mpage_bytes(), c.read_path_bytes_per_sec)),
             map_page_ns: profile.ftl.map_ns_per_page,
             gc_on_host: host_managed,
             die_channel: (0..g.dies()).map(|d| g.channel_of(d)).collect(),
