@@ -82,6 +82,7 @@ pub(crate) fn queue_take_closed(queue: &mut Vec<u32>, sbs: &[SbMeta]) -> Option<
 }
 
 impl<M: Media> Ftl<M> {
+    #[inline]
     pub fn free_superblocks(&self) -> u32 {
         self.sbs.free.len() as u32
     }

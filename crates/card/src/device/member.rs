@@ -176,7 +176,7 @@ impl Member {
         if self.reclaim_on {
             self.reclaim_pace(c, cpu, now)?;
         }
-        if self.timing.gc_cpu.free_first() < now && self.ftl.free_superblocks() < self.gc_background_mark {
+        if self.ftl.free_superblocks() < self.gc_background_mark && self.timing.gc_cpu.free_first() < now {
             self.gc_background(c, cpu, now)?;
         }
         if !write {
