@@ -72,7 +72,9 @@ impl WriteBuffer {
 pub(super) struct Costs {
     pub(super) read_ns: Ns,
     program_ns: Ns,
+    /// The full-size tBERS: on a scaled card one erase in `pages_div`.
     erase_ns: Ns,
+    scaling: crate::Scaling,
     slot_transfer_ns: Ns,
     mpage_transfer_ns: Ns,
     pub(super) program_path_mpage_ns: Ns,
@@ -129,13 +131,14 @@ impl Costs {
         Costs {
             read_ns: t.read_ns,
             program_ns: t.program_ns,
-            erase_ns: scaling.erase_ns(t.erase_ns),
+            erase_ns: t.erase_ns,
+            scaling,
             slot_transfer_ns: transfer_ns(SLOT_BYTES, t.channel_bytes_per_sec),
             mpage_transfer_ns: transfer_ns(g.mpage_bytes(), t.channel_bytes_per_sec),
             program_path_mpage_ns: transfer_ns(g.mpage_bytes(), c.program_path_bytes_per_sec),
             read_path_bytes_per_sec: c.read_path_bytes_per_sec,
             read_path_slot_ns: transfer_ns(SLOT_BYTES, c.read_path_bytes_per_sec),
-            die_op_max_ns: t.program_ns.max(scaling.erase_ns(t.erase_ns)).max(t.read_ns + transfer_ns(g.mpage_bytes(), t.channel_bytes_per_sec)),
+            die_op_max_ns: t.program_ns.max(t.erase_ns).max(t.read_ns + transfer_ns(g.mpage_bytes(), t.channel_bytes_per_sec)),
             read_path_mpage_ns: transfer_ns(g.mpage_bytes(), c.read_path_bytes_per_sec),
             codeword_bytes: profile.nand.codeword_bytes as u64,
             codeword_transfer_ns: transfer_ns(profile.nand.codeword_bytes as u64, t.channel_bytes_per_sec),
@@ -149,7 +152,7 @@ impl Costs {
             cpu_slot_ns: profile.host.cpu_ns_per_slot,
             complete_ns: profile.host.os_complete_ns,
             gc_mpage_cpu_ns: profile.ftl.gc_ns_per_slot * g.slots_per_mpage() as u64,
-            gc_read_ahead_ns: t.program_ns.max(scaling.erase_ns(t.erase_ns))
+            gc_read_ahead_ns: t.program_ns.max(t.erase_ns)
                 + 2 * (t.read_ns + transfer_ns(g.mpage_bytes(), t.channel_bytes_per_sec) + transfer_ns(g.mpage_bytes(), c.read_path_bytes_per_sec)),
             map_page_ns: profile.ftl.map_ns_per_page,
             gc_on_host: host_managed,
@@ -284,6 +287,8 @@ pub(super) struct MemberTiming {
     /// into it before (the die timelines alone could slot a program into a
     /// gap ahead of the erase).
     pub(super) erased_at: Vec<Ns>,
+    /// Erases issued on each die (which of them take time on a scaled card).
+    die_erases: Vec<u32>,
     /// The sequential read streams the controller follows.
     pub(super) streams: super::stream::Streams,
 }
@@ -303,6 +308,7 @@ impl MemberTiming {
             gc_ready: 0,
             gc_cpu: Pool::new(profile.ftl.gc_threads),
             erased_at: vec![0; g.blocks_per_plane as usize],
+            die_erases: vec![0; g.dies() as usize],
             streams: Default::default(),
         }
     }
@@ -358,8 +364,13 @@ impl MemberTiming {
                 OpKind::Read => user_done = user_done.max(self.read(c, op, ready, read)),
                 OpKind::Program => self.program(c, cpu, op, ready),
                 OpKind::Erase => {
-                    // A victim is erased once all its valid data is read out.
-                    let end = self.dies[op.die as usize].reserve(ready.max(self.gc_ready), c.erase_ns);
+                    // A victim is erased once all its valid data is read out;
+                    // on a scaled card one erase of a die in `pages_div`
+                    // takes the whole tBERS (`Scaling::erase_takes_time`).
+                    let (d, ready) = (op.die as usize, ready.max(self.gc_ready));
+                    let n = self.die_erases[d];
+                    self.die_erases[d] = n.wrapping_add(1);
+                    let end = if c.scaling.erase_takes_time(n) { self.dies[d].reserve(ready, c.erase_ns) } else { ready };
                     let e = &mut self.erased_at[op.block as usize];
                     *e = (*e).max(end);
                 }
