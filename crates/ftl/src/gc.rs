@@ -63,7 +63,7 @@ impl<M: Media> Ftl<M> {
     /// the pool has fallen below that mark.
     #[inline]
     pub(crate) fn gc_pace(&mut self, slots: u64) -> Result<(), FtlError> {
-        let target = self.cfg.reserve_superblocks + 1;
+        let target = self.gc_paced_level();
         let free = self.sbs.free.len() as u32;
         if self.gc.victim.is_none() {
             if free > target {
@@ -84,6 +84,13 @@ impl<M: Media> Ftl<M> {
             }
         }
         Ok(())
+    }
+
+    /// The free superblocks GC paced by host writes keeps: the reserve and
+    /// one more. Background GC's marks are counted above it.
+    #[inline]
+    pub fn gc_paced_level(&self) -> u32 {
+        self.cfg.reserve_superblocks + 1
     }
 
     /// Background GC: up to `slots` moves (an erase counts as one) while

@@ -56,6 +56,10 @@ impl Member {
     /// its write buffer and GC threads, its error model.
     pub(super) fn new(profile: &Profile, g: &nand::Geometry, ftl: Ftl<Recorder>, buffer_slots: u32, index: usize, cycles_per_erase: u32) -> Member {
         let erases_max = (0..g.blocks_per_plane).map(|b| ftl.superblock_erase_count(b)).max().unwrap_or(0) * cycles_per_erase;
+        let gc_background_mark = match profile.ftl.gc_background_superblocks {
+            0 => 0,
+            k => ftl.gc_paced_level() + k,
+        };
         let wear = profile.nand.errors.clone().map(|e| Wear::new(e, profile.nand.codeword_bytes, g.dies(), g.blocks_per_plane, erases_max, index as u64));
         Member {
             ftl,
@@ -66,10 +70,7 @@ impl Member {
             read_buf: Vec::new(),
             reclaim_ios: 0,
             reclaim_on: false,
-            gc_background_mark: match profile.ftl.gc_background_superblocks {
-                0 => 0,
-                k => profile.ftl.reserve_superblocks + 1 + k,
-            },
+            gc_background_mark,
             reads_lost: 0,
             unreadable: false,
         }

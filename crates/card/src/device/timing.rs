@@ -128,6 +128,7 @@ impl Costs {
     pub(super) fn of(profile: &Profile, g: &nand::Geometry, scale: u32) -> Costs {
         let (c, t, scaling) = (&profile.controller, profile.nand.timings(), profile.scaling(scale));
         let host_managed = profile.management == Management::Host;
+        let die_op_max_ns = t.program_ns.max(t.erase_ns).max(t.read_ns + transfer_ns(g.mpage_bytes(), t.channel_bytes_per_sec));
         Costs {
             read_ns: t.read_ns,
             program_ns: t.program_ns,
@@ -138,7 +139,7 @@ impl Costs {
             program_path_mpage_ns: transfer_ns(g.mpage_bytes(), c.program_path_bytes_per_sec),
             read_path_bytes_per_sec: c.read_path_bytes_per_sec,
             read_path_slot_ns: transfer_ns(SLOT_BYTES, c.read_path_bytes_per_sec),
-            die_op_max_ns: t.program_ns.max(t.erase_ns).max(t.read_ns + transfer_ns(g.mpage_bytes(), t.channel_bytes_per_sec)),
+            die_op_max_ns,
             read_path_mpage_ns: transfer_ns(g.mpage_bytes(), c.read_path_bytes_per_sec),
             codeword_bytes: profile.nand.codeword_bytes as u64,
             codeword_transfer_ns: transfer_ns(profile.nand.codeword_bytes as u64, t.channel_bytes_per_sec),
@@ -152,7 +153,7 @@ impl Costs {
             cpu_slot_ns: profile.host.cpu_ns_per_slot,
             complete_ns: profile.host.os_complete_ns,
             gc_mpage_cpu_ns: profile.ftl.gc_ns_per_slot * g.slots_per_mpage() as u64,
-            gc_read_ahead_ns: t.program_ns.max(t.erase_ns)
+            gc_read_ahead_ns: die_op_max_ns
                 + 2 * (t.read_ns + transfer_ns(g.mpage_bytes(), t.channel_bytes_per_sec) + transfer_ns(g.mpage_bytes(), c.read_path_bytes_per_sec)),
             map_page_ns: profile.ftl.map_ns_per_page,
             gc_on_host: host_managed,
