@@ -29,7 +29,8 @@ pub struct FitArgs {
     pub scale: u32,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Calibrations one search may run.
+    /// Points one search may try (the fit, and each leave-one-out fit);
+    /// a point an earlier search calibrated is reused, not run again.
     #[arg(long, default_value_t = 40)]
     pub evals: u32,
     /// Skip the leave-one-out predictions (one more search a figure).
@@ -57,12 +58,13 @@ pub fn fit_command(a: FitArgs) -> Result<()> {
         }
     })?;
     outln!(
-        "{} --format {} --scale {} --seed {} [simulated]: {} calibrations, cost {:.5} (sum of squared log errors)",
+        "{} --format {} --scale {} --seed {} [simulated]: {} calibrations ({} points reused), cost {:.5} (sum of squared log errors)",
         profile.id,
         spec.format,
         a.scale,
         a.seed,
         r.evals,
+        r.reused,
         r.cost
     );
     for (path, from, to) in &r.values {

@@ -2,7 +2,7 @@
 //! program path and read command rate changed to known values are given
 //! to a fit that starts from the catalog's values, and it finds the known
 //! ones again (within 3%), deterministically; leave-one-out predicts each
-//! figure from the other.
+//! figure from the other, reusing the calibrations the fit ran.
 
 use card::{Bound, By, FitParam, Metric, Published, State};
 use lab::procedures::fit::{fit, FitSpec};
@@ -60,6 +60,9 @@ fn a_fit_recovers_the_parameters_its_figures_were_simulated_with() {
     }
     assert!(result.checks.iter().all(|c| c.error_percent.abs() < 2.0), "{:?}", result.checks);
     assert_eq!(result.leave_one_out.len(), 2);
+    // The leave-one-out searches start where the fit did: their first
+    // points are the fit's, calibrated once.
+    assert!(result.reused > 0, "no point reused: {result:?}");
     // Deterministic: the same fit again gives the same values.
     let (_, again) = fit(&profile, &FitSpec { leave_one_out: false, ..spec.clone() }, &mut |_| {}).unwrap();
     assert_eq!(again.values, result.values);
