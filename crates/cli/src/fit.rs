@@ -12,9 +12,11 @@ use lab::procedures::fit::{fit, log_error, FitSpec};
 pub struct FitArgs {
     /// A catalog device or a profile file.
     pub device: String,
-    /// The figures to fit to: `published` (the profile's reviewer
-    /// figures of the format) or a TOML file of `[[published]]` entries
-    /// (a user's own measurements, with their conditions).
+    /// The figures to fit to: `published` (the profile's figures of the
+    /// format that the card is held to: the reviewers', and the vendor's
+    /// that do not conflict with them), `reviewers` (the reviewers' only),
+    /// or a TOML file of `[[published]]` entries (a user's own
+    /// measurements, with their conditions).
     #[arg(long, default_value = "published")]
     pub figures: String,
     /// The parameters to fit, by path, comma-separated (default: every
@@ -115,11 +117,15 @@ fn params_chosen(profile: &Profile, asked: &[String]) -> Result<Vec<FitParam>> {
         .collect()
 }
 
-/// The figures to fit: the profile's reviewer figures of the format, or a
-/// file's.
+/// The figures to fit, of the format: the profile's the card is held to
+/// (a vendor figure that conflicts with the reviewers' is not), the
+/// reviewers' only, or a file's.
 fn figures_chosen(profile: &Profile, format: &str, figures: &str) -> Result<Vec<Published>> {
+    let of_format = |f: &&Published| f.format_or(&profile.default_format) == format;
     let chosen: Vec<Published> = if figures == "published" {
-        profile.published.iter().filter(|f| f.by == card::By::Reviewer && f.format_or(&profile.default_format) == format).cloned().collect()
+        profile.published.iter().filter(of_format).filter(|f| f.conflict.is_none()).cloned().collect()
+    } else if figures == "reviewers" {
+        profile.published.iter().filter(of_format).filter(|f| f.by == card::By::Reviewer).cloned().collect()
     } else {
         let text = std::fs::read_to_string(figures).with_context(|| format!("--figures {figures}: cannot read it"))?;
         let f = card::figures_parse(figures, &text).map_err(anyhow::Error::msg)?;
