@@ -156,7 +156,7 @@ impl<M: Media> Ftl<M> {
                 None => w.buf[s..s + SLOT_BYTES as usize].fill(0),
             }
             if id == WriterId::User && self.cfg.power_loss_protection {
-                self.media.slot_stage(w.die, w.sb, w.page, w.slot, (lba, seq), &w.buf[s..s + SLOT_BYTES as usize]);
+                self.media.slot_stage(w.die, w.sb, w.page, w.slot, (lba, seq), &w.buf[s..s + SLOT_BYTES as usize])?;
             }
         }
         w.slot += 1;

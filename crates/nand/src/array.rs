@@ -81,7 +81,9 @@ pub trait Persist {
     /// media holds data: after a cut, the array programs it as the card's
     /// capacitors would.
     #[inline]
-    fn slot_stage(&mut self, _die: u32, _block: u32, _page: u32, _slot: u32, _oob: (u32, u64), _data: &[u8]) {}
+    fn slot_stage(&mut self, _die: u32, _block: u32, _page: u32, _slot: u32, _oob: (u32, u64), _data: &[u8]) -> Result<(), NandError> {
+        Ok(())
+    }
     /// Drops the slots staged for a page whose program failed (the FTL
     /// has staged them again at their new place).
     fn page_unstage(&mut self, _die: u32, _block: u32, _page: u32) {}
@@ -424,7 +426,7 @@ impl Nand for Array {
         let spm = self.geometry.slots_per_mpage() as usize;
         let Some(store) = &mut self.store else { return Ok(()) };
         if let Some(data) = data {
-            store.data_mut()[off..off + len].copy_from_slice(&data[..len]);
+            store.data_write(off, &data[..len]).map_err(|e| NandError::Store(e.to_string()))?;
         }
         let base = off / len * spm;
         for (i, &lba) in oob[..spm].iter().enumerate() {
@@ -501,11 +503,12 @@ impl Persist for Array {
         let i = self.slot_index(die, block, page, slot);
         self.store.as_ref().map(|s| (s.oob_lba(i), s.oob_seq(i)))
     }
-    fn slot_stage(&mut self, die: u32, block: u32, page: u32, slot: u32, oob: (u32, u64), data: &[u8]) {
+    fn slot_stage(&mut self, die: u32, block: u32, page: u32, slot: u32, oob: (u32, u64), data: &[u8]) -> Result<(), NandError> {
         debug_assert_eq!(page, self.next_page(die, block), "only the next page of a block is staged");
         let i = self.slot_index(die, block, page, slot);
-        if let Some(s) = &mut self.store {
-            s.slot_stage(i, oob.0, oob.1, data);
+        match &mut self.store {
+            Some(s) => s.slot_stage(i, oob.0, oob.1, data).map_err(|e| NandError::Store(e.to_string())),
+            None => Ok(()),
         }
     }
     fn slot_stranded(&self, die: u32, block: u32, page: u32, slot: u32) -> bool {

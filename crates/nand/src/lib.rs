@@ -44,6 +44,10 @@ pub enum NandError {
     DieFailed { die: u32 },
     #[error("system area: {0}")]
     System(String),
+    /// The store that holds the pages' bytes could not take them (a full
+    /// disk): the page is not programmed.
+    #[error("the store holding the pages could not write them: {0}")]
+    Store(String),
     #[error("power cut")]
     PowerCut,
 }

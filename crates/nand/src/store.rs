@@ -1,9 +1,17 @@
 //! Where a data-holding array keeps its pages' bytes and out-of-band
-//! LBAs: in memory (tests), or in a sparse file mapped into memory (a
-//! served card: a scaled card's raw flash is gigabytes, of which only what
-//! has been programmed takes disk). An erase of a large block gives its
-//! bytes back to the file system (a hole), so a full-size card's file
-//! holds about what the card holds.
+//! LBAs: in memory (tests), or in a sparse file (a served card: a scaled
+//! card's raw flash is gigabytes, of which only what has been programmed
+//! takes disk). An erase of a large block gives its bytes back to the file
+//! system (a hole), so a full-size card's file holds about what the card
+//! holds.
+//!
+//! A file store's pages are written with positioned writes and read
+//! through a read-only mapping; its out-of-band areas, erase counts and
+//! trims (dense, allocated when the file is made) are read and written
+//! through a shared mapping. Pages written through a shared mapping took
+//! far more disk than they held: ext4's writeback of dirty mapped pages
+//! allocated large extents across the holes between them (a scaled
+//! P420m's 270 MB store was 230 MB on disk after 4 MB of random writes).
 //!
 //! Each slot's out-of-band area holds its LBA, its state (erased, staged
 //! in the power-loss-protected buffer, programmed), the write sequence
@@ -15,8 +23,9 @@
 //!
 //! A slot's state is written last, after its bytes and the rest of its
 //! out-of-band area: a process killed at any instruction leaves each slot
-//! whole or not there (the page cache keeps what a killed process wrote
-//! to its mapping).
+//! whole or not there (the page cache keeps what a killed process wrote,
+//! by a write or to its mapping, and a write has returned before the
+//! state is set).
 //!
 //! A file starts with a header that names what it holds (magic, layout
 //! version, geometry, and the owner's own description: device, format,
@@ -67,6 +76,49 @@ const OOB_STAGED: u32 = 2;
 /// the slot, the capacitors do not program it there.
 const OOB_STRANDED: u32 = 4;
 
+/// A store's pages: in memory, or in a file written with positioned
+/// writes and read through a read-only mapping of it.
+enum Pages {
+    Memory(Vec<u8>),
+    File { map: memmap2::Mmap, file: File, offset: usize, len: usize },
+}
+
+impl Pages {
+    fn get(&self) -> &[u8] {
+        match self {
+            Pages::Memory(v) => v,
+            Pages::File { map, .. } => map,
+        }
+    }
+
+    /// Writes `bytes` at `at` (from the pages' start).
+    fn write(&mut self, at: usize, bytes: &[u8]) -> std::io::Result<()> {
+        match self {
+            Pages::Memory(v) => {
+                v[at..at + bytes.len()].copy_from_slice(bytes);
+                Ok(())
+            }
+            Pages::File { file, offset, len, .. } => {
+                use std::os::unix::fs::FileExt;
+                assert!(at + bytes.len() <= *len, "a write within the pages");
+                file.write_all_at(bytes, (*offset + at) as u64)
+            }
+        }
+    }
+
+    /// `len` bytes from `at` erased (0xff).
+    fn fill_erased(&mut self, at: usize, len: usize) -> std::io::Result<()> {
+        let ff = vec![0xffu8; len.min(1 << 20)];
+        let mut done = 0;
+        while done < len {
+            let n = ff.len().min(len - done);
+            self.write(at + done, &ff[..n])?;
+            done += n;
+        }
+        Ok(())
+    }
+}
+
 /// Bytes that live in memory or in a mapped file.
 enum Bytes {
     Memory(Vec<u8>),
@@ -91,14 +143,15 @@ impl Bytes {
 /// The pages, the per-slot out-of-band areas and the per-block erase
 /// counts of a data-holding array.
 pub struct Store {
-    data: Bytes,
+    data: Pages,
+    /// The file's header, through a shared mapping (none in memory).
+    header: Option<memmap2::MmapMut>,
     oob: Bytes,
     erases: Bytes,
     /// Each LBA's last trim: its sequence number (0: never trimmed).
     trims: Bytes,
     /// The file, kept open for the hole punching and the flush.
     file: Option<File>,
-    data_offset: usize,
     /// The card's system area (its own metadata: failed dies and what
     /// they cost), and for a file store the file beside it that keeps it.
     system: Option<Vec<u8>>,
@@ -110,12 +163,12 @@ impl Store {
     pub fn memory(g: &Geometry) -> Store {
         let (slots, blocks) = counts(g);
         let mut s = Store {
-            data: Bytes::Memory(vec![0xff; g.raw_bytes() as usize]),
+            data: Pages::Memory(vec![0xff; g.raw_bytes() as usize]),
+            header: None,
             oob: Bytes::Memory(vec![0; slots * OOB_BYTES]),
             erases: Bytes::Memory(vec![0; blocks * 4]),
             trims: Bytes::Memory(vec![0; slots * 8]),
             file: None,
-            data_offset: 0,
             system: None,
             system_path: None,
         };
@@ -168,25 +221,28 @@ impl Store {
         } else {
             header_check(&file, &p, &described)?;
         }
-        // SAFETY: the file is this process's own store; nothing else maps
-        // or truncates it while the store lives.
-        let mut map = unsafe { memmap2::MmapMut::map_mut(&file) }.map_err(io)?;
-        if map.len() != total {
-            return Err(StoreError::Mismatch { path: p, found: format!("{} bytes", map.len()), expected: format!("{total} bytes for {described}") });
+        let found = file.metadata().map_err(io)?.len();
+        if found != total as u64 {
+            return Err(StoreError::Mismatch { path: p, found: format!("{found} bytes"), expected: format!("{total} bytes for {described}") });
         }
+        // SAFETY: the file is this process's own store (its lock file says
+        // so); nothing else maps or truncates it while the store lives.
+        let meta = |offset: usize, len: usize| unsafe { memmap2::MmapOptions::new().offset(offset as u64).len(len).map_mut(&file) };
+        let mut header = meta(0, HEADER_BYTES).map_err(io)?;
         if created {
-            header_write(&mut map[..HEADER_BYTES], &described);
+            header_write(&mut header, &described);
         }
-        let oob_map = unsafe { memmap2::MmapMut::map_mut(&file) }.map_err(io)?;
-        let erases_map = unsafe { memmap2::MmapMut::map_mut(&file) }.map_err(io)?;
-        let trims_map = unsafe { memmap2::MmapMut::map_mut(&file) }.map_err(io)?;
+        // The dense areas share the header's page-aligned start: a mapping
+        // of the file from 0 up to the pages, each area a range of it.
+        let areas = || meta(0, data_offset).map_err(io);
+        let pages = unsafe { memmap2::MmapOptions::new().offset(data_offset as u64).len(g.raw_bytes() as usize).map(&file) }.map_err(io)?;
         let mut store = Store {
-            data: Bytes::Mapped { map, offset: data_offset, len: g.raw_bytes() as usize },
-            oob: Bytes::Mapped { map: oob_map, offset: HEADER_BYTES, len: oob_bytes },
-            erases: Bytes::Mapped { map: erases_map, offset: erases_offset, len: blocks * 4 },
-            trims: Bytes::Mapped { map: trims_map, offset: trims_offset, len: slots * 8 },
+            data: Pages::File { map: pages, file: file.try_clone().map_err(io)?, offset: data_offset, len: g.raw_bytes() as usize },
+            header: Some(header),
+            oob: Bytes::Mapped { map: areas()?, offset: HEADER_BYTES, len: oob_bytes },
+            erases: Bytes::Mapped { map: areas()?, offset: erases_offset, len: blocks * 4 },
+            trims: Bytes::Mapped { map: areas()?, offset: trims_offset, len: slots * 8 },
             file: Some(file),
-            data_offset,
             system: None,
             system_path: Some(path.with_extension("system")),
         };
@@ -204,21 +260,26 @@ impl Store {
         Ok((store, created))
     }
 
-    /// Writes a file store's mapped pages to the file (a clean shutdown;
-    /// a killed process's writes reach the page cache without it).
+    /// Writes a file store's pages and mapped areas to the disk (a clean
+    /// shutdown; a killed process's writes reach the page cache without
+    /// it).
     pub fn sync(&self) -> std::io::Result<()> {
-        // Every mapping is of the whole file: syncing one syncs them all.
-        match &self.data {
-            Bytes::Mapped { map, .. } => map.flush(),
-            Bytes::Memory(_) => Ok(()),
-        }
+        let Some(file) = &self.file else { return Ok(()) };
+        // The mapped areas are ranges of one mapping's file: syncing the
+        // file writes them with the pages.
+        file.sync_data()
     }
 
+    /// Every page's bytes, in the array's order.
     pub fn data(&self) -> &[u8] {
         self.data.get()
     }
-    pub fn data_mut(&mut self) -> &mut [u8] {
-        self.data.get_mut()
+
+    /// Writes pages' bytes at byte `at` (a program, whole pages, or a
+    /// slot staged). A file store that cannot write them (its disk full)
+    /// says so; what was written before stays.
+    pub fn data_write(&mut self, at: usize, bytes: &[u8]) -> std::io::Result<()> {
+        self.data.write(at, bytes)
     }
 
     fn oob_u32(&self, slot: usize, at: usize) -> u32 {
@@ -295,11 +356,12 @@ impl Store {
     /// A slot put in the power-loss-protected buffer: its bytes at their
     /// place, its LBA and sequence number in its OOB, its page not yet
     /// programmed (what a card's capacitors program after a cut).
-    pub fn slot_stage(&mut self, slot: usize, lba: u32, seq: u64, data: &[u8]) {
+    pub fn slot_stage(&mut self, slot: usize, lba: u32, seq: u64, data: &[u8]) -> std::io::Result<()> {
         let s = SLOT as usize;
-        self.data.get_mut()[slot * s..(slot + 1) * s].copy_from_slice(&data[..s]);
+        self.data.write(slot * s, &data[..s])?;
         self.oob_seq_set(slot, seq);
         self.oob_commit(slot, lba, OOB_STAGED);
+        Ok(())
     }
 
     /// The sequence number of a slot about to be programmed (or moved by
@@ -311,10 +373,12 @@ impl Store {
     /// Garbles a slot's bytes (a program cut short damaging the page that
     /// shares its cells): its CRC no longer matches.
     pub fn slot_damage(&mut self, slot: usize) {
-        let s = SLOT as usize;
-        for b in self.data.get_mut()[slot * s..(slot + 1) * s].iter_mut().step_by(97) {
+        let mut bytes = self.slot_data(slot).to_vec();
+        for b in bytes.iter_mut().step_by(97) {
             *b ^= 0x5a;
         }
+        // A test's cut: a store that cannot take its damage is a broken test.
+        self.data.write(slot * SLOT as usize, &bytes).expect("a damaged slot written");
     }
 
     /// Garbles a slot of a failed die: its bytes as [`Store::slot_damage`]
@@ -363,16 +427,14 @@ impl Store {
     /// at its next program (a served scaled card's 16 KiB blocks ran 9x
     /// slower on random writes).
     pub fn discard(&mut self, offset: usize, len: usize) {
-        match (&mut self.data, &self.file) {
-            (Bytes::Memory(v), _) => v[offset..offset + len].fill(0xff),
-            (Bytes::Mapped { .. }, Some(_)) if len < HOLE_BYTES_MIN => {}
-            (Bytes::Mapped { map, .. }, Some(f)) => {
-                let start = self.data_offset + offset;
-                if punch_hole(f, start as u64, len as u64).is_err() {
-                    map[start..start + len].fill(0xff);
-                }
+        match &mut self.data {
+            Pages::Memory(v) => v[offset..offset + len].fill(0xff),
+            Pages::File { .. } if len < HOLE_BYTES_MIN => {}
+            Pages::File { file, offset: start, .. } => {
+                // Without hole punching the stale bytes stay, as for a
+                // small range: the erased OOB says the pages hold nothing.
+                let _ = punch_hole(file, (*start + offset) as u64, len as u64);
             }
-            (Bytes::Mapped { map, .. }, None) => map[self.data_offset + offset..self.data_offset + offset + len].fill(0xff),
         }
     }
 
@@ -381,15 +443,14 @@ impl Store {
     /// through the mapping at every request, they outlive a killed process
     /// as the pages do, so that a cut loses none of them.
     pub fn kept_counters(&self) -> Option<[u64; KEPT_COUNTERS]> {
-        let Bytes::Mapped { map, .. } = &self.data else { return None };
-        kept_parse(&map[KEPT_OFFSET..HEADER_BYTES])
+        kept_parse(&self.header.as_ref()?[KEPT_OFFSET..HEADER_BYTES])
     }
 
     /// Writes the kept counters (nothing for a store in memory). Each is
     /// one aligned 8-byte store: a process killed at any instruction
     /// leaves every counter old or new, never torn.
     pub fn kept_counters_set(&mut self, counters: &[u64; KEPT_COUNTERS]) {
-        let Bytes::Mapped { map, .. } = &mut self.data else { return };
+        let Some(map) = &mut self.header else { return };
         let words = map[KEPT_OFFSET..HEADER_BYTES].as_mut_ptr().cast::<u64>();
         assert!(words.is_aligned(), "the kept counters are 8-byte aligned in the page-aligned map");
         for (i, &v) in std::iter::once(&KEPT_MARK).chain(counters).enumerate() {
@@ -404,8 +465,8 @@ impl Store {
     /// the header's description names the new format); nothing for a
     /// store in memory.
     pub fn owner_set(&mut self, g: &Geometry, owner: &str) {
-        if let Bytes::Mapped { map, .. } = &mut self.data {
-            header_write(&mut map[..HEADER_BYTES], &describe(g, owner));
+        if let Some(map) = &mut self.header {
+            header_write(map, &describe(g, owner));
         }
     }
 
@@ -414,14 +475,15 @@ impl Store {
     /// written before is left in the store; in a file the pages become
     /// one hole, else (no hole punching) erased bytes. The out-of-band
     /// areas are not touched: the FTL's erase decides what a page holds.
-    pub fn purge(&mut self) {
+    pub fn purge(&mut self) -> std::io::Result<()> {
         let len = self.data.get().len();
-        match (&mut self.data, &self.file) {
-            (Bytes::Mapped { map, .. }, Some(f)) if punch_hole(f, self.data_offset as u64, len as u64).is_ok() => {
-                debug_assert!(map[self.data_offset..self.data_offset + len.min(4096)].iter().all(|&b| b == 0), "a hole reads zeros");
+        if let Pages::File { file, offset, map, .. } = &self.data {
+            if punch_hole(file, *offset as u64, len as u64).is_ok() {
+                debug_assert!(map[..len.min(4096)].iter().all(|&b| b == 0), "a hole reads zeros");
+                return Ok(());
             }
-            (b, _) => b.get_mut().fill(0xff),
         }
+        self.data.fill_erased(0, len)
     }
 }
 
@@ -519,7 +581,7 @@ mod tests {
         let (g, p) = (geo(), tmp("reopen"));
         let (mut s, created) = Store::file(&p, &g, "card A").unwrap();
         assert!(created);
-        s.data_mut()[100] = 7;
+        s.data_write(100, &[7]).unwrap();
         s.oob_seq_set(3, 9);
         s.oob_program(3, 42);
         s.trim_seq_set(6, 77);
@@ -543,7 +605,7 @@ mod tests {
         let (g, p) = (Geometry { blocks_per_plane: 64, ..geo() }, tmp("hole"));
         let (mut s, _) = Store::file(&p, &g, "card").unwrap();
         let len = s.data().len();
-        s.data_mut().fill(1);
+        s.data_write(0, &vec![1; len]).unwrap();
         let full = std::fs::metadata(&p).unwrap().blocks();
         s.discard(0, HOLE_BYTES_MIN - 4096);
         assert_eq!(std::fs::metadata(&p).unwrap().blocks(), full, "a small range is left as it is");
@@ -558,11 +620,11 @@ mod tests {
         let (g, p) = (geo(), tmp("purge"));
         let (mut s, _) = Store::file(&p, &g, "card A").unwrap();
         let marker = b"flashlab purge marker";
-        s.data_mut()[8192..8192 + marker.len()].copy_from_slice(marker);
+        s.data_write(8192, marker).unwrap();
         s.sync().unwrap();
         let has_marker = || std::fs::read(&p).unwrap().windows(marker.len()).any(|w| w == marker);
         assert!(has_marker());
-        s.purge();
+        s.purge().unwrap();
         s.owner_set(&g, "card B");
         s.sync().unwrap();
         assert!(!has_marker(), "the marker is gone from the file");
@@ -570,8 +632,8 @@ mod tests {
         assert!(Store::file(&p, &g, "card A").is_err());
         assert!(!Store::file(&p, &g, "card B").unwrap().1);
         let mut m = Store::memory(&g);
-        m.data_mut()[0] = 7;
-        m.purge();
+        m.data_write(0, &[7]).unwrap();
+        m.purge().unwrap();
         assert!(m.data().iter().all(|&b| b == 0xff));
         let _ = std::fs::remove_file(&p);
     }

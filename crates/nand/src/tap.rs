@@ -115,10 +115,11 @@ impl<H: Hook> Persist for Tap<H> {
         self.array.oob_peek(die, block, page, slot)
     }
     #[inline]
-    fn slot_stage(&mut self, die: u32, block: u32, page: u32, slot: u32, oob: (u32, u64), data: &[u8]) {
+    fn slot_stage(&mut self, die: u32, block: u32, page: u32, slot: u32, oob: (u32, u64), data: &[u8]) -> Result<(), NandError> {
         if self.hook.powered() {
-            self.array.slot_stage(die, block, page, slot, oob, data)
+            return self.array.slot_stage(die, block, page, slot, oob, data);
         }
+        Ok(())
     }
     #[inline]
     fn slot_stranded(&self, die: u32, block: u32, page: u32, slot: u32) -> bool {

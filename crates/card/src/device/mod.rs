@@ -263,7 +263,7 @@ impl Device {
             m.untimed(|f| f.reformat(cfg.user_slots))?;
             if let Some(store) = m.ftl.media_mut().array.store_mut() {
                 if purge {
-                    store.purge();
+                    store.purge().map_err(|e| DeviceError::Store(format!("sanitize: member {i}: {e}")))?;
                 }
                 store.owner_set(&g, &Device::member_owner(&card.owner(), i));
             }
