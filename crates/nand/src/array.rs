@@ -425,10 +425,10 @@ impl Nand for Array {
         let len = self.geometry.mpage_bytes() as usize;
         let spm = self.geometry.slots_per_mpage() as usize;
         let Some(store) = &mut self.store else { return Ok(()) };
-        if let Some(data) = data {
-            store.data_write(off, &data[..len]).map_err(|e| NandError::Store(e.to_string()))?;
-        }
         let base = off / len * spm;
+        if let Some(data) = data {
+            store.page_write(base, &data[..len]).map_err(|e| NandError::Store(e.to_string()))?;
+        }
         for (i, &lba) in oob[..spm].iter().enumerate() {
             store.oob_program(base + i, lba);
         }

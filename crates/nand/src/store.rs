@@ -336,6 +336,27 @@ impl Store {
         &self.data.get()[slot * s..(slot + 1) * s]
     }
 
+    /// Writes a page's bytes, its first slot `first`: the slots staged in
+    /// the power-loss-protected buffer hold those bytes already (a user
+    /// page's every slot, on a card with protection), so only the others
+    /// are written.
+    pub fn page_write(&mut self, first: usize, data: &[u8]) -> std::io::Result<()> {
+        let s = SLOT as usize;
+        assert!(data.len().is_multiple_of(s), "a page is whole slots");
+        let (n, mut i) = (data.len() / s, 0);
+        while i < n {
+            if self.oob_staged(first + i) {
+                debug_assert!(self.slot_data(first + i) == &data[i * s..(i + 1) * s], "a staged slot holds its page's bytes");
+                i += 1;
+                continue;
+            }
+            let j = (i + 1..n).find(|&k| self.oob_staged(first + k)).unwrap_or(n);
+            self.data.write((first + i) * s, &data[i * s..j * s])?;
+            i = j;
+        }
+        Ok(())
+    }
+
     /// Writes a slot's LBA and CRC, then (last) its state.
     fn oob_commit(&mut self, slot: usize, lba: u32, state: u32) {
         let crc = crc32fast::hash(self.slot_data(slot));
