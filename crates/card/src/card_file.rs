@@ -1,9 +1,10 @@
 //! What card a store holds (`card.toml` beside its members' files:
 //! device, format, scale), so that management tools can open a card at
-//! rest without being told, and the identify beacon's state (an LED the
-//! card keeps lit until told otherwise, served or not). Written when a
-//! store is first served, when it is formatted anew and when the beacon
-//! is switched; versioned.
+//! rest without being told, the identify beacon's state (an LED the
+//! card keeps lit until told otherwise, served or not), and the age it is
+//! served at. Written when a store is first served, when it is formatted
+//! anew, when the beacon is switched and when it is served at another
+//! age; versioned.
 
 use serde::{Deserialize, Serialize};
 use std::path::Path;
@@ -11,7 +12,7 @@ use std::path::Path;
 const FILE_VERSION: u32 = 1;
 const FILE_NAME: &str = "card.toml";
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct CardFile {
     pub version: u32,
@@ -26,11 +27,15 @@ pub struct CardFile {
     /// NAME-1 and NAME-2); absent: the device id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// The age it is served at (`serve --pe-cycles --age-days`); absent:
+    /// new.
+    #[serde(default, skip_serializing_if = "crate::Age::is_new")]
+    pub age: crate::Age,
 }
 
 impl CardFile {
     pub fn new(device: &str, format: &str, scale: u32) -> CardFile {
-        CardFile { version: FILE_VERSION, device: device.into(), format: format.into(), scale, beacon: false, name: None }
+        CardFile { version: FILE_VERSION, device: device.into(), format: format.into(), scale, beacon: false, name: None, age: crate::Age::default() }
     }
 
     /// The card of the store in `dir`; none where there is no file.
@@ -69,7 +74,10 @@ mod tests {
         assert_eq!(CardFile::load(&d), Ok(None));
         let c = CardFile::new("p420m", "stock", 4096);
         c.save(&d).unwrap();
-        assert_eq!(CardFile::load(&d), Ok(Some(c)));
+        assert_eq!(CardFile::load(&d), Ok(Some(c.clone())));
+        let old = CardFile { age: crate::Age { pe_cycles: 3000, age_days: 120.0 }, ..c };
+        old.save(&d).unwrap();
+        assert_eq!(CardFile::load(&d), Ok(Some(old)));
         std::fs::write(d.join(FILE_NAME), "version = 7\ndevice = \"p420m\"\nformat = \"stock\"\nscale = 1\n").unwrap();
         assert!(CardFile::load(&d).unwrap_err().contains("card file version 7"));
         let _ = std::fs::remove_dir_all(&d);

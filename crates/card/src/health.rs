@@ -84,6 +84,59 @@ pub struct Aging {
     pub seed: u64,
 }
 
+/// An old card, as a run or a served card is asked to be: every block has
+/// seen `pe_cycles` program/erase cycles before its own erases, and the
+/// data on it is `age_days` old (`Device::wear_set`).
+#[derive(Debug, Clone, Copy, PartialEq, Default, Serialize, Deserialize)]
+pub struct Age {
+    pub pe_cycles: u32,
+    pub age_days: f64,
+}
+
+/// Retention ages the error models are fitted for (their sources
+/// characterise months, not years).
+pub const RETENTION_FITTED_DAYS: f64 = 365.0;
+
+impl Age {
+    pub fn is_new(&self) -> bool {
+        self.pe_cycles == 0 && self.age_days == 0.0
+    }
+
+    /// Refuses an age no card reaches (named as the options are).
+    pub fn check(&self) -> Result<(), String> {
+        if self.pe_cycles > 1_000_000 {
+            return Err(format!("--pe-cycles {}: must be at most 1000000", self.pe_cycles));
+        }
+        if !(self.age_days.is_finite() && (0.0..=3650.0).contains(&self.age_days)) {
+            return Err(format!("--age-days {}: must be in 0..=3650", self.age_days));
+        }
+        Ok(())
+    }
+
+    /// What the card's error model cannot vouch for at this age.
+    pub fn warnings(&self, profile: &crate::Profile) -> Vec<String> {
+        let mut w = Vec::new();
+        if let (Some(e), Some(_)) = (&profile.nand.endurance, &profile.nand.errors) {
+            if self.pe_cycles > e.rated_pe_cycles {
+                w.push(format!(
+                    "--pe-cycles {} is past the NAND's rating ({} cycles): the bit-error model is a fit to characterisations up to about the rating and only extrapolates beyond it",
+                    self.pe_cycles, e.rated_pe_cycles
+                ));
+            }
+        }
+        if profile.nand.errors.is_some() && self.age_days > RETENTION_FITTED_DAYS {
+            w.push(format!(
+                "--age-days {}: the bit-error model's retention term is a power-law fit to months of retention, not to be trusted past {RETENTION_FITTED_DAYS} days",
+                self.age_days
+            ));
+        }
+        if !self.is_new() && profile.nand.errors.is_none() {
+            w.push(format!("{} has no bit-error model: its reads do not change with age", profile.id));
+        }
+        w
+    }
+}
+
 /// A card's health: wear, bad blocks, spare, read-only state.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Health {

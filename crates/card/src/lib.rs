@@ -23,7 +23,7 @@ pub use device::{capacity_parse, Backing, Device, DeviceCounters, DeviceError, P
 pub use faults::{FailTarget, FailureEvent};
 pub use fitted::{figures_parse, FitParam};
 pub use ftl::{FaultCounters, MountReport};
-pub use health::{Aging, EnduranceProfile, Health};
+pub use health::{Age, Aging, EnduranceProfile, Health, RETENTION_FITTED_DAYS};
 pub use lock::StoreLock;
 pub use nand::errors;
 pub use nand::wear::ErrorCounters;

@@ -83,6 +83,13 @@ pub struct Status {
     pub power_max_watts: Option<f64>,
     pub beacon: bool,
     pub smart: Option<SmartLog>,
+    /// The age the card is served or run at (new: none).
+    #[serde(default, skip_serializing_if = "crate::Age::is_new")]
+    pub age: crate::Age,
+    /// Read retries, reads rebuilt from parity and reads beyond it, since
+    /// power-on (the bit-error model's, on an aged card).
+    #[serde(default)]
+    pub read_errors: crate::ErrorCounters,
     pub alerts: Vec<String>,
 }
 
@@ -143,6 +150,8 @@ impl Device {
             power_max_watts: power.map(|p| p.max_watts),
             beacon,
             smart,
+            age: self.age,
+            read_errors: c.read_errors.clone(),
             alerts: Vec::new(),
         };
         s.alerts = s.alerts_now();

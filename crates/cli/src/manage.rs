@@ -253,6 +253,15 @@ fn health_text(o: &mut String, s: &card::Status) -> std::fmt::Result {
         b.grown
     )?;
     writeln!(o, "  power-loss prot. {}; read-only: {}", if s.power_loss_protection { "on" } else { "off" }, s.read_only.as_deref().unwrap_or("no"))?;
+    if !s.age.is_new() {
+        writeln!(o, "  aged            {} P/E cycles before its own erases, data {} days old [simulated bit errors]", s.age.pe_cycles, s.age.age_days)?;
+    }
+    let e = &s.read_errors;
+    writeln!(
+        o,
+        "  read errors     {} page reads retried ({} retries), {} rebuilt from parity, {} beyond it (I/O errors), {} superblocks reclaimed, since power-on",
+        e.reads_retried, e.read_retries, e.reads_rebuilt_from_parity, e.reads_uncorrectable, e.superblocks_reclaimed
+    )?;
     if !s.dead_die_names.is_empty() || s.slots_lost > 0 {
         let dies = if s.dead_die_names.is_empty() { "none".to_string() } else { s.dead_die_names.join(", ") };
         writeln!(o, "  dead dies       {dies}; slots lost {}", s.slots_lost)?;

@@ -52,6 +52,17 @@ pub struct ServeArgs {
     /// useful to test that an application flushes). Default: the profile's.
     #[arg(long, value_parser = ["on", "off"])]
     pub power_loss_protection: Option<String>,
+    /// Serve an old card: every block has seen C program/erase cycles
+    /// before its own erases, so reads meet the bit-error model's retries,
+    /// read reclaim and, beyond ECC and parity, I/O errors. Kept in the
+    /// store; default: the store's (new, for a new store).
+    #[arg(long)]
+    pub pe_cycles: Option<u32>,
+    /// Serve the card with its data D days old (retention errors; data
+    /// written while served is fresh). Kept in the store with
+    /// --pe-cycles.
+    #[arg(long)]
+    pub age_days: Option<f64>,
     /// Keep a log of every write (with its data), trim, write-zeroes and
     /// flush the card ran, in order, in this file: replayed up to any
     /// flush onto a fresh image, it gives what the card must hold after a
@@ -115,10 +126,18 @@ pub fn serve(a: ServeArgs) -> Result<()> {
     }
     let (kept, count) = kept_volumes(&a.store, a.volumes)?;
     let started = std::time::Instant::now();
-    let device = card::Device::with_backing(&profile, &format, a.scale, &backing)?;
+    let mut device = card::Device::with_backing(&profile, &format, a.scale, &backing)?;
     drop(backing);
+    let age = age_of(&a, kept_card.as_ref())?;
+    device.age_set(age);
+    if !age.is_new() {
+        eprintln!("flashlab serve: an old card: {} program/erase cycles, its data {} days old [simulated bit errors]", age.pe_cycles, age.age_days);
+    }
+    for w in age.warnings(&profile) {
+        eprintln!("flashlab serve: warning: {w}");
+    }
     let name = a.name.clone().unwrap_or_else(|| profile.id.clone());
-    name_keep(&a.store, kept_card, card, &name)?;
+    card_keep(&a.store, kept_card, card, &name, age)?;
     let volumes = volumes_of(&a.store, kept, count, device.capacity_bytes())?;
     match &device.mounted {
         Some(r) => mount_log(&a.store, r, device.mount_modelled_ns(), started.elapsed().as_secs_f64()),
@@ -150,13 +169,23 @@ fn address(a: &ServeArgs) -> Result<emu::listen::Address> {
     }
 }
 
+/// The age to serve at: as asked (either option alone keeps the store's
+/// other), else the store's; checked.
+fn age_of(a: &ServeArgs, kept: Option<&card::CardFile>) -> Result<card::Age> {
+    let kept = kept.map(|c| c.age).unwrap_or_default();
+    let age = card::Age { pe_cycles: a.pe_cycles.unwrap_or(kept.pe_cycles), age_days: a.age_days.unwrap_or(kept.age_days) };
+    age.check().map_err(anyhow::Error::msg)?;
+    Ok(age)
+}
+
 /// The card keeps the name it is served under (in `card.toml`), so that at
-/// rest its volumes are named as its exports are.
-fn name_keep(store: &std::path::Path, kept: Option<card::CardFile>, new: card::CardFile, name: &str) -> Result<()> {
+/// rest its volumes are named as its exports are, and the age it is
+/// served at.
+fn card_keep(store: &std::path::Path, kept: Option<card::CardFile>, new: card::CardFile, name: &str, age: card::Age) -> Result<()> {
     match kept {
-        Some(c) if c.export_base() == name => Ok(()),
-        Some(c) => card::CardFile { name: Some(name.into()), ..c }.save(store).map_err(anyhow::Error::msg),
-        None => card::CardFile { name: Some(name.into()), ..new }.save(store).map_err(anyhow::Error::msg),
+        Some(c) if c.export_base() == name && c.age == age => Ok(()),
+        Some(c) => card::CardFile { name: Some(name.into()), age, ..c }.save(store).map_err(anyhow::Error::msg),
+        None => card::CardFile { name: Some(name.into()), age, ..new }.save(store).map_err(anyhow::Error::msg),
     }
 }
 

@@ -162,6 +162,66 @@ fn the_stores_disk_use_follows_the_data_written() {
     }
 }
 
+/// A card served old (3,000 cycles, data 120 days old): fio verifies
+/// everything it wrote, its reads meet retries that status counts, and
+/// the card keeps its age in its store (status at rest shows it).
+#[test]
+fn an_aged_card_served_retries_its_reads_and_keeps_its_age() {
+    let fio = tool("fio", "fio");
+    let card = Served::start("aged", &["--pe-cycles", "3000", "--age-days", "120"]);
+    let dir = workdir("aged-jobs");
+    let job = fio_job(&dir, "v.fio", &card.uri(), "[v]\nrw=randwrite\nbs=4k\niodepth=16\nsize=16m\nverify=crc32c\ndo_verify=1\nverify_fatal=1\nrandrepeat=0\n");
+    run(Command::new(&fio).arg(&job));
+    let s = control(&card, &["status"]);
+    let (e, age) = (&s["read_errors"], &s["age"]);
+    assert!(e["reads_retried"].as_u64().unwrap() > 0 && e["read_retries"].as_u64().unwrap() >= e["reads_retried"].as_u64().unwrap(), "{e}");
+    assert_eq!((age["pe_cycles"].as_u64(), age["age_days"].as_f64()), (Some(3000), Some(120.0)), "{s}");
+    assert!(s["health"]["pe_cycles_min"].as_u64().unwrap() >= 3000, "the age counts in the card's wear: {}", s["health"]);
+    // A clean stop, the store kept to look at at rest.
+    let mut card = card;
+    let _ = Command::new("kill").args(["-TERM", &card.child.id().to_string()]).status();
+    assert!(card.child.wait().unwrap().success());
+    let store = card.dir.join("store");
+    let (code, out, err) = flashlab(&["status", store.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("aged            3000 P/E cycles") && out.contains("data 120 days old"), "{out}");
+}
+
+/// A card without parity, worn past its ECC: a read the ECC cannot
+/// correct is an I/O error at the client, and a read that succeeds
+/// returns what was written; never other bytes.
+#[test]
+fn a_worn_card_without_parity_gives_io_errors_never_wrong_bytes() {
+    use emu::nbd;
+    use testkit::Client;
+    let card = Served::start_profile(
+        "worn",
+        |p| *p = p.replace("stripe_width = 8", "stripe_width = 1"),
+        &["--timing", "none", "--pe-cycles", "8000", "--age-days", "365"],
+    );
+    let mut c = Client::connect(&card.socket, &card.name).unwrap();
+    let (mut errors, mut good) = (0, 0);
+    for i in 0..512u64 {
+        let data = vec![(i % 251) as u8; 4096];
+        assert_eq!(c.call(nbd::CMD_WRITE, nbd::CMD_FLAG_FUA, i * 4096, 4096, &data).unwrap().error, 0, "write {i}");
+    }
+    for i in 0..512u64 {
+        let r = c.call(nbd::CMD_READ, 0, i * 4096, 4096, &[]).unwrap();
+        match r.error {
+            0 => {
+                assert!(r.data.iter().all(|&b| b == (i % 251) as u8), "read {i}: other bytes than written");
+                good += 1;
+            }
+            nbd::EIO => errors += 1,
+            e => panic!("read {i}: error {e}"),
+        }
+    }
+    let s = control(&card, &["status"]);
+    assert!(errors > 0 && good > 0, "{errors} I/O errors, {good} good reads: {}", s["read_errors"]);
+    assert!(s["read_errors"]["reads_uncorrectable"].as_u64().unwrap() >= errors, "{}", s["read_errors"]);
+    assert_eq!(s["read_errors"]["reads_rebuilt_from_parity"].as_u64(), Some(0));
+}
+
 #[test]
 fn a_client_sending_garbage_is_cut_off_and_another_is_served() {
     let qemu = tool("qemu-img", "qemu-utils");

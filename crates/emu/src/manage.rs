@@ -50,7 +50,8 @@ fn status_at_rest(store: &Path) -> Result<CardStatus> {
         return unclean_status(store, &card, &profile);
     }
     let backing = card::Backing::inspect(store, &card.owner())?;
-    let device = card::Device::with_backing(&profile, &card.format, card.scale, &backing)?;
+    let mut device = card::Device::with_backing(&profile, &card.format, card.scale, &backing)?;
+    device.age_set(card.age);
     let volumes = volumes_at_rest(store, device.capacity_bytes())?;
     let s = device.status(0, None, card.beacon);
     Ok(CardStatus { served: false, clients: 0, volumes: volume_names(card.export_base(), &volumes), card: Known::Mounted(Box::new(s)) })
@@ -128,7 +129,8 @@ fn at_rest_run(store: &Path, c: &Control) -> Result<Value> {
     // power-cycle count.
     control::destroy_check(c, &profile, card.scale, 0).map_err(anyhow::Error::msg)?;
     let backing = card::Backing::files(store, &card.owner(), &format!("flashlab {} at rest", c.name()))?;
-    let device = card::Device::with_backing(&profile, &card.format, card.scale, &backing)?;
+    let mut device = card::Device::with_backing(&profile, &card.format, card.scale, &backing)?;
+    device.age_set(card.age);
     drop(backing);
     let volumes = volumes_at_rest(store, device.capacity_bytes())?;
     let (server, thread) = crate::Server::start(device, card.export_base(), &volumes, crate::Timing::None, None);

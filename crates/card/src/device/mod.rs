@@ -101,6 +101,8 @@ pub struct Device {
     smart: Option<SmartLog>,
     /// The store's lock, held while the device lives.
     _lock: Option<StoreLock>,
+    /// The age the card was set to (`wear_set`).
+    pub(crate) age: crate::Age,
 }
 
 impl Device {
@@ -171,6 +173,7 @@ impl Device {
             faults: None,
             smart: None,
             _lock: backing.lock().cloned(),
+            age: crate::Age::default(),
         };
         let lost: Vec<u32> = lost.iter().map(|&(m, lba)| (device.device_offset(m, lba as u64 * SLOT_BYTES) / SLOT_BYTES) as u32).collect();
         let slots_lost = lost.len() as u64;
@@ -274,8 +277,9 @@ impl Device {
         if let Some(dir) = &self.store_dir {
             // The beacon and the served name are the card's, not the format's.
             let kept = crate::CardFile::load(dir).ok().flatten();
-            let (beacon, name) = kept.map_or((false, None), |c| (c.beacon, c.name));
-            crate::CardFile { beacon, name, ..card }.save(dir).map_err(DeviceError::Store)?;
+            // So is its age: a format does not make the flash new.
+            let (beacon, name, age) = kept.map_or((false, None, crate::Age::default()), |c| (c.beacon, c.name, c.age));
+            crate::CardFile { beacon, name, age, ..card }.save(dir).map_err(DeviceError::Store)?;
         }
         Ok(())
     }
@@ -286,11 +290,20 @@ impl Device {
     /// drawn from a PRNG seeded with `seed`. No effect on a card without an
     /// error model.
     pub fn wear_set(&mut self, pe_cycles: u32, age_days: f64, seed: u64) {
+        self.age = crate::Age { pe_cycles, age_days };
         for (i, m) in self.members.iter_mut().enumerate() {
             let erases_max = (0..m.ftl.layout().superblocks).map(|b| m.ftl.superblock_erase_count(b)).max().unwrap_or(0);
             if let Some(w) = &mut m.wear {
                 w.set(pe_cycles, age_days, erases_max, seed ^ (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15));
             }
+        }
+    }
+
+    /// Ages a card as its store keeps it (`CardFile::age`): the same card
+    /// served, at rest or run gets the same errors for a seed of 1.
+    pub fn age_set(&mut self, age: crate::Age) {
+        if !age.is_new() {
+            self.wear_set(age.pe_cycles, age.age_days, 1);
         }
     }
 

@@ -182,11 +182,13 @@ impl Device {
             bad.add(m.ftl.bad_blocks());
         }
         let rated = self.profile.nand.endurance.as_ref().map(|e| e.rated_pe_cycles);
-        let mean = sum as f64 / blocks.max(1) as f64;
+        // An aged card's blocks saw its cycles before their erase counts.
+        let before = self.age.pe_cycles;
+        let mean = sum as f64 / blocks.max(1) as f64 + before as f64;
         Health {
             pe_cycles_mean: mean,
-            pe_cycles_min: lo.min(hi),
-            pe_cycles_max: hi,
+            pe_cycles_min: lo.min(hi).saturating_add(before),
+            pe_cycles_max: hi.saturating_add(before),
             pe_cycles_rated: rated,
             life_used: rated.map(|r| mean / r as f64),
             bad_blocks: bad,

@@ -435,20 +435,7 @@ fn warnings_of(profile: &Profile, spec: &RunSpec, mix: &Mix, device: &card::Devi
             spec.scale
         ));
     }
-    if let (Some(e), Some(_)) = (&profile.nand.endurance, &profile.nand.errors) {
-        if spec.pe_cycles > e.rated_pe_cycles {
-            w.push(format!(
-                "--pe-cycles {} is past the NAND's rating ({} cycles): the bit-error model is a fit to characterisations up to about the rating and only extrapolates beyond it",
-                spec.pe_cycles, e.rated_pe_cycles
-            ));
-        }
-    }
-    if profile.nand.errors.is_some() && spec.age_days > RETENTION_FITTED_DAYS {
-        w.push(format!(
-            "--age-days {}: the bit-error model's retention term is a power-law fit to months of retention, not to be trusted past {RETENTION_FITTED_DAYS} days",
-            spec.age_days
-        ));
-    }
+    w.extend(card::Age { pe_cycles: spec.pe_cycles, age_days: spec.age_days }.warnings(profile));
     let mapped = device.mapped_fraction();
     if mix.read_ppm > 0 && mapped < MAPPED_FOR_READS {
         w.push(format!(
@@ -461,10 +448,6 @@ fn warnings_of(profile: &Profile, spec: &RunSpec, mix: &Mix, device: &card::Devi
 
 /// The largest scale checked against full size (`crates/lab/tests/scale.rs`).
 pub const SCALE_CHECKED_MAX: u32 = 64;
-
-/// Retention ages the error models are fitted for (their sources
-/// characterise months, not years).
-const RETENTION_FITTED_DAYS: f64 = 365.0;
 
 /// What a results file says of a run a stop cut short.
 pub fn incomplete_why(during: &str) -> String {

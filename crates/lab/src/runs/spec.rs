@@ -198,14 +198,9 @@ pub fn spec_check(spec: &RunSpec) -> Result<(), RunError> {
             ));
         }
     }
-    if spec.pe_cycles > 1_000_000 {
-        return bad(format!("--pe-cycles {}: must be at most 1000000", spec.pe_cycles));
-    }
+    card::Age { pe_cycles: spec.pe_cycles, age_days: spec.age_days }.check().map_err(RunError::Input)?;
     if let Some(r) = spec.rebuild_bytes_per_sec.filter(|r| !REBUILD_RATES.contains(r)) {
         return bad(format!("--rebuild-rate {} MB/s: must be in 1..=100000", r as f64 / 1e6));
-    }
-    if !(spec.age_days.is_finite() && (0.0..=3650.0).contains(&spec.age_days)) {
-        return bad(format!("--age-days {}: must be in 0..=3650", spec.age_days));
     }
     if let Some(x) = spec.random_faults.filter(|x| !(x.is_finite() && *x > 0.0 && *x <= 1e12)) {
         return bad(format!("--random-faults {x}: must be a multiple of the field rates in (0, 1e12]"));
