@@ -222,6 +222,51 @@ fn a_worn_card_without_parity_gives_io_errors_never_wrong_bytes() {
     assert_eq!(s["read_errors"]["reads_rebuilt_from_parity"].as_u64(), Some(0));
 }
 
+/// A store whose disk fills (a 24 MB tmpfs under a 160 MB export): the
+/// write that finds no room gets an error, the card turns read-only and
+/// says why, later writes are refused, and every write acknowledged
+/// before reads back as written. Needs root (mount), as the file-system
+/// tests do.
+#[test]
+fn a_store_whose_disk_fills_turns_the_card_read_only_and_keeps_what_it_acknowledged() {
+    use emu::nbd;
+    use testkit::Client;
+    let dir = Scratch::new("serve-full-disk");
+    let store = dir.join("store");
+    std::fs::create_dir_all(&store).unwrap();
+    run(Command::new("mount").args(["-t", "tmpfs", "-o", "size=24m", "tmpfs"]).arg(&store));
+    /// Unmounted before the scratch directory goes (lazily: the server
+    /// may still hold its files).
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg("-l").arg(&self.0).status();
+        }
+    }
+    let card = Served::start_in(dir, "p420m".into(), &["--timing", "none"]);
+    let _unmount = Unmount(store);
+    let mut c = Client::connect(&card.socket, &card.name).unwrap();
+    let block = |i: u64| vec![(i % 251) as u8 ^ 0x3c; 4096];
+    let mut acked = 0u64;
+    let refused = loop {
+        let r = c.call(nbd::CMD_WRITE, 0, acked * 4096, 4096, &block(acked)).unwrap();
+        if r.error != 0 {
+            break r.error;
+        }
+        acked += 1;
+        assert!(acked * 4096 < c.size, "the whole export written on a 24 MB disk");
+    };
+    assert!(acked > 1000 && [nbd::EPERM, nbd::EIO].contains(&refused), "{acked} writes acknowledged, then error {refused}");
+    assert_eq!(c.call(nbd::CMD_WRITE, 0, 0, 4096, &block(7)).unwrap().error, nbd::EPERM, "a read-only card refuses writes");
+    for i in 0..acked {
+        let r = c.call(nbd::CMD_READ, 0, i * 4096, 4096, &[]).unwrap();
+        assert!(r.error == 0 && r.data == block(i), "acknowledged write {i} of {acked}: error {}", r.error);
+    }
+    let s = control(&card, &["status"]);
+    let why = s["read_only"].as_str().unwrap_or_default();
+    assert!(why.contains("store") && why.contains("No space left"), "{s}");
+}
+
 #[test]
 fn a_client_sending_garbage_is_cut_off_and_another_is_served() {
     let qemu = tool("qemu-img", "qemu-utils");

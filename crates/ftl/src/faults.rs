@@ -164,6 +164,19 @@ impl<M: Media> Ftl<M> {
         self.faults.faulted = !self.faults.dead.is_empty() || !self.faults.lost.is_empty() || self.faults.read_only.is_some();
     }
 
+    /// The store holding the pages could not take a write (its disk
+    /// full): the card turns read-only, so that nothing acknowledged
+    /// after this is written where it cannot be kept. Returns the error
+    /// the write that met it gets.
+    pub(crate) fn store_failed(&mut self, why: &str) -> FtlError {
+        let msg = format!(
+            "the store holding the card's pages could not take a write ({why}): the card is read-only; what was acknowledged before is kept (give its disk room and serve it again)"
+        );
+        self.faults.read_only = Some(msg.clone());
+        self.faults.faulted = true;
+        FtlError::ReadOnly(msg)
+    }
+
     /// Why the card refuses writes, if it does.
     pub fn read_only(&self) -> Option<&str> {
         self.faults.read_only.as_deref()

@@ -312,6 +312,13 @@ impl<M: Media> Ftl<M> {
     /// together): GC never finds half a write, so it never splits the
     /// slots of one write that share a plane page.
     pub fn write_in_io(&mut self, lba: SlotLba, data: Option<&[u8]>, (first, last): (SlotLba, SlotLba)) -> Result<(), FtlError> {
+        match self.slot_write(lba, data, (first, last)) {
+            Err(FtlError::Nand(NandError::Store(why))) => Err(self.store_failed(&why)),
+            r => r,
+        }
+    }
+
+    fn slot_write(&mut self, lba: SlotLba, data: Option<&[u8]>, (first, last): (SlotLba, SlotLba)) -> Result<(), FtlError> {
         debug_assert!(first <= lba && lba <= last, "slot {lba} outside the write's {first}..={last}");
         self.lba_check(lba)?;
         if self.faults.faulted {

@@ -420,15 +420,17 @@ impl Nand for Array {
                 return Err(NandError::ProgramFailed { die, block, page });
             }
         }
-        self.next_page[b] += 1;
         let off = self.mpage_offset(die, block, page);
         let len = self.geometry.mpage_bytes() as usize;
         let spm = self.geometry.slots_per_mpage() as usize;
-        let Some(store) = &mut self.store else { return Ok(()) };
         let base = off / len * spm;
-        if let Some(data) = data {
+        // The bytes first: a store that cannot take them leaves the page
+        // unprogrammed.
+        if let (Some(store), Some(data)) = (&mut self.store, data) {
             store.page_write(base, &data[..len]).map_err(|e| NandError::Store(e.to_string()))?;
         }
+        self.next_page[b] += 1;
+        let Some(store) = &mut self.store else { return Ok(()) };
         for (i, &lba) in oob[..spm].iter().enumerate() {
             store.oob_program(base + i, lba);
         }

@@ -105,7 +105,9 @@ impl Served {
         Served::start_in(dir, device, extra)
     }
 
-    fn start_in(dir: Scratch, device: String, extra: &[&str]) -> Served {
+    /// As `start`, its store at `dir/store` (made by the caller: a small
+    /// file system mounted there, say).
+    pub fn start_in(dir: Scratch, device: String, extra: &[&str]) -> Served {
         let socket = dir.join("nbd.sock");
         let extra: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
         let child = Served::spawn(&dir, &device, &socket, &extra);
