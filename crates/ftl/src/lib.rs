@@ -312,12 +312,24 @@ impl<M: Media> Ftl<M> {
     /// together): GC never finds half a write, so it never splits the
     /// slots of one write that share a plane page.
     pub fn write_in_io(&mut self, lba: SlotLba, data: Option<&[u8]>, (first, last): (SlotLba, SlotLba)) -> Result<(), FtlError> {
-        match self.slot_write(lba, data, (first, last)) {
+        let r = self.slot_write(lba, data, (first, last));
+        if r.is_err() {
+            return self.write_failed(r);
+        }
+        Ok(())
+    }
+
+    /// A write's error, the card turned read-only where the store failed.
+    #[cold]
+    #[inline(never)]
+    fn write_failed(&mut self, r: Result<(), FtlError>) -> Result<(), FtlError> {
+        match r {
             Err(FtlError::Nand(NandError::Store(why))) => Err(self.store_failed(&why)),
             r => r,
         }
     }
 
+    #[inline(always)]
     fn slot_write(&mut self, lba: SlotLba, data: Option<&[u8]>, (first, last): (SlotLba, SlotLba)) -> Result<(), FtlError> {
         debug_assert!(first <= lba && lba <= last, "slot {lba} outside the write's {first}..={last}");
         self.lba_check(lba)?;
