@@ -149,8 +149,25 @@ impl Device {
     /// its store held at power-on plus what happened since.
     pub fn smart(&self) -> Option<SmartLog> {
         let log = self.smart.as_ref()?;
-        let c = self.counters();
-        Some(log.with(c.host_slots_read, c.host_slots_written, c.nand_slots_all(), c.read_errors.reads_uncorrectable + c.faults.lbas_lost))
+        let (mut read, mut written, mut nand, mut errors) = (0, 0, 0, 0);
+        // The traffic alone, not `counters`: this runs after every request,
+        // and the erase counts' spread scans every block.
+        for m in &self.members {
+            let (f, mc) = (m.ftl.counters(), m.ftl.media().counters());
+            read += f.host_slots_read;
+            written += f.host_slots_written;
+            nand += (mc.mpage_programs_user + mc.mpage_programs_gc + mc.mpage_programs_parity) * self.costs.spm as u64;
+            errors += m.wear.as_ref().map_or(0, |w| w.counters.reads_uncorrectable) + m.ftl.fault_counters().lbas_lost;
+        }
+        debug_assert_eq!(
+            {
+                let c = self.counters();
+                (c.host_slots_read, c.host_slots_written, c.nand_slots_all(), c.read_errors.reads_uncorrectable + c.faults.lbas_lost)
+            },
+            (read, written, nand, errors),
+            "the SMART log's traffic is the counters'"
+        );
+        Some(log.with(read, written, nand, errors))
     }
 
     /// Keeps the SMART log's traffic counters beside the pages (a card
