@@ -19,7 +19,8 @@ work="$(mktemp -d /tmp/flashlab-serve-bench.XXXXXX)"
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 
 "$flashlab" serve flashmax2 --scale "$scale" --store "$work/store" --unix "$work/card.sock" --timing none 2>"$work/serve.log" &
-for _ in $(seq 200); do [ -S "$work/card.sock" ] && break; sleep 0.1; done
+# The socket is bound before the card is mounted: wait until it answers.
+for _ in $(seq 300); do nbdinfo --size "nbd+unix:///flashmax2?socket=$work/card.sock" >/dev/null 2>&1 && break; sleep 0.1; done
 size=$(nbdinfo --size "nbd+unix:///flashmax2?socket=$work/card.sock")
 nbdkit --unix "$work/kit.sock" --foreground memory "$size" 2>"$work/nbdkit.log" &
 for _ in $(seq 100); do [ -S "$work/kit.sock" ] && break; sleep 0.1; done
