@@ -252,6 +252,18 @@ pub struct Request {
     pub data: Vec<u8>,
 }
 
+/// Whether `buf` begins with a whole request (its header, and a WRITE's
+/// payload), so that reading it will not wait for the client.
+pub fn request_whole(buf: &[u8]) -> bool {
+    const HEAD: usize = 28;
+    if buf.len() < HEAD {
+        return false;
+    }
+    let kind = u16::from_be_bytes([buf[6], buf[7]]);
+    let length = u32::from_be_bytes(buf[24..28].try_into().expect("4 bytes")) as usize;
+    kind != CMD_WRITE || buf.len() - HEAD >= length
+}
+
 /// Reads one request; `Ok(None)` at a clean end of stream between requests.
 pub fn request_read(r: &mut impl Read) -> Result<Option<Request>, ProtoError> {
     let mut head = [0u8; 28];

@@ -48,7 +48,7 @@ impl Presentation {
     /// named from `name`.
     pub fn new(name: &str, card: &str, volumes: &Volumes) -> Presentation {
         // CAN_MULTI_CONN holds: every connection's requests run on the one
-        // device thread, in arrival order, so a FLUSH on any connection
+        // card, one at a time under its lock, so a FLUSH on any connection
         // covers the writes acknowledged on all of them.
         let flags = nbd::TFLAG_HAS_FLAGS
             | nbd::TFLAG_SEND_FLUSH

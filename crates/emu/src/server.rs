@@ -1,9 +1,10 @@
-//! The NBD server: one thread owns the device and runs every request in
-//! arrival order (no lock on the data path: requests reach it over a
-//! channel); each connection has a reader thread (handshake, requests) and
-//! a writer thread (replies, in the order the device finished them).
-//! Several connections may serve one export; a bad client ends only its
-//! own connection.
+//! The NBD server: the card sits behind one lock, and each connection's
+//! thread runs its requests on it in the order they were read, then writes
+//! the replies itself (no thread hop on the data path); paced replies go
+//! to the connection's writer thread, which holds each until its modelled
+//! completion. A ticker thread rolls the live seconds on and drives a
+//! rebuild while no request comes. Several connections may serve one
+//! export; a bad client ends only its own connection.
 
 use crate::control::Control;
 use crate::live::Live;
@@ -28,29 +29,7 @@ struct Reply {
     bytes: Vec<u8>,
 }
 
-/// What the device thread is asked: a request, with where its reply goes,
-/// or its counters.
-enum Job {
-    Request {
-        req: Request,
-        /// The part of the card the connection's export is.
-        volume: Volume,
-        /// When the request's last byte was read off the socket: its
-        /// submission time on the card's clock.
-        arrived: Instant,
-        reply: Sender<Reply>,
-    },
-    Counters(Sender<card::DeviceCounters>),
-    /// The card's status now.
-    Status(Sender<card::Status>),
-    /// A control command; its result, or why not.
-    Control(Control, Sender<Result<Value, String>>),
-    /// A clean shutdown: the device thread checkpoints the card and ends,
-    /// saying what it served.
-    Shutdown(Sender<Result<Served, DeviceError>>),
-}
-
-/// The answer to a control command (on the device thread): its result.
+/// The answer to a control command (holding the card's lock): its result.
 /// A format or a re-split answers with the card's capacity and
 /// description after it; the beacon is the server's (`beacon`: its state).
 fn control_run(device: &mut card::Device, now: u64, c: &Control, live: &Live, beacon: bool) -> Result<Value, String> {
@@ -59,7 +38,7 @@ fn control_run(device: &mut card::Device, now: u64, c: &Control, live: &Live, be
             let events = ts.iter().map(|t| device.fail_now(now, t)).collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())?;
             Ok(json!({ "failed": events }))
         }
-        Control::Status => unreachable!("a status is asked for as Job::Status"),
+        Control::Status => unreachable!("a status is asked for by Server::status"),
         Control::Stats => Ok(json!({
             "card_ns": now,
             "second": live.last(),
@@ -76,11 +55,11 @@ fn control_run(device: &mut card::Device, now: u64, c: &Control, live: &Live, be
             device.trim_at(now, 0, device.capacity_bytes()).map_err(|e| e.to_string())?;
             Ok(json!({ "capacity_bytes": device.capacity_bytes(), "card": card_description(device) }))
         }
-        Control::Beacon(_) => unreachable!("the beacon is the server's, not the device thread's"),
+        Control::Beacon(_) => unreachable!("the beacon is the server's, not the card's"),
     }
 }
 
-/// What the device thread counts, for the log at the end and for tests;
+/// What the card served counts, for the log at the end and for tests;
 /// times on the card's clock.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Served {
@@ -114,12 +93,14 @@ impl Served {
     }
 }
 
-/// A served card: its exports (one per volume) and the channel to the
-/// thread that owns it.
+/// A served card: its exports (one per volume) and the card behind its
+/// lock.
 pub struct Server {
     name: String,
     presentation: Mutex<Presentation>,
-    jobs: Sender<Job>,
+    card: Arc<Mutex<Card>>,
+    /// Whether replies are paced (held until their modelled completion).
+    paced: bool,
     /// The card's members (to name a die of a card of several).
     members: usize,
     /// How late paced replies left, over every connection.
@@ -137,7 +118,9 @@ pub struct Server {
 }
 
 impl Server {
-    /// Starts the device thread; the device must hold data. One export per
+    /// Serves `device`, which must hold data, and starts the ticker (its
+    /// handle: what the card served, once it is stopped or the server
+    /// dropped). One export per
     /// volume: `name` for a card served whole, `name-1` and `name-2` for a
     /// split card. `log`: where to keep the log of writes and flushes, if
     /// anywhere. The beacon starts as the store's `card.toml` left it.
@@ -148,17 +131,18 @@ impl Server {
         let store = device.store_dir().map(std::path::Path::to_path_buf);
         let lit = store.as_deref().and_then(|d| card::CardFile::load(d).ok().flatten()).is_some_and(|c| c.beacon);
         let beacon = Arc::new(AtomicBool::new(lit));
-        let (jobs, rx) = channel::<Job>();
         let clock = Clock::new(timing);
         let members = device.profile.members as usize;
         let (profile, scale) = (device.profile.clone(), device.scale);
-        let lit = Arc::clone(&beacon);
-        let handle = std::thread::Builder::new().name("device".into()).spawn(move || device_loop(device, rx, clock, log, &lit)).expect("a thread");
+        let card = Arc::new(Mutex::new(Card::new(device, clock, log)));
+        let ticked = Arc::downgrade(&card);
+        let handle = std::thread::Builder::new().name("ticker".into()).spawn(move || ticker(&ticked)).expect("a thread");
         (
             Server {
                 name: name.to_string(),
                 presentation: Mutex::new(presentation),
-                jobs,
+                card,
+                paced: timing != Timing::None,
                 members,
                 lateness: Arc::new(Lateness::default()),
                 clients: Arc::new(AtomicUsize::new(0)),
@@ -181,11 +165,15 @@ impl Server {
         self.members
     }
 
-    /// The card's counters now (after every request sent before).
+    /// The card, locked; `None` once it has stopped.
+    fn card(&self) -> Option<std::sync::MutexGuard<'_, Card>> {
+        let c = self.card.lock().expect("the card's lock");
+        (!c.stopped).then_some(c)
+    }
+
+    /// The card's counters now (after every request taken before).
     pub fn counters(&self) -> Option<card::DeviceCounters> {
-        let (tx, rx) = channel();
-        self.jobs.send(Job::Counters(tx)).ok()?;
-        rx.recv().ok()
+        Some(self.card()?.device.counters())
     }
 
     /// Connections serving an export now.
@@ -193,8 +181,8 @@ impl Server {
         self.clients.load(Ordering::SeqCst)
     }
 
-    /// Runs a control command on the device thread (after the requests
-    /// already taken); its result. A status also names the exports
+    /// Runs a control command on the card (after the requests already
+    /// taken); its result. A status also names the exports
     /// (volumes); a status and the live statistics, the clients
     /// connected. A format or a re-split goes through `reshape`.
     pub fn control(&self, c: Control) -> Result<Value, String> {
@@ -214,9 +202,11 @@ impl Server {
     /// The card's status (after the requests already taken), its volumes
     /// and the clients connected.
     pub fn status(&self) -> Result<CardStatus, String> {
-        let (tx, rx) = channel();
-        self.jobs.send(Job::Status(tx)).map_err(|_| "the device thread has ended".to_string())?;
-        let s = rx.recv().map_err(|_| "the device thread has ended".to_string())?;
+        let s = {
+            let mut c = self.card().ok_or_else(stopped)?;
+            let now = c.tick();
+            c.device.status(now, Some(c.live.busy()), self.beacon.load(Ordering::SeqCst))
+        };
         let volumes = self.presentation.lock().expect("the presentation lock").names();
         Ok(CardStatus { served: true, clients: self.clients(), volumes, card: Known::Mounted(Box::new(s)) })
     }
@@ -255,9 +245,10 @@ impl Server {
     }
 
     fn device_control(&self, c: &Control) -> Result<Value, String> {
-        let (tx, rx) = channel();
-        self.jobs.send(Job::Control(c.clone(), tx)).map_err(|_| "the device thread has ended".to_string())?;
-        rx.recv().map_err(|_| "the device thread has ended".to_string())?
+        let mut card = self.card().ok_or_else(stopped)?;
+        let now = card.tick();
+        let Card { device, live, .. } = &mut *card;
+        control_run(device, now, c, live, self.beacon.load(Ordering::SeqCst))
     }
 
     /// Lights or darkens the beacon, kept in the store's `card.toml`.
@@ -271,12 +262,15 @@ impl Server {
 
     /// Stops the card cleanly after the requests already taken: every
     /// write on the media and a checkpoint beside the store, so that the
-    /// next start mounts without a scan. The device thread then ends;
-    /// what it served is returned.
+    /// next start mounts without a scan. No request runs after it (each
+    /// connection ends at its next); what the card served is returned.
     pub fn shutdown(&self) -> Result<Served, DeviceError> {
-        let (tx, rx) = channel();
-        self.jobs.send(Job::Shutdown(tx)).map_err(|_| DeviceError::Store("the device thread has ended".into()))?;
-        rx.recv().map_err(|_| DeviceError::Store("the device thread has ended".into()))?
+        let mut c = self.card().ok_or_else(|| DeviceError::Store(stopped()))?;
+        c.stopped = true;
+        if let Some(l) = &mut c.log {
+            let _ = l.flush();
+        }
+        c.device.shutdown_clean().map(|()| c.served.clone())
     }
 
     /// Serves one connection until the client leaves or breaks the
@@ -300,28 +294,109 @@ impl Server {
             }
             (p.volumes[i], Client::join(&self.clients))
         };
-        let (reply_tx, reply_rx) = channel::<Reply>();
-        let lateness = Arc::clone(&self.lateness);
-        let writer = std::thread::Builder::new().name("nbd-writer".into()).spawn(move || replies_write(writer, reply_rx, &lateness)).expect("a thread");
         let mut reader = BufReader::with_capacity(256 * 1024, stream);
+        let mut replies = Replies::new(writer, self.paced, &self.lateness);
+        let mut batch = Vec::with_capacity(BATCH_MAX);
         let result = loop {
-            match nbd::request_read(&mut reader) {
-                Ok(None) => break Ok(()),
-                Ok(Some(req)) if req.kind == nbd::CMD_DISC => break Ok(()),
-                Ok(Some(req)) => {
-                    let arrived = Instant::now();
-                    if self.jobs.send(Job::Request { req, volume, arrived, reply: reply_tx.clone() }).is_err() {
-                        break Ok(());
-                    }
-                }
-                Err(e) => break Err(e),
+            // Replies waiting go out before the thread waits for the client.
+            if reader.buffer().is_empty() && replies.flush().is_err() {
+                break Ok(());
+            }
+            let end = requests_read(&mut reader, &mut batch);
+            // The requests read run under one taking of the card's lock; a
+            // card stopped cleanly takes no more.
+            let Some(mut card) = self.card() else { break Ok(()) };
+            let done: Vec<Reply> = batch.drain(..).map(|(req, arrived)| card.request(&req, volume, arrived)).collect();
+            drop(card);
+            if done.into_iter().try_for_each(|r| replies.send(r)).is_err() {
+                break Ok(());
+            }
+            if let Some(end) = end {
+                break end;
             }
         };
-        // Replies to requests already taken still go out; then the writer
-        // ends when the last sender is gone.
-        drop(reply_tx);
-        let _ = writer.join();
+        // Replies to requests already taken still go out.
+        replies.close();
         result
+    }
+}
+
+/// The most requests a connection runs under one taking of the card's lock.
+const BATCH_MAX: usize = 32;
+
+/// Reads a request (waiting for it), then those already buffered whole,
+/// up to `BATCH_MAX`, each with when it was read, into `batch`; how the
+/// connection ends, if it does (the client left, said so, or broke the
+/// protocol) after the requests read.
+fn requests_read(reader: &mut BufReader<impl Read>, batch: &mut Vec<(Request, Instant)>) -> Option<Result<(), ProtoError>> {
+    loop {
+        match nbd::request_read(reader) {
+            Ok(None) => return Some(Ok(())),
+            Ok(Some(req)) if req.kind == nbd::CMD_DISC => return Some(Ok(())),
+            Ok(Some(req)) => batch.push((req, Instant::now())),
+            Err(e) => return Some(Err(e)),
+        }
+        if batch.len() == BATCH_MAX || !nbd::request_whole(reader.buffer()) {
+            return None;
+        }
+    }
+}
+
+/// Why a stopped card does nothing more.
+fn stopped() -> String {
+    "the card has stopped".to_string()
+}
+
+/// Where a connection's replies go: written by its own thread as soon as
+/// the request has run (flushed before it waits for the client), or, when
+/// paced, held by its writer thread until due.
+enum Replies<W: Write + Send + 'static> {
+    Direct(BufWriter<W>),
+    Paced { tx: Sender<Reply>, writer: std::thread::JoinHandle<()> },
+}
+
+impl<W: Write + Send + 'static> Replies<W> {
+    fn new(w: W, paced: bool, lateness: &Arc<Lateness>) -> Replies<W> {
+        if !paced {
+            return Replies::Direct(BufWriter::with_capacity(256 * 1024, w));
+        }
+        let (tx, rx) = channel::<Reply>();
+        let lateness = Arc::clone(lateness);
+        let writer = std::thread::Builder::new().name("nbd-writer".into()).spawn(move || replies_write(w, rx, &lateness)).expect("a thread");
+        Replies::Paced { tx, writer }
+    }
+
+    /// Takes a reply; an error once the client can no longer be written to.
+    fn send(&mut self, r: Reply) -> std::io::Result<()> {
+        match self {
+            Replies::Direct(w) => {
+                debug_assert!(r.due.is_none(), "an unpaced reply is due at once");
+                w.write_all(&r.bytes)
+            }
+            Replies::Paced { tx, .. } => tx.send(r).map_err(|_| std::io::ErrorKind::BrokenPipe.into()),
+        }
+    }
+
+    /// Sends what is written (the writer thread flushes on its own).
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Replies::Direct(w) => w.flush(),
+            Replies::Paced { .. } => Ok(()),
+        }
+    }
+
+    /// Every reply taken goes out (paced: each at its time), then the
+    /// writer ends.
+    fn close(self) {
+        match self {
+            Replies::Direct(mut w) => {
+                let _ = w.flush();
+            }
+            Replies::Paced { tx, writer } => {
+                drop(tx);
+                let _ = writer.join();
+            }
+        }
     }
 }
 
@@ -394,56 +469,34 @@ fn replies_write<W: Write>(w: W, rx: Receiver<Reply>, lateness: &Lateness) {
     }
 }
 
-/// The device thread: every request in the order it reached the thread, at
-/// the wall time it was read off its socket (the device's clock is wall
-/// time since the server started), so that time spent queued for this
-/// thread is not charged to the card; never earlier than the request
-/// before (connections' readers stamp independently).
-fn device_loop(device: Device, rx: Receiver<Job>, clock: Clock, log: Option<WriteLog>, beacon: &AtomicBool) -> Served {
-    let live = Live::new(Instant::now(), &device);
-    let mut d = DeviceThread { device, clock, log, served: Served::default(), buf: Vec::new(), last: 0, live };
+/// The ticker: the live seconds end, and a rebuild goes on, while no
+/// request comes. It ends when the card stops or the server is gone;
+/// what the card served.
+fn ticker(card: &std::sync::Weak<Mutex<Card>>) -> Served {
+    let mut served = Served::default();
     loop {
-        // Seconds end, and a rebuild goes on, while no request comes.
-        let wait = if d.device.rebuilding() { Duration::from_millis(10) } else { Duration::from_millis(100) };
-        match rx.recv_timeout(wait) {
-            Ok(Job::Request { req, volume, arrived, reply }) => {
-                let _ = reply.send(d.request(&req, volume, arrived));
-            }
-            Ok(Job::Counters(tx)) => {
-                let _ = tx.send(d.device.counters());
-            }
-            Ok(Job::Status(tx)) => {
-                let now = d.tick();
-                let _ = tx.send(d.device.status(now, Some(d.live.busy()), beacon.load(Ordering::SeqCst)));
-            }
-            Ok(Job::Control(c, tx)) => {
-                let now = d.tick();
-                let _ = tx.send(control_run(&mut d.device, now, &c, &d.live, beacon.load(Ordering::SeqCst)));
-            }
-            Ok(Job::Shutdown(tx)) => {
-                if let Some(l) = &mut d.log {
-                    let _ = l.flush();
+        let wait = match card.upgrade() {
+            None => return served,
+            Some(c) => {
+                let mut c = c.lock().expect("the card's lock");
+                served = c.served.clone();
+                if c.stopped {
+                    return served;
                 }
-                let _ = tx.send(d.device.shutdown_clean().map(|()| d.served.clone()));
-                break;
+                c.idle_tick()
             }
-            Err(RecvTimeoutError::Timeout) => {
-                let now = d.tick();
-                if d.device.rebuilding() {
-                    if let Err(e) = d.device.background(now) {
-                        eprintln!("flashlab serve: the rebuild failed: {e}");
-                    }
-                }
-            }
-            Err(RecvTimeoutError::Disconnected) => break,
-        }
+        };
+        std::thread::sleep(wait);
     }
-    d.served
 }
 
-/// What the device thread holds: the card, its clock, the write log and
-/// the figures of what it served.
-struct DeviceThread {
+/// The card being served, its clock, the write log and the figures of
+/// what it served; every request runs on it in the order it took its lock,
+/// at the wall time it was read off its socket (the card's clock is wall
+/// time since the server started), so that time spent waiting for the lock
+/// is not charged to the card; never earlier than the request before
+/// (connections stamp independently).
+struct Card {
     device: Device,
     clock: Clock,
     log: Option<WriteLog>,
@@ -453,9 +506,35 @@ struct DeviceThread {
     /// The card's time of the latest request or tick: it never goes back.
     last: u64,
     live: Live,
+    /// When the last request ran.
+    used: Instant,
+    /// Stopped cleanly: no more requests.
+    stopped: bool,
 }
 
-impl DeviceThread {
+impl Card {
+    fn new(device: Device, clock: Clock, log: Option<WriteLog>) -> Card {
+        let live = Live::new(Instant::now(), &device);
+        Card { device, clock, log, served: Served::default(), buf: Vec::new(), last: 0, live, used: Instant::now(), stopped: false }
+    }
+
+    /// The ticker's turn: the clock and the live seconds rolled on, and a
+    /// rebuild's next step when no request came for a while; how long
+    /// until the next turn.
+    fn idle_tick(&mut self) -> Duration {
+        const REBUILD_STEP: Duration = Duration::from_millis(10);
+        let now = self.tick();
+        if !self.device.rebuilding() {
+            return Duration::from_millis(100);
+        }
+        if self.used.elapsed() >= REBUILD_STEP {
+            if let Err(e) = self.device.background(now) {
+                eprintln!("flashlab serve: the rebuild failed: {e}");
+            }
+        }
+        REBUILD_STEP
+    }
+
     /// The card's clock now (the live figures' seconds rolled on to it).
     fn tick(&mut self) -> u64 {
         let t = Instant::now();
@@ -467,6 +546,7 @@ impl DeviceThread {
     /// A request, run on the card at its arrival: its reply, due at its
     /// modelled completion.
     fn request(&mut self, req: &Request, volume: Volume, arrived: Instant) -> Reply {
+        self.used = Instant::now();
         self.live.roll(arrived, &self.device, self.clock.device_at(arrived).max(self.last));
         let now = self.clock.device_at(arrived).max(self.last);
         self.last = now;
