@@ -4,7 +4,8 @@
 //! - `runs`: a workload on a device and what is measured of it: workloads
 //!   (`workload`), metering (`metrics`), steady-state detection (`steady`),
 //!   a phase's results (`phase`), published figures beside simulated ones
-//!   (`published`), and a run or a sequence of steps (`run`).
+//!   (`published`), a run or a sequence of steps (`run`), and real
+//!   storage measured through fio (`measure`).
 //! - `procedures`: the reviewers' procedure (`job`, `review`), the SNIA
 //!   PTS (`pts`), the calibration against every published figure
 //!   (`calibrate`) and an accelerated life to wear-out (`endurance`).
@@ -19,6 +20,7 @@ pub mod number;
 pub mod runs {
     pub mod failure;
     pub mod interrupt;
+    pub mod measure;
     pub mod metrics;
     pub mod phase;
     pub mod published;

@@ -10,6 +10,7 @@
 
 use crate::procedures::job::{ReviewProfile, Tests, MATRIX_QUEUE_DEPTHS, MATRIX_THREADS};
 use crate::runs::run::{REVIEWERS_QUEUE_DEPTH, REVIEWERS_THREADS};
+use crate::runs::workload::fio_size as size;
 use crate::runs::workload::Mix;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -27,37 +28,9 @@ pub struct FioOptions {
     pub rounds_matrix: u32,
 }
 
-fn size(bytes: u32) -> String {
-    if bytes.is_multiple_of(1024 * 1024) {
-        format!("{}m", bytes / (1024 * 1024))
-    } else if bytes.is_multiple_of(1024) {
-        format!("{}k", bytes / 1024)
-    } else {
-        bytes.to_string()
-    }
-}
-
-/// The mix as fio options: rwmixread and bs or bssplit. fio takes whole
-/// percentages; a mix with fractions is rounded by largest remainder, so
-/// that the shares still sum to 100.
+/// The mix as fio options (one `key=value` a line).
 pub fn mix_options(m: &Mix) -> String {
-    let rw = if m.sequential { "rw" } else { "randrw" };
-    let mut o = format!("rw={rw}\nrwmixread={}\n", (m.read_ppm as f64 / 10_000.0).round() as u32);
-    if m.sizes.len() == 1 {
-        let _ = writeln!(o, "bs={}", size(m.sizes[0].0));
-    } else {
-        // Largest remainders: whole percentages that still sum to 100.
-        let mut pct: Vec<(u32, u32)> = m.sizes.iter().map(|&(b, p)| (b, p / 10_000)).collect();
-        let mut order: Vec<usize> = (0..m.sizes.len()).collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(m.sizes[i].1 % 10_000));
-        let missing = 100u32.saturating_sub(pct.iter().map(|p| p.1).sum());
-        for &i in order.iter().take(missing as usize) {
-            pct[i].1 += 1;
-        }
-        let parts: Vec<String> = pct.iter().filter(|p| p.1 > 0).map(|&(b, p)| format!("{}/{}", size(b), p)).collect();
-        let _ = writeln!(o, "bssplit={}", parts.join(":"));
-    }
-    o
+    m.fio_options().iter().map(|(k, v)| format!("{k}={v}\n")).collect()
 }
 
 /// One job section, run after the previous one ends (stonewall), reported

@@ -147,7 +147,41 @@ fn sizes_parse(v: &str) -> Result<Vec<(u32, u32)>, String> {
     Ok(sizes)
 }
 
+/// A transfer size as fio writes it (`4k`, `1m`, `512`).
+pub fn fio_size(bytes: u32) -> String {
+    if bytes.is_multiple_of(1024 * 1024) {
+        format!("{}m", bytes / (1024 * 1024))
+    } else if bytes.is_multiple_of(1024) {
+        format!("{}k", bytes / 1024)
+    } else {
+        bytes.to_string()
+    }
+}
+
 impl Mix {
+    /// The mix as fio options: rw, rwmixread, and bs or bssplit. fio takes
+    /// whole percentages; a mix with fractions is rounded by largest
+    /// remainder, so that the shares still sum to 100.
+    pub fn fio_options(&self) -> Vec<(&'static str, String)> {
+        let rw = if self.sequential { "rw" } else { "randrw" };
+        let mut o = vec![("rw", rw.to_string()), ("rwmixread", ((self.read_ppm as f64 / 10_000.0).round() as u32).to_string())];
+        if self.sizes.len() == 1 {
+            o.push(("bs", fio_size(self.sizes[0].0)));
+            return o;
+        }
+        // Largest remainders: whole percentages that still sum to 100.
+        let mut pct: Vec<(u32, u32)> = self.sizes.iter().map(|&(b, p)| (b, p / 10_000)).collect();
+        let mut order: Vec<usize> = (0..self.sizes.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(self.sizes[i].1 % 10_000));
+        let missing = 100u32.saturating_sub(pct.iter().map(|p| p.1).sum());
+        for &i in order.iter().take(missing as usize) {
+            pct[i].1 += 1;
+        }
+        let parts: Vec<String> = pct.iter().filter(|p| p.1 > 0).map(|&(b, p)| format!("{}/{}", fio_size(b), p)).collect();
+        o.push(("bssplit", parts.join(":")));
+        o
+    }
+
     /// A named profile, or a mix `read=PCT;bs=SIZE/PCT:SIZE/PCT...` with
     /// sizes in bytes or with k/m suffixes, whole 512-byte sectors, and
     /// shares that sum to 100.
