@@ -7,6 +7,7 @@ mod calibrate;
 mod endurance;
 mod fit;
 mod manage;
+mod measured;
 mod monitor;
 mod review;
 mod run;

@@ -1,5 +1,7 @@
-//! `flashlab run`: one workload on a simulated device, its progress on
-//! standard error, the summary on standard output, everything in `--json`.
+//! `flashlab run`: one workload on a simulated device (or, with
+//! `--target`, on real storage through fio: `crate::measured`), its
+//! progress on standard error, the summary on standard output, everything
+//! in `--json`.
 
 use crate::out;
 use anyhow::{bail, Context, Result};
@@ -11,7 +13,17 @@ use std::time::Instant;
 #[derive(clap::Args)]
 pub struct RunArgs {
     /// A catalog device id (see `flashlab devices`) or a profile file (.toml).
-    pub device: String,
+    #[arg(required_unless_present = "target", conflicts_with = "target")]
+    pub device: Option<String>,
+    /// Real storage instead of a simulated card: a file, a block device or
+    /// an NBD export (nbd://HOST/NAME, nbd+unix:///NAME?socket=PATH),
+    /// measured through fio. Every byte on it may be overwritten.
+    #[arg(long, value_name = "PATH|URI")]
+    pub target: Option<String>,
+    /// With --target: go on although the target holds a file system or a
+    /// partition table, repeating its name (a mounted one is refused).
+    #[arg(long, value_name = "TARGET", requires = "target")]
+    pub destroy: Option<String>,
     /// 4k-read, 4k-write, 8k-7030, fileserver, webserver, webserver-write, or
     /// a mix such as 'read=70;bs=4k/60:64k/40' (shares sum to 100) or
     /// 'read=100;bs=64k;pattern=seq'; fio's names work too
@@ -100,7 +112,8 @@ pub fn rebuild_rate_of(mb_per_s: Option<f64>) -> Result<Option<u64>> {
 }
 
 pub fn run(a: RunArgs) -> Result<()> {
-    let profile = card::profile_load(&a.device).map_err(anyhow::Error::msg)?;
+    let Some(device) = &a.device else { return crate::measured::run(&a) };
+    let profile = card::profile_load(device).map_err(anyhow::Error::msg)?;
     let format = a.format.clone().unwrap_or_else(|| profile.default_format.clone());
     let spec = spec_of(&a, &profile, &format)?;
     let json = a.json.as_deref().map(out::JsonSink::open).transpose()?;
@@ -244,7 +257,7 @@ impl ProgressPrinter {
     }
 }
 
-fn print_result(r: &RunResult, wall_s: f64) {
+pub(crate) fn print_result(r: &RunResult, wall_s: f64) {
     let d = &r.device;
     outln!(
         "{} ({}), format {}, scale {}: {:.1} GB usable of {:.1} GB raw, {} dies, effective OP {:.1}%  [simulated]",
@@ -295,24 +308,7 @@ fn phase_print(p: &Phase) {
     } else if let Some(s) = &p.steady_state {
         steady_print(s);
     }
-    outln!(
-        "  {:<6} {:>12} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
-        "",
-        "IOPS",
-        "MB/s",
-        "avg ms",
-        "max ms",
-        "std ms",
-        "p50",
-        "p99",
-        "p99.9",
-        "p99.99"
-    );
-    for (name, s) in [("read", &p.summary.read), ("write", &p.summary.write), ("all", &p.summary.all)] {
-        if s.ios > 0 {
-            stats_print(name, s);
-        }
-    }
+    stats_table(p);
     if !p.utilisation.is_empty() {
         let cells: Vec<String> = p.utilisation.iter().map(|u| format!("{} {:.0}%", u.resource, u.percent)).collect();
         outln!("  utilisation: {}", cells.join(", "));
@@ -382,7 +378,7 @@ fn failure_print(f: &lab::runs::failure::FailureReport) {
     }
 }
 
-fn steady_print(s: &SteadyReport) {
+pub(crate) fn steady_print(s: &SteadyReport) {
     outln!("  preconditioning rule: {}", s.rule);
     match (&s.window, s.reached) {
         (Some(w), true) => outln!(
@@ -397,6 +393,28 @@ fn steady_print(s: &SteadyReport) {
     }
     if let Some(d) = s.drift_percent_per_drive_write {
         outln!("  drift: IOPS still moved {d:+.1}% per drive write over the last drive write");
+    }
+}
+
+/// A phase's read, write and overall figures, one line each.
+pub(crate) fn stats_table(p: &Phase) {
+    outln!(
+        "  {:<6} {:>12} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
+        "",
+        "IOPS",
+        "MB/s",
+        "avg ms",
+        "max ms",
+        "std ms",
+        "p50",
+        "p99",
+        "p99.9",
+        "p99.99"
+    );
+    for (name, s) in [("read", &p.summary.read), ("write", &p.summary.write), ("all", &p.summary.all)] {
+        if s.ios > 0 {
+            stats_print(name, s);
+        }
     }
 }
 

@@ -27,6 +27,7 @@ pub mod runs {
     pub mod run;
     pub mod spec;
     pub mod steady;
+    pub mod target;
     pub mod threads;
     pub mod workload;
 }
@@ -37,6 +38,7 @@ pub mod procedures {
     pub mod endurance;
     pub mod fit;
     pub mod job;
+    pub mod measured;
     pub mod pts;
     pub mod review;
 }

@@ -14,7 +14,9 @@
 //! `lat` (submission to completion), as the simulator's is.
 
 use crate::runs::metrics::{interval_of, Acc, Closed, DirStats, Interval, Summary};
+pub use crate::runs::target::Target;
 use crate::runs::workload::Mix;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::BufReader;
@@ -35,42 +37,7 @@ pub enum MeasureError {
     Io(#[from] std::io::Error),
 }
 
-/// What fio runs against.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Target {
-    /// A regular file or a block device, opened with O_DIRECT through
-    /// libaio.
-    Path(std::path::PathBuf),
-    /// An NBD export (`nbd://...`, `nbd+unix://...`), through fio's nbd
-    /// engine.
-    Nbd(String),
-}
-
 impl Target {
-    pub fn parse(s: &str) -> Target {
-        if s.starts_with("nbd://") || s.starts_with("nbd+unix://") || s.starts_with("nbds://") {
-            Target::Nbd(s.to_string())
-        } else {
-            Target::Path(s.into())
-        }
-    }
-
-    /// A path must be a file or a block device that is there (fio would
-    /// make a missing file); an NBD export is fio's to reach.
-    pub fn check(&self) -> Result<(), MeasureError> {
-        use std::os::unix::fs::FileTypeExt;
-        let Target::Path(p) = self else { return Ok(()) };
-        let m = std::fs::metadata(p).map_err(|e| MeasureError::Target(format!("{}: {e}", p.display())))?;
-        let t = m.file_type();
-        if !(t.is_file() || t.is_block_device()) {
-            return Err(MeasureError::Target(format!("{}: neither a regular file nor a block device", p.display())));
-        }
-        if t.is_file() && m.len() == 0 {
-            return Err(MeasureError::Target(format!("{}: an empty file (give it a size first, e.g. fallocate -l 8G FILE)", p.display())));
-        }
-        Ok(())
-    }
-
     /// How fio reaches it: engine and address options.
     fn fio_options(&self) -> Vec<(&'static str, String)> {
         match self {
@@ -80,13 +47,16 @@ impl Target {
     }
 }
 
-impl std::fmt::Display for Target {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Target::Path(p) => write!(f, "{}", p.display()),
-            Target::Nbd(u) => f.write_str(u),
-        }
-    }
+/// What a measured run's results say of where it ran.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct Measurement {
+    pub target: crate::runs::target::TargetInfo,
+    /// fio's version and engine.
+    pub fio: String,
+    pub engine: String,
+    /// The host: kernel release and CPU model.
+    pub kernel: String,
+    pub cpu: String,
 }
 
 /// One fio run: a mix at `threads` jobs x `queue_depth` for `runtime_s`
@@ -323,7 +293,7 @@ pub struct Measured {
 /// (SIGINT: it ends its jobs and writes its final report). The last,
 /// partial round is kept when it is at least half a round long.
 pub fn run(job: &Job, mut on_round: impl FnMut(&Interval, &[Interval]) -> bool) -> Result<Measured, MeasureError> {
-    job.target.check()?;
+    job.target.inspect().map_err(MeasureError::Target)?;
     let fio = fio_version()?;
     let mut child = Command::new("fio").args(job.args()).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
     let stdout = child.stdout.take().expect("piped");

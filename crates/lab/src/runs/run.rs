@@ -46,6 +46,10 @@ pub struct RunResult {
     /// model holds for, a card without data to read), each a sentence.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Where a run on real storage ran (`procedures::measured`, `runs::measure`); none for
+    /// a simulated card.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured: Option<crate::runs::measure::Measurement>,
 }
 
 /// Progress of a phase, for a progress display.
@@ -468,6 +472,7 @@ pub fn result_of(profile: &Profile, spec: &RunSpec, session: &Session, phases: V
         failures: Vec::new(),
         incomplete: None,
         warnings: Vec::new(),
+        measured: None,
     }
 }
 

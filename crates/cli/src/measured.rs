@@ -1,0 +1,152 @@
+//! `flashlab run --target`: one workload on real storage (a file, a block
+//! device, an NBD export) through fio, with the simulated run's
+//! preconditioning rules, progress, summary and results file; the
+//! figures say "measured".
+
+use crate::out;
+use crate::run::RunArgs;
+use anyhow::{bail, Context, Result};
+use lab::procedures::measured::{self, MeasuredProgress, MeasuredSpec, Precondition};
+use lab::runs::target::{write_check, Target};
+use std::time::Instant;
+
+/// Round length on real storage unless `--interval` says otherwise: the
+/// reviewers' minute.
+const ROUND_S: u64 = 60;
+/// Preconditioning to steady state gives up after the reviewers' longest
+/// fixed time.
+const STEADY_CAP_S: u64 = 12 * 3600;
+
+pub fn run(a: &RunArgs) -> Result<()> {
+    simulated_only(a)?;
+    let target = a.target.as_deref().expect("a target without a device");
+    let spec = spec_of(a, target)?;
+    // Nothing is written to a target that holds data unless it is named
+    // twice; a read-only run only reads.
+    let writes = spec.workload.read_ppm < 1_000_000 || spec.precondition.is_some();
+    let info = Target::parse(target).inspect().map_err(anyhow::Error::msg)?;
+    if writes {
+        write_check(&info, a.destroy.as_deref()).map_err(anyhow::Error::msg)?;
+    }
+    let json = a.json.as_deref().map(out::JsonSink::open).transpose()?;
+    if !a.quiet {
+        eprintln!(
+            "flashlab run --target {} --workload {} --threads {} --qd {}: {} ({}{}), through fio",
+            out::shell_word(target),
+            out::shell_word(&a.workload),
+            a.threads,
+            a.qd,
+            info.kind,
+            info.size_bytes.map_or("size unknown".to_string(), |b| format!("{:.1} GB", b as f64 / 1e9)),
+            info.model.as_ref().map_or(String::new(), |m| format!(", {m}"))
+        );
+    }
+    let started = Instant::now();
+    out::sigint_stops_the_lab();
+    let quiet = a.quiet;
+    let result = measured::run(&spec, &mut |p: &MeasuredProgress| {
+        if !quiet {
+            eprintln!(
+                "  {:<12} round {:>4} {:>8.0} s of {}{} s {:>10.0} IOPS {:>8.3} ms",
+                p.phase,
+                p.rounds,
+                p.elapsed_s,
+                if p.phase == "precondition" && matches!(spec.precondition, Some(Precondition::Steady { .. })) { "<= " } else { "" },
+                p.planned_s,
+                p.round.iops,
+                p.round.latency_avg_ms
+            )
+        }
+    })?;
+    if let Some(sink) = json {
+        sink.write(&result, a.quiet)?;
+    }
+    let m = result.measured.as_ref().expect("a measured run says where it ran");
+    outln!(
+        "{} ({}{}){}: measured through {} ({}) on {}, {}  [measured]",
+        m.target.target,
+        m.target.kind,
+        m.target.size_bytes.map_or(String::new(), |b| format!(", {:.1} GB", b as f64 / 1e9)),
+        m.target.model.as_ref().map_or(String::new(), |s| format!(", {s}")),
+        m.fio,
+        m.engine,
+        m.kernel,
+        m.cpu
+    );
+    for p in &result.phases {
+        outln!("\n{} — {} at {}T/{}Q: {:.1} s", p.name, p.workload.name, p.threads, p.queue_depth, p.virtual_seconds);
+        if p.interrupted {
+            outln!("  INTERRUPTED after {} rounds (SIGINT): the figures below are of those rounds; steady state not judged", p.intervals.len());
+        } else if let Some(s) = &p.steady_state {
+            crate::run::steady_print(s);
+        }
+        crate::run::stats_table(p);
+    }
+    outln!("\nwall time {:.1} s", started.elapsed().as_secs_f64());
+    if let Some(why) = &result.incomplete {
+        out::interrupted_exit(&format!("INCOMPLETE: {why}"));
+    }
+    Ok(())
+}
+
+/// The run on a target, from the options.
+fn spec_of(a: &RunArgs, target: &str) -> Result<MeasuredSpec> {
+    let workload = lab::Mix::parse(&a.workload)?;
+    let round_s = match a.interval {
+        None => ROUND_S,
+        Some(i) if i >= 1.0 && i.fract() == 0.0 && i <= 3600.0 => i as u64,
+        Some(i) => bail!("--interval {i}: on real storage a round is a whole number of seconds, 1 to 3600 (fio reports once a round)"),
+    };
+    let seconds = match a.duration {
+        None => 5 * round_s,
+        Some(d) if d >= round_s as f64 && d.fract() == 0.0 => d as u64,
+        Some(d) => bail!("--duration {d}: on real storage, whole seconds, at least one round ({round_s} s)"),
+    };
+    let precondition = match (a.precondition, a.precondition_hours.as_deref()) {
+        (false, _) => None,
+        (true, None) => Some(Precondition::Steady { min_s: steady_min_s(round_s), cap_s: STEADY_CAP_S }),
+        (true, Some("reviewers")) => {
+            bail!("--precondition-hours reviewers: real storage has no profile to state them; give a number of hours (the reviewers ran 6 or 12)")
+        }
+        (true, Some(h)) => {
+            let hours: f64 = h
+                .parse()
+                .ok()
+                .filter(|h: &f64| h.is_finite() && *h > 0.0)
+                .with_context(|| format!("--precondition-hours '{h}': must be a positive number of hours"))?;
+            let seconds = (hours * 3600.0).round() as u64;
+            if seconds < round_s {
+                bail!("--precondition-hours {h}: {seconds} s, shorter than one round ({round_s} s)");
+            }
+            Some(Precondition::Fixed { seconds })
+        }
+    };
+    if a.threads == 0 || a.qd == 0 {
+        bail!("--threads and --qd: at least 1");
+    }
+    Ok(MeasuredSpec { target: target.to_string(), workload, threads: a.threads, queue_depth: a.qd, seconds, round_s, precondition })
+}
+
+/// At least a SNIA window of rounds before steady state may be declared.
+fn steady_min_s(round_s: u64) -> u64 {
+    lab::steady::WINDOW as u64 * round_s
+}
+
+/// Options that only a simulated card has are refused by name.
+fn simulated_only(a: &RunArgs) -> Result<()> {
+    let given = [
+        ("--scale", a.scale != 1),
+        ("--seed", a.seed != 1),
+        ("--format", a.format.is_some()),
+        ("--ios", a.ios.is_some()),
+        ("--pe-cycles", a.pe_cycles != 0),
+        ("--age-days", a.age_days != 0.0),
+        ("--fail-die", !a.fail_die.is_empty()),
+        ("--rebuild-rate", a.rebuild_rate.is_some()),
+        ("--random-faults", a.random_faults.is_some()),
+    ];
+    if let Some((name, _)) = given.iter().find(|(_, g)| *g) {
+        bail!("{name} is for a simulated card; --target runs real storage as it is");
+    }
+    Ok(())
+}

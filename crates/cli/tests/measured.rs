@@ -1,0 +1,170 @@
+//! The lab on real storage: `flashlab run --target` on a file and on a
+//! loop device, through Debian's fio, with short rounds; and the safety
+//! rule: a target holding a file system is written only when `--destroy`
+//! names it, a mounted one never, and nothing beside the target changes.
+//!
+//! Needs fio, e2fsprogs and util-linux, and root for the loop device
+//! (`.ci/run` installs and runs them so).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+mod common;
+use common::{flashlab, refused, tool};
+
+/// A target file beside the build (not in /tmp, which may be a tmpfs
+/// without O_DIRECT), `mb` MiB of one byte, with a neighbour file whose
+/// bytes must not change.
+struct Files {
+    dir: PathBuf,
+    target: PathBuf,
+    neighbour: PathBuf,
+}
+
+impl Files {
+    fn new(name: &str, mb: usize) -> Files {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("measured-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let (target, neighbour) = (dir.join("target.img"), dir.join("neighbour"));
+        std::fs::write(&target, vec![0x5au8; mb << 20]).unwrap();
+        std::fs::write(&neighbour, b"left alone").unwrap();
+        Files { dir, target, neighbour }
+    }
+
+    fn target(&self) -> &str {
+        self.target.to_str().unwrap()
+    }
+
+    fn neighbour_untouched(&self) {
+        assert_eq!(std::fs::read(&self.neighbour).unwrap(), b"left alone");
+    }
+}
+
+impl Drop for Files {
+    fn drop(&mut self) {
+        if !std::thread::panicking() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
+    }
+}
+
+fn sh(cmd: &mut Command) -> String {
+    let o = cmd.output().unwrap();
+    assert!(o.status.success(), "{cmd:?}: {}", String::from_utf8_lossy(&o.stderr));
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// A run with one-second rounds: preconditioning for a fixed 5 s
+/// (judged at its end), then 3 s measured; the results file has the
+/// simulated run's schema, marked measured, with the target and host.
+#[test]
+fn a_file_is_preconditioned_and_measured_through_fio_into_a_results_file() {
+    tool("fio", "fio");
+    let f = Files::new("file", 64);
+    let json = f.dir.join("r.json");
+    let args = [
+        "run",
+        "--target",
+        f.target(),
+        "--workload",
+        "8k-7030",
+        "--threads",
+        "2",
+        "--qd",
+        "4",
+        "--interval",
+        "1",
+        "--duration",
+        "3",
+        "--precondition",
+        "--precondition-hours",
+        "0.0014",
+        "--json",
+    ];
+    let (code, out, err) = flashlab(&[&args[..], &[json.to_str().unwrap(), "-q"]].concat());
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("[measured]") && out.contains("through fio-"), "{out}");
+    assert!(!out.contains("simulated"), "{out}");
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(r["measured"]["target"]["kind"], "file");
+    assert_eq!(r["measured"]["target"]["size_bytes"], 64u64 << 20);
+    assert!(r["measured"]["fio"].as_str().unwrap().starts_with("fio-"));
+    let phases = r["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 2);
+    assert_eq!(phases[0]["name"], "precondition");
+    assert_eq!(phases[0]["workload"]["name"], "8k-7030", "8K 70/30 preconditions with itself");
+    assert!(phases[0]["steady_state"]["rule"].as_str().unwrap().contains("fixed 5 s"));
+    assert!(phases[0]["drive_writes"].as_f64().unwrap() > 0.0);
+    let m = &phases[1];
+    assert_eq!((m["threads"].as_u64(), m["queue_depth"].as_u64()), (Some(2), Some(4)));
+    assert!((2..=4).contains(&m["intervals"].as_array().unwrap().len()), "{m}");
+    let (read, write) = (&m["summary"]["read"], &m["summary"]["write"]);
+    assert!(read["iops"].as_f64().unwrap() > 0.0 && write["iops"].as_f64().unwrap() > 0.0);
+    assert!(read["latency_p99_ms"].as_f64().unwrap() <= read["latency_max_ms"].as_f64().unwrap());
+    f.neighbour_untouched();
+}
+
+/// A file holding ext4 is refused for a test that writes, saying what it
+/// holds; read-only runs go on; `--destroy` must name the target itself.
+#[test]
+fn a_target_holding_a_file_system_is_written_only_when_destroy_names_it() {
+    tool("fio", "fio");
+    let f = Files::new("fs", 32);
+    sh(Command::new(tool("mkfs.ext4", "e2fsprogs")).args(["-q", "-F", f.target()]));
+    let before = std::fs::read(&f.target).unwrap();
+    let base = ["run", "--target", f.target(), "--threads", "1", "--qd", "1", "--interval", "1", "--duration", "1", "-q"];
+    refused(&[&base[..], &["--workload", "4k-write"]].concat(), "holds a file system or volume of type ext4");
+    refused(&[&base[..], &["--workload", "4k-write", "--destroy", "/dev/null"]].concat(), "not it");
+    assert_eq!(std::fs::read(&f.target).unwrap(), before, "a refused run wrote nothing");
+    let (code, out, err) = flashlab(&[&base[..], &["--workload", "4k-read"]].concat());
+    assert_eq!(code, 0, "a read-only run reads: {out}{err}");
+    assert_eq!(std::fs::read(&f.target).unwrap(), before, "a read-only run wrote nothing");
+    let (code, out, err) = flashlab(&[&base[..], &["--workload", "4k-write", "--destroy", f.target()]].concat());
+    assert_eq!(code, 0, "{out}{err}");
+    f.neighbour_untouched();
+}
+
+/// Options only a simulated card has are refused by name; a missing
+/// target is named.
+#[test]
+fn simulated_only_options_and_a_missing_target_are_refused() {
+    refused(&["run", "--target", "/nonexistent/flashlab.img", "--workload", "4k-read", "-q"], "/nonexistent/flashlab.img");
+    refused(&["run", "--target", "/dev/null", "--workload", "4k-read", "--scale", "16"], "--scale is for a simulated card");
+    refused(&["run", "--target", "/dev/null", "--workload", "4k-read", "--interval", "0.5"], "whole number of seconds");
+}
+
+/// A loop device: measured as a block device; holding ext4 it is refused
+/// without `--destroy`; mounted it is refused even with it.
+#[test]
+fn a_loop_device_is_measured_and_refused_while_mounted() {
+    tool("fio", "fio");
+    tool("losetup", "mount");
+    let f = Files::new("loop", 32);
+    let dev = sh(Command::new("losetup").args(["--find", "--show", f.target()]));
+    struct Detach(String);
+    impl Drop for Detach {
+        fn drop(&mut self) {
+            let _ = Command::new("losetup").args(["-d", &self.0]).status();
+        }
+    }
+    let _detach = Detach(dev.clone());
+    let base = ["run", "--target", &dev, "--workload", "4k-write", "--threads", "1", "--qd", "2", "--interval", "1", "--duration", "2", "-q"];
+    let (code, out, err) = flashlab(&base);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("block device"), "{out}");
+    sh(Command::new("mkfs.ext4").args(["-q", "-F", &dev]));
+    refused(&base, "holds a file system or volume of type ext4");
+    let mnt = f.dir.join("mnt");
+    std::fs::create_dir_all(&mnt).unwrap();
+    sh(Command::new("mount").arg(&dev).arg(&mnt));
+    struct Unmount(PathBuf);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            let _ = Command::new("umount").arg(&self.0).status();
+        }
+    }
+    let _unmount = Unmount(mnt.clone());
+    refused(&[&base[..], &["--destroy", &dev]].concat(), "is mounted");
+    f.neighbour_untouched();
+}

@@ -1,0 +1,186 @@
+//! A run on real storage, through fio: optional preconditioning at the
+//! reviewers' 16 threads x 16 queue depth with the workload's
+//! preconditioning workload (until SNIA steady state, judged round by
+//! round as fio reports, or for a fixed time), then the measured phase.
+//! Its results are a simulated run's (`RunResult`, the same schema),
+//! marked measured, with what the target and the host are.
+
+use crate::runs::interrupt;
+use crate::runs::measure::{self, Job, MeasureError, Measurement};
+use crate::runs::metrics::Interval;
+use crate::runs::phase::{Phase, SteadyReport};
+use crate::runs::run::{DeviceInfo, RunResult, REVIEWERS_QUEUE_DEPTH, REVIEWERS_THREADS};
+use crate::runs::steady;
+use crate::runs::target::Target;
+use crate::runs::workload::Mix;
+use serde::{Deserialize, Serialize};
+
+/// How preconditioning goes.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub enum Precondition {
+    /// Until the SNIA criteria hold on IOPS over the last 5 rounds, at
+    /// least `min_s` seconds and at most `cap_s`.
+    Steady { min_s: u64, cap_s: u64 },
+    /// For a fixed time, judged at its end (the reviewers' hours).
+    Fixed { seconds: u64 },
+}
+
+/// A run on a target.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MeasuredSpec {
+    pub target: String,
+    pub workload: Mix,
+    pub threads: u32,
+    pub queue_depth: u32,
+    /// Seconds of the measured phase.
+    pub seconds: u64,
+    /// Round length, seconds.
+    pub round_s: u64,
+    pub precondition: Option<Precondition>,
+}
+
+/// Progress of a measured phase, for a progress display.
+pub struct MeasuredProgress<'a> {
+    pub phase: &'a str,
+    pub round: &'a Interval,
+    pub rounds: usize,
+    pub elapsed_s: f64,
+    /// The phase's planned length (a cap when it may end at steady state).
+    pub planned_s: u64,
+}
+
+/// Runs `spec` on its target (which the caller has checked may be
+/// written), calling `progress` each round.
+pub fn run(spec: &MeasuredSpec, progress: &mut dyn FnMut(&MeasuredProgress)) -> Result<RunResult, MeasureError> {
+    let target = Target::parse(&spec.target);
+    let info = target.inspect().map_err(MeasureError::Target)?;
+    let mut phases = Vec::new();
+    let mut incomplete = None;
+    let mut fio = String::new();
+    if let Some(p) = spec.precondition {
+        let (seconds, min_rounds) = match p {
+            Precondition::Steady { min_s, cap_s } => (cap_s, (min_s / spec.round_s).max(steady::WINDOW as u64) as usize),
+            Precondition::Fixed { seconds } => (seconds, usize::MAX),
+        };
+        let job = job_of(&target, &spec.workload.preconditioner(), REVIEWERS_THREADS, REVIEWERS_QUEUE_DEPTH, seconds, spec.round_s);
+        let (phase, version) = phase_run(&job, "precondition", min_rounds, info.size_bytes, progress)?;
+        fio = version;
+        incomplete = phase.interrupted.then(|| crate::runs::run::incomplete_why("preconditioning"));
+        phases.push(judged(phase, p));
+    }
+    if incomplete.is_none() {
+        let job = job_of(&target, &spec.workload, spec.threads, spec.queue_depth, spec.seconds, spec.round_s);
+        let (phase, version) = phase_run(&job, "measure", usize::MAX, info.size_bytes, progress)?;
+        fio = version;
+        incomplete = phase.interrupted.then(|| crate::runs::run::incomplete_why("the measured phase"));
+        phases.push(phase);
+    }
+    let engine = if matches!(target, Target::Nbd(_)) { "nbd" } else { "libaio, O_DIRECT" };
+    let measurement = Measurement { target: info.clone(), fio, engine: engine.into(), kernel: kernel(), cpu: cpu() };
+    Ok(RunResult {
+        flashlab_version: env!("CARGO_PKG_VERSION").to_string(),
+        note: format!("measured: every figure is fio's, on {} ({}), not a model's", info.target, info.kind),
+        seed: 0,
+        settings: serde_json::to_value(spec).expect("a spec serialises"),
+        device: DeviceInfo {
+            id: info.target.clone(),
+            name: info.model.clone().unwrap_or_else(|| info.kind.clone()),
+            format: "as found".into(),
+            scale: 1,
+            capacity_bytes: info.size_bytes.unwrap_or(0),
+            raw_bytes: 0,
+            dies: 0,
+            effective_op: 0.0,
+        },
+        phases,
+        comparison: Vec::new(),
+        failures: Vec::new(),
+        incomplete,
+        warnings: Vec::new(),
+        measured: Some(measurement),
+    })
+}
+
+fn job_of(target: &Target, mix: &Mix, threads: u32, queue_depth: u32, runtime_s: u64, round_s: u64) -> Job {
+    Job { target: target.clone(), mix: mix.clone(), threads, queue_depth, runtime_s, round_s, size_bytes: None }
+}
+
+/// One phase through fio: ends at its run time, when a stop is asked
+/// (SIGINT), or, after `min_rounds`, when the last 5 rounds' IOPS are
+/// steady. The phase (its drive writes counted on a target of known
+/// `size`) and fio's version.
+fn phase_run(
+    job: &Job,
+    name: &str,
+    min_rounds: usize,
+    size: Option<u64>,
+    progress: &mut dyn FnMut(&MeasuredProgress),
+) -> Result<(Phase, String), MeasureError> {
+    let mut interrupted = false;
+    let m = measure::run(job, |round, rounds| {
+        let elapsed_s = rounds.iter().map(|r| r.length_s).sum();
+        progress(&MeasuredProgress { phase: name, round, rounds: rounds.len(), elapsed_s, planned_s: job.runtime_s });
+        if interrupt::asked() {
+            interrupted = true;
+            return false;
+        }
+        let iops: Vec<f64> = rounds.iter().map(|r| r.iops).collect();
+        !(rounds.len() >= min_rounds && steady::latest(&iops).is_some_and(|w| w.steady))
+    })?;
+    let written = m.summary.write.mb_per_s * 1e6 * m.runtime_s;
+    let drive_writes = size.map_or(0.0, |b| written / b as f64);
+    let phase = Phase {
+        name: name.into(),
+        workload: job.mix.clone(),
+        threads: job.threads,
+        queue_depth: job.queue_depth,
+        virtual_seconds: m.runtime_s,
+        summary: m.summary,
+        intervals: m.rounds,
+        wa: 0.0,
+        wa_with_parity: 0.0,
+        drive_writes,
+        die_utilisation: 0.0,
+        utilisation: Vec::new(),
+        bottleneck: String::new(),
+        counters: Default::default(),
+        read_errors: Default::default(),
+        page_reads: 0,
+        steady_state: None,
+        interrupted,
+    };
+    Ok((phase, m.fio))
+}
+
+/// A preconditioning phase with its steady-state judgement.
+fn judged(mut phase: Phase, p: Precondition) -> Phase {
+    let iops: Vec<f64> = phase.intervals.iter().map(|r| r.iops).collect();
+    let window = steady::latest(&iops);
+    let rule = match p {
+        Precondition::Steady { min_s, cap_s } => {
+            format!("SNIA steady state on IOPS over 5 rounds (range <= 20% of the mean, slope excursion <= 10%), after at least {min_s} s, at most {cap_s} s")
+        }
+        Precondition::Fixed { seconds } => format!("a fixed {seconds} s, judged at its end by the SNIA criteria on IOPS over the last 5 rounds"),
+    };
+    phase.steady_state = Some(SteadyReport {
+        reached: window.as_ref().is_some_and(|w| w.steady),
+        rounds: phase.intervals.len(),
+        drive_writes: phase.drive_writes,
+        window,
+        tracked: "IOPS".into(),
+        rule,
+        drift_percent_per_drive_write: None,
+    });
+    phase
+}
+
+fn kernel() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/osrelease").map(|s| format!("Linux {}", s.trim())).unwrap_or_default()
+}
+
+fn cpu() -> String {
+    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = info.lines().find_map(|l| l.strip_prefix("model name").and_then(|r| r.split_once(':')).map(|(_, m)| m.trim().to_string()));
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    format!("{}, {cores} cores available", model.unwrap_or_else(|| "unknown CPU".into()))
+}

@@ -1,0 +1,206 @@
+//! Real storage under test: a regular file, a block device or an NBD
+//! export; what it is (size, model and firmware from sysfs), what it holds
+//! (a file system or a partition table, by `blkid`'s low-level probe),
+//! whether it is mounted or held, and the rule that keeps a test from
+//! destroying what the user did not name: a target that holds something is
+//! written only when `--destroy` repeats its name; a mounted or held one
+//! never.
+
+use serde::{Deserialize, Serialize};
+use std::os::unix::fs::FileTypeExt;
+use std::path::{Path, PathBuf};
+
+/// What fio runs against.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A regular file or a block device, opened with O_DIRECT through
+    /// libaio.
+    Path(PathBuf),
+    /// An NBD export (`nbd://...`, `nbd+unix://...`), through fio's nbd
+    /// engine.
+    Nbd(String),
+}
+
+/// What a target is, as the results keep it.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+pub struct TargetInfo {
+    /// The path or URI given.
+    pub target: String,
+    /// "file", "block device" or "NBD export".
+    pub kind: String,
+    /// Its size in bytes, where known (an NBD export's is fio's to learn).
+    pub size_bytes: Option<u64>,
+    /// A block device's model, firmware and vendor, from sysfs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub firmware: Option<String>,
+    /// What `blkid -p` found on it (a file system's or partition table's
+    /// type), if anything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub holds: Option<String>,
+    /// Where it (or a partition of it) is mounted, if anywhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mounted: Option<String>,
+}
+
+impl Target {
+    pub fn parse(s: &str) -> Target {
+        if s.starts_with("nbd://") || s.starts_with("nbd+unix://") || s.starts_with("nbds://") {
+            Target::Nbd(s.to_string())
+        } else {
+            Target::Path(s.into())
+        }
+    }
+
+    /// What the target is and holds; an error naming the problem when it
+    /// cannot be tested (missing, a directory, an empty file).
+    pub fn inspect(&self) -> Result<TargetInfo, String> {
+        let p = match self {
+            Target::Nbd(uri) => return Ok(TargetInfo { target: uri.clone(), kind: "NBD export".into(), ..TargetInfo::default() }),
+            Target::Path(p) => p,
+        };
+        let m = std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        let t = m.file_type();
+        let mut info = TargetInfo { target: p.display().to_string(), ..TargetInfo::default() };
+        if t.is_file() {
+            if m.len() == 0 {
+                return Err(format!("{}: an empty file (give it a size first, e.g. fallocate -l 8G FILE)", p.display()));
+            }
+            info.kind = "file".into();
+            info.size_bytes = Some(m.len());
+        } else if t.is_block_device() {
+            info.kind = "block device".into();
+            info.size_bytes = Some(block_size(p)?);
+            let sys = sysfs_dir(p);
+            let read = |f: &str| sys.as_ref().and_then(|d| std::fs::read_to_string(d.join(f)).ok()).map(|s| s.trim().to_string()).filter(|s| !s.is_empty());
+            info.model = match (read("device/vendor"), read("device/model")) {
+                (Some(v), Some(m)) => Some(format!("{v} {m}")),
+                (v, m) => m.or(v),
+            };
+            info.firmware = read("device/firmware_rev").or_else(|| read("device/rev"));
+            info.mounted = mounted_where(sys.as_deref());
+        } else {
+            return Err(format!("{}: neither a regular file nor a block device", p.display()));
+        }
+        info.holds = probe(p)?;
+        Ok(info)
+    }
+}
+
+impl std::fmt::Display for Target {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Target::Path(p) => write!(f, "{}", p.display()),
+            Target::Nbd(u) => f.write_str(u),
+        }
+    }
+}
+
+/// Whether a test that writes may run on the target: never on one mounted;
+/// on one that holds a file system or partition table only when `destroy`
+/// names it again (`--destroy TARGET`). The refusal says what was found.
+pub fn write_check(info: &TargetInfo, destroy: Option<&str>) -> Result<(), String> {
+    if let Some(at) = &info.mounted {
+        return Err(format!("{} is mounted ({at}): refused, even with --destroy; unmount it first", info.target));
+    }
+    match (&info.holds, destroy) {
+        (Some(_), Some(d)) if d == info.target => Ok(()),
+        (Some(what), Some(d)) => Err(format!("{} holds {what}; --destroy names {d}, not it: nothing written", info.target)),
+        (Some(what), None) => {
+            Err(format!("{} holds {what}: every byte on it would be lost; to go on, repeat its name: --destroy {}", info.target, info.target))
+        }
+        (None, _) => Ok(()),
+    }
+}
+
+/// A block device's size in bytes (its end, by seeking).
+fn block_size(p: &Path) -> Result<u64, String> {
+    use std::io::Seek;
+    let mut f = std::fs::File::open(p).map_err(|e| format!("{}: {e}", p.display()))?;
+    f.seek(std::io::SeekFrom::End(0)).map_err(|e| format!("{}: {e}", p.display()))
+}
+
+/// `/sys/class/block/NAME` of a block device node.
+fn sysfs_dir(p: &Path) -> Option<PathBuf> {
+    let real = std::fs::canonicalize(p).ok()?;
+    let d = Path::new("/sys/class/block").join(real.file_name()?);
+    d.exists().then_some(d)
+}
+
+/// Where a block device or one of its partitions is mounted, from
+/// /proc/self/mountinfo (by device number, so that any name of it counts).
+fn mounted_where(sys: Option<&Path>) -> Option<String> {
+    let mut devs = vec![std::fs::read_to_string(sys?.join("dev")).ok()?.trim().to_string()];
+    if let Ok(entries) = std::fs::read_dir(sys?) {
+        for e in entries.flatten() {
+            if let Ok(d) = std::fs::read_to_string(e.path().join("partition")).and_then(|_| std::fs::read_to_string(e.path().join("dev"))) {
+                devs.push(d.trim().to_string());
+            }
+        }
+    }
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let found: Vec<String> = mounts
+        .lines()
+        .filter_map(|l| {
+            let f: Vec<&str> = l.split_whitespace().collect();
+            (f.len() > 4 && devs.iter().any(|d| d == f[2])).then(|| f[4].to_string())
+        })
+        .collect();
+    (!found.is_empty()).then(|| format!("on {}", found.join(", ")))
+}
+
+/// What `blkid`'s low-level probe finds on the target: "a file system or
+/// volume of type ext4", "a partition table of type dos"; `None` when it
+/// finds nothing. Without blkid nothing can be said, and that is an error:
+/// the target is not written unseen.
+fn probe(p: &Path) -> Result<Option<String>, String> {
+    let out = std::process::Command::new("blkid")
+        .args(["-p", "-o", "export"])
+        .arg(p)
+        .output()
+        .map_err(|e| format!("blkid (Debian's util-linux) is needed to see what {} holds: {e}", p.display()))?;
+    // blkid exits 2 when it finds nothing.
+    if out.status.code() == Some(2) {
+        return Ok(None);
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let field = |k: &str| text.lines().find_map(|l| l.strip_prefix(k).map(str::to_string));
+    match (field("TYPE="), field("PTTYPE=")) {
+        (Some(t), _) => Ok(Some(format!("a file system or volume of type {t}"))),
+        (None, Some(pt)) => Ok(Some(format!("a partition table of type {pt}"))),
+        _ if out.status.success() => Ok(None),
+        _ => Err(format!("blkid could not probe {} ({}): {}", p.display(), out.status, String::from_utf8_lossy(&out.stderr).trim())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(holds: Option<&str>, mounted: Option<&str>) -> TargetInfo {
+        TargetInfo {
+            target: "/dev/loop7".into(),
+            kind: "block device".into(),
+            holds: holds.map(str::to_string),
+            mounted: mounted.map(str::to_string),
+            ..TargetInfo::default()
+        }
+    }
+
+    #[test]
+    fn a_target_holding_data_is_written_only_when_destroy_names_it() {
+        let fs = info(Some("a file system or volume of type ext4"), None);
+        let e = write_check(&fs, None).unwrap_err();
+        assert!(e.contains("ext4") && e.contains("--destroy /dev/loop7"), "{e}");
+        assert!(write_check(&fs, Some("/dev/loop8")).unwrap_err().contains("not it"));
+        assert_eq!(write_check(&fs, Some("/dev/loop7")), Ok(()));
+        assert_eq!(write_check(&info(None, None), None), Ok(()));
+    }
+
+    #[test]
+    fn a_mounted_target_is_refused_even_with_destroy() {
+        let e = write_check(&info(Some("a file system or volume of type ext4"), Some("on /mnt")), Some("/dev/loop7")).unwrap_err();
+        assert!(e.contains("mounted") && e.contains("/mnt"), "{e}");
+    }
+}
