@@ -168,3 +168,27 @@ fn a_loop_device_is_measured_and_refused_while_mounted() {
     refused(&[&base[..], &["--destroy", &dev]].concat(), "is mounted");
     f.neighbour_untouched();
 }
+
+/// An NBD export (a served card) through fio's nbd engine: the rounds
+/// are the card's requests, as the server counts them.
+#[test]
+fn an_nbd_export_is_measured_through_fios_nbd_engine() {
+    tool("fio", "fio");
+    let served = common::Served::start("measured-nbd", &["--timing", "none"]);
+    let uri = served.uri();
+    let json = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("measured-nbd-{}.json", std::process::id()));
+    let (code, out, err) =
+        flashlab(&["run", "--target", &uri, "--workload", "4k-write", "--threads", "2", "--qd", "8", "--interval", "1", "--duration", "2", "-q", "--json", json.to_str().unwrap()]);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("(NBD export, 0.2 GB)") && out.contains("(nbd)"), "{out}");
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let size = r["measured"]["target"]["size_bytes"].as_u64().expect("the export's size, from nbdinfo");
+    let phase = &r["phases"][0];
+    let writes = phase["summary"]["write"]["ios"].as_u64().unwrap();
+    assert!(writes > 1000, "{phase}");
+    let dw = phase["drive_writes"].as_f64().unwrap();
+    assert!((dw - writes as f64 * 4096.0 / size as f64).abs() < 1e-6 * dw.max(1.0), "{dw}");
+    let log = served.stop();
+    assert!(log.contains("host slots written"), "{log}");
+    let _ = std::fs::remove_file(json);
+}

@@ -28,7 +28,7 @@ pub struct TargetInfo {
     pub target: String,
     /// "file", "block device" or "NBD export".
     pub kind: String,
-    /// Its size in bytes, where known (an NBD export's is fio's to learn).
+    /// Its size in bytes, where known (an NBD export's from `nbdinfo`).
     pub size_bytes: Option<u64>,
     /// A block device's model, firmware and vendor, from sysfs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -57,7 +57,7 @@ impl Target {
     /// cannot be tested (missing, a directory, an empty file).
     pub fn inspect(&self) -> Result<TargetInfo, String> {
         let p = match self {
-            Target::Nbd(uri) => return Ok(TargetInfo { target: uri.clone(), kind: "NBD export".into(), ..TargetInfo::default() }),
+            Target::Nbd(uri) => return Ok(TargetInfo { target: uri.clone(), kind: "NBD export".into(), size_bytes: nbd_size(uri), ..TargetInfo::default() }),
             Target::Path(p) => p,
         };
         let m = std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
@@ -112,6 +112,13 @@ pub fn write_check(info: &TargetInfo, destroy: Option<&str>) -> Result<(), Strin
         }
         (None, _) => Ok(()),
     }
+}
+
+/// An NBD export's size, as `nbdinfo --size` (Debian's libnbd-bin) gives
+/// it; `None` where it cannot (fio then says why it cannot connect).
+fn nbd_size(uri: &str) -> Option<u64> {
+    let out = std::process::Command::new("nbdinfo").args(["--size", uri]).output().ok()?;
+    String::from_utf8_lossy(&out.stdout).trim().parse().ok()
 }
 
 /// A block device's size in bytes (its end, by seeking).
