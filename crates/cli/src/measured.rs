@@ -73,6 +73,9 @@ pub fn run(a: &RunArgs) -> Result<()> {
         m.kernel,
         m.cpu
     );
+    if let Some(e) = &m.erased {
+        outln!("erase before preconditioning: {e}");
+    }
     for p in &result.phases {
         outln!("\n{} — {} at {}T/{}Q: {:.1} s", p.name, p.workload.name, p.threads, p.queue_depth, p.virtual_seconds);
         if p.interrupted {

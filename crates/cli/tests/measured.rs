@@ -96,6 +96,7 @@ fn a_file_is_preconditioned_and_measured_through_fio_into_a_results_file() {
     assert_eq!(phases[0]["workload"]["name"], "8k-7030", "8K 70/30 preconditions with itself");
     assert!(phases[0]["steady_state"]["rule"].as_str().unwrap().contains("fixed 5 s"));
     assert!(phases[0]["drive_writes"].as_f64().unwrap() > 0.0);
+    assert!(r["measured"]["erased"].as_str().unwrap().contains("hole punched"), "{}", r["measured"]);
     let m = &phases[1];
     assert_eq!((m["threads"].as_u64(), m["queue_depth"].as_u64()), (Some(2), Some(4)));
     assert!((2..=4).contains(&m["intervals"].as_array().unwrap().len()), "{m}");
@@ -150,9 +151,9 @@ fn a_loop_device_is_measured_and_refused_while_mounted() {
     }
     let _detach = Detach(dev.clone());
     let base = ["run", "--target", &dev, "--workload", "4k-write", "--threads", "1", "--qd", "2", "--interval", "1", "--duration", "2", "-q"];
-    let (code, out, err) = flashlab(&base);
+    let (code, out, err) = flashlab(&[&base[..], &["--precondition", "--precondition-hours", "0.0006"]].concat());
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("block device"), "{out}");
+    assert!(out.contains("block device") && out.contains("discarded whole (blkdiscard)"), "{out}");
     sh(Command::new("mkfs.ext4").args(["-q", "-F", &dev]));
     refused(&base, "holds a file system or volume of type ext4");
     let mnt = f.dir.join("mnt");
@@ -177,8 +178,24 @@ fn an_nbd_export_is_measured_through_fios_nbd_engine() {
     let served = common::Served::start("measured-nbd", &["--timing", "none"]);
     let uri = served.uri();
     let json = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("measured-nbd-{}.json", std::process::id()));
-    let (code, out, err) =
-        flashlab(&["run", "--target", &uri, "--workload", "4k-write", "--threads", "2", "--qd", "8", "--interval", "1", "--duration", "2", "-q", "--json", json.to_str().unwrap()]);
+    let (code, out, err) = flashlab(&[
+        "run",
+        "--target",
+        &uri,
+        "--workload",
+        "4k-write",
+        "--threads",
+        "2",
+        "--qd",
+        "8",
+        "--interval",
+        "1",
+        "--duration",
+        "2",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("(NBD export, 0.2 GB)") && out.contains("(nbd)"), "{out}");
     let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();

@@ -50,13 +50,15 @@ pub struct MeasuredProgress<'a> {
 }
 
 /// Runs `spec` on its target (which the caller has checked may be
-/// written), calling `progress` each round.
+/// written), calling `progress` each round. With preconditioning the
+/// target is erased first, as far as it allows (`Target::erase`).
 pub fn run(spec: &MeasuredSpec, progress: &mut dyn FnMut(&MeasuredProgress)) -> Result<RunResult, MeasureError> {
     let target = Target::parse(&spec.target);
     let info = target.inspect().map_err(MeasureError::Target)?;
     let mut phases = Vec::new();
     let mut incomplete = None;
     let mut fio = String::new();
+    let erased = spec.precondition.map(|_| target.erase(&info));
     if let Some(p) = spec.precondition {
         let (seconds, min_rounds) = match p {
             Precondition::Steady { min_s, cap_s } => (cap_s, (min_s / spec.round_s).max(steady::WINDOW as u64) as usize),
@@ -76,7 +78,7 @@ pub fn run(spec: &MeasuredSpec, progress: &mut dyn FnMut(&MeasuredProgress)) -> 
         phases.push(phase);
     }
     let engine = if matches!(target, Target::Nbd(_)) { "nbd" } else { "libaio, O_DIRECT" };
-    let measurement = Measurement { target: info.clone(), fio, engine: engine.into(), kernel: kernel(), cpu: cpu() };
+    let measurement = Measurement { target: info.clone(), fio, engine: engine.into(), erased, kernel: kernel(), cpu: cpu() };
     Ok(RunResult {
         flashlab_version: env!("CARGO_PKG_VERSION").to_string(),
         note: format!("measured: every figure is fio's, on {} ({}), not a model's", info.target, info.kind),
@@ -127,6 +129,8 @@ fn phase_run(
         let iops: Vec<f64> = rounds.iter().map(|r| r.iops).collect();
         !(rounds.len() >= min_rounds && steady::latest(&iops).is_some_and(|w| w.steady))
     })?;
+    // fio may have had the terminal's Ctrl-C itself and ended first.
+    interrupted |= interrupt::asked();
     let written = m.summary.write.mb_per_s * 1e6 * m.runtime_s;
     let drive_writes = size.map_or(0.0, |b| written / b as f64);
     let phase = Phase {

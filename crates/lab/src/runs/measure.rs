@@ -54,6 +54,10 @@ pub struct Measurement {
     /// fio's version and engine.
     pub fio: String,
     pub engine: String,
+    /// What was done to erase the target before preconditioning, or why
+    /// nothing could be; none without preconditioning.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub erased: Option<String>,
     /// The host: kernel release and CPU model.
     pub kernel: String,
     pub cpu: String,

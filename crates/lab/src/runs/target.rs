@@ -88,6 +88,44 @@ impl Target {
     }
 }
 
+impl Target {
+    /// The nearest to a secure erase the target allows, before
+    /// preconditioning (the caller has checked it may be written): a block
+    /// device discarded whole (`blkdiscard`), a file's every byte
+    /// deallocated (a hole punched over it: reads return zeros, as an
+    /// erased card's). What was done, or why nothing could be; an NBD
+    /// export is not erased (format a served flashlab card with `flashlab
+    /// format`). A vendor's secure erase (`nvme format --ses=1`,
+    /// `sg_sanitize`) is the vendor's tool to run.
+    pub fn erase(&self, info: &TargetInfo) -> String {
+        match self {
+            Target::Nbd(_) => "not erased: an NBD export has no erase flashlab can ask for (a served flashlab card: flashlab format STORE --force)".into(),
+            Target::Path(p) if info.kind == "block device" => match std::process::Command::new("blkdiscard").arg(p).output() {
+                Ok(o) if o.status.success() => "discarded whole (blkdiscard)".into(),
+                Ok(o) => format!("not erased: blkdiscard failed ({})", String::from_utf8_lossy(&o.stderr).trim()),
+                Err(e) => format!("not erased: blkdiscard (Debian's util-linux) could not run: {e}"),
+            },
+            Target::Path(p) => match punch_whole(p) {
+                Ok(()) => "every byte deallocated (a hole punched over the file)".into(),
+                Err(e) => format!("not erased: punching a hole over the file failed ({e})"),
+            },
+        }
+    }
+}
+
+/// Deallocates every byte of a file, keeping its size.
+fn punch_whole(p: &Path) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let f = std::fs::OpenOptions::new().write(true).open(p)?;
+    let len = f.metadata()?.len();
+    // SAFETY: fallocate on a file this function opened; no memory is passed.
+    let r = unsafe { libc::fallocate(f.as_raw_fd(), libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, 0, len as libc::off_t) };
+    if r != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    f.sync_all()
+}
+
 impl std::fmt::Display for Target {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
