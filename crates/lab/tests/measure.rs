@@ -12,7 +12,7 @@ fn file(name: &str) -> std::path::PathBuf {
 }
 
 fn job(path: &std::path::Path, mix: &str, runtime_s: u64) -> Job {
-    Job { target: Target::Path(path.to_path_buf()), mix: Mix::parse(mix).unwrap(), threads: 2, queue_depth: 4, runtime_s, round_s: 1, size_bytes: None }
+    Job { target: Target::Path(path.to_path_buf()), mix: Mix::parse(mix).unwrap(), threads: 2, queue_depth: 4, runtime_s, round_s: 1, ramp_s: 0, size_bytes: None }
 }
 
 /// Each second is a round; the rounds add up to fio's own whole-run
@@ -59,4 +59,17 @@ fn a_run_stops_when_its_caller_says_and_keeps_what_it_measured() {
 fn a_missing_target_is_an_error_that_names_it() {
     let e = run(&job(std::path::Path::new("/nonexistent/flashlab/target"), "4k-read", 2), |_, _| true).unwrap_err().to_string();
     assert!(e.contains("/nonexistent/flashlab/target") && e.contains("No such file"), "{e}");
+}
+
+/// Ramp time is run but not measured: the rounds start after it.
+#[test]
+fn a_ramp_is_run_but_not_measured() {
+    let p = file("measure-ramp.dat");
+    let m = run(&Job { ramp_s: 2, ..job(&p, "4k-read", 2) }, |_, _| true).unwrap();
+    assert!((1..=3).contains(&m.rounds.len()), "{:?}", m.rounds);
+    assert!(m.runtime_s < 2.5, "measured {} s of 2 after a 2 s ramp", m.runtime_s);
+    for r in &m.rounds {
+        assert!(r.start_s >= 0.0 && r.length_s > 0.5 && r.latency_avg_ms > 0.0, "{r:?}");
+    }
+    std::fs::remove_file(p).unwrap();
 }

@@ -104,7 +104,7 @@ pub fn run(spec: &MeasuredSpec, progress: &mut dyn FnMut(&MeasuredProgress)) -> 
 }
 
 fn job_of(target: &Target, mix: &Mix, threads: u32, queue_depth: u32, runtime_s: u64, round_s: u64) -> Job {
-    Job { target: target.clone(), mix: mix.clone(), threads, queue_depth, runtime_s, round_s, size_bytes: None }
+    Job { target: target.clone(), mix: mix.clone(), threads, queue_depth, runtime_s, round_s, ramp_s: 0, size_bytes: None }
 }
 
 /// One phase through fio: ends at its run time, when a stop is asked

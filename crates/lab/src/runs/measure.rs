@@ -73,6 +73,9 @@ pub struct Job {
     pub queue_depth: u32,
     pub runtime_s: u64,
     pub round_s: u64,
+    /// Seconds run first and not measured (fio's `ramp_time`: its
+    /// counters start again after it).
+    pub ramp_s: u64,
     /// Bytes of the target the I/Os range over (fio's `size`); `None`:
     /// the whole target.
     pub size_bytes: Option<u64>,
@@ -102,6 +105,9 @@ impl Job {
             ("status-interval", self.round_s.to_string()),
             ("output-format", "json+".into()),
         ]);
+        if self.ramp_s > 0 {
+            o.push(("ramp_time", self.ramp_s.to_string()));
+        }
         if let Some(b) = self.size_bytes {
             o.push(("size", b.to_string()));
         }
@@ -145,6 +151,9 @@ pub struct Report {
     runtime_s: f64,
     read: DirTotals,
     write: DirTotals,
+    /// Reported during fio's ramp time: I/Os counted, no latency yet (and
+    /// every counter starts again when it ends).
+    ramping: bool,
 }
 
 fn num(v: &Value, key: &str) -> Result<f64, MeasureError> {
@@ -230,7 +239,10 @@ impl Report {
             return Err(MeasureError::Report(format!("the job ended with error {e} ({})", std::io::Error::from_raw_os_error(e as i32))));
         }
         let dir = |k: &str| job.get(k).ok_or_else(|| MeasureError::Report(format!("no '{k}'"))).and_then(DirTotals::of);
-        Ok(Report { runtime_s: num(job, "job_runtime")? / 1000.0 / threads.max(1) as f64, read: dir("read")?, write: dir("write")? })
+        let (read, write) = (dir("read")?, dir("write")?);
+        let timed = |d: &str| job.get(d).and_then(|d| d.get("lat_ns")).and_then(|l| l.get("N")).and_then(Value::as_u64).unwrap_or(0);
+        let ramping = read.ios + write.ios > 0 && timed("read") + timed("write") == 0;
+        Ok(Report { runtime_s: num(job, "job_runtime")? / 1000.0 / threads.max(1) as f64, read, write, ramping })
     }
 
     /// The round from `before` to this report, as the lab keeps it.
@@ -315,6 +327,9 @@ pub fn run(job: &Job, mut on_round: impl FnMut(&Interval, &[Interval]) -> bool) 
                 continue;
             }
         };
+        if report.ramping {
+            continue;
+        }
         let round = report.round_since(&last);
         let whole = round.length_s >= job.round_s as f64 * 0.5;
         last = report;
@@ -440,6 +455,7 @@ mod tests {
             queue_depth: 16,
             runtime_s: 60,
             round_s: 1,
+            ramp_s: 0,
             size_bytes: None,
         };
         let a = job.args().join(" ");
