@@ -92,14 +92,88 @@ pub fn run(a: &RunArgs) -> Result<()> {
     Ok(())
 }
 
+/// `flashlab review --target`: the reviewers' procedure on real storage,
+/// the same files as a simulated review.
+pub fn review(a: &crate::review::ReviewArgs) -> Result<()> {
+    let target = a.target.as_deref().expect("a target");
+    let given = [
+        ("--scale", a.scale != 1),
+        ("--seed", a.seed != 1),
+        ("--format", a.format.is_some()),
+        ("--jobs", a.jobs.is_some()),
+        ("--snia-precondition", a.snia_precondition),
+    ];
+    if let Some((name, _)) = given.iter().find(|(_, g)| *g) {
+        bail!("{name} is for simulated cards; --target reviews real storage as it is");
+    }
+    let round_s = round_of(a.interval)?;
+    let precondition = match a.precondition_hours {
+        None => Precondition::Steady { min_s: steady_min_s(round_s), cap_s: STEADY_CAP_S },
+        Some(h) => Precondition::Fixed { seconds: hours_checked(h, round_s)? },
+    };
+    for p in &a.profiles {
+        lab::job::profile_find(p)?;
+    }
+    let info = Target::parse(target).inspect().map_err(anyhow::Error::msg)?;
+    write_check(&info, a.destroy.as_deref()).map_err(anyhow::Error::msg)?;
+    let spec = measured::MeasuredReview {
+        target: target.to_string(),
+        profiles: a.profiles.clone(),
+        round_s,
+        rounds_4k: a.rounds_4k,
+        rounds_matrix: a.rounds_matrix,
+        precondition,
+    };
+    lab::report::out_dir_prepare(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
+    if !a.quiet {
+        eprintln!("flashlab review --target {}: {} profile(s), {round_s} s rounds, through fio  [measured]", out::shell_word(target), spec.profiles.len());
+    }
+    let started = Instant::now();
+    out::sigint_stops_the_lab();
+    let quiet = a.quiet;
+    let results = measured::review(&spec, &mut |profile, p| {
+        if !quiet {
+            eprintln!(
+                "  {profile:<10} {:<12} round {:>4} {:>8.0} s of {} s {:>10.0} IOPS {:>8.3} ms",
+                p.phase, p.rounds, p.elapsed_s, p.planned_s, p.round.iops, p.round.latency_avg_ms
+            );
+        }
+    })?;
+    let paths = lab::report::write_all(&results, &a.out, true)?;
+    crate::review::summary_print(&results);
+    outln!("\nwrote {} files to {}: report {}", paths.len(), a.out.display(), a.out.join("report.html").display());
+    outln!("wall time {:.1} s", started.elapsed().as_secs_f64());
+    if let Some(why) = &results.incomplete {
+        out::interrupted_exit(&format!("INCOMPLETE: {why}"));
+    }
+    Ok(())
+}
+
+/// A round on real storage: whole seconds, 1 to 3600 (default a minute).
+fn round_of(interval: Option<f64>) -> Result<u64> {
+    match interval {
+        None => Ok(ROUND_S),
+        Some(i) if i >= 1.0 && i.fract() == 0.0 && i <= 3600.0 => Ok(i as u64),
+        Some(i) => bail!("--interval {i}: on real storage a round is a whole number of seconds, 1 to 3600 (fio reports once a round)"),
+    }
+}
+
+/// Preconditioning hours in seconds, at least a round.
+fn hours_checked(hours: f64, round_s: u64) -> Result<u64> {
+    if !(hours.is_finite() && hours > 0.0) {
+        bail!("--precondition-hours {hours}: must be a positive number of hours");
+    }
+    let seconds = (hours * 3600.0).round() as u64;
+    if seconds < round_s {
+        bail!("--precondition-hours {hours}: {seconds} s, shorter than one round ({round_s} s)");
+    }
+    Ok(seconds)
+}
+
 /// The run on a target, from the options.
 fn spec_of(a: &RunArgs, target: &str) -> Result<MeasuredSpec> {
     let workload = lab::Mix::parse(&a.workload)?;
-    let round_s = match a.interval {
-        None => ROUND_S,
-        Some(i) if i >= 1.0 && i.fract() == 0.0 && i <= 3600.0 => i as u64,
-        Some(i) => bail!("--interval {i}: on real storage a round is a whole number of seconds, 1 to 3600 (fio reports once a round)"),
-    };
+    let round_s = round_of(a.interval)?;
     let seconds = match a.duration {
         None => 5 * round_s,
         Some(d) if d >= round_s as f64 && d.fract() == 0.0 => d as u64,
@@ -112,16 +186,8 @@ fn spec_of(a: &RunArgs, target: &str) -> Result<MeasuredSpec> {
             bail!("--precondition-hours reviewers: real storage has no profile to state them; give a number of hours (the reviewers ran 6 or 12)")
         }
         (true, Some(h)) => {
-            let hours: f64 = h
-                .parse()
-                .ok()
-                .filter(|h: &f64| h.is_finite() && *h > 0.0)
-                .with_context(|| format!("--precondition-hours '{h}': must be a positive number of hours"))?;
-            let seconds = (hours * 3600.0).round() as u64;
-            if seconds < round_s {
-                bail!("--precondition-hours {h}: {seconds} s, shorter than one round ({round_s} s)");
-            }
-            Some(Precondition::Fixed { seconds })
+            let hours: f64 = h.parse().ok().with_context(|| format!("--precondition-hours '{h}': must be a positive number of hours"))?;
+            Some(Precondition::Fixed { seconds: hours_checked(hours, round_s)? })
         }
     };
     if a.threads == 0 || a.qd == 0 {

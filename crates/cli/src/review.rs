@@ -15,6 +15,20 @@ use std::time::Instant;
 pub struct ReviewArgs {
     /// Catalog devices (see `flashlab devices`) or profile files (.toml).
     pub devices: Vec<String>,
+    /// Real storage instead of simulated cards: a file, a block device or
+    /// an NBD export, reviewed through fio (see `flashlab run --target`).
+    /// Every byte on it is overwritten.
+    #[arg(long, value_name = "PATH|URI", conflicts_with_all = ["devices", "pts", "fail_die", "export_fio"])]
+    pub target: Option<String>,
+    /// With --target: go on although the target holds a file system or a
+    /// partition table, repeating its name (a mounted one is refused).
+    #[arg(long, value_name = "TARGET", requires = "target")]
+    pub destroy: Option<String>,
+    /// With --target: precondition each profile for this many hours (the
+    /// reviewers ran 6 or 12) instead of to SNIA steady state (at most 12
+    /// hours).
+    #[arg(long, value_name = "HOURS", requires = "target")]
+    pub precondition_hours: Option<f64>,
     /// Formats, comma-separated: named ones (stock, hp) or usable
     /// capacities (1500GB). Default: every named format of each device; a
     /// device without a named format skips it.
@@ -180,9 +194,10 @@ impl Display {
     }
 }
 
-fn summary_print(r: &ReviewResults) {
+pub(crate) fn summary_print(r: &ReviewResults) {
     if !r.jobs.is_empty() {
-        outln!("{:<34} {:<10} {:>14} {:>7}  main tests (simulated)", "device / format", "profile", "steady state", "DW");
+        let how = if r.jobs.iter().all(|j| j.measured.is_some()) { "measured" } else { "simulated" };
+        outln!("{:<34} {:<10} {:>14} {:>7}  main tests ({how})", "device / format", "profile", "steady state", "DW");
     }
     for j in &r.jobs {
         let s = j.precondition.steady_state.as_ref();
@@ -233,6 +248,9 @@ fn summary_print(r: &ReviewResults) {
 }
 
 pub fn review(a: ReviewArgs) -> Result<()> {
+    if a.target.is_some() {
+        return crate::measured::review(&a);
+    }
     let mut profiles = Vec::new();
     for d in &a.devices {
         profiles.push(card::profile_load(d).map_err(anyhow::Error::msg)?);

@@ -209,3 +209,40 @@ fn an_nbd_export_is_measured_through_fios_nbd_engine() {
     assert!(log.contains("host slots written"), "{log}");
     let _ = std::fs::remove_file(json);
 }
+
+/// The reviewers' procedure on a file and on a loop device, with
+/// one-second rounds: the review's files (results.json in the review's
+/// schema, CSV, report.html) say measured, and each profile erased the
+/// target first as far as it allowed.
+#[test]
+fn the_reviewers_procedure_runs_on_a_file_and_a_loop_device() {
+    tool("fio", "fio");
+    tool("losetup", "mount");
+    let f = Files::new("review", 48);
+    let dev = sh(Command::new("losetup").args(["--find", "--show", f.target()]));
+    struct Detach(String);
+    impl Drop for Detach {
+        fn drop(&mut self) {
+            let _ = Command::new("losetup").args(["-d", &self.0]).status();
+        }
+    }
+    let _detach = Detach(dev.clone());
+    for (target, erased) in [(f.target().to_string(), "hole punched"), (dev.clone(), "blkdiscard")] {
+        let out_dir = f.dir.join(format!("review-{}", target.replace('/', "-")));
+        let args = ["review", "--target", &target, "--profiles", "4k", "--interval", "1", "--rounds-4k", "2", "--precondition-hours", "0.0014", "--out"];
+        let (code, out, err) = flashlab(&[&args[..], &[out_dir.to_str().unwrap(), "-q"]].concat());
+        assert_eq!(code, 0, "{target}: {out}{err}");
+        assert!(out.contains("main tests (measured)"), "{out}");
+        let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("results.json")).unwrap()).unwrap();
+        assert_eq!(r["kind"], "flashlab-review");
+        let job = &r["jobs"][0];
+        assert!(job["measured"]["erased"].as_str().unwrap().contains(erased), "{}", job["measured"]);
+        let tests: Vec<&str> = job["tests"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+        assert_eq!(tests, ["4K write", "4K read"]);
+        assert!(job["tests"][1]["summary"]["read"]["iops"].as_f64().unwrap() > 0.0);
+        let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
+        assert!(html.contains("Measured: every figure here is fio") && !html.contains("Simulated: every figure"), "{target}");
+        assert!(std::fs::read_to_string(out_dir.join("tests.csv")).unwrap().lines().count() >= 3);
+    }
+    f.neighbour_untouched();
+}

@@ -12,7 +12,16 @@ fn file(name: &str) -> std::path::PathBuf {
 }
 
 fn job(path: &std::path::Path, mix: &str, runtime_s: u64) -> Job {
-    Job { target: Target::Path(path.to_path_buf()), mix: Mix::parse(mix).unwrap(), threads: 2, queue_depth: 4, runtime_s, round_s: 1, ramp_s: 0, size_bytes: None }
+    Job {
+        target: Target::Path(path.to_path_buf()),
+        mix: Mix::parse(mix).unwrap(),
+        threads: 2,
+        queue_depth: 4,
+        runtime_s,
+        round_s: 1,
+        ramp_s: 0,
+        size_bytes: None,
+    }
 }
 
 /// Each second is a round; the rounds add up to fio's own whole-run

@@ -60,7 +60,9 @@ pub fn slug(s: &str) -> String {
 
 fn time_label(jobs: &[&JobResult]) -> String {
     let scale = jobs.first().map_or(1, |j| j.device.scale);
-    if scale > 1 {
+    if jobs.iter().all(|j| j.measured.is_some()) {
+        "minutes".into()
+    } else if scale > 1 {
         format!("virtual minutes (devices at 1/{scale} scale fill {scale}x sooner)")
     } else {
         "virtual minutes".into()
@@ -286,7 +288,7 @@ pub fn steady_chart(j: &JobResult, colors: &Colors) -> Chart {
     let y: Vec<f64> = j.precondition.intervals.iter().map(|v| v.iops).collect();
     let window = j.precondition.steady_state.as_ref().and_then(|s| s.window.as_ref());
     let run = j.run.as_deref().map_or(String::new(), |r| format!("-{}", slug(r)));
-    let id = format!("{}-{}-{}{run}-steady", j.profile, j.device.id, slug(&j.device.format));
+    let id = format!("{}-{}-{}{run}-steady", j.profile, slug(&j.device.id), slug(&j.device.format));
     let title = format!("{}: steady state, {} ({})", j.label(), j.profile_title, j.preconditioner.name);
     let svg = snia_chart(&id, &title, "IOPS", &y, window, colors.get(&j.label()));
     Chart { file: format!("{id}.svg"), caption: format!("{}: SNIA steady-state determination", j.label()), svg }

@@ -64,7 +64,7 @@ pub fn html_report(r: &ReviewResults, dir: &Path) -> Result<PathBuf, ReportError
     for p in &r.pts {
         crate::outputs::pts_page::pts_section(&mut out, &mut files, p, &colors);
     }
-    definitions_section(&mut out);
+    definitions_section(&mut out, r.jobs.iter().any(|j| j.measured.is_some()));
     let _ = writeln!(out, "<script>{SCRIPT}</script></body></html>");
     let charts = dir.join("charts");
     if !files.is_empty() {
@@ -76,6 +76,27 @@ pub fn html_report(r: &ReviewResults, dir: &Path) -> Result<PathBuf, ReportError
     let path = dir.join("report.html");
     file_write(&path, out.as_bytes())?;
     Ok(path)
+}
+
+/// Where the figures come from: flashlab's model (simulated, in virtual
+/// time, with the seed), or fio on real storage (measured: where, with
+/// what), or both in a comparison.
+fn provenance(r: &ReviewResults) -> String {
+    let simulated = r.jobs.iter().any(|j| j.measured.is_none()) || !r.pts.is_empty();
+    let mut where_: Vec<String> = r
+        .jobs
+        .iter()
+        .filter_map(|j| j.measured.as_ref())
+        .map(|m| format!("{} ({}, {} with {}; {}, {})", m.target.target, m.target.kind, m.fio, m.engine, m.kernel, m.cpu))
+        .collect();
+    where_.dedup();
+    let model = format!("flashlab {}'s model of the device, in virtual time, not from a real card. Seed {}", r.flashlab_version, r.seed);
+    let text = match (simulated, where_.is_empty()) {
+        (true, true) => format!("Simulated: every figure here comes from {model}"),
+        (false, _) => format!("Measured: every figure here is fio's, on {}, not a model's", where_.join("; ")),
+        (true, false) => format!("Measured and simulated: a job marked [measured] is fio's, on {}; the others come from {model}", where_.join("; ")),
+    };
+    esc(&text)
 }
 
 /// Title, the simulated-figures note and the devices under test.
@@ -90,12 +111,10 @@ fn head_section(out: &mut String, r: &ReviewResults, colors: &Colors) {
     let _ = write!(out, "<h1>flashlab review: {}</h1>", esc(&devices.join(", ")));
     let _ = write!(
         out,
-        "<p class=\"note\">Simulated: every figure here comes from flashlab {}'s model of the device, in virtual time, not from a real card. \
-         Seed {}; results in <a href=\"results.json\">results.json</a>, tables in <a href=\"precondition.csv\">precondition.csv</a>, \
+        "<p class=\"note\">{}; results in <a href=\"results.json\">results.json</a>, tables in <a href=\"precondition.csv\">precondition.csv</a>, \
          <a href=\"tests.csv\">tests.csv</a>, <a href=\"steady_state.csv\">steady_state.csv</a>, <a href=\"published.csv\">published.csv</a>{}. \
          Click a legend entry to hide or show its series; hover a point or bar for its value. <a href=\"#definitions\">Definitions</a> at the end.</p>",
-        esc(&r.flashlab_version),
-        r.seed,
+        provenance(r),
         [
             (r.jobs.iter().any(|j| j.failure.is_some()), ", <a href=\"failures.csv\">failures.csv</a>, <a href=\"failure_rounds.csv\">failure_rounds.csv</a>"),
             (!r.pts.is_empty(), ", <a href=\"pts.csv\">pts.csv</a>")
@@ -109,9 +128,12 @@ fn head_section(out: &mut String, r: &ReviewResults, colors: &Colors) {
         let _ = write!(out, "<p class=\"note\"><b>INCOMPLETE</b>: {}.</p>", esc(why));
     }
     out.push_str("<h2>Devices under test</h2>");
+    measured_table(out, r, colors);
     let mut seen = Vec::new();
+    let simulated: Vec<String> = r.jobs.iter().filter(|j| j.measured.is_none()).map(JobResult::label).collect();
     let rows: Vec<Vec<String>> = infos
         .iter()
+        .filter(|(l, _)| simulated.contains(l) || !r.pts.is_empty())
         .filter(|(l, d)| {
             let k = (l.clone(), d.scale);
             let new = !seen.contains(&k);
@@ -120,7 +142,33 @@ fn head_section(out: &mut String, r: &ReviewResults, colors: &Colors) {
         })
         .map(|(l, d)| device_row(l, d, colors))
         .collect();
-    table(out, &["device", "format", "scale", "usable GB", "raw GB", "dies", "effective OP"], &rows);
+    if !rows.is_empty() {
+        table(out, &["device", "format", "scale", "usable GB", "raw GB", "dies", "effective OP"], &rows);
+    }
+}
+
+/// Real storage under test: what it is and how it was measured.
+fn measured_table(out: &mut String, r: &ReviewResults, colors: &Colors) {
+    let mut rows: Vec<Vec<String>> = Vec::new();
+    for j in &r.jobs {
+        let Some(m) = &j.measured else { continue };
+        let label = j.label();
+        if rows.iter().any(|row| row[0].ends_with(&esc(&label))) {
+            continue;
+        }
+        let t = &m.target;
+        rows.push(vec![
+            format!("<span style=\"color:{}\">&#9632;</span> {}", colors.get(&label), esc(&label)),
+            esc(&t.kind),
+            t.size_bytes.map_or("-".into(), |b| format!("{:.1}", b as f64 / 1e9)),
+            esc(&[t.model.as_deref(), t.firmware.as_deref()].iter().flatten().copied().collect::<Vec<_>>().join(", ")),
+            esc(&format!("{}, {}", m.fio, m.engine)),
+            esc(&format!("{}; {}", m.kernel, m.cpu)),
+        ]);
+    }
+    if !rows.is_empty() {
+        table(out, &["target (measured)", "kind", "GB", "model, firmware", "fio", "host"], &rows);
+    }
 }
 
 /// A device's row, its name beside the colour it has in every chart.
@@ -138,6 +186,24 @@ fn device_row(label: &str, d: &DeviceInfo, colors: &Colors) -> Vec<String> {
     ]
 }
 
+/// How the jobs were erased before preconditioning: a simulated card by
+/// its secure erase; real storage as far as it allowed, said per target.
+fn erase_said(jobs: &[&JobResult]) -> String {
+    let mut said: Vec<String> = jobs
+        .iter()
+        .map(|j| match j.measured.as_ref().and_then(|m| m.erased.as_ref()) {
+            Some(e) => format!("{}: {e}", j.label()),
+            None => "Secure erase".into(),
+        })
+        .collect();
+    said.dedup();
+    let mut text = said.join("; ");
+    if let Some(c) = text.get(..1) {
+        text = c.to_uppercase() + &text[1..];
+    }
+    text
+}
+
 /// One test profile: preconditioning, steady state, main tests, why, and
 /// the published figures.
 fn profile_section(out: &mut String, files: &mut Vec<Chart>, p: &ReviewProfile, jobs: &[&JobResult], colors: &Colors) {
@@ -146,7 +212,8 @@ fn profile_section(out: &mut String, files: &mut Vec<Chart>, p: &ReviewProfile, 
     rules.dedup();
     let _ = write!(
         out,
-        "<p>Secure erase, then preconditioning with <code>{}</code> at 16 threads x 16 queue depth ({}); either way the last {} rounds are judged by the SNIA criteria.</p>",
+        "<p>{}, then preconditioning with <code>{}</code> at 16 threads x 16 queue depth ({}); either way the last {} rounds are judged by the SNIA criteria.</p>",
+        esc(&erase_said(jobs)),
         esc(&jobs[0].preconditioner.name),
         esc(&rules.join("; ")),
         steady::WINDOW
@@ -355,9 +422,16 @@ fn utilisation_section(out: &mut String, jobs: &[&JobResult]) {
     table(out, &head, &rows);
 }
 
-fn definitions_section(out: &mut String) {
+/// The terms; with real storage among the jobs, what "measured" means
+/// and a round's length on it.
+fn definitions_section(out: &mut String, measured: bool) {
     out.push_str("<h2 id=\"definitions\">Definitions</h2><dl>");
-    for (term, def) in DEFINITIONS {
+    let measured_terms: &[(&str, &str)] = &[
+        ("Measured", "Every figure of a job marked [measured] is fio's, run by flashlab on real storage (a file, a block device or an NBD export): per round, the difference of two of fio's cumulative reports; a round's maximum latency is exact when the run's maximum rose in it, else the highest bucket of fio's latency histogram the round added to (within 1/64 of its value)."),
+        ("Round (measured)", "On real storage, the wall-clock seconds between two of fio's reports (--interval)."),
+    ];
+    let extra = if measured { measured_terms } else { &[] };
+    for (term, def) in DEFINITIONS.iter().chain(extra) {
         let _ = write!(out, "<dt>{}</dt><dd>{}</dd>", esc(term), esc(def));
     }
     out.push_str("</dl>");

@@ -1,17 +1,21 @@
-//! A run on real storage, through fio: optional preconditioning at the
+//! Real storage through fio: a run (optional preconditioning at the
 //! reviewers' 16 threads x 16 queue depth with the workload's
-//! preconditioning workload (until SNIA steady state, judged round by
-//! round as fio reports, or for a fixed time), then the measured phase.
-//! Its results are a simulated run's (`RunResult`, the same schema),
-//! marked measured, with what the target and the host are.
+//! preconditioning workload, until SNIA steady state judged round by round
+//! as fio reports or for a fixed time, then the measured phase), and the
+//! reviewers' procedure (per profile: erase, precondition, the 4K tests or
+//! the thread/queue matrix). Their results are a simulated run's and
+//! review's (`RunResult`, `ReviewResults`: the same schemas), marked
+//! measured, with what the target and the host are.
 
+use crate::procedures::job::{matrix_name, ReviewSpec, Tests, MATRIX_QUEUE_DEPTHS, MATRIX_THREADS};
+use crate::procedures::review::{JobResult, ReviewResults, MATRIX_WARMUP_ROUNDS, RESULTS_KIND, RESULTS_SCHEMA_VERSION};
 use crate::runs::interrupt;
 use crate::runs::measure::{self, Job, MeasureError, Measurement};
 use crate::runs::metrics::Interval;
 use crate::runs::phase::{Phase, SteadyReport};
 use crate::runs::run::{DeviceInfo, RunResult, REVIEWERS_QUEUE_DEPTH, REVIEWERS_THREADS};
 use crate::runs::steady;
-use crate::runs::target::Target;
+use crate::runs::target::{Target, TargetInfo};
 use crate::runs::workload::Mix;
 use serde::{Deserialize, Serialize};
 
@@ -60,10 +64,7 @@ pub fn run(spec: &MeasuredSpec, progress: &mut dyn FnMut(&MeasuredProgress)) -> 
     let mut fio = String::new();
     let erased = spec.precondition.map(|_| target.erase(&info));
     if let Some(p) = spec.precondition {
-        let (seconds, min_rounds) = match p {
-            Precondition::Steady { min_s, cap_s } => (cap_s, (min_s / spec.round_s).max(steady::WINDOW as u64) as usize),
-            Precondition::Fixed { seconds } => (seconds, usize::MAX),
-        };
+        let (seconds, min_rounds) = precondition_length(p, spec.round_s);
         let job = job_of(&target, &spec.workload.preconditioner(), REVIEWERS_THREADS, REVIEWERS_QUEUE_DEPTH, seconds, spec.round_s);
         let (phase, version) = phase_run(&job, "precondition", min_rounds, info.size_bytes, progress)?;
         fio = version;
@@ -77,23 +78,13 @@ pub fn run(spec: &MeasuredSpec, progress: &mut dyn FnMut(&MeasuredProgress)) -> 
         incomplete = phase.interrupted.then(|| crate::runs::run::incomplete_why("the measured phase"));
         phases.push(phase);
     }
-    let engine = if matches!(target, Target::Nbd(_)) { "nbd" } else { "libaio, O_DIRECT" };
-    let measurement = Measurement { target: info.clone(), fio, engine: engine.into(), erased, kernel: kernel(), cpu: cpu() };
+    let measurement = measurement_of(&target, &info, fio, erased);
     Ok(RunResult {
         flashlab_version: env!("CARGO_PKG_VERSION").to_string(),
         note: format!("measured: every figure is fio's, on {} ({}), not a model's", info.target, info.kind),
         seed: 0,
         settings: serde_json::to_value(spec).expect("a spec serialises"),
-        device: DeviceInfo {
-            id: info.target.clone(),
-            name: info.model.clone().unwrap_or_else(|| info.kind.clone()),
-            format: "as found".into(),
-            scale: 1,
-            capacity_bytes: info.size_bytes.unwrap_or(0),
-            raw_bytes: 0,
-            dies: 0,
-            effective_op: 0.0,
-        },
+        device: device_of(&info),
         phases,
         comparison: Vec::new(),
         failures: Vec::new(),
@@ -101,6 +92,143 @@ pub fn run(spec: &MeasuredSpec, progress: &mut dyn FnMut(&MeasuredProgress)) -> 
         warnings: Vec::new(),
         measured: Some(measurement),
     })
+}
+
+/// What the results say of the device under test: the target, as found.
+fn device_of(info: &TargetInfo) -> DeviceInfo {
+    DeviceInfo {
+        id: info.target.clone(),
+        name: info.model.clone().unwrap_or_else(|| info.kind.clone()),
+        format: "as found".into(),
+        scale: 1,
+        capacity_bytes: info.size_bytes.unwrap_or(0),
+        raw_bytes: 0,
+        dies: 0,
+        effective_op: 0.0,
+    }
+}
+
+fn measurement_of(target: &Target, info: &TargetInfo, fio: String, erased: Option<String>) -> Measurement {
+    let engine = if matches!(target, Target::Nbd(_)) { "nbd" } else { "libaio, O_DIRECT" };
+    Measurement { target: info.clone(), fio, engine: engine.into(), erased, kernel: kernel(), cpu: cpu() }
+}
+
+/// The reviewers' procedure on a target.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct MeasuredReview {
+    pub target: String,
+    /// Profile names (`job::PROFILES`).
+    pub profiles: Vec<String>,
+    pub round_s: u64,
+    pub rounds_4k: u32,
+    pub rounds_matrix: u32,
+    pub precondition: Precondition,
+}
+
+/// Runs the reviewers' procedure on the target (which the caller has
+/// checked may be written), a profile after another, calling `progress`
+/// with the profile's name and each round. A stop asked for (SIGINT) ends
+/// it after the phase it cut short, the results marked incomplete.
+pub fn review(r: &MeasuredReview, progress: &mut dyn FnMut(&str, &MeasuredProgress)) -> Result<ReviewResults, MeasureError> {
+    let target = Target::parse(&r.target);
+    let info = target.inspect().map_err(MeasureError::Target)?;
+    let mut jobs = Vec::new();
+    for name in &r.profiles {
+        let profile = crate::procedures::job::profile_find(name).map_err(|e| MeasureError::Target(e.to_string()))?;
+        let job = review_job(r, &target, &info, profile, &mut |p| progress(profile.name, p))?;
+        let cut = job.interrupted();
+        jobs.push(job);
+        if cut {
+            break;
+        }
+    }
+    let whole = jobs.iter().filter(|j| !j.interrupted()).count();
+    let incomplete = interrupt::asked().then(|| {
+        format!(
+            "interrupted (SIGINT): {whole} of {} profiles whole; a profile cut short has the phases it ran, profiles not started are missing",
+            r.profiles.len()
+        )
+    });
+    let mut settings = ReviewSpec::new(vec![r.target.clone()], 1, 0);
+    settings.profiles = r.profiles.clone();
+    settings.interval_s = Some(r.round_s as f64);
+    settings.rounds_4k = r.rounds_4k;
+    settings.rounds_matrix = r.rounds_matrix;
+    Ok(ReviewResults {
+        kind: RESULTS_KIND.to_string(),
+        schema_version: RESULTS_SCHEMA_VERSION,
+        flashlab_version: env!("CARGO_PKG_VERSION").to_string(),
+        note: format!("measured: every figure is fio's, on {} ({}), not a model's", info.target, info.kind),
+        seed: 0,
+        settings,
+        jobs,
+        pts: Vec::new(),
+        incomplete,
+    })
+}
+
+/// One profile: erase, precondition, then its main tests.
+fn review_job(
+    r: &MeasuredReview,
+    target: &Target,
+    info: &TargetInfo,
+    profile: &crate::procedures::job::ReviewProfile,
+    progress: &mut dyn FnMut(&MeasuredProgress),
+) -> Result<JobResult, MeasureError> {
+    let workload = Mix::parse(profile.workload).expect("built-in workload");
+    let pre_mix = workload.preconditioner();
+    let erased = target.erase(info);
+    let (seconds, min_rounds) = precondition_length(r.precondition, r.round_s);
+    let pre_job = job_of(target, &pre_mix, REVIEWERS_THREADS, REVIEWERS_QUEUE_DEPTH, seconds, r.round_s);
+    let (pre, mut fio) = phase_run(&pre_job, "precondition", min_rounds, info.size_bytes, progress)?;
+    let pre = judged(pre, r.precondition);
+    let mut tests = Vec::new();
+    let plan: Vec<(String, Mix, u32, u32, u64, u64)> = match profile.tests {
+        Tests::FourK => [("4K write", "4k-write"), ("4K read", "4k-read")]
+            .iter()
+            .map(|(n, w)| (n.to_string(), Mix::parse(w).expect("built-in workload"), REVIEWERS_THREADS, REVIEWERS_QUEUE_DEPTH, 0, r.rounds_4k as u64))
+            .collect(),
+        Tests::Matrix => MATRIX_THREADS
+            .iter()
+            .flat_map(|&t| MATRIX_QUEUE_DEPTHS.iter().map(move |&q| (t, q)))
+            .map(|(t, q)| (matrix_name(t, q), workload.clone(), t, q, MATRIX_WARMUP_ROUNDS, r.rounds_matrix as u64))
+            .collect(),
+    };
+    for (name, mix, t, q, warm, rounds) in plan {
+        if pre.interrupted || tests.last().is_some_and(|p: &Phase| p.interrupted) {
+            break;
+        }
+        let job = Job { ramp_s: warm * r.round_s, ..job_of(target, &mix, t, q, rounds * r.round_s, r.round_s) };
+        let (mut phase, version) = phase_run(&job, &name, usize::MAX, info.size_bytes, progress)?;
+        fio = version;
+        if profile.tests == Tests::Matrix {
+            phase.steady_state = crate::procedures::review::point_steadiness(&phase);
+        }
+        tests.push(phase);
+    }
+    Ok(JobResult {
+        device: device_of(info),
+        profile: profile.name.to_string(),
+        profile_title: profile.title.to_string(),
+        tests_kind: profile.tests,
+        workload,
+        preconditioner: pre_mix,
+        precondition: pre,
+        tests,
+        comparison: Vec::new(),
+        failure: None,
+        run: None,
+        measured: Some(measurement_of(target, info, fio, Some(erased))),
+    })
+}
+
+/// A preconditioning's fio run time and the rounds before steady state
+/// may end it.
+fn precondition_length(p: Precondition, round_s: u64) -> (u64, usize) {
+    match p {
+        Precondition::Steady { min_s, cap_s } => (cap_s, (min_s / round_s).max(steady::WINDOW as u64) as usize),
+        Precondition::Fixed { seconds } => (seconds, usize::MAX),
+    }
 }
 
 fn job_of(target: &Target, mix: &Mix, threads: u32, queue_depth: u32, runtime_s: u64, round_s: u64) -> Job {

@@ -44,11 +44,21 @@ pub struct JobResult {
     /// `--label`, or the results file's name); none in a review's own file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<String>,
+    /// Where a job on real storage ran (`procedures::measured`); none for
+    /// a simulated card.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured: Option<crate::runs::measure::Measurement>,
 }
 
 impl JobResult {
     /// "FlashMAX II stock": how charts name this device and format.
     pub fn label(&self) -> String {
+        if self.measured.is_some() {
+            return match &self.run {
+                Some(run) => format!("{} [measured, {run}]", self.device.id),
+                None => format!("{} [measured]", self.device.id),
+            };
+        }
         match &self.run {
             Some(run) => format!("{} {} [{run}]", self.device.name, self.device.format),
             None => format!("{} {}", self.device.name, self.device.format),
@@ -117,6 +127,7 @@ pub fn job_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&Rev
         comparison,
         failure,
         run: None,
+        measured: None,
     })
 }
 
@@ -239,7 +250,7 @@ pub const MATRIX_WARMUP_ROUNDS: u64 = 5;
 
 /// A matrix point's measured rounds judged by the SNIA criteria (its
 /// IOPS over the last window); none with fewer rounds than a window.
-fn point_steadiness(p: &Phase) -> Option<crate::runs::phase::SteadyReport> {
+pub(crate) fn point_steadiness(p: &Phase) -> Option<crate::runs::phase::SteadyReport> {
     let y: Vec<f64> = p.intervals.iter().map(|i| i.iops).collect();
     let window = crate::runs::steady::latest(&y)?;
     Some(crate::runs::phase::SteadyReport {
