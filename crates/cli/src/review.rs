@@ -196,7 +196,11 @@ impl Display {
 
 pub(crate) fn summary_print(r: &ReviewResults) {
     if !r.jobs.is_empty() {
-        let how = if r.jobs.iter().all(|j| j.measured.is_some()) { "measured" } else { "simulated" };
+        let how = match (r.jobs.iter().any(|j| j.measured.is_some()), r.jobs.iter().all(|j| j.measured.is_some())) {
+            (_, true) => "measured",
+            (true, false) => "simulated; [measured] ones measured",
+            (false, false) => "simulated",
+        };
         outln!("{:<34} {:<10} {:>14} {:>7}  main tests ({how})", "device / format", "profile", "steady state", "DW");
     }
     for j in &r.jobs {

@@ -246,3 +246,52 @@ fn the_reviewers_procedure_runs_on_a_file_and_a_loop_device() {
     }
     f.neighbour_untouched();
 }
+
+/// Ctrl-C during preconditioning: fio is stopped, what it measured is
+/// kept in a whole results file marked incomplete, and the measured phase
+/// does not run.
+#[test]
+fn an_interrupted_run_on_a_target_keeps_what_fio_measured() {
+    tool("fio", "fio");
+    let f = Files::new("interrupt", 32);
+    let json = f.dir.join("r.json");
+    let child = Command::new(env!("CARGO_BIN_EXE_flashlab"))
+        .args([
+            "run",
+            "--target",
+            f.target(),
+            "--workload",
+            "4k-write",
+            "--threads",
+            "1",
+            "--qd",
+            "4",
+            "--interval",
+            "1",
+            "--precondition",
+            "--precondition-hours",
+            "0.1",
+            "-q",
+            "--json",
+        ])
+        .arg(&json)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_secs(4));
+    assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
+    let started = std::time::Instant::now();
+    let out = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(started.elapsed().as_secs() < 10, "fio stopped at once, not after its 360 s");
+    assert_eq!(out.status.code(), Some(130), "{err}");
+    assert!(err.contains("INCOMPLETE"), "{err}");
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(r["incomplete"].as_str().unwrap().contains("preconditioning"), "{}", r["incomplete"]);
+    let phases = r["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 1, "the measured phase did not run");
+    assert_eq!(phases[0]["interrupted"], true);
+    assert!(phases[0]["intervals"].as_array().unwrap().len() >= 2, "the rounds fio ran are kept");
+    f.neighbour_untouched();
+}
