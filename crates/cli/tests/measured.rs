@@ -205,6 +205,13 @@ fn an_nbd_export_is_measured_through_fios_nbd_engine() {
     assert!(writes > 1000, "{phase}");
     let dw = phase["drive_writes"].as_f64().unwrap();
     assert!((dw - writes as f64 * 4096.0 / size as f64).abs() < 1e-6 * dw.max(1.0), "{dw}");
+    // An export holding a file system is refused as a device would be.
+    let img = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("measured-nbd-{}.img", std::process::id()));
+    sh(Command::new(tool("mkfs.ext4", "e2fsprogs")).args(["-q", "-F"]).arg(&img).arg("16M"));
+    sh(Command::new(tool("nbdcopy", "libnbd-bin")).arg(&img).arg(&uri));
+    tool("qemu-img", "qemu-utils");
+    refused(&["run", "--target", &uri, "--workload", "4k-write", "--interval", "1", "--duration", "1", "-q"], "holds a file system or volume of type ext4");
+    let _ = std::fs::remove_file(img);
     let log = served.stop();
     assert!(log.contains("host slots written"), "{log}");
     let _ = std::fs::remove_file(json);

@@ -57,7 +57,10 @@ impl Target {
     /// cannot be tested (missing, a directory, an empty file).
     pub fn inspect(&self) -> Result<TargetInfo, String> {
         let p = match self {
-            Target::Nbd(uri) => return Ok(TargetInfo { target: uri.clone(), kind: "NBD export".into(), size_bytes: nbd_size(uri), ..TargetInfo::default() }),
+            Target::Nbd(uri) => {
+                let holds = nbd_probe(uri)?;
+                return Ok(TargetInfo { target: uri.clone(), kind: "NBD export".into(), size_bytes: nbd_size(uri), holds, ..TargetInfo::default() });
+            }
             Target::Path(p) => p,
         };
         let m = std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
@@ -157,6 +160,22 @@ pub fn write_check(info: &TargetInfo, destroy: Option<&str>) -> Result<(), Strin
 fn nbd_size(uri: &str) -> Option<u64> {
     let out = std::process::Command::new("nbdinfo").args(["--size", uri]).output().ok()?;
     String::from_utf8_lossy(&out.stdout).trim().parse().ok()
+}
+
+/// What an NBD export holds: its first MiB copied out (`qemu-img dd`,
+/// Debian's qemu-utils) and probed as a file's would be. An export that
+/// cannot be reached is left to fio to report.
+fn nbd_probe(uri: &str) -> Result<Option<String>, String> {
+    let head = std::env::temp_dir().join(format!("flashlab-probe-{}-{:x}", std::process::id(), uri.len()));
+    let out = std::process::Command::new("qemu-img")
+        .args(["dd", "-f", "raw", "-O", "raw", "bs=1M", "count=1"])
+        .arg(format!("if={uri}"))
+        .arg(format!("of={}", head.display()))
+        .output()
+        .map_err(|e| format!("qemu-img (Debian's qemu-utils) is needed to see what {uri} holds: {e}"))?;
+    let found = if out.status.success() { probe(&head) } else { Ok(None) };
+    let _ = std::fs::remove_file(&head);
+    found.map(|f| f.map(|what| what.replace(&head.display().to_string(), uri)))
 }
 
 /// A block device's size in bytes (its end, by seeking).
