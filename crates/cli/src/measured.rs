@@ -19,6 +19,8 @@ const STEADY_CAP_S: u64 = 12 * 3600;
 
 pub fn run(a: &RunArgs) -> Result<()> {
     simulated_only(a)?;
+    // Without fio nothing can be measured: said before anything else.
+    lab::runs::measure::fio_version()?;
     let target = a.target.as_deref().expect("a target without a device");
     let spec = spec_of(a, target)?;
     // Nothing is written to a target that holds data unless it is named
@@ -106,6 +108,7 @@ pub fn review(a: &crate::review::ReviewArgs) -> Result<()> {
     if let Some((name, _)) = given.iter().find(|(_, g)| *g) {
         bail!("{name} is for simulated cards; --target reviews real storage as it is");
     }
+    lab::runs::measure::fio_version()?;
     let round_s = round_of(a.interval)?;
     let precondition = match a.precondition_hours {
         None => Precondition::Steady { min_s: steady_min_s(round_s), cap_s: STEADY_CAP_S },
