@@ -130,7 +130,11 @@ fn a_target_holding_a_file_system_is_written_only_when_destroy_names_it() {
 /// target is named; without fio, its package is.
 #[test]
 fn simulated_only_options_and_a_missing_target_are_refused() {
-    let o = Command::new(env!("CARGO_BIN_EXE_flashlab")).args(["run", "--target", "/dev/null", "--workload", "4k-read"]).env("PATH", "/nonexistent").output().unwrap();
+    let o = Command::new(env!("CARGO_BIN_EXE_flashlab"))
+        .args(["run", "--target", "/dev/null", "--workload", "4k-read"])
+        .env("PATH", "/nonexistent")
+        .output()
+        .unwrap();
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{err}");
     assert!(err.contains("install Debian's fio package"), "{err}");

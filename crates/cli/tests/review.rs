@@ -177,6 +177,11 @@ fn report_renders(out: &Path, prof: &Path) -> usize {
     assert!(dom.contains("Why: resource utilisation") && dom.contains("GC threads") && dom.contains("bottleneck"));
     // The preconditioning followed the reviewers' 12 hours and says so.
     assert!(dom.contains("12 hours"), "the preconditioning rule is shown");
+    // The summary comes first, before any profile's section, with the
+    // 16T/16Q figures and how the published figures fared.
+    let summary = dom.find("id=\"summary\"").expect("a summary");
+    assert!(summary < dom.find("id=\"profile-").expect("profile sections"), "the summary is first");
+    assert!(dom.contains("4K write, steady") && dom.contains("within tolerance"), "the summary's figures and verdicts");
     for bad in ["Uncaught", "CONSOLE", "Failed to load resource", "parsererror"] {
         assert!(!log.contains(bad) && !dom.contains(bad), "'{bad}' rendering the report: {log}");
     }

@@ -55,6 +55,7 @@ pub fn html_report(r: &ReviewResults, dir: &Path) -> Result<PathBuf, ReportError
     let mut out = String::new();
     let mut files: Vec<Chart> = Vec::new();
     head_section(&mut out, r, &colors);
+    summary_section(&mut out, r, &colors);
     for p in PROFILES {
         let jobs: Vec<&JobResult> = r.jobs.iter().filter(|j| j.profile == p.name).collect();
         if !jobs.is_empty() {
@@ -184,6 +185,71 @@ fn device_row(label: &str, d: &DeviceInfo, colors: &Colors) -> Vec<String> {
         d.dies.to_string(),
         format!("{:.1}%", d.effective_op * 100.0),
     ]
+}
+
+/// The figures a reader looks for first, a row per device (and format,
+/// and run): the 4K burst (the first preconditioning round), steady 4K
+/// write and read, and each mixed profile at 16T/16Q, with average
+/// latency; then how the published figures fared.
+fn summary_section(out: &mut String, r: &ReviewResults, colors: &Colors) {
+    let mut labels: Vec<String> = r.jobs.iter().map(JobResult::label).collect();
+    labels.dedup();
+    if labels.is_empty() {
+        return;
+    }
+    let job = |label: &str, profile: &str| r.jobs.iter().find(|j| j.label() == label && j.profile == profile);
+    // A pure read or write test's own direction, else both together.
+    let cell = |p: Option<&crate::runs::phase::Phase>| match p {
+        None => "-".to_string(),
+        Some(p) => {
+            let s = &p.summary;
+            let d = if s.write.ios == 0 {
+                &s.read
+            } else if s.read.ios == 0 {
+                &s.write
+            } else {
+                &s.all
+            };
+            format!("{} IOPS, {:.3} ms", num(d.iops), d.latency_avg_ms)
+        }
+    };
+    let rows: Vec<Vec<String>> = labels
+        .iter()
+        .map(|l| {
+            let four_k = job(l, "4k");
+            let burst = four_k.and_then(|j| j.precondition.intervals.first()).map_or("-".into(), |i| format!("{} IOPS", num(i.iops)));
+            let mixed = |p: &str| cell(job(l, p).and_then(|j| j.test(&crate::procedures::job::matrix_name(16, 16))));
+            let checks: Vec<&crate::runs::published::Check> = r.jobs.iter().filter(|j| &j.label() == l).flat_map(|j| &j.comparison).collect();
+            let held: Vec<_> = checks.iter().filter(|c| c.conflict.is_none() && c.gap.is_none()).collect();
+            let (gaps, conflicts) = (checks.iter().filter(|c| c.gap.is_some()).count(), checks.iter().filter(|c| c.conflict.is_some()).count());
+            let mut verdict = match held.len() {
+                0 => "none held".to_string(),
+                n => format!("{} of {n} within tolerance", held.iter().filter(|c| c.within).count()),
+            };
+            if gaps > 0 {
+                verdict += &format!("; {gaps} known gap{}", if gaps == 1 { "" } else { "s" });
+            }
+            if conflicts > 0 {
+                verdict += &format!("; {conflicts} in conflict");
+            }
+            if checks.is_empty() {
+                verdict = "none published".into();
+            }
+            vec![
+                format!("<span style=\"color:{}\">&#9632;</span> {}", colors.get(l), esc(l)),
+                burst,
+                cell(four_k.and_then(|j| j.test("4K write"))),
+                cell(four_k.and_then(|j| j.test("4K read"))),
+                mixed("8k7030"),
+                mixed("fileserver"),
+                mixed("webserver"),
+                esc(&verdict),
+            ]
+        })
+        .collect();
+    out.push_str("<h2 id=\"summary\">Summary</h2>");
+    out.push_str("<p>Throughput and average latency at 16 threads x 16 queue depth; the burst is the first round after the erase. Each profile's section below has its charts and tables.</p>");
+    table(out, &["device", "4K burst write", "4K write, steady", "4K read", "8K 70/30", "File Server", "Web Server", "published figures"], &rows);
 }
 
 /// How the jobs were erased before preconditioning: a simulated card by
