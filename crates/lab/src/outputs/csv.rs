@@ -26,8 +26,9 @@ struct PreRow<'a> {
     latency_avg_ms: f64,
     latency_max_ms: f64,
     latency_std_ms: f64,
-    wa: f64,
-    free_superblocks: u64,
+    /// The card's own: empty for real storage (not measured there).
+    wa: Option<f64>,
+    free_superblocks: Option<u64>,
 }
 
 #[derive(Serialize)]
@@ -51,7 +52,8 @@ struct TestRow<'a> {
     latency_std_ms: f64,
     latency_p99_ms: f64,
     latency_p9999_ms: f64,
-    wa: f64,
+    /// The card's own: empty for real storage (not measured there).
+    wa: Option<f64>,
 }
 
 #[derive(Serialize)]
@@ -127,7 +129,7 @@ fn test_row<'a>(j: &'a JobResult, t: &'a Phase) -> TestRow<'a> {
         latency_std_ms: s.latency_std_ms_reviewers(),
         latency_p99_ms: s.all.latency_p99_ms,
         latency_p9999_ms: s.all.latency_p9999_ms,
-        wa: t.wa,
+        wa: j.measured.is_none().then_some(t.wa),
     }
 }
 
@@ -226,8 +228,8 @@ fn round_rows<'a>(j: &'a JobResult, phase: &'a Phase, workload: &'a str) -> impl
         latency_avg_ms: iv.latency_avg_ms,
         latency_max_ms: iv.latency_max_ms,
         latency_std_ms: iv.latency_std_ms,
-        wa: iv.wa,
-        free_superblocks: iv.free_superblocks,
+        wa: j.measured.is_none().then_some(iv.wa),
+        free_superblocks: j.measured.is_none().then_some(iv.free_superblocks),
     })
 }
 
