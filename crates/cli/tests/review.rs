@@ -182,6 +182,9 @@ fn report_renders(out: &Path, prof: &Path) -> usize {
     let summary = dom.find("id=\"summary\"").expect("a summary");
     assert!(summary < dom.find("id=\"profile-").expect("profile sections"), "the summary is first");
     assert!(dom.contains("4K write, steady") && dom.contains("within tolerance"), "the summary's figures and verdicts");
+    // Preconditioning's time axis is the full-size card's hours, so that
+    // the reviewers' 12 hours read as 12 hours on a scaled card.
+    assert!(dom.contains("hours on the full-size card"), "the preconditioning axis in full-size hours");
     // Latency QoS in the tables: p99, p99.9 and p99.99.
     assert!(dom.contains("<th>p99.9 ms</th>") && dom.contains("<th>p99.99 ms</th>"), "QoS columns");
     for bad in ["Uncaught", "CONSOLE", "Failed to load resource", "parsererror"] {

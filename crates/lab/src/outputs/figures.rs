@@ -58,15 +58,28 @@ pub fn slug(s: &str) -> String {
     key_slug(s)
 }
 
-fn time_label(jobs: &[&JobResult]) -> String {
-    let scale = jobs.first().map_or(1, |j| j.device.scale);
-    if jobs.iter().all(|j| j.measured.is_some()) {
-        "minutes".into()
-    } else if scale > 1 {
-        format!("virtual minutes (devices at 1/{scale} scale fill {scale}x sooner)")
-    } else {
-        "virtual minutes".into()
+/// Preconditioning's time axis: hours on the full-size card (a scaled
+/// card runs the same drive writes in its share of the time), or wall
+/// hours on real storage, so that the reviewers' 12 hours read as 12
+/// hours; a job's x is its seconds times its factor. Results that do not
+/// say the full-size capacity keep virtual minutes.
+fn time_axis(jobs: &[&JobResult]) -> (String, Vec<f64>) {
+    let hours = |j: &&JobResult| match (&j.measured, j.device.full_capacity_bytes) {
+        (Some(_), _) => Some(1.0 / 3600.0),
+        (None, Some(full)) if j.device.capacity_bytes > 0 => Some(full as f64 / j.device.capacity_bytes as f64 / 3600.0),
+        _ => None,
+    };
+    if let Some(f) = jobs.iter().map(hours).collect::<Option<Vec<f64>>>() {
+        let label = match (jobs.iter().all(|j| j.measured.is_some()), jobs.iter().map(|j| j.device.scale).max().unwrap_or(1)) {
+            (true, _) => "hours".to_string(),
+            (false, 1) => "hours".to_string(),
+            (false, n) => format!("hours on the full-size card (a card at 1/{n} scale runs them {n}x sooner)"),
+        };
+        return (label, f);
     }
+    let scale = jobs.first().map_or(1, |j| j.device.scale);
+    let label = if scale > 1 { format!("virtual minutes (devices at 1/{scale} scale fill {scale}x sooner)") } else { "virtual minutes".into() };
+    (label, vec![1.0 / 60.0; jobs.len()])
 }
 
 fn round_value(v: &crate::runs::metrics::Interval, key: &str) -> f64 {
@@ -94,21 +107,22 @@ pub fn precondition_charts(profile: &str, title: &str, jobs: &[&JobResult], colo
     ATTRIBUTES
         .iter()
         .map(|&(key, what, y)| {
+            let (x_label, factors) = time_axis(jobs);
             let mut c = LineChart {
                 id: format!("{profile}-precondition-{key}"),
                 title: format!("{title} preconditioning: {what}"),
-                x_label: time_label(jobs),
+                x_label,
                 y_label: y.into(),
                 legend: jobs.iter().map(|j| colors.item(&j.label(), Swatch::Line)).collect(),
                 ..Default::default()
             };
-            for j in jobs {
+            for (j, &f) in jobs.iter().zip(&factors) {
                 let (label, iv) = (j.label(), &j.precondition.intervals);
-                let points = iv.iter().map(|v| ((v.start_s + v.length_s) / 60.0, round_value(v, key))).collect();
+                let points = iv.iter().map(|v| ((v.start_s + v.length_s) * f, round_value(v, key))).collect();
                 c.series.push(Series::line(&label, points, colors.get(&label), &label));
                 let window = j.precondition.steady_state.as_ref().filter(|s| s.reached).and_then(|s| s.window.as_ref());
                 if let Some((a, z)) = window.and_then(|w| Some((iv.get(w.first_round)?, iv.get(w.first_round + steady::WINDOW - 1)?))) {
-                    let (x0, x1) = (a.start_s / 60.0, (z.start_s + z.length_s) / 60.0);
+                    let (x0, x1) = (a.start_s * f, (z.start_s + z.length_s) * f);
                     c.bands.push(crate::outputs::chart::Band {
                         x0,
                         x1,

@@ -105,6 +105,7 @@ fn device_of(info: &TargetInfo) -> DeviceInfo {
         raw_bytes: 0,
         dies: 0,
         effective_op: 0.0,
+        full_capacity_bytes: None,
     }
 }
 

@@ -23,6 +23,11 @@ pub struct DeviceInfo {
     pub raw_bytes: u64,
     pub dies: u32,
     pub effective_op: f64,
+    /// The full-size card's usable capacity (a scaled card runs its drive
+    /// writes in this share of the time); none for real storage and in
+    /// results written before it was kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub full_capacity_bytes: Option<u64>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -487,5 +492,6 @@ pub fn device_info(profile: &Profile, format: &str, scale: u32, dev: &Device) ->
         raw_bytes: dev.raw_bytes(),
         dies: dev.dies(),
         effective_op: dev.effective_op(),
+        full_capacity_bytes: Some(dev.full_capacity_bytes()),
     }
 }
