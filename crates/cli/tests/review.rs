@@ -168,8 +168,9 @@ fn report_renders(out: &Path, prof: &Path) -> usize {
     assert!(o.status.success(), "chromium failed: {log}");
     let charts = dom.matches("class=\"chart\"").count();
     // Per profile: 4 preconditioning charts, 2 steady-state plots (one per
-    // format), 4 main-test charts.
-    assert_eq!(charts, 4 * (4 + 2 + 4), "charts in the rendered DOM");
+    // format), 4 main-test charts; the 3 mixed profiles' IOPS-latency
+    // curves.
+    assert_eq!(charts, 4 * (4 + 2 + 4) + 3, "charts in the rendered DOM");
     assert!(dom.matches("<polyline").count() >= 4 * 4 * 2 + 3 * 4 * 2, "line series drawn");
     assert!(dom.matches("class=\"bar\"").count() >= 4 * 2 * 2, "4K bars drawn");
     assert!(dom.contains("steady-state window") && dom.contains("Published and simulated"));
@@ -185,6 +186,8 @@ fn report_renders(out: &Path, prof: &Path) -> usize {
     // Preconditioning's time axis is the full-size card's hours, so that
     // the reviewers' 12 hours read as 12 hours on a scaled card.
     assert!(dom.contains("hours on the full-size card"), "the preconditioning axis in full-size hours");
+    // The mixed profiles chart latency against throughput.
+    assert!(dom.contains("average latency against throughput"), "the IOPS-latency curve");
     // Latency QoS in the tables: p99, p99.9 and p99.99.
     assert!(dom.contains("<th>p99.9 ms</th>") && dom.contains("<th>p99.99 ms</th>"), "QoS columns");
     for bad in ["Uncaught", "CONSOLE", "Failed to load resource", "parsererror"] {

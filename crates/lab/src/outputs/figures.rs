@@ -239,7 +239,36 @@ pub fn matrix_charts(profile: &str, title: &str, jobs: &[&JobResult], colors: &C
                 svg: c.svg(),
             }
         })
+        .chain(std::iter::once(iops_latency_chart(profile, title, jobs, colors)))
         .collect()
+}
+
+/// Throughput against average latency across the matrix, a line per
+/// device through its points in order of load (threads x queue depth, 4
+/// to 256 I/Os in flight): where added load stops buying IOPS and only
+/// adds latency.
+fn iops_latency_chart(profile: &str, title: &str, jobs: &[&JobResult], colors: &Colors) -> Chart {
+    let mut c = LineChart {
+        id: format!("{profile}-iops-latency"),
+        title: format!("{title}: average latency against throughput"),
+        x_label: "IOPS".into(),
+        y_label: "average latency (ms)".into(),
+        legend: jobs.iter().map(|j| colors.item(&j.label(), Swatch::Line)).collect(),
+        markers: true,
+        ..Default::default()
+    };
+    for j in jobs {
+        let label = j.label();
+        let mut load: Vec<(u32, u32)> = MATRIX_THREADS.iter().flat_map(|&t| MATRIX_QUEUE_DEPTHS.iter().map(move |&q| (t, q))).collect();
+        load.sort_by_key(|&(t, q)| (t * q, t));
+        let points = load.iter().filter_map(|&(t, q)| j.test(&matrix_name(t, q))).map(|p| (p.summary.all.iops, p.summary.all.latency_avg_ms)).collect();
+        c.series.push(Series::line(&label, points, colors.get(&label), &label));
+    }
+    Chart {
+        file: format!("{profile}-iops-latency.svg"),
+        caption: format!("{title}: average latency against IOPS, a point per thread/queue combination in order of I/Os in flight (4 to 256)"),
+        svg: c.svg(),
+    }
 }
 
 /// A rebuild's time as the failure charts write it.
