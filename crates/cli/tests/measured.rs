@@ -49,6 +49,22 @@ impl Drop for Files {
     }
 }
 
+/// A loop device over a file, detached when dropped.
+struct Loop(String);
+
+impl Loop {
+    fn attach(file: &Path) -> Loop {
+        tool("losetup", "mount");
+        Loop(sh(Command::new("losetup").args(["--find", "--show"]).arg(file)))
+    }
+}
+
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.0]).status();
+    }
+}
+
 fn sh(cmd: &mut Command) -> String {
     let o = cmd.output().unwrap();
     assert!(o.status.success(), "{cmd:?}: {}", String::from_utf8_lossy(&o.stderr));
@@ -148,16 +164,9 @@ fn simulated_only_options_and_a_missing_target_are_refused() {
 #[test]
 fn a_loop_device_is_measured_and_refused_while_mounted() {
     tool("fio", "fio");
-    tool("losetup", "mount");
     let f = Files::new("loop", 32);
-    let dev = sh(Command::new("losetup").args(["--find", "--show", f.target()]));
-    struct Detach(String);
-    impl Drop for Detach {
-        fn drop(&mut self) {
-            let _ = Command::new("losetup").args(["-d", &self.0]).status();
-        }
-    }
-    let _detach = Detach(dev.clone());
+    let looped = Loop::attach(&f.target);
+    let dev = looped.0.clone();
     let base = ["run", "--target", &dev, "--workload", "4k-write", "--threads", "1", "--qd", "2", "--interval", "1", "--duration", "2", "-q"];
     let (code, out, err) = flashlab(&[&base[..], &["--precondition", "--precondition-hours", "0.0006"]].concat());
     assert_eq!(code, 0, "{out}{err}");
@@ -232,16 +241,9 @@ fn an_nbd_export_is_measured_through_fios_nbd_engine() {
 #[test]
 fn the_reviewers_procedure_runs_on_a_file_and_a_loop_device() {
     tool("fio", "fio");
-    tool("losetup", "mount");
     let f = Files::new("review", 48);
-    let dev = sh(Command::new("losetup").args(["--find", "--show", f.target()]));
-    struct Detach(String);
-    impl Drop for Detach {
-        fn drop(&mut self) {
-            let _ = Command::new("losetup").args(["-d", &self.0]).status();
-        }
-    }
-    let _detach = Detach(dev.clone());
+    let looped = Loop::attach(&f.target);
+    let dev = looped.0.clone();
     for (target, erased) in [(f.target().to_string(), "hole punched"), (dev.clone(), "blkdiscard")] {
         let out_dir = f.dir.join(format!("review-{}", target.replace('/', "-")));
         let args = ["review", "--target", &target, "--profiles", "4k", "--interval", "1", "--rounds-4k", "2", "--precondition-hours", "0.0014", "--out"];
