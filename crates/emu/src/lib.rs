@@ -15,6 +15,7 @@ pub mod metrics;
 pub mod nbd;
 pub mod pace;
 pub mod presentation;
+mod replies;
 pub mod server;
 pub mod status;
 pub mod writelog;
