@@ -13,9 +13,6 @@ use std::time::Instant;
 /// Round length on real storage unless `--interval` says otherwise: the
 /// reviewers' minute.
 const ROUND_S: u64 = 60;
-/// Preconditioning to steady state gives up after the reviewers' longest
-/// fixed time.
-const STEADY_CAP_S: u64 = 12 * 3600;
 
 pub fn run(a: &RunArgs) -> Result<()> {
     simulated_only(a)?;
@@ -111,7 +108,7 @@ pub fn review(a: &crate::review::ReviewArgs) -> Result<()> {
     lab::runs::measure::fio_version()?;
     let round_s = round_of(a.interval)?;
     let precondition = match a.precondition_hours {
-        None => Precondition::Steady { min_s: steady_min_s(round_s), cap_s: STEADY_CAP_S },
+        None => Precondition::Steady { min_s: steady_min_s(round_s), cap_s: measured::PRECONDITION_CAP_S },
         Some(h) => Precondition::Fixed { seconds: hours_checked(h, round_s)? },
     };
     for p in &a.profiles {
@@ -184,7 +181,7 @@ fn spec_of(a: &RunArgs, target: &str) -> Result<MeasuredSpec> {
     };
     let precondition = match (a.precondition, a.precondition_hours.as_deref()) {
         (false, _) => None,
-        (true, None) => Some(Precondition::Steady { min_s: steady_min_s(round_s), cap_s: STEADY_CAP_S }),
+        (true, None) => Some(Precondition::Steady { min_s: steady_min_s(round_s), cap_s: measured::PRECONDITION_CAP_S }),
         (true, Some("reviewers")) => {
             bail!("--precondition-hours reviewers: real storage has no profile to state them; give a number of hours (the reviewers ran 6 or 12)")
         }

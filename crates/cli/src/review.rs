@@ -34,8 +34,10 @@ pub struct ReviewArgs {
     /// device without a named format skips it.
     #[arg(long, value_delimiter = ',')]
     pub format: Option<Vec<String>>,
-    /// Profiles, comma-separated: 4k, 8k7030, fileserver, webserver.
-    #[arg(long, value_delimiter = ',', default_value = "4k,8k7030,fileserver,webserver")]
+    /// Profiles, comma-separated: 4k, 8k7030, fileserver, webserver, seq
+    /// (128K and 64K sequential read and write on a sequentially filled
+    /// card).
+    #[arg(long, value_delimiter = ',', default_value = "4k,8k7030,fileserver,webserver,seq")]
     pub profiles: Vec<String>,
     /// Shrink the card N times (pages of each block first, then blocks;
     /// dies, channels and timings kept; see docs/model.md, "Scaling").
@@ -207,6 +209,7 @@ pub(crate) fn summary_print(r: &ReviewResults) {
         let s = j.precondition.steady_state.as_ref();
         let steady = match s {
             _ if j.precondition.interrupted => "INTERRUPTED".into(),
+            _ if j.tests_kind == job::Tests::Sequential => "filled".into(),
             Some(s) if s.reached => format!("{} rounds", s.rounds),
             _ => "NOT REACHED".into(),
         };
@@ -215,6 +218,10 @@ pub(crate) fn summary_print(r: &ReviewResults) {
         let main = match j.tests_kind {
             job::Tests::FourK => {
                 format!("4K write {}, 4K read {}", iops("4K write", &|t| t.summary.write.iops), iops("4K read", &|t| t.summary.read.iops))
+            }
+            job::Tests::Sequential => {
+                let mbs = |name: &str| j.test(name).map_or("not run".to_string(), |t| format!("{:.0}", t.summary.all.mb_per_s));
+                format!("128K read {} MB/s, write {} MB/s", mbs("128K read"), mbs("128K write"))
             }
             job::Tests::Matrix => {
                 let avg = j.test("16T/16Q").map_or(String::new(), |t| format!(", {:.3} ms avg", t.summary.all.latency_avg_ms));

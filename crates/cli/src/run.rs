@@ -24,8 +24,9 @@ pub struct RunArgs {
     /// partition table, repeating its name (a mounted one is refused).
     #[arg(long, value_name = "TARGET", requires = "target")]
     pub destroy: Option<String>,
-    /// 4k-read, 4k-write, 8k-7030, fileserver, webserver, webserver-write, or
-    /// a mix such as 'read=70;bs=4k/60:64k/40' (shares sum to 100) or
+    /// 4k-read, 4k-write, 8k-7030, fileserver, webserver, webserver-write,
+    /// 128k-seq-read, 128k-seq-write, 64k-seq-read, 64k-seq-write, or a
+    /// mix such as 'read=70;bs=4k/60:64k/40' (shares sum to 100) or
     /// 'read=100;bs=64k;pattern=seq'; fio's names work too
     /// ('rwmixread=70;bssplit=4k/60:64k/40', 'rw=randwrite;bs=8k').
     #[arg(long, short)]

@@ -246,7 +246,7 @@ fn the_reviewers_procedure_runs_on_a_file_and_a_loop_device() {
     let dev = looped.0.clone();
     for (target, erased) in [(f.target().to_string(), "hole punched"), (dev.clone(), "blkdiscard")] {
         let out_dir = f.dir.join(format!("review-{}", target.replace('/', "-")));
-        let args = ["review", "--target", &target, "--profiles", "4k", "--interval", "1", "--rounds-4k", "2", "--precondition-hours", "0.0014", "--out"];
+        let args = ["review", "--target", &target, "--profiles", "4k,seq", "--interval", "1", "--rounds-4k", "2", "--precondition-hours", "0.0014", "--out"];
         let (code, out, err) = flashlab(&[&args[..], &[out_dir.to_str().unwrap(), "-q"]].concat());
         assert_eq!(code, 0, "{target}: {out}{err}");
         assert!(out.contains("main tests (measured)"), "{out}");
@@ -257,6 +257,15 @@ fn the_reviewers_procedure_runs_on_a_file_and_a_loop_device() {
         let tests: Vec<&str> = job["tests"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
         assert_eq!(tests, ["4K write", "4K read"]);
         assert!(job["tests"][1]["summary"]["read"]["iops"].as_f64().unwrap() > 0.0);
+        // The sequential profile fills the target twice over, then runs
+        // its four tests as one stream each.
+        let seq = &r["jobs"][1];
+        assert_eq!(seq["profile"], "seq");
+        let fill = seq["precondition"]["drive_writes"].as_f64().unwrap();
+        assert!((fill - 2.0).abs() < 0.05, "the fill wrote {fill} drive writes");
+        let tests: Vec<&str> = seq["tests"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
+        assert_eq!(tests, ["128K read", "64K read", "128K write", "64K write"]);
+        assert!(seq["tests"].as_array().unwrap().iter().all(|t| t["summary"]["all"]["mb_per_s"].as_f64().unwrap() > 0.0));
         let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
         assert!(html.contains("Measured: every figure here is fio") && !html.contains("Simulated: every figure"), "{target}");
         let csv = std::fs::read_to_string(out_dir.join("tests.csv")).unwrap();

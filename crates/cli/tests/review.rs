@@ -48,7 +48,7 @@ const LAYOUT_CHECK: &str = r#"
 var bad=[], colours={}, owners={}, charts=document.querySelectorAll('svg.chart');
 function box(e){var b=e.getBBox();return {x0:b.x,y0:b.y,x1:b.x+b.width,y1:b.y+b.height};}
 function meets(a,b){return a.x0<b.x1-0.5&&b.x0<a.x1-0.5&&a.y0<b.y1-0.5&&b.y0<a.y1-0.5;}
-function device(name){return name.replace(/ \((simulated|published[^)]*)\)$/,'');}
+function device(name){return name.replace(/ \((simulated|measured|published[^)]*|vendor rating[^)]*)\)$/,'');}
 charts.forEach(function(svg){
   var id=svg.id;
   var title=svg.querySelector('text.title'); if(!title||!title.textContent.trim()) bad.push(id+': no title');
@@ -60,7 +60,7 @@ charts.forEach(function(svg){
     if(meets(a[1],plot)) bad.push(id+': legend "'+a[0].textContent+'" overlaps the plot');
     legends.slice(i+1).forEach(function(b){if(meets(a[1],b[1])) bad.push(id+': legend entries overlap: '+a[0].textContent+' / '+b[0].textContent);});
     var sw=a[0].querySelector('line,rect'), c=sw.getAttribute('stroke'), n=a[0].textContent;
-    if(/threads|mean|fit|per round|KiB|\//.test(n)) return;
+    if(/threads|percentile|mean|fit|per round|KiB|\//.test(n)) return;
     if(colours[n]&&colours[n]!=c) bad.push('"'+n+'" is '+colours[n]+' in one chart and '+c+' in '+id);
     colours[n]=c; var d=device(n);
     if(owners[c]&&owners[c]!=d) bad.push(c+' stands for '+owners[c]+' and for '+d+' ('+id+')');
@@ -69,6 +69,11 @@ charts.forEach(function(svg){
   var edge=svg.getBoundingClientRect();
   svg.querySelectorAll('text').forEach(function(t){var b=t.getBoundingClientRect();
     if(t.textContent&&(b.left<edge.left-0.5||b.right>edge.right+0.5||b.top<edge.top-0.5||b.bottom>edge.bottom+0.5)) bad.push(id+': text cut at the edge: '+t.textContent);});
+  var ends=[].slice.call(svg.querySelectorAll('text.end-label')).map(box);
+  ends.forEach(function(a,i){
+    if((a.y0+a.y1)/2<plot.y0-1||(a.y0+a.y1)/2>plot.y1+1) bad.push(id+': an end label beside no part of the plot');
+    ends.slice(i+1).forEach(function(b){if(meets(a,b)) bad.push(id+': end labels overlap');});
+  });
   if(/-matrix-/.test(id)){
     var lines=svg.querySelectorAll('g.series'), labels=svg.querySelectorAll('text.end-label');
     lines.forEach(function(g){if(!/(^| )(2|4|8|16)-threads( |$)/.test(g.getAttribute('data-keys'))) bad.push(id+': a line without its thread count');});
@@ -128,21 +133,38 @@ fn review_of_both_formats_writes_results_and_a_report_chromium_renders() {
     compare_labels_each_run(&out);
 }
 
-/// Results: 2 formats x 4 profiles, each with its preconditioning series
-/// and its main tests (2 for 4K, 16 matrix points otherwise).
+/// Results: 2 formats x 5 profiles, each with its preconditioning series
+/// and its main tests (2 for 4K, 4 sequential, 16 matrix points
+/// otherwise); every preconditioning but the sequential fill judged.
 fn results_whole(out: &Path) {
     let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
     assert_eq!(r["kind"], "flashlab-review");
     let jobs = r["jobs"].as_array().unwrap();
-    assert_eq!(jobs.len(), 8);
+    assert_eq!(jobs.len(), 10);
     for j in jobs {
         let tests = j["tests"].as_array().unwrap().len();
-        assert_eq!(tests, if j["profile"] == "4k" { 2 } else { 16 }, "{}", j["profile"]);
+        let seq = j["profile"] == "seq";
+        assert_eq!(
+            tests,
+            if j["profile"] == "4k" {
+                2
+            } else if seq {
+                4
+            } else {
+                16
+            },
+            "{}",
+            j["profile"]
+        );
         assert!(j["precondition"]["intervals"].as_array().unwrap().len() >= 5);
-        assert!(j["precondition"]["steady_state"]["rounds"].as_u64().unwrap() >= 5);
+        if seq {
+            assert!((j["precondition"]["drive_writes"].as_f64().unwrap() - 2.0).abs() < 0.01, "the fill writes the card twice");
+        } else {
+            assert!(j["precondition"]["steady_state"]["rounds"].as_u64().unwrap() >= 5);
+        }
     }
     let tests_csv = std::fs::read_to_string(out.join("tests.csv")).unwrap();
-    assert_eq!(tests_csv.lines().count(), 1 + 2 * (2 + 3 * 16), "header + every main test");
+    assert_eq!(tests_csv.lines().count(), 1 + 2 * (2 + 3 * 16 + 4), "header + every main test");
     assert!(tests_csv.lines().any(|l| l.contains(",16T/16Q,16,16,")), "{tests_csv}");
 }
 
@@ -168,9 +190,10 @@ fn report_renders(out: &Path, prof: &Path) -> usize {
     assert!(o.status.success(), "chromium failed: {log}");
     let charts = dom.matches("class=\"chart\"").count();
     // Per profile: 4 preconditioning charts, 2 steady-state plots (one per
-    // format), 4 main-test charts; the 3 mixed profiles' IOPS-latency
-    // curves.
-    assert_eq!(charts, 4 * (4 + 2 + 4) + 3, "charts in the rendered DOM");
+    // format, none for the sequential fill), its main-test charts: 4K 4
+    // and a QoS chart; the 3 mixed profiles 4, an IOPS-latency curve and
+    // a QoS chart; sequential 2.
+    assert_eq!(charts, (4 + 2 + 5) + 3 * (4 + 2 + 6) + (4 + 2), "charts in the rendered DOM");
     assert!(dom.matches("<polyline").count() >= 4 * 4 * 2 + 3 * 4 * 2, "line series drawn");
     assert!(dom.matches("class=\"bar\"").count() >= 4 * 2 * 2, "4K bars drawn");
     assert!(dom.contains("steady-state window") && dom.contains("Published and simulated"));
@@ -188,8 +211,14 @@ fn report_renders(out: &Path, prof: &Path) -> usize {
     assert!(dom.contains("hours on the full-size card"), "the preconditioning axis in full-size hours");
     // The mixed profiles chart latency against throughput.
     assert!(dom.contains("average latency against throughput"), "the IOPS-latency curve");
-    // Latency QoS in the tables: p99, p99.9 and p99.99.
+    // Latency QoS in the tables (p99, p99.9 and p99.99) and charted.
     assert!(dom.contains("<th>p99.9 ms</th>") && dom.contains("<th>p99.99 ms</th>"), "QoS columns");
+    assert_eq!(dom.matches("latency QoS").count(), 4 * 2, "a QoS chart (title and caption) per profile but the sequential");
+    // The sequential test: its section, charts beside the vendor's
+    // rating, and its figures in the summary.
+    assert!(dom.contains("id=\"profile-seq\"") && dom.contains("vendor rating") && dom.contains("128K seq read / write"), "the sequential test");
+    // Utilisation as a heat map: shaded cells, the bottleneck in bold.
+    assert!(dom.contains("class=\"heat\"") && dom.contains("<b>"), "the utilisation heat map");
     for bad in ["Uncaught", "CONSOLE", "Failed to load resource", "parsererror"] {
         assert!(!log.contains(bad) && !dom.contains(bad), "'{bad}' rendering the report: {log}");
     }
@@ -219,7 +248,7 @@ fn svg_files_well_formed(out: &Path, prof: &Path, charts: usize) {
 fn fio_jobs_parse(fio_dir: &Path) {
     let fio = tool("fio", "fio");
     let mut parsed = 0;
-    for p in ["4k", "8k7030", "fileserver", "webserver"] {
+    for p in ["4k", "8k7030", "fileserver", "webserver", "seq"] {
         for f in ["1-precondition.fio", "2-main.fio"] {
             let path = fio_dir.join(p).join(f);
             let o = Command::new(&fio).arg("--parse-only").arg(&path).output().unwrap();
@@ -227,9 +256,12 @@ fn fio_jobs_parse(fio_dir: &Path) {
             parsed += 1;
         }
     }
-    assert_eq!(parsed, 8);
+    assert_eq!(parsed, 10);
     let matrix = std::fs::read_to_string(fio_dir.join("8k7030/2-main.fio")).unwrap();
     assert_eq!(matrix.matches("stonewall").count(), 16);
+    // A sequential test is one stream: one fio job with every I/O in flight.
+    let seq = std::fs::read_to_string(fio_dir.join("seq/2-main.fio")).unwrap();
+    assert!(seq.contains("rw=rw\nrwmixread=100\nbs=128k\niodepth=256\nnumjobs=1\n"), "{seq}");
 }
 
 /// compare: the same report from the results file, and from two.
@@ -240,12 +272,12 @@ fn compare_labels_each_run(out: &Path) {
         flashlab(&["compare", res.to_str().unwrap(), res.to_str().unwrap(), "--label", "old", "--label", "new", "--out", cmp.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     let again: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(cmp.join("results.json")).unwrap()).unwrap();
-    assert_eq!(again["jobs"].as_array().unwrap().len(), 16);
+    assert_eq!(again["jobs"].as_array().unwrap().len(), 20);
     // Two runs of one card and format were once indistinguishable: each
     // is labelled (names, legends, colours) and the later one's deltas
     // against the first are given.
     assert_eq!(again["jobs"][0]["run"], "old");
-    assert_eq!(again["jobs"][8]["run"], "new");
+    assert_eq!(again["jobs"][10]["run"], "new");
     let report = std::fs::read_to_string(cmp.join("report.html")).unwrap();
     assert!(report.contains("stock [old]") && report.contains("stock [new]"), "both runs named in the report");
     let deltas = std::fs::read_to_string(cmp.join("deltas.csv")).unwrap();

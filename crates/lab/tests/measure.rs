@@ -21,6 +21,7 @@ fn job(path: &std::path::Path, mix: &str, runtime_s: u64) -> Job {
         round_s: 1,
         ramp_s: 0,
         size_bytes: None,
+        io_bytes: None,
     }
 }
 

@@ -323,21 +323,54 @@ fn y_axis(out: &mut String, f: Frame, lo: f64, hi: f64, label: &str) -> impl Fn(
     map
 }
 
-/// Labels at line ends, moved apart vertically so none overlaps another.
-fn end_labels(out: &mut String, mut labels: Vec<(f64, f64, String, String, String)>) {
-    const GAP: f64 = 12.0;
-    labels.sort_by(|a, b| a.1.total_cmp(&b.1));
-    for i in 1..labels.len() {
-        if labels[i].1 - labels[i - 1].1 < GAP {
-            labels[i].1 = labels[i - 1].1 + GAP;
+/// Where labels wanted at `want` (sorted) go so that none is nearer the
+/// next than `gap`, each as near its wish as the others allow, all within
+/// `lo..=hi` where they fit: overlapping labels form a group centred on
+/// its members' mean wish, and groups that then overlap merge.
+pub(crate) fn labels_spread(want: &[f64], gap: f64, lo: f64, hi: f64) -> Vec<f64> {
+    debug_assert!(want.windows(2).all(|w| w[0] <= w[1]), "wishes sorted");
+    // Each group: first member, members, top position.
+    let mut groups: Vec<(usize, usize, f64)> = Vec::new();
+    let place = |first: usize, n: usize| {
+        let mean = want[first..first + n].iter().sum::<f64>() / n as f64;
+        let span = gap * (n - 1) as f64;
+        (mean - span / 2.0).min(hi - span).max(lo)
+    };
+    for i in 0..want.len() {
+        groups.push((i, 1, place(i, 1)));
+        while groups.len() >= 2 {
+            let (a, b) = (groups[groups.len() - 2], groups[groups.len() - 1]);
+            if a.2 + gap * a.1 as f64 <= b.2 + 1e-9 {
+                break;
+            }
+            groups.truncate(groups.len() - 2);
+            groups.push((a.0, a.1 + b.1, place(a.0, a.1 + b.1)));
         }
     }
-    for (x, y, text, color, keys) in labels {
+    groups.iter().flat_map(|&(_, n, top)| (0..n).map(move |k| top + gap * k as f64)).collect()
+}
+
+/// Labels at line ends (x, y, text, colour, keys), moved apart vertically
+/// so none overlaps another and kept beside the plot (`lo..=hi`); a label
+/// moved off its line's end is tied to it by a short leader.
+fn end_labels(out: &mut String, mut labels: Vec<(f64, f64, String, String, String)>, lo: f64, hi: f64) {
+    const GAP: f64 = 12.0;
+    labels.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let want: Vec<f64> = labels.iter().map(|l| l.1).collect();
+    let at = labels_spread(&want, GAP, lo, hi);
+    for ((x, y, text, color, keys), placed) in labels.into_iter().zip(at) {
+        if (placed - y).abs() > 3.0 {
+            let _ = write!(
+                out,
+                r#"<polyline class="leader" data-keys="{keys}" points="{x:.1},{y:.1} {:.1},{placed:.1}" fill="none" stroke="{color}" stroke-width="0.8"/>"#,
+                x + 5.0
+            );
+        }
         let _ = write!(
             out,
             r#"<text class="end-label" data-keys="{keys}" x="{:.1}" y="{:.1}" font-size="10" fill="{color}">{}</text>"#,
             x + 6.0,
-            y + 3.5,
+            placed + 3.5,
             esc(&text)
         );
     }
@@ -379,7 +412,7 @@ impl LineChart {
                 labels.push((xmap(x), ymap(y), l.clone(), s.color.clone(), keys_attr(&s.keys)));
             }
         }
-        end_labels(&mut out, labels);
+        end_labels(&mut out, labels, f.top, f.top + PLOT_H);
         legend(&mut out, &self.legend);
         out.push_str("</svg>");
         out

@@ -75,9 +75,27 @@ fn a_long_legend_wraps_and_pushes_the_plot_down() {
 #[test]
 fn end_labels_never_overlap() {
     let mut out = String::new();
-    end_labels(&mut out, (0..4).map(|i| (100.0, 50.0 + i as f64, format!("{i}T"), INK.into(), String::new())).collect());
-    let ys: Vec<f64> = out.split(" y=\"").skip(1).map(|s| s[..s.find('"').unwrap()].parse().unwrap()).collect();
+    end_labels(&mut out, (0..4).map(|i| (100.0, 50.0 + i as f64, format!("{i}T"), INK.into(), String::new())).collect(), 0.0, 300.0);
+    let ys: Vec<f64> = out.split("<text").skip(1).map(|s| s.split(" y=\"").nth(1).unwrap()).map(|s| s[..s.find('"').unwrap()].parse().unwrap()).collect();
     assert!(ys.windows(2).all(|w| w[1] - w[0] >= 12.0 - 1e-9), "{ys:?}");
+    // Moved labels are tied to their lines.
+    assert!(out.contains("class=\"leader\""));
+}
+
+#[test]
+fn end_labels_gather_about_their_lines_and_stay_in_the_plot() {
+    // Four labels at one point spread about it, not all below it.
+    let at = labels_spread(&[100.0; 4], 12.0, 0.0, 300.0);
+    assert_eq!(at, vec![82.0, 94.0, 106.0, 118.0]);
+    // At the bottom edge they stack upwards, within the plot.
+    let at = labels_spread(&[300.0, 300.0, 300.0], 12.0, 0.0, 300.0);
+    assert_eq!(at, vec![276.0, 288.0, 300.0]);
+    // Labels far apart stay where they are.
+    assert_eq!(labels_spread(&[10.0, 50.0, 90.0], 12.0, 0.0, 300.0), vec![10.0, 50.0, 90.0]);
+    // Two groups that meet merge into one.
+    let at = labels_spread(&[100.0, 100.0, 110.0, 110.0], 12.0, 0.0, 300.0);
+    assert!(at.windows(2).all(|w| w[1] - w[0] >= 12.0 - 1e-9), "{at:?}");
+    assert!((at.iter().sum::<f64>() / 4.0 - 105.0).abs() < 1e-9, "{at:?}");
 }
 
 #[test]

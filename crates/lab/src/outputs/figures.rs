@@ -6,7 +6,7 @@
 //! hatched, with whiskers at their tolerance.
 
 use crate::outputs::chart::{key_slug, BarChart, BarSeries, LegendItem, LineChart, Series, Stroke, Swatch, GREY, INK, PALETTE};
-use crate::procedures::job::{matrix_name, MATRIX_QUEUE_DEPTHS, MATRIX_THREADS};
+use crate::procedures::job::{matrix_name, MATRIX_QUEUE_DEPTHS, MATRIX_THREADS, SEQUENTIAL_TESTS};
 use crate::procedures::review::{JobResult, ReviewResults};
 use crate::runs::failure::FailureRun;
 use crate::runs::phase::Phase;
@@ -189,6 +189,136 @@ pub fn four_k_charts(jobs: &[&JobResult], colors: &Colors) -> Vec<Chart> {
         .collect()
 }
 
+/// The sequential tests at 16T/16Q: throughput (MB/s) and average
+/// latency, a bar per job, and beside it the vendor's rating (hatched,
+/// whiskers at its tolerance) where the job's comparison holds one for
+/// the same load on a filled card.
+pub fn sequential_charts(jobs: &[&JobResult], colors: &Colors) -> Vec<Chart> {
+    let attributes = [
+        ("mb-per-s", "throughput", "throughput (MB/s)", card::Metric::MbPerS),
+        ("latency-avg", "average latency", "average latency (ms)", card::Metric::LatencyAvgMs),
+    ];
+    attributes
+        .iter()
+        .map(|&(key, what, y, metric)| {
+            let mut c = BarChart {
+                id: format!("seq-main-{key}"),
+                title: format!("Sequential, 16T/16Q (one stream): {what}"),
+                y_label: y.into(),
+                categories: SEQUENTIAL_TESTS.iter().map(|(n, _)| n.to_string()).collect(),
+                ..Default::default()
+            };
+            for j in jobs {
+                let label = j.label();
+                let color = colors.get(&label).to_string();
+                let how = if j.measured.is_some() { "measured" } else { "simulated" };
+                let tests: Vec<Option<&Phase>> = SEQUENTIAL_TESTS.iter().map(|(n, _)| j.test(n)).collect();
+                let values = tests.iter().map(|t| t.map(|t| crate::runs::published::of_phase(metric, &t.summary.all))).collect();
+                c.series.push(BarSeries { name: format!("{label} ({how})"), values, color: color.clone(), key: label.clone(), ..Default::default() });
+                c.legend.push(LegendItem { name: format!("{label} ({how})"), ..colors.item(&label, Swatch::Box) });
+                let published: Vec<Option<&crate::runs::published::Check>> = tests
+                    .iter()
+                    .map(|t| {
+                        t.and_then(|t| {
+                            j.comparison.iter().find(|c| c.metric == metric && c.state == card::State::Filled && crate::runs::published::check_of(c, t))
+                        })
+                    })
+                    .collect();
+                if let Some(tol) = published.iter().flatten().map(|c| c.tolerance_percent).next() {
+                    let key = format!("{label} published");
+                    let name = format!("{label} (vendor rating, +-{tol:.0}%)");
+                    let values = published.iter().map(|c| c.map(|c| c.published)).collect();
+                    c.series.push(BarSeries { name: name.clone(), values, color, hatched: true, tolerance_percent: Some(tol), key: key.clone() });
+                    c.legend.push(LegendItem { name, key, ..colors.item(&label, Swatch::Hatched) });
+                }
+            }
+            Chart {
+                file: format!("seq-main-{key}.svg"),
+                caption: format!(
+                    "128 KiB and 64 KiB sequential read and write at 16 threads x 16 queue depth, one stream, on a sequentially filled card: {what}"
+                ),
+                svg: c.svg(),
+            }
+        })
+        .collect()
+}
+
+/// The latency percentiles of the QoS charts: name, legend entry, stroke.
+const QOS: [(&str, &str, Stroke); 3] =
+    [("p99", "99th percentile", Stroke::Dotted), ("p99.9", "99.9th percentile", Stroke::Dashed), ("p99.99", "99.99th percentile", Stroke::Solid)];
+
+fn percentile(d: &crate::runs::metrics::DirStats, p: &str) -> f64 {
+    match p {
+        "p99" => d.latency_p99_ms,
+        "p99.9" => d.latency_p999_ms,
+        _ => d.latency_p9999_ms,
+    }
+}
+
+/// Latency QoS of the 4K tests: p99, p99.9 and p99.99 of reads and of
+/// writes at 16T/16Q, a bar per job.
+pub fn four_k_qos_chart(jobs: &[&JobResult], colors: &Colors) -> Chart {
+    let cells: Vec<(&str, &str, bool)> =
+        [("4K read", true), ("4K write", false)].iter().flat_map(|&(t, read)| QOS.iter().map(move |q| (t, q.0, read))).collect();
+    let mut c = BarChart {
+        id: "4k-qos".into(),
+        title: "4K random, 16T/16Q: latency QoS".into(),
+        y_label: "latency (ms)".into(),
+        categories: cells.iter().map(|&(_, q, read)| format!("{} {q}", if read { "read" } else { "write" })).collect(),
+        ..Default::default()
+    };
+    for j in jobs {
+        let label = j.label();
+        let how = if j.measured.is_some() { "measured" } else { "simulated" };
+        let values = cells.iter().map(|&(t, q, read)| j.test(t).map(|p| percentile(if read { &p.summary.read } else { &p.summary.write }, q))).collect();
+        c.series.push(BarSeries { name: format!("{label} ({how})"), values, color: colors.get(&label).into(), key: label.clone(), ..Default::default() });
+        c.legend.push(LegendItem { name: format!("{label} ({how})"), ..colors.item(&label, Swatch::Box) });
+    }
+    Chart {
+        file: "4k-qos.svg".into(),
+        caption: "4K random read and write at 16 threads x 16 queue depth: latency QoS (99th, 99.9th and 99.99th percentiles)".into(),
+        svg: c.svg(),
+    }
+}
+
+/// Latency QoS along the matrix's diagonal (2T/2Q to 16T/16Q, 4 to 256
+/// I/Os in flight): a line per job and percentile, colour the job, stroke
+/// (and the label at its end) the percentile.
+fn matrix_qos_chart(profile: &str, title: &str, jobs: &[&JobResult], colors: &Colors) -> Chart {
+    let points: Vec<String> = MATRIX_THREADS.iter().zip(MATRIX_QUEUE_DEPTHS).map(|(&t, q)| matrix_name(t, q)).collect();
+    let mut c = LineChart {
+        id: format!("{profile}-qos"),
+        title: format!("{title}: latency QoS as load grows"),
+        x_label: "threads x queue depth".into(),
+        y_label: "latency (ms)".into(),
+        x_names: points.clone(),
+        legend: jobs.iter().map(|j| colors.item(&j.label(), Swatch::Line)).collect(),
+        markers: true,
+        ..Default::default()
+    };
+    for (name, legend, stroke) in QOS {
+        c.legend.push(LegendItem { name: legend.into(), color: INK.into(), stroke, swatch: Swatch::Line, key: name.into() });
+        for j in jobs {
+            let label = j.label();
+            let values = points.iter().enumerate().filter_map(|(x, n)| j.test(n).map(|p| (x as f64, percentile(&p.summary.all, name)))).collect();
+            c.series.push(Series {
+                name: format!("{label}, {legend}"),
+                points: values,
+                color: colors.get(&label).into(),
+                stroke,
+                keys: vec![label, name.into()],
+                end_label: Some(name.into()),
+                width: 2.0,
+            });
+        }
+    }
+    Chart {
+        file: format!("{profile}-qos.svg"),
+        caption: format!("{title}, latency QoS: 99th, 99.9th and 99.99th percentile latency from 2T/2Q to 16T/16Q (4 to 256 I/Os in flight)"),
+        svg: c.svg(),
+    }
+}
+
 pub fn matrix_names() -> Vec<String> {
     MATRIX_THREADS.iter().flat_map(|&t| MATRIX_QUEUE_DEPTHS.iter().map(move |&q| matrix_name(t, q))).collect()
 }
@@ -239,7 +369,7 @@ pub fn matrix_charts(profile: &str, title: &str, jobs: &[&JobResult], colors: &C
                 svg: c.svg(),
             }
         })
-        .chain(std::iter::once(iops_latency_chart(profile, title, jobs, colors)))
+        .chain([iops_latency_chart(profile, title, jobs, colors), matrix_qos_chart(profile, title, jobs, colors)])
         .collect()
 }
 

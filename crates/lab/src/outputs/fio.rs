@@ -8,7 +8,7 @@
 //! fixed length and logs IOPS and latency once a round; the logs are what a
 //! steady-state judgement needs.
 
-use crate::procedures::job::{ReviewProfile, Tests, MATRIX_QUEUE_DEPTHS, MATRIX_THREADS};
+use crate::procedures::job::{ReviewProfile, Tests, MATRIX_QUEUE_DEPTHS, MATRIX_THREADS, SEQUENTIAL_FILL_DRIVE_WRITES, SEQUENTIAL_TESTS};
 use crate::runs::run::{REVIEWERS_QUEUE_DEPTH, REVIEWERS_THREADS};
 use crate::runs::workload::fio_size as size;
 use crate::runs::workload::Mix;
@@ -33,19 +33,64 @@ pub fn mix_options(m: &Mix) -> String {
     m.fio_options().iter().map(|(k, v)| format!("{k}={v}\n")).collect()
 }
 
-/// One job section, run after the previous one ends (stonewall), reported
-/// on its own (new_group).
-fn section(name: &str, mix: &Mix, iodepth: u32, numjobs: u32, runtime_s: u64) -> String {
+/// One job section at `threads` x `queue_depth` (`Mix::fio_jobs`), run
+/// after the previous one ends (stonewall), reported on its own
+/// (new_group).
+fn section(name: &str, mix: &Mix, queue_depth: u32, threads: u32, runtime_s: u64) -> String {
+    let (numjobs, iodepth) = mix.fio_jobs(threads, queue_depth);
     format!("\n[{name}]\nstonewall\nnew_group\n{}iodepth={iodepth}\nnumjobs={numjobs}\nruntime={runtime_s}\n", mix_options(mix))
 }
 
 /// A section whose first `ramp_s` seconds are run but not measured.
-fn section_ramped(name: &str, mix: &Mix, iodepth: u32, numjobs: u32, ramp_s: u64, runtime_s: u64) -> String {
-    section(name, mix, iodepth, numjobs, runtime_s) + &format!("ramp_time={ramp_s}\n")
+fn section_ramped(name: &str, mix: &Mix, queue_depth: u32, threads: u32, ramp_s: u64, runtime_s: u64) -> String {
+    section(name, mix, queue_depth, threads, runtime_s) + &format!("ramp_time={ramp_s}\n")
 }
 
 fn global(o: &FioOptions) -> String {
     format!("[global]\nfilename={}\nioengine=libaio\ndirect=1\nnorandommap\nrandrepeat=0\nrefill_buffers\ngroup_reporting\ntime_based\n", o.filename)
+}
+
+/// A profile's steps 1 and 2: the erase to do first, then its
+/// preconditioning job: the reviewers' fixed length with IOPS and latency
+/// logged once a round, or for the sequential profile twice the capacity
+/// in 128 KiB sequential writes.
+fn precondition_job(p: &ReviewProfile, pre: &Mix, o: &FioOptions) -> String {
+    let mut s = format!(
+        "; flashlab review, {} profile, step 1 of 3: secure erase the device with its vendor's tool first\n\
+         ; (for example `nvme format --ses=1` on NVMe), then run this job.\n",
+        p.title
+    );
+    if p.tests == Tests::Sequential {
+        let _ = write!(
+            s,
+            "; Step 2: fill the device {SEQUENTIAL_FILL_DRIVE_WRITES} times over with {} at 16 threads x 16 queue depth (one stream).\n\
+             ; This job overwrites {}: every byte on it is lost.\n",
+            pre.name, o.filename
+        );
+        s += &global(o);
+        let (numjobs, iodepth) = pre.fio_jobs(REVIEWERS_THREADS, REVIEWERS_QUEUE_DEPTH);
+        let _ = write!(s, "\n[precondition]\n{}iodepth={iodepth}\nnumjobs={numjobs}\ntime_based=0\nloops={SEQUENTIAL_FILL_DRIVE_WRITES}\n", mix_options(pre));
+        return s;
+    }
+    let _ = write!(
+        s,
+        "; Step 2: preconditioning with {} at 16 threads x 16 queue depth. IOPS and latency are logged\n\
+         ; once a round ({} s) so that SNIA steady state (5 rounds: range <= 20% of the mean, fitted-line\n\
+         ; excursion <= 10%) can be judged; extend runtime if it is not reached.\n\
+         ; This job overwrites {}: every byte on it is lost.\n",
+        pre.name, o.round_s, o.filename
+    );
+    s += &global(o);
+    let _ = write!(
+        s,
+        "\n[precondition]\n{}iodepth=16\nnumjobs=16\nruntime={}\nlog_avg_msec={}\nwrite_iops_log={}-precondition\nwrite_lat_log={}-precondition\n",
+        mix_options(pre),
+        o.precondition_s,
+        o.round_s * 1000,
+        p.name,
+        p.name
+    );
+    s
 }
 
 /// Writes `DIR/PROFILE/1-precondition.fio` and `2-main.fio` for each
@@ -57,25 +102,7 @@ pub fn export(dir: &Path, profiles: &[&ReviewProfile], o: &FioOptions) -> std::i
         std::fs::create_dir_all(&d)?;
         let mix = Mix::parse(p.workload).expect("built-in workload");
         let pre = mix.preconditioner();
-        let mut s = format!(
-            "; flashlab review, {} profile, step 1 of 3: secure erase the device with its vendor's tool first\n\
-             ; (for example `nvme format --ses=1` on NVMe), then run this job.\n\
-             ; Step 2: preconditioning with {} at 16 threads x 16 queue depth. IOPS and latency are logged\n\
-             ; once a round ({} s) so that SNIA steady state (5 rounds: range <= 20% of the mean, fitted-line\n\
-             ; excursion <= 10%) can be judged; extend runtime if it is not reached.\n\
-             ; This job overwrites {}: every byte on it is lost.\n",
-            p.title, pre.name, o.round_s, o.filename
-        );
-        s += &global(o);
-        let _ = write!(
-            s,
-            "\n[precondition]\n{}iodepth=16\nnumjobs=16\nruntime={}\nlog_avg_msec={}\nwrite_iops_log={}-precondition\nwrite_lat_log={}-precondition\n",
-            mix_options(&pre),
-            o.precondition_s,
-            o.round_s * 1000,
-            p.name,
-            p.name
-        );
+        let s = precondition_job(p, &pre, o);
         let f = d.join("1-precondition.fio");
         card::write_whole(&f, s.as_bytes())?;
         files.push(f);
@@ -88,7 +115,13 @@ pub fn export(dir: &Path, profiles: &[&ReviewProfile], o: &FioOptions) -> std::i
             Tests::FourK => {
                 for name in ["4k-write", "4k-read"] {
                     s +=
-                        &section(name, &Mix::parse(name).expect("built-in workload"), REVIEWERS_THREADS, REVIEWERS_QUEUE_DEPTH, o.round_s * o.rounds_4k as u64);
+                        &section(name, &Mix::parse(name).expect("built-in workload"), REVIEWERS_QUEUE_DEPTH, REVIEWERS_THREADS, o.round_s * o.rounds_4k as u64);
+                }
+            }
+            Tests::Sequential => {
+                for (name, w) in SEQUENTIAL_TESTS {
+                    let mix = Mix::parse(w).expect("built-in workload");
+                    s += &section(&name.replace(' ', "-"), &mix, REVIEWERS_QUEUE_DEPTH, REVIEWERS_THREADS, o.round_s * o.rounds_4k as u64);
                 }
             }
             Tests::Matrix => {

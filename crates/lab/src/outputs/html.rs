@@ -219,6 +219,13 @@ fn summary_section(out: &mut String, r: &ReviewResults, colors: &Colors) {
             let four_k = job(l, "4k");
             let burst = four_k.and_then(|j| j.precondition.intervals.first()).map_or("-".into(), |i| format!("{} IOPS", num(i.iops)));
             let mixed = |p: &str| cell(job(l, p).and_then(|j| j.test(&crate::procedures::job::matrix_name(16, 16))));
+            let sequential = |l: &str| {
+                let mbs = |n: &str| job(l, "seq").and_then(|j| j.test(n)).map(|t| num(t.summary.all.mb_per_s));
+                match (mbs("128K read"), mbs("128K write")) {
+                    (None, None) => "-".to_string(),
+                    (r, w) => format!("{} / {} MB/s", r.unwrap_or("-".into()), w.unwrap_or("-".into())),
+                }
+            };
             let checks: Vec<&crate::runs::published::Check> = r.jobs.iter().filter(|j| &j.label() == l).flat_map(|j| &j.comparison).collect();
             let held: Vec<_> = checks.iter().filter(|c| c.conflict.is_none() && c.gap.is_none()).collect();
             let (gaps, conflicts) = (checks.iter().filter(|c| c.gap.is_some()).count(), checks.iter().filter(|c| c.conflict.is_some()).count());
@@ -243,13 +250,18 @@ fn summary_section(out: &mut String, r: &ReviewResults, colors: &Colors) {
                 mixed("8k7030"),
                 mixed("fileserver"),
                 mixed("webserver"),
+                sequential(l),
                 esc(&verdict),
             ]
         })
         .collect();
     out.push_str("<h2 id=\"summary\">Summary</h2>");
-    out.push_str("<p>Throughput and average latency at 16 threads x 16 queue depth; the burst is the first round after the erase. Each profile's section below has its charts and tables.</p>");
-    table(out, &["device", "4K burst write", "4K write, steady", "4K read", "8K 70/30", "File Server", "Web Server", "published figures"], &rows);
+    out.push_str("<p>Throughput and average latency at 16 threads x 16 queue depth; the burst is the first round after the erase; sequential 128K read and write on a sequentially filled card. Each profile's section below has its charts and tables.</p>");
+    table(
+        out,
+        &["device", "4K burst write", "4K write, steady", "4K read", "8K 70/30", "File Server", "Web Server", "128K seq read / write", "published figures"],
+        &rows,
+    );
 }
 
 /// How the jobs were erased before preconditioning: a simulated card by
@@ -276,28 +288,52 @@ fn profile_section(out: &mut String, files: &mut Vec<Chart>, p: &ReviewProfile, 
     let _ = write!(out, "<h2 id=\"profile-{}\">{} profile</h2>", p.name, esc(p.title));
     let mut rules: Vec<String> = jobs.iter().filter_map(|j| j.precondition.steady_state.as_ref().map(|s| format!("{}: {}", j.label(), s.rule))).collect();
     rules.dedup();
-    let _ = write!(
-        out,
-        "<p>{}, then preconditioning with <code>{}</code> at 16 threads x 16 queue depth ({}); either way the last {} rounds are judged by the SNIA criteria.</p>",
-        esc(&erase_said(jobs)),
-        esc(&jobs[0].preconditioner.name),
-        esc(&rules.join("; ")),
-        steady::WINDOW
-    );
+    if p.tests == Tests::Sequential {
+        let _ = write!(
+            out,
+            "<p>{}, then <code>{}</code> at 16 threads x 16 queue depth (one stream) over the whole capacity, {} times.</p>",
+            esc(&erase_said(jobs)),
+            esc(&jobs[0].preconditioner.name),
+            crate::procedures::job::SEQUENTIAL_FILL_DRIVE_WRITES
+        );
+    } else {
+        let _ = write!(
+            out,
+            "<p>{}, then preconditioning with <code>{}</code> at 16 threads x 16 queue depth ({}); either way the last {} rounds are judged by the SNIA criteria.</p>",
+            esc(&erase_said(jobs)),
+            esc(&jobs[0].preconditioner.name),
+            esc(&rules.join("; ")),
+            steady::WINDOW
+        );
+    }
     out.push_str("<h3>Preconditioning</h3>");
     figures_of(out, files, figures::precondition_charts(p.name, p.title, jobs, colors));
-    out.push_str("<h3>Steady-state determination</h3>");
-    steady_table(out, jobs);
-    figures_of(out, files, jobs.iter().map(|j| figures::steady_chart(j, colors)).collect());
+    if p.tests == Tests::Sequential {
+        let _ = write!(
+            out,
+            "<p>No steady state is judged: the fill is a fixed {} drive writes (the SNIA PTS's workload-independent preconditioning), after which the card is filled, the state in which vendors rate sequential transfers.</p>",
+            crate::procedures::job::SEQUENTIAL_FILL_DRIVE_WRITES
+        );
+    } else {
+        out.push_str("<h3>Steady-state determination</h3>");
+        steady_table(out, jobs);
+        figures_of(out, files, jobs.iter().map(|j| figures::steady_chart(j, colors)).collect());
+    }
     out.push_str("<h3>Main tests</h3>");
     match p.tests {
         Tests::FourK => {
-            figures_of(out, files, figures::four_k_charts(jobs, colors));
+            let mut charts = figures::four_k_charts(jobs, colors);
+            charts.push(figures::four_k_qos_chart(jobs, colors));
+            figures_of(out, files, charts);
             four_k_table(out, jobs);
         }
         Tests::Matrix => {
             figures_of(out, files, figures::matrix_charts(p.name, p.title, jobs, colors));
             matrix_table(out, jobs);
+        }
+        Tests::Sequential => {
+            figures_of(out, files, figures::sequential_charts(jobs, colors));
+            sequential_table(out, jobs);
         }
     }
     utilisation_section(out, jobs);
@@ -408,6 +444,19 @@ fn four_k_table(out: &mut String, jobs: &[&JobResult]) {
     table(out, &["device", "test", "IOPS", "MB/s", "avg ms", "max ms", "std dev ms", "p99 ms", "p99.9 ms", "p99.99 ms"], &rows);
 }
 
+fn sequential_table(out: &mut String, jobs: &[&JobResult]) {
+    let mut rows = Vec::new();
+    for j in jobs {
+        for (name, _) in crate::procedures::job::SEQUENTIAL_TESTS {
+            let Some(t) = j.test(name) else { continue };
+            let d = &t.summary.all;
+            let figures = [d.mb_per_s, d.iops, d.latency_avg_ms, d.latency_max_ms, d.latency_std_ms, d.latency_p99_ms, d.latency_p999_ms, d.latency_p9999_ms];
+            rows.push([esc(&j.label()), name.into()].into_iter().chain(figures.map(num)).collect());
+        }
+    }
+    table(out, &["device", "test", "MB/s", "IOPS", "avg ms", "max ms", "std dev ms", "p99 ms", "p99.9 ms", "p99.99 ms"], &rows);
+}
+
 fn matrix_table(out: &mut String, jobs: &[&JobResult]) {
     let mut rows = Vec::new();
     for j in jobs {
@@ -471,30 +520,58 @@ fn verdict_cell(c: &crate::runs::published::Check) -> String {
     }
 }
 
-/// Why each test ran at its rate: every resource's busy share and the
-/// bottleneck named where one is at least `BOTTLENECK_PERCENT_MIN` busy.
+/// Why each test ran at its rate, as a heat map a job: a row per
+/// resource, a column per test, each cell its busy share (the darker the
+/// busier), the bottleneck's cell in bold where one is at least
+/// `BOTTLENECK_PERCENT_MIN` busy, and a last row naming it.
 fn utilisation_section(out: &mut String, jobs: &[&JobResult]) {
-    let Some(first) = jobs.iter().flat_map(|j| j.tests.iter()).find(|t| !t.utilisation.is_empty()) else { return };
-    let names: Vec<&str> = first.utilisation.iter().map(|u| u.resource.as_str()).collect();
-    let mut rows = Vec::new();
-    for j in jobs {
-        for t in j.tests.iter() {
-            let mut row = vec![esc(&j.label()), esc(&t.name)];
-            row.extend(names.iter().map(|n| t.utilisation.iter().find(|u| u.resource == *n).map_or("-".into(), |u| format!("{:.0}%", u.percent))));
-            row.push(esc(if t.bottleneck.is_empty() { "none (the load sets the rate)" } else { &t.bottleneck }));
-            rows.push(row);
-        }
+    let jobs: Vec<&&JobResult> = jobs.iter().filter(|j| j.tests.iter().any(|t| !t.utilisation.is_empty())).collect();
+    if jobs.is_empty() {
+        return;
     }
-    let mut head = vec!["device", "test"];
-    head.extend(names.iter().copied());
-    head.push("bottleneck");
     out.push_str("<h3>Why: resource utilisation</h3>");
     let _ = write!(
         out,
-        "<p>Each resource's busy share over the test, in percent of its servers' time (never above 100%). The bottleneck is the busiest resource when it is at least {:.0}% busy.</p>",
+        "<p>Each resource's busy share over each test, in percent of its servers' time (never above 100%), darker the busier. The bottleneck (in bold, and named in the last row) is the busiest resource when it is at least {:.0}% busy.</p>",
         crate::runs::phase::BOTTLENECK_PERCENT_MIN
     );
-    table(out, &head, &rows);
+    for j in jobs {
+        let mut head = vec![j.label()];
+        head.extend(j.tests.iter().map(|t| t.name.clone()));
+        let mut names: Vec<&str> = Vec::new();
+        for u in j.tests.iter().flat_map(|t| &t.utilisation) {
+            if !names.contains(&u.resource.as_str()) {
+                names.push(&u.resource);
+            }
+        }
+        let mut rows: Vec<Vec<String>> = names
+            .iter()
+            .map(|n| {
+                let mut row = vec![esc(n)];
+                row.extend(j.tests.iter().map(|t| match t.utilisation.iter().find(|u| u.resource == *n) {
+                    None => "-".into(),
+                    Some(u) => heat_cell(u.percent, t.bottleneck.starts_with(&format!("{n} ("))),
+                }));
+                row
+            })
+            .collect();
+        let mut last = vec!["bottleneck".to_string()];
+        // The resource alone; "none" where the load or a wait set the rate.
+        last.extend(j.tests.iter().map(|t| match t.bottleneck.split_once(" (") {
+            Some((r, _)) if !t.bottleneck.starts_with("none") => esc(r),
+            _ => "none".into(),
+        }));
+        rows.push(last);
+        let head: Vec<&str> = head.iter().map(String::as_str).collect();
+        table(out, &head, &rows);
+    }
+}
+
+/// A busy share, shaded by how busy, bold for the bottleneck.
+fn heat_cell(percent: f64, bottleneck: bool) -> String {
+    let alpha = (percent / 100.0).clamp(0.0, 1.0) * 0.55;
+    let text = if bottleneck { format!("<b>{percent:.0}%</b>") } else { format!("{percent:.0}%") };
+    format!("<span class=\"heat\" style=\"background:rgba(0,114,178,{alpha:.2})\">{text}</span>")
 }
 
 /// The terms; with real storage among the jobs, what "measured" means

@@ -15,6 +15,9 @@ pub enum Tests {
     FourK,
     /// The profile's mix at threads {2, 4, 8, 16} x queue depth {2, 4, 8, 16}.
     Matrix,
+    /// 128 KiB and 64 KiB sequential read, then write, at 16T/16Q, on a
+    /// card filled sequentially (`SEQUENTIAL_TESTS`), as vendors rate it.
+    Sequential,
 }
 
 /// A profile of the procedure.
@@ -32,7 +35,19 @@ pub const PROFILES: &[ReviewProfile] = &[
     ReviewProfile { name: "8k7030", title: "8K 70/30", workload: "8k-7030", tests: Tests::Matrix },
     ReviewProfile { name: "fileserver", title: "File Server", workload: "fileserver", tests: Tests::Matrix },
     ReviewProfile { name: "webserver", title: "Web Server", workload: "webserver", tests: Tests::Matrix },
+    ReviewProfile { name: "seq", title: "Sequential", workload: "128k-seq-write", tests: Tests::Sequential },
 ];
+
+/// The sequential tests, in the order run (reads first, as vendors rate
+/// a filled card): test name and workload. A sequential workload is one
+/// stream over the card, all threads x queue depth I/Os in flight.
+pub const SEQUENTIAL_TESTS: [(&str, &str); 4] =
+    [("128K read", "128k-seq-read"), ("64K read", "64k-seq-read"), ("128K write", "128k-seq-write"), ("64K write", "64k-seq-write")];
+
+/// The sequential profile's preconditioning: the SNIA PTS's
+/// workload-independent one, twice the capacity in 128 KiB sequential
+/// writes, after which the card is filled (`card::State::Filled`).
+pub const SEQUENTIAL_FILL_DRIVE_WRITES: u64 = 2;
 
 pub const MATRIX_THREADS: [u32; 4] = [2, 4, 8, 16];
 pub const MATRIX_QUEUE_DEPTHS: [u32; 4] = [2, 4, 8, 16];

@@ -7,7 +7,7 @@
 //! review's (`RunResult`, `ReviewResults`: the same schemas), marked
 //! measured, with what the target and the host are.
 
-use crate::procedures::job::{matrix_name, ReviewSpec, Tests, MATRIX_QUEUE_DEPTHS, MATRIX_THREADS};
+use crate::procedures::job::{matrix_name, ReviewSpec, Tests, MATRIX_QUEUE_DEPTHS, MATRIX_THREADS, SEQUENTIAL_FILL_DRIVE_WRITES, SEQUENTIAL_TESTS};
 use crate::procedures::review::{JobResult, ReviewResults, MATRIX_WARMUP_ROUNDS, RESULTS_KIND, RESULTS_SCHEMA_VERSION};
 use crate::runs::interrupt;
 use crate::runs::measure::{self, Job, MeasureError, Measurement};
@@ -180,12 +180,24 @@ fn review_job(
     let pre_mix = workload.preconditioner();
     let erased = target.erase(info);
     let (seconds, min_rounds) = precondition_length(r.precondition, r.round_s);
-    let pre_job = job_of(target, &pre_mix, REVIEWERS_THREADS, REVIEWERS_QUEUE_DEPTH, seconds, r.round_s);
-    let (pre, mut fio) = phase_run(&pre_job, "precondition", min_rounds, info.size_bytes, progress)?;
-    let pre = judged(pre, r.precondition);
+    let mut pre_job = job_of(target, &pre_mix, REVIEWERS_THREADS, REVIEWERS_QUEUE_DEPTH, seconds, r.round_s);
+    // The sequential profile fills the target twice over, whatever time
+    // that takes (at most the preconditioning's); without a known size,
+    // for the preconditioning's time.
+    let fill = profile.tests == Tests::Sequential;
+    if fill {
+        pre_job.io_bytes = info.size_bytes.map(|b| b * SEQUENTIAL_FILL_DRIVE_WRITES);
+        pre_job.runtime_s = pre_job.runtime_s.max(PRECONDITION_CAP_S);
+    }
+    let (pre, mut fio) = phase_run(&pre_job, "precondition", if fill { usize::MAX } else { min_rounds }, info.size_bytes, progress)?;
+    let pre = if fill { pre } else { judged(pre, r.precondition) };
     let mut tests = Vec::new();
     let plan: Vec<(String, Mix, u32, u32, u64, u64)> = match profile.tests {
         Tests::FourK => [("4K write", "4k-write"), ("4K read", "4k-read")]
+            .iter()
+            .map(|(n, w)| (n.to_string(), Mix::parse(w).expect("built-in workload"), REVIEWERS_THREADS, REVIEWERS_QUEUE_DEPTH, 0, r.rounds_4k as u64))
+            .collect(),
+        Tests::Sequential => SEQUENTIAL_TESTS
             .iter()
             .map(|(n, w)| (n.to_string(), Mix::parse(w).expect("built-in workload"), REVIEWERS_THREADS, REVIEWERS_QUEUE_DEPTH, 0, r.rounds_4k as u64))
             .collect(),
@@ -223,6 +235,10 @@ fn review_job(
     })
 }
 
+/// The longest preconditioning on real storage (to steady state, or the
+/// sequential fill): the reviewers' longest fixed time.
+pub const PRECONDITION_CAP_S: u64 = 12 * 3600;
+
 /// A preconditioning's fio run time and the rounds before steady state
 /// may end it.
 fn precondition_length(p: Precondition, round_s: u64) -> (u64, usize) {
@@ -233,7 +249,7 @@ fn precondition_length(p: Precondition, round_s: u64) -> (u64, usize) {
 }
 
 fn job_of(target: &Target, mix: &Mix, threads: u32, queue_depth: u32, runtime_s: u64, round_s: u64) -> Job {
-    Job { target: target.clone(), mix: mix.clone(), threads, queue_depth, runtime_s, round_s, ramp_s: 0, size_bytes: None }
+    Job { target: target.clone(), mix: mix.clone(), threads, queue_depth, runtime_s, round_s, ramp_s: 0, size_bytes: None, io_bytes: None }
 }
 
 /// One phase through fio: ends at its run time, when a stop is asked

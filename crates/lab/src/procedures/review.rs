@@ -8,7 +8,9 @@
 //! threads as asked; results come back in job order whatever the threads
 //! did, so a seed gives the same results file on any machine.
 
-use crate::procedures::job::{matrix_name, Job, Reporter, ReviewEvent, ReviewSpec, Tests, MATRIX_QUEUE_DEPTHS, MATRIX_THREADS};
+use crate::procedures::job::{
+    matrix_name, Job, Reporter, ReviewEvent, ReviewSpec, Tests, MATRIX_QUEUE_DEPTHS, MATRIX_THREADS, SEQUENTIAL_FILL_DRIVE_WRITES, SEQUENTIAL_TESTS,
+};
 use crate::runs::failure::FailureRun;
 use crate::runs::phase::Phase;
 use crate::runs::published::Check;
@@ -100,20 +102,27 @@ pub fn job_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&Rev
     s.secure_erase()?;
     let workload = Mix::parse(review.workload).expect("built-in workload");
     let pre_mix = workload.preconditioner();
-    let pre = precondition_step(&mut s, &pre_mix, spec.rule_for(&job.profile), &rep)?;
+    let pre = match review.tests {
+        Tests::Sequential => fill_step(&mut s, &pre_mix, &rep)?,
+        _ => precondition_step(&mut s, &pre_mix, spec.rule_for(&job.profile), &rep)?,
+    };
     // A stop asked for ends the job after the phase it cut short.
     let go_on = |phases: &[Phase]| !phases.iter().any(|p| p.interrupted);
     let tests = match (go_on(std::slice::from_ref(&pre)), review.tests) {
         (false, _) => Vec::new(),
         (true, Tests::FourK) => four_k_step(&mut s, spec, &rep)?,
         (true, Tests::Matrix) => matrix_step(&mut s, spec, &workload, &rep)?,
+        (true, Tests::Sequential) => sequential_step(&mut s, spec, &rep)?,
     };
     let failure = match spec.fail.is_empty() || !go_on(&tests) || tests.is_empty() {
         true => None,
         false => Some(failure_step(&mut s, spec, &workload, &rep)?),
     };
+    // After a sequential fill the card is filled, not in a random
+    // workload's steady state.
+    let state = if review.tests == Tests::Sequential { card::State::Filled } else { card::State::Steady };
     let mut judged = vec![(card::State::Fresh, &pre)];
-    judged.extend(tests.iter().map(|t| (card::State::Steady, t)));
+    judged.extend(tests.iter().map(|t| (state, t)));
     let comparison = crate::runs::published::compare(&job.profile, &job.format, &judged, Some(s.round_s()));
     Ok(JobResult {
         device: device_info(&job.profile, &job.format, spec.scale, &s.device),
@@ -193,6 +202,42 @@ fn precondition_step(s: &mut Session, mix: &Mix, rule: Rule, rep: &Reporter) -> 
     );
     rep.done("precondition", &summary);
     Ok(pre)
+}
+
+/// The sequential profile's preconditioning: `SEQUENTIAL_FILL_DRIVE_WRITES`
+/// of 128 KiB sequential writes at 16T/16Q, a fixed length with no
+/// steady state to judge.
+fn fill_step(s: &mut Session, mix: &Mix, rep: &Reporter) -> Result<Phase, RunError> {
+    rep.step("precondition");
+    let ios = SEQUENTIAL_FILL_DRIVE_WRITES * s.device.capacity_bytes() / mix.max_bytes() as u64;
+    let pre = s.measure("precondition", mix, REVIEWERS_THREADS, REVIEWERS_QUEUE_DEPTH, Length::Ios(ios), &mut |p: &Progress| {
+        rep.round(p, p.fraction, false, &format!("{:.2} drive writes, {:.0} MB/s", p.drive_writes, p.last.mb_per_s));
+    })?;
+    let how = if pre.interrupted { "INTERRUPTED" } else { "filled" };
+    rep.done("precondition", &format!("{how} after {:.2} drive writes of {}, {:.0} virtual s", pre.drive_writes, mix.name, pre.virtual_seconds));
+    Ok(pre)
+}
+
+/// `SEQUENTIAL_TESTS` at 16T/16Q, each from an idle card (as vendors
+/// rate a filled card, reads first).
+fn sequential_step(s: &mut Session, spec: &ReviewSpec, rep: &Reporter) -> Result<Vec<Phase>, RunError> {
+    rep.step("sequential tests");
+    let length = Length::Duration(spec.rounds_4k as u64 * s.interval_ns);
+    let mut tests: Vec<Phase> = Vec::new();
+    for (i, (name, w)) in SEQUENTIAL_TESTS.into_iter().enumerate() {
+        s.idle();
+        let mix = Mix::parse(w).expect("built-in workload");
+        tests.push(s.measure(name, &mix, REVIEWERS_THREADS, REVIEWERS_QUEUE_DEPTH, length, &mut |p: &Progress| {
+            rep.round(p, (i as f64 + p.fraction) / SEQUENTIAL_TESTS.len() as f64, false, &format!("{name}: {:.0} MB/s", p.last.mb_per_s));
+        })?);
+        if tests.last().is_some_and(|t| t.interrupted) {
+            rep.done("sequential tests", "INTERRUPTED");
+            return Ok(tests);
+        }
+    }
+    let said: Vec<String> = tests.iter().map(|t| format!("{} {:.0} MB/s", t.name, t.summary.all.mb_per_s)).collect();
+    rep.done("sequential tests", &said.join(", "));
+    Ok(tests)
 }
 
 /// 4K random write, then read, at 16T/16Q.
@@ -275,6 +320,7 @@ fn job_weight(job: &Job) -> u32 {
         Some("fileserver") => 29,
         Some("8k7030") => 22,
         Some("webserver") => 8,
+        Some("seq") => 4,
         _ => 10,
     };
     let spare = match job.profile.formats.get(&job.format) {

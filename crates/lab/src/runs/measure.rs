@@ -79,6 +79,9 @@ pub struct Job {
     /// Bytes of the target the I/Os range over (fio's `size`); `None`:
     /// the whole target.
     pub size_bytes: Option<u64>,
+    /// Bytes to transfer, then stop (fio's `io_size`; `runtime_s` still
+    /// caps it); `None`: run for `runtime_s`.
+    pub io_bytes: Option<u64>,
 }
 
 impl Job {
@@ -93,14 +96,19 @@ impl Job {
         let mut o: Vec<(&str, String)> = vec![("name", "flashlab".into())];
         o.extend(self.target.fio_options());
         o.extend(self.mix.fio_options());
+        let (numjobs, iodepth) = self.mix.fio_jobs(self.threads, self.queue_depth);
+        let until = match self.io_bytes {
+            Some(b) => ("io_size", b.to_string()),
+            None => ("time_based", "1".into()),
+        };
         o.extend([
-            ("iodepth", self.queue_depth.to_string()),
-            ("numjobs", self.threads.to_string()),
+            ("iodepth", iodepth.to_string()),
+            ("numjobs", numjobs.to_string()),
             ("norandommap", "1".into()),
             ("randrepeat", "0".into()),
             ("refill_buffers", "1".into()),
             ("group_reporting", "1".into()),
-            ("time_based", "1".into()),
+            until,
             ("runtime", self.runtime_s.to_string()),
             ("status-interval", self.round_s.to_string()),
             ("output-format", "json+".into()),
@@ -457,6 +465,7 @@ mod tests {
             round_s: 1,
             ramp_s: 0,
             size_bytes: None,
+            io_bytes: None,
         };
         let a = job.args().join(" ");
         for want in [

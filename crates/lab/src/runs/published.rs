@@ -219,6 +219,12 @@ pub fn comparable(p: &Published, phase: &Phase) -> bool {
     p.threads == phase.threads && p.qd == phase.queue_depth && mix_of(p).is_ok_and(|m| same_load(&m, &phase.workload))
 }
 
+/// Whether a judged figure was judged on `phase`'s conditions (its load,
+/// threads and queue depth).
+pub fn check_of(c: &Check, phase: &Phase) -> bool {
+    c.threads == phase.threads && c.qd == phase.queue_depth && Mix::parse(&c.workload).is_ok_and(|m| same_load(&m, &phase.workload))
+}
+
 /// The same read share, transfer sizes and pattern (names aside).
 pub fn same_load(a: &Mix, b: &Mix) -> bool {
     a.read_ppm == b.read_ppm && a.sizes == b.sizes && a.sequential == b.sequential

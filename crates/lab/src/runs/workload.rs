@@ -26,11 +26,15 @@ pub const NAMED: &[(&str, &str, &str)] = &[
     ("fileserver", "read=80;bs=512/10:1k/5:2k/5:4k/60:8k/2:16k/4:32k/4:64k/10", "File Server (iometer's mix), 80% read"),
     ("webserver", "read=100;bs=512/22:1k/15:2k/8:4k/23:8k/15:16k/2:32k/6:64k/7:128k/1:512k/1", "Web Server, 100% read"),
     ("webserver-write", "read=0;bs=512/22:1k/15:2k/8:4k/23:8k/15:16k/2:32k/6:64k/7:128k/1:512k/1", "Web Server sizes at 100% write (its preconditioning)"),
+    ("128k-seq-read", "read=100;bs=128k/100;pattern=seq", "128K sequential read"),
+    ("128k-seq-write", "read=0;bs=128k/100;pattern=seq", "128K sequential write"),
+    ("64k-seq-read", "read=100;bs=64k/100;pattern=seq", "64K sequential read"),
+    ("64k-seq-write", "read=0;bs=64k/100;pattern=seq", "64K sequential write"),
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum WorkloadError {
-    #[error("unknown workload '{0}': expected one of 4k-read, 4k-write, 8k-7030, fileserver, webserver, webserver-write, or a mix such as 'read=70;bs=4k/60:64k/40'")]
+    #[error("unknown workload '{0}': expected one of 4k-read, 4k-write, 8k-7030, fileserver, webserver, webserver-write, 128k-seq-read, 128k-seq-write, 64k-seq-read, 64k-seq-write, or a mix such as 'read=70;bs=4k/60:64k/40'")]
     Unknown(String),
     #[error("workload '{spec}': {msg}")]
     Bad { spec: String, msg: String },
@@ -182,6 +186,18 @@ impl Mix {
         o
     }
 
+    /// fio's `numjobs` and `iodepth` for the mix at `threads` x
+    /// `queue_depth`. A sequential mix is one stream over the device (as
+    /// the simulated host runs it), so one fio job carries every I/O in
+    /// flight; fio's jobs would each stream from the start on their own.
+    pub fn fio_jobs(&self, threads: u32, queue_depth: u32) -> (u32, u32) {
+        if self.sequential {
+            (1, threads * queue_depth)
+        } else {
+            (threads, queue_depth)
+        }
+    }
+
     /// A named profile, or a mix `read=PCT;bs=SIZE/PCT:SIZE/PCT...` with
     /// sizes in bytes or with k/m suffixes, whole 512-byte sectors, and
     /// shares that sum to 100.
@@ -308,6 +324,17 @@ impl Workload for MixGen {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_unknown_name_lists_every_named_workload() {
+        let msg = WorkloadError::Unknown("x".into()).to_string();
+        for (name, text, _) in NAMED {
+            assert!(msg.contains(&format!(" {name},")), "{name} missing from: {msg}");
+            assert!(Mix::parse(text).is_ok(), "{name}");
+        }
+        let seq = Mix::parse("64k-seq-write").unwrap();
+        assert!(seq.sequential && seq.read_ppm == 0 && seq.sizes == vec![(65536, 1_000_000)]);
+    }
 
     #[test]
     fn named_profiles_match_the_methodology() {
