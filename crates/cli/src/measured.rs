@@ -7,7 +7,7 @@ use crate::out;
 use crate::run::RunArgs;
 use anyhow::{bail, Context, Result};
 use lab::procedures::measured::{self, MeasuredProgress, MeasuredSpec, Precondition};
-use lab::runs::target::{write_check, Target};
+use lab::runs::target::{write_check, Target, TargetInfo};
 use std::time::Instant;
 
 /// Round length on real storage unless `--interval` says otherwise: the
@@ -43,7 +43,11 @@ pub fn run(a: &RunArgs) -> Result<()> {
     let started = Instant::now();
     out::sigint_stops_the_lab();
     let quiet = a.quiet;
-    let result = measured::run(&spec, &mut |p: &MeasuredProgress| {
+    if a.served_store.is_some() && spec.precondition.is_none() {
+        bail!("--served-store erases the card before preconditioning: give --precondition too");
+    }
+    let erase = eraser(&info, a.served_store.as_deref())?;
+    let result = measured::run(&spec, &erase, &mut |p: &MeasuredProgress| {
         if !quiet {
             eprintln!(
                 "  {:<12} round {:>4} {:>8.0} s of {}{} s {:>10.0} IOPS {:>8.3} ms",
@@ -131,7 +135,8 @@ pub fn review(a: &crate::review::ReviewArgs) -> Result<()> {
     let started = Instant::now();
     out::sigint_stops_the_lab();
     let quiet = a.quiet;
-    let results = measured::review(&spec, &mut |profile, p| {
+    let erase = eraser(&info, a.served_store.as_deref())?;
+    let results = measured::review(&spec, &erase, &mut |profile, p| {
         if !quiet {
             eprintln!(
                 "  {profile:<10} {:<12} round {:>4} {:>8.0} s of {} s {:>10.0} IOPS {:>8.3} ms",
@@ -147,6 +152,20 @@ pub fn review(a: &crate::review::ReviewArgs) -> Result<()> {
         out::interrupted_exit(&format!("INCOMPLETE: {why}"));
     }
     Ok(())
+}
+
+/// How the target is erased before preconditioning: by the served card's
+/// secure erase over its control socket where `--served-store` names it
+/// (only for an NBD target), else as the target allows.
+fn eraser(info: &TargetInfo, store: Option<&std::path::Path>) -> Result<impl Fn(&Target, &TargetInfo) -> Result<String, String>> {
+    if store.is_some() && !matches!(Target::parse(&info.target), Target::Nbd(_)) {
+        bail!("--served-store is for an NBD target that flashlab serve exports; {} is a {}", info.target, info.kind);
+    }
+    let store = store.map(std::path::Path::to_path_buf);
+    Ok(move |t: &Target, i: &TargetInfo| match &store {
+        Some(s) => emu::manage::secure_erase_served(s, i.size_bytes).map_err(|e| format!("--served-store {}: {e:#}", s.display())),
+        None => measured::erase_default(t, i),
+    })
 }
 
 /// A round on real storage: whole seconds, 1 to 3600 (default a minute).

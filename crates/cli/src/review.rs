@@ -24,6 +24,12 @@ pub struct ReviewArgs {
     /// partition table, repeating its name (a mounted one is refused).
     #[arg(long, value_name = "TARGET", requires = "target")]
     pub destroy: Option<String>,
+    /// With an NBD --target that `flashlab serve` exports: that card's
+    /// --store, so that each erase before preconditioning is the card's
+    /// secure erase over its control socket (an NBD export has none of
+    /// its own).
+    #[arg(long, value_name = "STORE", requires = "target")]
+    pub served_store: Option<std::path::PathBuf>,
     /// With --target: precondition each profile for this many hours (the
     /// reviewers ran 6 or 12) instead of to SNIA steady state (at most 12
     /// hours).

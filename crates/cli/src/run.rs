@@ -24,6 +24,12 @@ pub struct RunArgs {
     /// partition table, repeating its name (a mounted one is refused).
     #[arg(long, value_name = "TARGET", requires = "target")]
     pub destroy: Option<String>,
+    /// With an NBD --target that `flashlab serve` exports: that card's
+    /// --store, so that each erase before preconditioning is the card's
+    /// secure erase over its control socket (an NBD export has none of
+    /// its own).
+    #[arg(long, value_name = "STORE", requires = "target")]
+    pub served_store: Option<std::path::PathBuf>,
     /// 4k-read, 4k-write, 8k-7030, fileserver, webserver, webserver-write,
     /// 128k-seq-read, 128k-seq-write, 64k-seq-read, 64k-seq-write, or a
     /// mix such as 'read=70;bs=4k/60:64k/40' (shares sum to 100) or

@@ -170,7 +170,7 @@ fn a_loop_device_is_measured_and_refused_while_mounted() {
     let base = ["run", "--target", &dev, "--workload", "4k-write", "--threads", "1", "--qd", "2", "--interval", "1", "--duration", "2", "-q"];
     let (code, out, err) = flashlab(&[&base[..], &["--precondition", "--precondition-hours", "0.0006"]].concat());
     assert_eq!(code, 0, "{out}{err}");
-    assert!(out.contains("block device") && out.contains("discarded whole (blkdiscard)"), "{out}");
+    assert!(out.contains("block device") && out.contains("erased by `blkdiscard /dev/loop"), "{out}");
     sh(Command::new("mkfs.ext4").args(["-q", "-F", &dev]));
     refused(&base, "holds a file system or volume of type ext4");
     let mnt = f.dir.join("mnt");
@@ -222,6 +222,21 @@ fn an_nbd_export_is_measured_through_fios_nbd_engine() {
     assert!(writes > 1000, "{phase}");
     let dw = phase["drive_writes"].as_f64().unwrap();
     assert!((dw - writes as f64 * 4096.0 / size as f64).abs() < 1e-6 * dw.max(1.0), "{dw}");
+    // The served card's own secure erase, over its control socket, before
+    // each profile's preconditioning, said in the results. A store that
+    // serves no card is refused by name.
+    let store = served.dir.join("store");
+    let out_dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("measured-nbd-review-{}", std::process::id()));
+    let review = ["review", "--target", &uri, "--profiles", "4k", "--interval", "1", "--rounds-4k", "1", "--precondition-hours", "0.0006", "-q", "--out"];
+    let (code, out, err) = flashlab(&[&review[..], &[out_dir.to_str().unwrap(), "--served-store", store.to_str().unwrap()]].concat());
+    assert_eq!(code, 0, "{out}{err}");
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("results.json")).unwrap()).unwrap();
+    let erased = r["jobs"][0]["measured"]["erased"].as_str().unwrap();
+    assert!(erased.starts_with("secure erase of the served card (format "), "{erased}");
+    let (code, _, err) = flashlab(&[&review[..], &[out_dir.to_str().unwrap(), "--served-store", served.dir.to_str().unwrap()]].concat());
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("no card is served from this store"), "{err}");
+    let _ = std::fs::remove_dir_all(&out_dir);
     // An export holding a file system is refused as a device would be.
     let img = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("measured-nbd-{}.img", std::process::id()));
     sh(Command::new(tool("mkfs.ext4", "e2fsprogs")).args(["-q", "-F"]).arg(&img).arg("16M"));

@@ -143,3 +143,34 @@ fn at_rest_run(store: &Path, c: &Control) -> Result<Value> {
     stopped.map_err(|e| anyhow::anyhow!("the card was changed, but its clean stop failed ({e}): the next start scans the media"))?;
     Ok(v)
 }
+
+/// How long a secure erase for the lab waits for clients that have just
+/// disconnected (fio, between phases) to be gone.
+const ERASE_WAIT_MS: u64 = 5_000;
+
+/// Secure-erases the card served from `store` over its control channel,
+/// keeping its format: the erase the lab does before preconditioning a
+/// served card reached over NBD. `export_bytes`, the export's size where
+/// known, must be the card's (a store that serves another card is
+/// refused). What was done, said for the results.
+pub fn secure_erase_served(store: &Path, export_bytes: Option<u64>) -> Result<String> {
+    if !channel::is_served(store) {
+        bail!("{}: no card is served from this store (its control socket does not answer)", store.display());
+    }
+    let s = status(store)?;
+    let crate::status::Known::Mounted(card) = &s.card else { bail!("{}: the served card's status is not known", store.display()) };
+    if let Some(b) = export_bytes.filter(|&b| b != card.capacity_bytes && s.volumes.len() == 1) {
+        bail!("{}: its card holds {} bytes, the NBD target {b}: not the card behind the target", store.display(), card.capacity_bytes);
+    }
+    let c = Control::Format { format: card.format.clone(), secure_erase: true, force: true };
+    let started = std::time::Instant::now();
+    loop {
+        match channel::request(store, &c.request()) {
+            Ok(_) => return Ok(format!("secure erase of the served card (format {}) over its control socket", card.format)),
+            Err(e) if e.to_string().contains("connected") && started.elapsed().as_millis() < ERASE_WAIT_MS as u128 => {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}

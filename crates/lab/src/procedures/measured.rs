@@ -53,16 +53,27 @@ pub struct MeasuredProgress<'a> {
     pub planned_s: u64,
 }
 
+/// How a target is erased before preconditioning: what was done, said for
+/// the results, or why it could not be and the run must not go on.
+/// `Target::erase` by default; a served flashlab card, over its control
+/// channel (which only the caller can reach).
+pub type Erase<'a> = &'a dyn Fn(&Target, &TargetInfo) -> Result<String, String>;
+
+/// The erase a target allows by itself (`Target::erase`).
+pub fn erase_default(t: &Target, info: &TargetInfo) -> Result<String, String> {
+    Ok(t.erase(info))
+}
+
 /// Runs `spec` on its target (which the caller has checked may be
 /// written), calling `progress` each round. With preconditioning the
-/// target is erased first, as far as it allows (`Target::erase`).
-pub fn run(spec: &MeasuredSpec, progress: &mut dyn FnMut(&MeasuredProgress)) -> Result<RunResult, MeasureError> {
+/// target is erased first, by `erase`.
+pub fn run(spec: &MeasuredSpec, erase: Erase, progress: &mut dyn FnMut(&MeasuredProgress)) -> Result<RunResult, MeasureError> {
     let target = Target::parse(&spec.target);
     let info = target.inspect().map_err(MeasureError::Target)?;
     let mut phases = Vec::new();
     let mut incomplete = None;
     let mut fio = String::new();
-    let erased = spec.precondition.map(|_| target.erase(&info));
+    let erased = spec.precondition.map(|_| erase(&target, &info)).transpose().map_err(MeasureError::Target)?;
     if let Some(p) = spec.precondition {
         let (seconds, min_rounds) = precondition_length(p, spec.round_s);
         let job = job_of(&target, &spec.workload.preconditioner(), REVIEWERS_THREADS, REVIEWERS_QUEUE_DEPTH, seconds, spec.round_s);
@@ -130,13 +141,13 @@ pub struct MeasuredReview {
 /// checked may be written), a profile after another, calling `progress`
 /// with the profile's name and each round. A stop asked for (SIGINT) ends
 /// it after the phase it cut short, the results marked incomplete.
-pub fn review(r: &MeasuredReview, progress: &mut dyn FnMut(&str, &MeasuredProgress)) -> Result<ReviewResults, MeasureError> {
+pub fn review(r: &MeasuredReview, erase: Erase, progress: &mut dyn FnMut(&str, &MeasuredProgress)) -> Result<ReviewResults, MeasureError> {
     let target = Target::parse(&r.target);
     let info = target.inspect().map_err(MeasureError::Target)?;
     let mut jobs = Vec::new();
     for name in &r.profiles {
         let profile = crate::procedures::job::profile_find(name).map_err(|e| MeasureError::Target(e.to_string()))?;
-        let job = review_job(r, &target, &info, profile, &mut |p| progress(profile.name, p))?;
+        let job = review_job(r, &target, &info, profile, erase, &mut |p| progress(profile.name, p))?;
         let cut = job.interrupted();
         jobs.push(job);
         if cut {
@@ -174,11 +185,12 @@ fn review_job(
     target: &Target,
     info: &TargetInfo,
     profile: &crate::procedures::job::ReviewProfile,
+    erase: Erase,
     progress: &mut dyn FnMut(&MeasuredProgress),
 ) -> Result<JobResult, MeasureError> {
     let workload = Mix::parse(profile.workload).expect("built-in workload");
     let pre_mix = workload.preconditioner();
-    let erased = target.erase(info);
+    let erased = erase(target, info).map_err(MeasureError::Target)?;
     let (seconds, min_rounds) = precondition_length(r.precondition, r.round_s);
     let mut pre_job = job_of(target, &pre_mix, REVIEWERS_THREADS, REVIEWERS_QUEUE_DEPTH, seconds, r.round_s);
     // The sequential profile fills the target twice over, whatever time

@@ -93,27 +93,65 @@ impl Target {
 
 impl Target {
     /// The nearest to a secure erase the target allows, before
-    /// preconditioning (the caller has checked it may be written): a block
-    /// device discarded whole (`blkdiscard`), a file's every byte
-    /// deallocated (a hole punched over it: reads return zeros, as an
-    /// erased card's). What was done, or why nothing could be; an NBD
-    /// export is not erased (format a served flashlab card with `flashlab
-    /// format`). A vendor's secure erase (`nvme format --ses=1`,
-    /// `sg_sanitize`) is the vendor's tool to run.
+    /// preconditioning (the caller has checked it may be written): a whole
+    /// NVMe namespace by its secure erase (`nvme format --ses=1`) or a whole
+    /// SCSI disk by a block sanitize (`sg_sanitize`) where the tool is
+    /// installed, else (or where that fails) a block device discarded
+    /// whole (`blkdiscard`); a file's every byte deallocated (a hole
+    /// punched over it: reads return zeros, as an erased card's). What was
+    /// done, or why nothing could be; an NBD export is not erased here (a
+    /// served flashlab card is, over its control socket: `--served-store`).
     pub fn erase(&self, info: &TargetInfo) -> String {
         match self {
-            Target::Nbd(_) => "not erased: an NBD export has no erase flashlab can ask for (a served flashlab card: flashlab format STORE --force)".into(),
-            Target::Path(p) if info.kind == "block device" => match std::process::Command::new("blkdiscard").arg(p).output() {
-                Ok(o) if o.status.success() => "discarded whole (blkdiscard)".into(),
-                Ok(o) => format!("not erased: blkdiscard failed ({})", String::from_utf8_lossy(&o.stderr).trim()),
-                Err(e) => format!("not erased: blkdiscard (Debian's util-linux) could not run: {e}"),
-            },
+            Target::Nbd(_) => "not erased: an NBD export has no erase of its own (a served flashlab card: --served-store STORE)".into(),
+            Target::Path(p) if info.kind == "block device" => {
+                let mut said = Vec::new();
+                for (tool, args) in erase_plan(p, &|t| tool_installed(t)) {
+                    match std::process::Command::new(tool).args(&args).output() {
+                        Ok(o) if o.status.success() => {
+                            said.push(format!("erased by `{tool} {}`", args.join(" ")));
+                            return said.join("; ");
+                        }
+                        Ok(o) => said.push(format!("{tool} failed ({})", String::from_utf8_lossy(&o.stderr).trim())),
+                        Err(e) => said.push(format!("{tool} could not run ({e})")),
+                    }
+                }
+                format!("not erased: {}", said.join("; "))
+            }
             Target::Path(p) => match punch_whole(p) {
                 Ok(()) => "every byte deallocated (a hole punched over the file)".into(),
                 Err(e) => format!("not erased: punching a hole over the file failed ({e})"),
             },
         }
     }
+}
+
+/// The erases to try on a block device, best first: a vendor's secure
+/// erase only on a whole device (an NVMe namespace `nvmeXnY`, a SCSI disk
+/// `sdX`: it erases all of it) and only where `installed` says its tool
+/// is (nvme-cli, sg3-utils); then `blkdiscard` (util-linux).
+fn erase_plan(dev: &Path, installed: &dyn Fn(&str) -> bool) -> Vec<(&'static str, Vec<String>)> {
+    let name = dev.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let whole_nvme = name.strip_prefix("nvme").and_then(|r| r.split_once('n')).is_some_and(|(c, n)| {
+        let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        digits(c) && digits(n)
+    });
+    let whole_scsi = name.strip_prefix("sd").is_some_and(|r| !r.is_empty() && r.bytes().all(|b| b.is_ascii_lowercase()));
+    let d = dev.display().to_string();
+    let mut plan = Vec::new();
+    if whole_nvme && installed("nvme") {
+        plan.push(("nvme", vec!["format".into(), d.clone(), "--ses=1".into(), "--force".into()]));
+    }
+    if whole_scsi && installed("sg_sanitize") {
+        plan.push(("sg_sanitize", vec!["--block".into(), "--quick".into(), d.clone()]));
+    }
+    plan.push(("blkdiscard", vec![d]));
+    plan
+}
+
+/// Whether a program is on PATH.
+fn tool_installed(name: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|path| std::env::split_paths(&path).any(|d| d.join(name).is_file()))
 }
 
 /// Deallocates every byte of a file, keeping its size.
@@ -250,6 +288,23 @@ mod tests {
             mounted: mounted.map(str::to_string),
             ..TargetInfo::default()
         }
+    }
+
+    #[test]
+    fn a_vendors_secure_erase_is_tried_first_on_a_whole_device_only() {
+        fn tools(plan: Vec<(&'static str, Vec<String>)>) -> Vec<&'static str> {
+            plan.iter().map(|p| p.0).collect()
+        }
+        let all = |_: &str| true;
+        assert_eq!(tools(erase_plan(Path::new("/dev/nvme0n1"), &all)), ["nvme", "blkdiscard"]);
+        assert_eq!(erase_plan(Path::new("/dev/nvme12n3"), &all)[0].1, ["format", "/dev/nvme12n3", "--ses=1", "--force"]);
+        assert_eq!(tools(erase_plan(Path::new("/dev/sdb"), &all)), ["sg_sanitize", "blkdiscard"]);
+        // A partition, a controller, another kind of device: blkdiscard only.
+        for dev in ["/dev/nvme0n1p2", "/dev/nvme0", "/dev/sdb1", "/dev/loop7", "/dev/dm-0"] {
+            assert_eq!(tools(erase_plan(Path::new(dev), &all)), ["blkdiscard"], "{dev}");
+        }
+        // Without the vendor's tool, blkdiscard.
+        assert_eq!(tools(erase_plan(Path::new("/dev/nvme0n1"), &|t| t != "nvme")), ["blkdiscard"]);
     }
 
     #[test]
