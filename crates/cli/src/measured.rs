@@ -98,7 +98,7 @@ pub fn run(a: &RunArgs) -> Result<()> {
 /// `flashlab review --target`: the reviewers' procedure on real storage,
 /// the same files as a simulated review.
 pub fn review(a: &crate::review::ReviewArgs) -> Result<()> {
-    let target = a.target.as_deref().expect("a target");
+    assert!(!a.target.is_empty(), "called with --target");
     let given = [
         ("--scale", a.scale != 1),
         ("--seed", a.seed != 1),
@@ -118,10 +118,12 @@ pub fn review(a: &crate::review::ReviewArgs) -> Result<()> {
     for p in &a.profiles {
         lab::job::profile_find(p)?;
     }
-    let info = Target::parse(target).inspect().map_err(anyhow::Error::msg)?;
-    write_check(&info, a.destroy.as_deref()).map_err(anyhow::Error::msg)?;
+    let infos = targets_checked(&a.target, &a.destroy)?;
+    if a.served_store.is_some() && infos.len() > 1 {
+        bail!("--served-store names one served card: give one --target with it");
+    }
     let spec = measured::MeasuredReview {
-        target: target.to_string(),
+        targets: a.target.clone(),
         profiles: a.profiles.clone(),
         round_s,
         rounds_4k: a.rounds_4k,
@@ -130,16 +132,19 @@ pub fn review(a: &crate::review::ReviewArgs) -> Result<()> {
     };
     lab::report::out_dir_prepare(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
     if !a.quiet {
-        eprintln!("flashlab review --target {}: {} profile(s), {round_s} s rounds, through fio  [measured]", out::shell_word(target), spec.profiles.len());
+        let named: Vec<String> = a.target.iter().map(|t| out::shell_word(t)).collect();
+        eprintln!("flashlab review --target {}: {} profile(s), {round_s} s rounds, through fio  [measured]", named.join(" --target "), spec.profiles.len());
     }
     let started = Instant::now();
     out::sigint_stops_the_lab();
     let quiet = a.quiet;
-    let erase = eraser(&info, a.served_store.as_deref())?;
-    let results = measured::review(&spec, &erase, &mut |profile, p| {
+    let erase = eraser(&infos[0], a.served_store.as_deref())?;
+    let several = infos.len() > 1;
+    let results = measured::review(&spec, &erase, &mut |target, profile, p| {
         if !quiet {
+            let on = if several { format!("{target}: ") } else { String::new() };
             eprintln!(
-                "  {profile:<10} {:<12} round {:>4} {:>8.0} s of {} s {:>10.0} IOPS {:>8.3} ms",
+                "  {on}{profile:<10} {:<12} round {:>4} {:>8.0} s of {} s {:>10.0} IOPS {:>8.3} ms",
                 p.phase, p.rounds, p.elapsed_s, p.planned_s, p.round.iops, p.round.latency_avg_ms
             );
         }
@@ -152,6 +157,26 @@ pub fn review(a: &crate::review::ReviewArgs) -> Result<()> {
         out::interrupted_exit(&format!("INCOMPLETE: {why}"));
     }
     Ok(())
+}
+
+/// Each target found and checked before any is written: named once, and
+/// writable (`write_check`, with the `--destroy` that names it); a
+/// `--destroy` that names no target is refused.
+fn targets_checked(targets: &[String], destroy: &[String]) -> Result<Vec<TargetInfo>> {
+    if let Some(t) = targets.iter().enumerate().find(|(i, t)| targets[..*i].contains(t)).map(|(_, t)| t) {
+        bail!("--target {t} is named twice: name each target once");
+    }
+    if let Some(d) = destroy.iter().find(|d| !targets.contains(d)) {
+        bail!("--destroy {d} names no --target (targets: {})", targets.join(", "));
+    }
+    targets
+        .iter()
+        .map(|t| {
+            let info = Target::parse(t).inspect().map_err(anyhow::Error::msg)?;
+            write_check(&info, destroy.iter().find(|d| *d == t).map(String::as_str)).map_err(anyhow::Error::msg)?;
+            Ok(info)
+        })
+        .collect()
 }
 
 /// How the target is erased before preconditioning: by the served card's

@@ -16,14 +16,16 @@ pub struct ReviewArgs {
     /// Catalog devices (see `flashlab devices`) or profile files (.toml).
     pub devices: Vec<String>,
     /// Real storage instead of simulated cards: a file, a block device or
-    /// an NBD export, reviewed through fio (see `flashlab run --target`).
-    /// Every byte on it is overwritten.
+    /// an NBD export, reviewed through fio (see `flashlab run --target`);
+    /// repeated, several, one after another, in one report. Every byte on
+    /// each is overwritten.
     #[arg(long, value_name = "PATH|URI", conflicts_with_all = ["devices", "pts", "fail_die", "export_fio"])]
-    pub target: Option<String>,
+    pub target: Vec<String>,
     /// With --target: go on although the target holds a file system or a
-    /// partition table, repeating its name (a mounted one is refused).
+    /// partition table, repeating its name (a mounted one is refused);
+    /// once per such target.
     #[arg(long, value_name = "TARGET", requires = "target")]
-    pub destroy: Option<String>,
+    pub destroy: Vec<String>,
     /// With an NBD --target that `flashlab serve` exports: that card's
     /// --store, so that each erase before preconditioning is the card's
     /// secure erase over its control socket (an NBD export has none of
@@ -265,7 +267,7 @@ pub(crate) fn summary_print(r: &ReviewResults) {
 }
 
 pub fn review(a: ReviewArgs) -> Result<()> {
-    if a.target.is_some() {
+    if !a.target.is_empty() {
         return crate::measured::review(&a);
     }
     let mut profiles = Vec::new();

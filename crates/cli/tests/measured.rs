@@ -249,46 +249,64 @@ fn an_nbd_export_is_measured_through_fios_nbd_engine() {
     let _ = std::fs::remove_file(json);
 }
 
-/// The reviewers' procedure on a file and on a loop device, with
-/// one-second rounds: the review's files (results.json in the review's
-/// schema, CSV, report.html) say measured, and each profile erased the
-/// target first as far as it allowed.
+/// The reviewers' procedure on a file and a loop device in one review,
+/// with one-second rounds: the review's files (results.json in the
+/// review's schema, CSV, report.html) say measured, and each profile
+/// erased its target first as far as it allowed. Then `compare` sets the
+/// measured targets beside a simulated card and its published figures.
 #[test]
 fn the_reviewers_procedure_runs_on_a_file_and_a_loop_device() {
     tool("fio", "fio");
     let f = Files::new("review", 48);
     let looped = Loop::attach(&f.target);
     let dev = looped.0.clone();
-    for (target, erased) in [(f.target().to_string(), "hole punched"), (dev.clone(), "blkdiscard")] {
-        let out_dir = f.dir.join(format!("review-{}", target.replace('/', "-")));
-        let args = ["review", "--target", &target, "--profiles", "4k,seq", "--interval", "1", "--rounds-4k", "2", "--precondition-hours", "0.0014", "--out"];
-        let (code, out, err) = flashlab(&[&args[..], &[out_dir.to_str().unwrap(), "-q"]].concat());
-        assert_eq!(code, 0, "{target}: {out}{err}");
-        assert!(out.contains("main tests (measured)"), "{out}");
-        let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("results.json")).unwrap()).unwrap();
-        assert_eq!(r["kind"], "flashlab-review");
-        let job = &r["jobs"][0];
+    let out_dir = f.dir.join("review");
+    let args = ["review", "--target", f.target(), "--target", &dev, "--profiles", "4k,seq", "--interval", "1", "--rounds-4k", "2"];
+    let (code, out, err) = flashlab(&[&args[..], &["--precondition-hours", "0.0014", "--out", out_dir.to_str().unwrap(), "-q"]].concat());
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("main tests (measured)"), "{out}");
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out_dir.join("results.json")).unwrap()).unwrap();
+    assert_eq!(r["kind"], "flashlab-review");
+    let jobs = r["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 4, "2 targets x 2 profiles");
+    for (i, (target, erased)) in [(f.target(), "hole punched"), (dev.as_str(), "blkdiscard")].into_iter().enumerate() {
+        let job = &jobs[2 * i];
+        assert_eq!(job["device"]["id"], target);
         assert!(job["measured"]["erased"].as_str().unwrap().contains(erased), "{}", job["measured"]);
         let tests: Vec<&str> = job["tests"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
         assert_eq!(tests, ["4K write", "4K read"]);
         assert!(job["tests"][1]["summary"]["read"]["iops"].as_f64().unwrap() > 0.0);
         // The sequential profile fills the target twice over, then runs
         // its four tests as one stream each.
-        let seq = &r["jobs"][1];
+        let seq = &jobs[2 * i + 1];
         assert_eq!(seq["profile"], "seq");
         let fill = seq["precondition"]["drive_writes"].as_f64().unwrap();
         assert!((fill - 2.0).abs() < 0.05, "the fill wrote {fill} drive writes");
         let tests: Vec<&str> = seq["tests"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
         assert_eq!(tests, ["128K read", "64K read", "128K write", "64K write"]);
         assert!(seq["tests"].as_array().unwrap().iter().all(|t| t["summary"]["all"]["mb_per_s"].as_f64().unwrap() > 0.0));
-        let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
-        assert!(html.contains("Measured: every figure here is fio") && !html.contains("Simulated: every figure"), "{target}");
-        let csv = std::fs::read_to_string(out_dir.join("tests.csv")).unwrap();
-        assert!(csv.lines().count() >= 3);
-        // The card's own figures are not measured on real storage: empty.
-        assert!(csv.lines().nth(1).unwrap().ends_with(','), "write amplification left empty: {csv}");
     }
+    let html = std::fs::read_to_string(out_dir.join("report.html")).unwrap();
+    assert!(html.contains("Measured: every figure here is fio") && !html.contains("Simulated: every figure"));
+    assert!(html.contains(&format!("{dev} [measured]")) && html.contains(&format!("{} [measured]", f.target())), "both targets in one report");
+    let csv = std::fs::read_to_string(out_dir.join("tests.csv")).unwrap();
+    assert_eq!(csv.lines().count(), 1 + 2 * (2 + 4));
+    // The card's own figures are not measured on real storage: empty.
+    assert!(csv.lines().nth(1).unwrap().ends_with(','), "write amplification left empty: {csv}");
     f.neighbour_untouched();
+    // Beside a simulated card: each figure says where it came from, the
+    // card's published figures judged against its simulated ones.
+    let sim = f.dir.join("sim");
+    let (code, _, err) = flashlab(&["review", "p420m", "--profiles", "4k,seq", "--scale", "256", "--out", sim.to_str().unwrap(), "-q"]);
+    assert_eq!(code, 0, "{err}");
+    let cmp = f.dir.join("cmp");
+    let files = [out_dir.join("results.json"), sim.join("results.json")].map(|p| p.to_str().unwrap().to_string());
+    let (code, _, err) = flashlab(&["compare", &files[0], &files[1], "--label", "lab", "--label", "model", "--out", cmp.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let html = std::fs::read_to_string(cmp.join("report.html")).unwrap();
+    assert!(html.contains("Measured and simulated: a job marked [measured] is fio"), "provenance of both");
+    assert!(html.contains(&format!("{dev} [measured, lab] (measured)")) && html.contains("stock [model] (simulated)"), "each bar says where it came from");
+    assert!(html.contains("Published and simulated") && html.contains("Seed 1"), "the simulated card's published figures and its seed");
 }
 
 /// Ctrl-C during preconditioning: fio is stopped, what it measured is

@@ -46,6 +46,15 @@ impl Colors {
     }
 }
 
+/// Where a job's figures come from, as legends say it.
+fn provenance_of(j: &JobResult) -> &'static str {
+    if j.measured.is_some() {
+        "measured"
+    } else {
+        "simulated"
+    }
+}
+
 /// The four attributes of a round or a phase, as charts title them.
 pub const ATTRIBUTES: [(&str, &str, &str); 4] = [
     ("iops", "throughput", "IOPS (read + write)"),
@@ -173,8 +182,9 @@ pub fn four_k_charts(jobs: &[&JobResult], colors: &Colors) -> Vec<Chart> {
                 let label = j.label();
                 let color = colors.get(&label).to_string();
                 let values = ["4K read", "4K write"].map(|n| j.test(n).map(|t| phase_value(t, key))).to_vec();
-                c.series.push(BarSeries { name: format!("{label} (simulated)"), values, color: color.clone(), key: label.clone(), ..Default::default() });
-                c.legend.push(LegendItem { name: format!("{label} (simulated)"), ..colors.item(&label, Swatch::Box) });
+                let name = format!("{label} ({})", provenance_of(j));
+                c.series.push(BarSeries { name: name.clone(), values, color: color.clone(), key: label.clone(), ..Default::default() });
+                c.legend.push(LegendItem { name, ..colors.item(&label, Swatch::Box) });
                 let published = ["4k-read", "4k-write"].map(|w| published_of(j, key, w));
                 if let Some(tol) = published.iter().flatten().map(|p| p.1).next() {
                     let key = format!("{label} published");
@@ -211,7 +221,7 @@ pub fn sequential_charts(jobs: &[&JobResult], colors: &Colors) -> Vec<Chart> {
             for j in jobs {
                 let label = j.label();
                 let color = colors.get(&label).to_string();
-                let how = if j.measured.is_some() { "measured" } else { "simulated" };
+                let how = provenance_of(j);
                 let tests: Vec<Option<&Phase>> = SEQUENTIAL_TESTS.iter().map(|(n, _)| j.test(n)).collect();
                 let values = tests.iter().map(|t| t.map(|t| crate::runs::published::of_phase(metric, &t.summary.all))).collect();
                 c.series.push(BarSeries { name: format!("{label} ({how})"), values, color: color.clone(), key: label.clone(), ..Default::default() });
@@ -269,7 +279,7 @@ pub fn four_k_qos_chart(jobs: &[&JobResult], colors: &Colors) -> Chart {
     };
     for j in jobs {
         let label = j.label();
-        let how = if j.measured.is_some() { "measured" } else { "simulated" };
+        let how = provenance_of(j);
         let values = cells.iter().map(|&(t, q, read)| j.test(t).map(|p| percentile(if read { &p.summary.read } else { &p.summary.write }, q))).collect();
         c.series.push(BarSeries { name: format!("{label} ({how})"), values, color: colors.get(&label).into(), key: label.clone(), ..Default::default() });
         c.legend.push(LegendItem { name: format!("{label} ({how})"), ..colors.item(&label, Swatch::Box) });

@@ -125,10 +125,10 @@ fn measurement_of(target: &Target, info: &TargetInfo, fio: String, erased: Optio
     Measurement { target: info.clone(), fio, engine: engine.into(), erased, kernel: kernel(), cpu: cpu() }
 }
 
-/// The reviewers' procedure on a target.
+/// The reviewers' procedure on one target or several, one after another.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct MeasuredReview {
-    pub target: String,
+    pub targets: Vec<String>,
     /// Profile names (`job::PROFILES`).
     pub profiles: Vec<String>,
     pub round_s: u64,
@@ -137,31 +137,35 @@ pub struct MeasuredReview {
     pub precondition: Precondition,
 }
 
-/// Runs the reviewers' procedure on the target (which the caller has
+/// Runs the reviewers' procedure on each target (which the caller has
 /// checked may be written), a profile after another, calling `progress`
-/// with the profile's name and each round. A stop asked for (SIGINT) ends
-/// it after the phase it cut short, the results marked incomplete.
-pub fn review(r: &MeasuredReview, erase: Erase, progress: &mut dyn FnMut(&str, &MeasuredProgress)) -> Result<ReviewResults, MeasureError> {
-    let target = Target::parse(&r.target);
-    let info = target.inspect().map_err(MeasureError::Target)?;
-    let mut jobs = Vec::new();
-    for name in &r.profiles {
-        let profile = crate::procedures::job::profile_find(name).map_err(|e| MeasureError::Target(e.to_string()))?;
-        let job = review_job(r, &target, &info, profile, erase, &mut |p| progress(profile.name, p))?;
-        let cut = job.interrupted();
-        jobs.push(job);
-        if cut {
-            break;
+/// with the target, the profile's name and each round. A stop asked for
+/// (SIGINT) ends it after the phase it cut short, the results marked
+/// incomplete.
+pub fn review(r: &MeasuredReview, erase: Erase, progress: &mut dyn FnMut(&str, &str, &MeasuredProgress)) -> Result<ReviewResults, MeasureError> {
+    assert!(!r.targets.is_empty(), "a review has a target");
+    let mut jobs: Vec<JobResult> = Vec::new();
+    let mut found = Vec::new();
+    'targets: for t in &r.targets {
+        let target = Target::parse(t);
+        let info = target.inspect().map_err(MeasureError::Target)?;
+        found.push(format!("{} ({})", info.target, info.kind));
+        for name in &r.profiles {
+            let profile = crate::procedures::job::profile_find(name).map_err(|e| MeasureError::Target(e.to_string()))?;
+            let job = review_job(r, &target, &info, profile, erase, &mut |p| progress(t, profile.name, p))?;
+            let cut = job.interrupted();
+            jobs.push(job);
+            if cut {
+                break 'targets;
+            }
         }
     }
     let whole = jobs.iter().filter(|j| !j.interrupted()).count();
+    let planned = r.targets.len() * r.profiles.len();
     let incomplete = interrupt::asked().then(|| {
-        format!(
-            "interrupted (SIGINT): {whole} of {} profiles whole; a profile cut short has the phases it ran, profiles not started are missing",
-            r.profiles.len()
-        )
+        format!("interrupted (SIGINT): {whole} of {planned} profiles whole; a profile cut short has the phases it ran, profiles not started are missing")
     });
-    let mut settings = ReviewSpec::new(vec![r.target.clone()], 1, 0);
+    let mut settings = ReviewSpec::new(r.targets.clone(), 1, 0);
     settings.profiles = r.profiles.clone();
     settings.interval_s = Some(r.round_s as f64);
     settings.rounds_4k = r.rounds_4k;
@@ -170,7 +174,7 @@ pub fn review(r: &MeasuredReview, erase: Erase, progress: &mut dyn FnMut(&str, &
         kind: RESULTS_KIND.to_string(),
         schema_version: RESULTS_SCHEMA_VERSION,
         flashlab_version: env!("CARGO_PKG_VERSION").to_string(),
-        note: format!("measured: every figure is fio's, on {} ({}), not a model's", info.target, info.kind),
+        note: format!("measured: every figure is fio's, on {}, not a model's", found.join(", ")),
         seed: 0,
         settings,
         jobs,

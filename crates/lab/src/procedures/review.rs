@@ -401,6 +401,8 @@ pub fn results_parse(text: &str, source: &str) -> Result<ReviewResults, RunError
 /// and colour). An incomplete file keeps the merged one incomplete.
 pub fn results_merge(all: Vec<(String, ReviewResults)>) -> Option<ReviewResults> {
     let several = all.len() > 1;
+    // The seed the report names is a simulated run's (a measured one has none).
+    let simulated_seed = all.iter().map(|(_, r)| r).find(|r| r.jobs.iter().any(|j| j.measured.is_none()) || !r.pts.is_empty()).map(|r| r.seed);
     let mut it = all.into_iter().map(|(label, mut r)| {
         if several {
             for j in &mut r.jobs {
@@ -410,6 +412,7 @@ pub fn results_merge(all: Vec<(String, ReviewResults)>) -> Option<ReviewResults>
         (label, r)
     });
     let (label, mut first) = it.next()?;
+    first.seed = simulated_seed.unwrap_or(first.seed);
     let note = |label: &str, why: &str| format!("{label}: {why}");
     first.incomplete = first.incomplete.take().map(|w| note(&label, &w));
     for (label, r) in it {
