@@ -25,13 +25,8 @@ work="$(mktemp -d /tmp/flashlab-loop-closed.XXXXXX)"
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 uri="nbd+unix:///$device?socket=$work/card.sock"
 
-serve() { # timing extra...
-    rm -f "$work/card.sock"
-    "$flashlab" serve "$device" --scale "$scale" --store "$work/store" --unix "$work/card.sock" --timing "$@" 2>>"$work/serve.log" &
-    pid=$!
-    for _ in $(seq 300); do nbdinfo --size "$uri" >/dev/null 2>&1 && return; sleep 0.1; done
-    echo "the server did not start:" >&2; cat "$work/serve.log" >&2; exit 1
-}
+# shellcheck source=scripts/lib.sh
+. "$root/scripts/lib.sh"
 
 echo "$device scale $scale, 16 threads x QD 16; served at --time-scale $k, measured by flashlab run --target through fio's nbd engine for $secs s (figures on the card's clock)"
 printf '%-9s %12s %10s %12s %10s %9s %9s\n' workload "served IOPS" "avg ms" "model IOPS" "avg ms" "IOPS err" "lat err"

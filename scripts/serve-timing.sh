@@ -29,13 +29,8 @@ flashlab="$root/target/release/flashlab"
 work="$(mktemp -d /tmp/flashlab-serve-timing.XXXXXX)"
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 
-serve() { # timing extra...
-    rm -f "$work/card.sock"
-    "$flashlab" serve "$device" --scale "$scale" --store "$work/store" --unix "$work/card.sock" --timing "$@" 2>>"$work/serve.log" &
-    pid=$!
-    for _ in $(seq 300); do [ -S "$work/card.sock" ] && return; sleep 0.1; done
-    echo "the server did not start:" >&2; cat "$work/serve.log" >&2; exit 1
-}
+# shellcheck source=scripts/lib.sh
+. "$root/scripts/lib.sh"
 uri="nbd+unix:///$device?socket=$work/card.sock"
 
 serve none

@@ -309,38 +309,12 @@ fn the_reviewers_procedure_runs_on_a_file_and_a_loop_device() {
     assert!(html.contains("Published and simulated") && html.contains("Seed 1"), "the simulated card's published figures and its seed");
 }
 
-/// Ctrl-C during preconditioning: fio is stopped, what it measured is
-/// kept in a whole results file marked incomplete, and the measured phase
-/// does not run.
-#[test]
-fn an_interrupted_run_on_a_target_keeps_what_fio_measured() {
-    tool("fio", "fio");
-    let f = Files::new("interrupt", 32);
-    let json = f.dir.join("r.json");
-    let child = Command::new(env!("CARGO_BIN_EXE_flashlab"))
-        .args([
-            "run",
-            "--target",
-            f.target(),
-            "--workload",
-            "4k-write",
-            "--threads",
-            "1",
-            "--qd",
-            "4",
-            "--interval",
-            "1",
-            "--precondition",
-            "--precondition-hours",
-            "0.1",
-            "-q",
-            "--json",
-        ])
-        .arg(&json)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+/// Starts flashlab with `args` and stops it with SIGINT after 4 s: it
+/// ends at once (not after fio's run time) with status 130, saying
+/// INCOMPLETE.
+fn interrupted(args: &[&str]) {
+    let child =
+        Command::new(env!("CARGO_BIN_EXE_flashlab")).args(args).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped()).spawn().unwrap();
     std::thread::sleep(std::time::Duration::from_secs(4));
     assert!(Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap().success());
     let started = std::time::Instant::now();
@@ -349,11 +323,33 @@ fn an_interrupted_run_on_a_target_keeps_what_fio_measured() {
     assert!(started.elapsed().as_secs() < 10, "fio stopped at once, not after its 360 s");
     assert_eq!(out.status.code(), Some(130), "{err}");
     assert!(err.contains("INCOMPLETE"), "{err}");
+}
+
+/// Ctrl-C during preconditioning: fio is stopped, what it measured is
+/// kept in a whole results file marked incomplete, and the measured phase
+/// does not run; a review's files (results, report) are written, marked
+/// incomplete, with the profile it cut short.
+#[test]
+fn an_interrupted_run_on_a_target_keeps_what_fio_measured() {
+    tool("fio", "fio");
+    let f = Files::new("interrupt", 32);
+    let json = f.dir.join("r.json");
+    let run = ["run", "--target", f.target(), "--workload", "4k-write", "--threads", "1", "--qd", "4", "--interval", "1", "--precondition"];
+    interrupted(&[&run[..], &["--precondition-hours", "0.1", "-q", "--json", json.to_str().unwrap()]].concat());
     let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert!(r["incomplete"].as_str().unwrap().contains("preconditioning"), "{}", r["incomplete"]);
     let phases = r["phases"].as_array().unwrap();
     assert_eq!(phases.len(), 1, "the measured phase did not run");
     assert_eq!(phases[0]["interrupted"], true);
     assert!(phases[0]["intervals"].as_array().unwrap().len() >= 2, "the rounds fio ran are kept");
+    let out = f.dir.join("review");
+    let review = ["review", "--target", f.target(), "--profiles", "4k,seq", "--interval", "1", "--precondition-hours", "0.1", "-q", "--out"];
+    interrupted(&[&review[..], &[out.to_str().unwrap()]].concat());
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    assert!(r["incomplete"].as_str().unwrap().contains("0 of 2 profiles whole"), "{}", r["incomplete"]);
+    assert_eq!(r["jobs"].as_array().unwrap().len(), 1, "the profile not started is missing");
+    assert_eq!(r["jobs"][0]["precondition"]["interrupted"], true);
+    let html = std::fs::read_to_string(out.join("report.html")).unwrap();
+    assert!(html.contains("<b>INCOMPLETE</b>"), "the report says so");
     f.neighbour_untouched();
 }
