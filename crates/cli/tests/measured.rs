@@ -160,7 +160,8 @@ fn simulated_only_options_and_a_missing_target_are_refused() {
 }
 
 /// A loop device: measured as a block device; holding ext4 it is refused
-/// without `--destroy`; mounted it is refused even with it.
+/// without `--destroy`; mounted, or claimed by another opener, it is
+/// refused even with it.
 #[test]
 fn a_loop_device_is_measured_and_refused_while_mounted() {
     tool("fio", "fio");
@@ -171,6 +172,13 @@ fn a_loop_device_is_measured_and_refused_while_mounted() {
     let (code, out, err) = flashlab(&[&base[..], &["--precondition", "--precondition-hours", "0.0006"]].concat());
     assert_eq!(code, 0, "{out}{err}");
     assert!(out.contains("block device") && out.contains("erased by `blkdiscard /dev/loop"), "{out}");
+    // Claimed exclusively by another opener (as a swap area or a RAID
+    // member would be): in use, refused even with --destroy.
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        let _claim = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_EXCL).open(&dev).unwrap();
+        refused(&[&base[..], &["--destroy", &dev]].concat(), "is in use (opened exclusively");
+    }
     sh(Command::new("mkfs.ext4").args(["-q", "-F", &dev]));
     refused(&base, "holds a file system or volume of type ext4");
     let mnt = f.dir.join("mnt");

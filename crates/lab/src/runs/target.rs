@@ -1,10 +1,10 @@
 //! Real storage under test: a regular file, a block device or an NBD
 //! export; what it is (size, model and firmware from sysfs), what it holds
 //! (a file system or a partition table, by `blkid`'s low-level probe),
-//! whether it is mounted or held, and the rule that keeps a test from
+//! whether it is mounted or in use, and the rule that keeps a test from
 //! destroying what the user did not name: a target that holds something is
-//! written only when `--destroy` repeats its name; a mounted or held one
-//! never.
+//! written only when `--destroy` repeats its name; a mounted one or one
+//! in use never.
 
 use serde::{Deserialize, Serialize};
 use std::os::unix::fs::FileTypeExt;
@@ -42,6 +42,10 @@ pub struct TargetInfo {
     /// Where it (or a partition of it) is mounted, if anywhere.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mounted: Option<String>,
+    /// What holds a block device that is not mounted: a device built on
+    /// it (device-mapper, RAID), or another opener's exclusive claim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_use: Option<String>,
 }
 
 impl Target {
@@ -83,6 +87,9 @@ impl Target {
             };
             info.firmware = read("device/firmware_rev").or_else(|| read("device/rev"));
             info.mounted = mounted_where(sys.as_deref());
+            if info.mounted.is_none() {
+                info.in_use = held_by(p, sys.as_deref());
+            }
         } else {
             return Err(format!("{}: neither a regular file nor a block device", p.display()));
         }
@@ -183,6 +190,9 @@ pub fn write_check(info: &TargetInfo, destroy: Option<&str>) -> Result<(), Strin
     if let Some(at) = &info.mounted {
         return Err(format!("{} is mounted ({at}): refused, even with --destroy; unmount it first", info.target));
     }
+    if let Some(by) = &info.in_use {
+        return Err(format!("{} is in use ({by}): refused, even with --destroy; release it first", info.target));
+    }
     match (&info.holds, destroy) {
         (Some(_), Some(d)) if d == info.target => Ok(()),
         (Some(what), Some(d)) => Err(format!("{} holds {what}; --destroy names {d}, not it: nothing written", info.target)),
@@ -252,6 +262,27 @@ fn mounted_where(sys: Option<&Path>) -> Option<String> {
     (!found.is_empty()).then(|| format!("on {}", found.join(", ")))
 }
 
+/// What holds a block device: the devices sysfs lists as built on it
+/// (`holders/`), or, failing that, another opener's exclusive claim (an
+/// open with O_EXCL fails with EBUSY: a swap area, a RAID or
+/// device-mapper member, a program that claimed it).
+fn held_by(p: &Path, sys: Option<&Path>) -> Option<String> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let holders: Vec<String> = sys
+        .and_then(|d| std::fs::read_dir(d.join("holders")).ok())
+        .map(|r| r.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .unwrap_or_default();
+    if !holders.is_empty() {
+        return Some(format!("held by {}", holders.join(", ")));
+    }
+    match std::fs::OpenOptions::new().read(true).custom_flags(libc::O_EXCL).open(p) {
+        Err(e) if e.raw_os_error() == Some(libc::EBUSY) => {
+            Some("opened exclusively by another program or the kernel (a swap area, a RAID or device-mapper member?)".into())
+        }
+        _ => None,
+    }
+}
+
 /// What `blkid`'s low-level probe finds on the target: "a file system or
 /// volume of type ext4", "a partition table of type dos"; `None` when it
 /// finds nothing. Without blkid nothing can be said, and that is an error:
@@ -279,6 +310,13 @@ fn probe(p: &Path) -> Result<Option<String>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_target_in_use_is_refused_even_with_destroy() {
+        let held = TargetInfo { in_use: Some("held by dm-0".into()), ..info(None, None) };
+        let e = write_check(&held, Some("/dev/loop7")).unwrap_err();
+        assert!(e.contains("in use (held by dm-0)"), "{e}");
+    }
 
     fn info(holds: Option<&str>, mounted: Option<&str>) -> TargetInfo {
         TargetInfo {
