@@ -315,6 +315,10 @@ fn the_reviewers_procedure_runs_on_a_file_and_a_loop_device() {
     assert!(html.contains("Measured and simulated: a job marked [measured] is fio"), "provenance of both");
     assert!(html.contains(&format!("{dev} [measured, lab] (measured)")) && html.contains("stock [model] (simulated)"), "each bar says where it came from");
     assert!(html.contains("Published and simulated") && html.contains("Seed 1"), "the simulated card's published figures and its seed");
+    // Rendered in Chromium as a simulated review's report is: laid out
+    // clean, each of the 3 devices (2 measured, 1 simulated) in its colour.
+    let prof = f.dir.join("chromium");
+    common::chromium::layout_check(&cmp, &prof, 3, 0);
 }
 
 /// Starts flashlab with `args` and stops it with SIGINT after 4 s: it

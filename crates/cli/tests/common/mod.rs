@@ -1,5 +1,8 @@
 //! Helpers the binary's integration tests share.
 
+#[allow(dead_code)] // not every test binary renders a report
+pub mod chromium;
+
 use std::io::Read;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};

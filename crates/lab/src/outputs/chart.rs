@@ -243,6 +243,27 @@ fn frame_for(legend: &[LegendItem], right: f64) -> Frame {
     Frame { top: rows_bottom + 16.0, right }
 }
 
+/// A title's font size and text, within the chart's width: 15 px where it
+/// fits, smaller down to 11 px, and past that its middle elided (a long
+/// path keeps its start and its end; the whole title is the tooltip).
+pub(crate) fn title_fit(title: &str) -> (f64, String) {
+    const BOLD: f64 = 1.1;
+    let room = W - 16.0;
+    let width = |s: &str, px: f64| text_width(s, px) * BOLD;
+    if width(title, 15.0) <= room {
+        return (15.0, title.to_string());
+    }
+    let px = (15.0 * room / width(title, 15.0)).max(11.0);
+    if width(title, px) <= room {
+        return (px, title.to_string());
+    }
+    let chars: Vec<char> = title.chars().collect();
+    let keep = ((room / (width("x", px))) as usize).saturating_sub(1);
+    let (head, tail) = (keep / 3, keep - keep / 3);
+    let text: String = chars[..head].iter().chain(std::iter::once(&'\u{2026}')).chain(&chars[chars.len() - tail..]).collect();
+    (px, text)
+}
+
 fn header(out: &mut String, id: &str, kind: &str, title: &str, f: &Frame) {
     let h = f.height();
     let _ = write!(
@@ -250,11 +271,14 @@ fn header(out: &mut String, id: &str, kind: &str, title: &str, f: &Frame) {
         r#"<svg xmlns="http://www.w3.org/2000/svg" class="chart" data-kind="{kind}" id="{}" viewBox="0 0 {W} {h}" width="{W}" height="{h}" font-family="Helvetica, Arial, sans-serif" font-size="12">"#,
         esc(id)
     );
+    let (font, text) = title_fit(title);
     let _ = write!(
         out,
-        r##"<rect width="{W}" height="{h}" fill="#ffffff"/><text class="title" x="{}" y="{TITLE_Y}" text-anchor="middle" font-size="15" font-weight="bold">{}</text>"##,
+        r##"<rect width="{W}" height="{h}" fill="#ffffff"/><text class="title" x="{}" y="{TITLE_Y}" text-anchor="middle" font-size="{font:.1}" font-weight="bold">{}{}</text>"##,
         W / 2.0,
-        esc(title)
+        // The whole title as a tooltip where it had to be elided.
+        if text == title { String::new() } else { format!("<title>{}</title>", esc(title)) },
+        esc(&text)
     );
     let _ = write!(out, r##"<rect class="plot" x="{LEFT}" y="{}" width="{}" height="{PLOT_H}" fill="none"/>"##, f.top, f.plot_w());
 }

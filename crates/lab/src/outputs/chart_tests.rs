@@ -73,6 +73,16 @@ fn a_long_legend_wraps_and_pushes_the_plot_down() {
 }
 
 #[test]
+fn a_long_title_shrinks_then_loses_its_middle_to_fit() {
+    assert_eq!(title_fit("4K random, 16T/16Q: latency QoS"), (15.0, "4K random, 16T/16Q: latency QoS".to_string()));
+    let long = format!("/work/main/target/tmp/{}/target.img [measured, lab]: steady state, 4K random (4k-write)", "d".repeat(80));
+    let (px, text) = title_fit(&long);
+    assert_eq!(px, 11.0);
+    assert!(text.starts_with("/work/") && text.ends_with("4K random (4k-write)") && text.contains('\u{2026}'), "{text}");
+    assert!(text_width(&text, px) * 1.1 <= W - 16.0, "{text}");
+}
+
+#[test]
 fn end_labels_never_overlap() {
     let mut out = String::new();
     end_labels(&mut out, (0..4).map(|i| (100.0, 50.0 + i as f64, format!("{i}T"), INK.into(), String::new())).collect(), 0.0, 300.0);
