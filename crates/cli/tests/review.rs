@@ -77,6 +77,10 @@ fn results_whole(out: &Path) {
     let tests_csv = std::fs::read_to_string(out.join("tests.csv")).unwrap();
     assert_eq!(tests_csv.lines().count(), 1 + 2 * (2 + 3 * 16 + 4), "header + every main test");
     assert!(tests_csv.lines().any(|l| l.contains(",16T/16Q,16,16,")), "{tests_csv}");
+    // The sequential fill judged no steady state, and says so.
+    let steady_csv = std::fs::read_to_string(out.join("steady_state.csv")).unwrap();
+    let seq: Vec<&str> = steady_csv.lines().filter(|l| l.contains(",seq,")).collect();
+    assert!(seq.len() == 2 && seq.iter().all(|l| l.contains(",IOPS,not judged: a fixed fill,,")), "{steady_csv}");
 }
 
 /// The report: every local link resolves; in Chromium it loads without

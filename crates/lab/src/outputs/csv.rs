@@ -64,7 +64,8 @@ struct SteadyRow<'a> {
     profile: &'a str,
     tracked: &'a str,
     rule: &'a str,
-    reached: bool,
+    /// Empty where no steady state was judged (the sequential fill).
+    reached: Option<bool>,
     rounds: usize,
     drive_writes: f64,
     drift_percent_per_drive_write: Option<f64>,
@@ -233,6 +234,9 @@ fn round_rows<'a>(j: &'a JobResult, phase: &'a Phase, workload: &'a str) -> impl
     })
 }
 
+/// The rule of a preconditioning with no steady state to judge.
+const NOT_JUDGED: &str = "not judged: a fixed fill";
+
 fn steady_row(j: &JobResult) -> SteadyRow<'_> {
     let s = j.precondition.steady_state.as_ref();
     let w = s.and_then(|s| s.window.as_ref());
@@ -242,8 +246,8 @@ fn steady_row(j: &JobResult) -> SteadyRow<'_> {
         scale: j.device.scale,
         profile: &j.profile,
         tracked: s.map_or("IOPS", |s| s.tracked.as_str()),
-        rule: s.map_or("", |s| s.rule.as_str()),
-        reached: s.is_some_and(|s| s.reached),
+        rule: s.map_or(NOT_JUDGED, |s| s.rule.as_str()),
+        reached: s.map(|s| s.reached),
         rounds: s.map_or(j.precondition.intervals.len(), |s| s.rounds),
         drive_writes: j.precondition.drive_writes,
         drift_percent_per_drive_write: s.and_then(|s| s.drift_percent_per_drive_write),
