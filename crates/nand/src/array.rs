@@ -203,6 +203,35 @@ impl Array {
         a
     }
 
+    /// An array on a store a clean stop left, each die block's programmed
+    /// pages as `next_pages` (kept by that stop, `Array::next_pages`): no
+    /// page's out-of-band area is read, erase counts are the store's. A
+    /// clean stop leaves nothing in the power-loss-protected buffer, so no
+    /// page is finished here. Refused where `next_pages` does not fit the
+    /// geometry.
+    pub fn with_store_known(geometry: Geometry, store: Store, next_pages: &[u16]) -> Result<Array, String> {
+        let blocks = geometry.dies() as usize * geometry.blocks_per_plane as usize;
+        if next_pages.len() != blocks {
+            return Err(format!("{} blocks' programmed pages for an array of {blocks} blocks", next_pages.len()));
+        }
+        if let Some(b) = next_pages.iter().position(|&p| p as u32 > geometry.pages_per_block) {
+            return Err(format!("block {b}: {} pages programmed, of {}", next_pages[b], geometry.pages_per_block));
+        }
+        let mut a = Array::fresh(geometry, Some(store));
+        a.next_page.copy_from_slice(next_pages);
+        let store = a.store.as_ref().expect("a store");
+        for (b, e) in a.erase_count.iter_mut().enumerate() {
+            *e = store.erase_count(b);
+        }
+        Ok(a)
+    }
+
+    /// Each die block's programmed pages (in the array's block order), for
+    /// a clean stop to keep (`Array::with_store_known`).
+    pub fn next_pages(&self) -> &[u16] {
+        &self.next_page
+    }
+
     /// Pages programmed and erase counts of every die block, from the store.
     fn state_from_store(&mut self) {
         let g = self.geometry.clone();

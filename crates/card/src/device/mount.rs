@@ -77,7 +77,15 @@ impl Device {
 
     /// A member's array, with its bytes where the backing keeps them, and
     /// whether its store already held a card (to be mounted, not formatted).
-    pub(super) fn array_of(g: &nand::Geometry, backing: &Backing, member: usize, endurance: Option<&nand::Endurance>) -> Result<(Array, bool), DeviceError> {
+    /// `known`: each block's programmed pages, kept by a clean stop: the
+    /// media's out-of-band areas are then not read.
+    pub(super) fn array_of(
+        g: &nand::Geometry,
+        backing: &Backing,
+        member: usize,
+        endurance: Option<&nand::Endurance>,
+        known: Option<&[u16]>,
+    ) -> Result<(Array, bool), DeviceError> {
         let (store, existed) = match backing {
             Backing::None => (None, false),
             Backing::Memory => (Some(nand::Store::memory(g)), false),
@@ -90,7 +98,10 @@ impl Device {
                 (Some(store), !created)
             }
         };
-        let mut array = Array::with_store(g.clone(), store);
+        let mut array = match (store, known) {
+            (Some(store), Some(pages)) => Array::with_store_known(g.clone(), store, pages).map_err(DeviceError::Store)?,
+            (store, _) => Array::with_store(g.clone(), store),
+        };
         // Each member's blocks wear on their own.
         array.endurance_set(endurance.map(|e| nand::Endurance { seed: e.seed ^ (member as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15), ..e.clone() }));
         Ok((array, existed))
@@ -111,30 +122,68 @@ impl Device {
         lost: &mut Vec<(usize, u32)>,
         endurance: Option<&nand::Endurance>,
     ) -> Result<Ftl<Recorder>, DeviceError> {
-        let (array, existed) = Device::array_of(g, backing, member, endurance)?;
+        // A clean stop's checkpoint, where the member's store is there to
+        // mount; forgotten once the store is open to be served (a store
+        // refused, for another owner say, keeps it).
+        let store_there = match backing {
+            Backing::Files { dir, .. } | Backing::Inspect { dir, .. } => Device::member_store_path(dir, member).exists(),
+            _ => false,
+        };
+        let ck_err = |dir: &std::path::Path, e: std::io::Error| DeviceError::Store(format!("{}: checkpoint: {e}", dir.display()));
+        let saved = match backing {
+            Backing::Files { dir, .. } if store_there => crate::checkpoint::peek(dir, member).map_err(|e| ck_err(dir, e))?,
+            Backing::Inspect { dir, .. } if store_there => match crate::checkpoint::peek(dir, member).map_err(|e| ck_err(dir, e))? {
+                Some(b) => Some(b),
+                None => return Err(DeviceError::Store(format!(
+                    "{}: the card did not stop cleanly (no checkpoint): only a mount can tell its state, and a mount repairs; serve it once, then ask again",
+                    dir.display()
+                ))),
+            },
+            _ => None,
+        };
+        let split = saved.as_deref().map(crate::checkpoint::member_split).transpose();
+        let (known, ftl_bytes, split_refused) = match split {
+            Ok(Some((pages, ftl))) => (pages, Some(ftl), None),
+            Ok(None) => (None, None, None),
+            Err(e) => (None, None, Some(e)),
+        };
+        // Blocks' pages that do not fit the media are set aside: scanned.
+        let (array, existed, refused) = match Device::array_of(g, backing, member, endurance, known.as_deref()) {
+            Ok((array, existed)) => (array, existed, split_refused.map(|e| format!("member {member}: {e}"))),
+            Err(DeviceError::Store(e)) if known.is_some() && !matches!(backing, Backing::Inspect { .. }) => {
+                let (array, existed) = Device::array_of(g, backing, member, endurance, None)?;
+                (array, existed, Some(format!("member {member}: {e}")))
+            }
+            Err(e) => return Err(e),
+        };
+        if let (Backing::Files { dir, .. }, Some(_)) = (backing, &saved) {
+            crate::checkpoint::forget(dir, member).map_err(|e| ck_err(dir, e))?;
+        }
         if !existed {
             return Ok(Ftl::format(crate::recorder::recorder(array), cfg.clone())?);
         }
+        Device::ftl_mounted(g, cfg, backing, member, endurance, array, ftl_bytes, refused, mounted, lost)
+    }
+
+    /// A member's FTL mounted on `array` (a store that held a card): from
+    /// its checkpoint where there is one that fits, else by a scan; the
+    /// mount's report summed into `mounted`.
+    #[allow(clippy::too_many_arguments)]
+    fn ftl_mounted(
+        g: &nand::Geometry,
+        cfg: &FtlConfig,
+        backing: &Backing,
+        member: usize,
+        endurance: Option<&nand::Endurance>,
+        array: Array,
+        saved: Option<&[u8]>,
+        refused: Option<String>,
+        mounted: &mut Option<MountReport>,
+        lost: &mut Vec<(usize, u32)>,
+    ) -> Result<Ftl<Recorder>, DeviceError> {
         let completed = array.staged_pages();
-        let saved = match backing {
-            Backing::Files { dir, .. } => {
-                crate::checkpoint::take(dir, member).map_err(|e| DeviceError::Store(format!("{}: checkpoint: {e}", dir.display())))?
-            }
-            Backing::Inspect { dir, .. } => {
-                match crate::checkpoint::peek(dir, member).map_err(|e| DeviceError::Store(format!("{}: checkpoint: {e}", dir.display())))? {
-                    Some(b) => Some(b),
-                    None => {
-                        return Err(DeviceError::Store(format!(
-                    "{}: the card did not stop cleanly (no checkpoint): only a mount can tell its state, and a mount repairs; serve it once, then ask again",
-                    dir.display()
-                )))
-                    }
-                }
-            }
-            _ => None,
-        };
         let (ftl, mut r) = match saved {
-            Some(b) => match Ftl::mount_checkpoint(crate::recorder::recorder(array), cfg.clone(), &b) {
+            Some(b) => match Ftl::mount_checkpoint(crate::recorder::recorder(array), cfg.clone(), b) {
                 Ok(mounted) => mounted,
                 Err(e) if matches!(backing, Backing::Inspect { .. }) => {
                     return Err(DeviceError::Store(format!(
@@ -144,13 +193,16 @@ impl Device {
                 Err(e) => {
                     // The media are the truth: a checkpoint that does not
                     // fit is set aside and the card scanned.
-                    let (ftl, mut r) = Ftl::mount(crate::recorder::recorder(Device::array_of(g, backing, member, endurance)?.0), cfg.clone())?;
+                    let (ftl, mut r) = Ftl::mount(crate::recorder::recorder(Device::array_of(g, backing, member, endurance, None)?.0), cfg.clone())?;
                     r.checkpoint_refused = Some(format!("member {member}: {e}"));
                     (ftl, r)
                 }
             },
             None => Ftl::mount(crate::recorder::recorder(array), cfg.clone())?,
         };
+        if r.checkpoint_refused.is_none() {
+            r.checkpoint_refused = refused;
+        }
         let m = mounted.get_or_insert_with(|| MountReport { from_checkpoint: true, ..MountReport::default() });
         m.slots_scanned += r.slots_scanned;
         m.slots_mapped += r.slots_mapped;
@@ -175,7 +227,10 @@ impl Device {
             log.save(&dir).map_err(DeviceError::Store)?;
         }
         for (i, m) in self.members.iter_mut().enumerate() {
-            let bytes = m.ftl.checkpoint()?;
+            // The FTL's checkpoint first: it puts every write on the media,
+            // after which the blocks' programmed pages are final.
+            let ftl = m.ftl.checkpoint()?;
+            let bytes = crate::checkpoint::member_bytes(m.ftl.media().array.next_pages(), &ftl);
             m.ftl.media_mut().array.store_mut().map(|s| s.sync()).transpose().map_err(|e| DeviceError::Store(format!("{}: {e}", dir.display())))?;
             crate::checkpoint::write(&dir, i, &bytes).map_err(|e| DeviceError::Store(format!("{}: checkpoint: {e}", dir.display())))?;
         }
@@ -201,5 +256,81 @@ impl Device {
             (0..g.dies()).map(|die| (0..g.blocks_per_plane).map(|b| f.media().block_next_page(die, b) as u64).sum::<u64>()).max().unwrap_or(0)
         };
         self.members.iter().map(|m| busiest(&m.ftl)).max().unwrap_or(0) * self.costs.read_ns
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each member's blocks' programmed pages, as its array holds them.
+    fn pages(d: &Device) -> Vec<Vec<u16>> {
+        d.members.iter().map(|m| m.ftl.media().array.next_pages().to_vec()).collect()
+    }
+
+    /// A clean stop keeps each block's programmed pages beside the FTL's
+    /// checkpoint: the next mount reads no out-of-band area and sees what
+    /// a scan sees. An earlier flashlab's checkpoint (the FTL's alone)
+    /// still mounts from it; a torn pages section is set aside for a scan.
+    #[test]
+    fn a_clean_stop_keeps_the_blocks_pages_so_the_mount_reads_no_oob() {
+        let p = crate::profile_load("p420m").unwrap();
+        let scale = (1..=65536).rev().find(|&s| Device::validate(&p, "stock", s).is_ok()).unwrap();
+        let dir = std::env::temp_dir().join(format!("flashlab-ckpt-pages-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let backing = Backing::files(&dir, "p420m test", "test").unwrap();
+        let mut d = Device::with_backing(&p, "stock", scale, &backing).unwrap();
+        // Enough random writes over the card for GC to move and erase.
+        let slots = d.capacity_bytes() / 4096;
+        let mut now = 0;
+        for i in 0..slots * 3 {
+            let lba = (i * 7919) % slots;
+            now = d.write_at(now, lba * 4096, &[(lba % 251) as u8; 4096]).unwrap();
+        }
+        d.shutdown_clean().unwrap();
+        let kept = pages(&d);
+        drop(d);
+        // A scan of the stores sees the same pages.
+        let g = p.scaling(scale).geometry(&p.nand.geometry());
+        for (m, want) in kept.iter().enumerate() {
+            let (store, created) = nand::Store::file(&Device::member_store_path(&dir, m), &g, &Device::member_owner("p420m test", m)).unwrap();
+            assert!(!created);
+            assert_eq!(Array::with_store(g.clone(), Some(store)).next_pages(), &want[..], "member {m}");
+        }
+        let check = |d: &mut Device| {
+            let mut b = vec![0u8; 4096];
+            for lba in (0..slots).step_by(97) {
+                d.read_at(0, lba * 4096, &mut b).unwrap();
+                assert!(b.iter().all(|&x| x == (lba % 251) as u8), "LBA {lba}");
+            }
+            d.check().unwrap();
+        };
+        let mut d = Device::with_backing(&p, "stock", scale, &backing).unwrap();
+        assert!(d.mounted.as_ref().unwrap().from_checkpoint);
+        assert_eq!(pages(&d), kept, "the blocks' pages from the checkpoint");
+        check(&mut d);
+        // An earlier flashlab's checkpoint: the FTL's alone.
+        d.shutdown_clean().unwrap();
+        drop(d);
+        let path = dir.join("member-0.checkpoint");
+        let whole = std::fs::read(&path).unwrap();
+        let (_, ftl) = crate::checkpoint::member_split(&whole).unwrap();
+        std::fs::write(&path, ftl).unwrap();
+        let mut d = Device::with_backing(&p, "stock", scale, &backing).unwrap();
+        assert!(d.mounted.as_ref().unwrap().from_checkpoint, "an FTL-only checkpoint still mounts");
+        check(&mut d);
+        // A torn pages section: refused, the card scanned, nothing lost.
+        d.shutdown_clean().unwrap();
+        drop(d);
+        let mut torn = std::fs::read(&path).unwrap();
+        torn[20] ^= 0xff;
+        std::fs::write(&path, torn).unwrap();
+        let mut d = Device::with_backing(&p, "stock", scale, &backing).unwrap();
+        let r = d.mounted.clone().unwrap();
+        assert!(!r.from_checkpoint && r.checkpoint_refused.as_deref().is_some_and(|w| w.contains("checksum")), "{r:?}");
+        check(&mut d);
+        drop(d);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
