@@ -134,10 +134,12 @@ impl Device {
             Backing::Files { dir, .. } if store_there => crate::checkpoint::peek(dir, member).map_err(|e| ck_err(dir, e))?,
             Backing::Inspect { dir, .. } if store_there => match crate::checkpoint::peek(dir, member).map_err(|e| ck_err(dir, e))? {
                 Some(b) => Some(b),
-                None => return Err(DeviceError::Store(format!(
+                None => {
+                    return Err(DeviceError::Store(format!(
                     "{}: the card did not stop cleanly (no checkpoint): only a mount can tell its state, and a mount repairs; serve it once, then ask again",
                     dir.display()
-                ))),
+                )))
+                }
             },
             _ => None,
         };
