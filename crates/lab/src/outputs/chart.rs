@@ -188,6 +188,27 @@ fn ticks(lo: f64, hi: f64, target: usize) -> (f64, f64, f64) {
     ((lo / step).floor() * step, (hi / step).ceil() * step, step)
 }
 
+/// A tick's label: as `num` writes numbers, but with as many decimals as
+/// `step` needs, so that ticks `step` apart never read alike (0.00025
+/// hours apart: 0.00025, 0.00050, 0.00075, not 0, 0.001, 0.001).
+pub(crate) fn tick_label(v: f64, step: f64) -> String {
+    if !(step > 0.0 && step < 1.0) {
+        return num(v);
+    }
+    let decimals = (0..=12)
+        .find(|&d| {
+            let s = step * 10f64.powi(d);
+            (s - s.round()).abs() < 1e-6 * s
+        })
+        .unwrap_or(12) as usize;
+    let s = format!("{v:.decimals$}");
+    if s.trim_start_matches('-').bytes().all(|b| b == b'0' || b == b'.') {
+        "0".into()
+    } else {
+        s
+    }
+}
+
 /// Escapes text for XML.
 pub fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
@@ -333,7 +354,7 @@ fn y_axis(out: &mut String, f: Frame, lo: f64, hi: f64, label: &str) -> impl Fn(
     while v <= y1 + step * 0.5 {
         let y = map(v);
         let _ = write!(out, r##"<line x1="{LEFT}" y1="{y:.1}" x2="{}" y2="{y:.1}" stroke="#e0e0e0"/>"##, W - f.right);
-        let _ = write!(out, r#"<text x="{}" y="{:.1}" text-anchor="end">{}</text>"#, LEFT - 6.0, y + 4.0, num(v));
+        let _ = write!(out, r#"<text x="{}" y="{:.1}" text-anchor="end">{}</text>"#, LEFT - 6.0, y + 4.0, tick_label(v, step));
         v += step;
     }
     let _ = write!(
@@ -474,7 +495,7 @@ impl LineChart {
         if self.x_names.is_empty() {
             let mut v = x0;
             while v <= x1 + xstep * 0.5 {
-                let _ = write!(out, r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#, xmap(v), f.bottom() + 16.0, num(v));
+                let _ = write!(out, r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#, xmap(v), f.bottom() + 16.0, tick_label(v, xstep));
                 v += xstep;
             }
         } else {

@@ -109,6 +109,22 @@ fn end_labels_gather_about_their_lines_and_stay_in_the_plot() {
 }
 
 #[test]
+fn ticks_apart_never_read_alike() {
+    let (lo, hi, step) = ticks(0.0, 0.002, 8);
+    let mut labels = Vec::new();
+    let mut v = lo;
+    while v <= hi + step * 0.5 {
+        labels.push(tick_label(v, step));
+        v += step;
+    }
+    assert_eq!(labels[..3], ["0", "0.00025", "0.00050"], "{labels:?}");
+    assert!(labels.windows(2).all(|w| w[0] != w[1]), "{labels:?}");
+    assert_eq!(tick_label(2.5, 0.5), "2.5");
+    assert_eq!(tick_label(12_000.0, 2_000.0), "12,000");
+    assert_eq!(tick_label(-1e-17, 0.1), "0");
+}
+
+#[test]
 fn ramps_run_from_one_colour_to_the_other() {
     assert_eq!(ramp("#000000", "#ffffff", 0, 3), "#000000");
     assert_eq!(ramp("#000000", "#ffffff", 2, 3), "#ffffff");
