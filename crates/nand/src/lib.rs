@@ -13,13 +13,15 @@ pub mod cut;
 mod endurance;
 pub mod errors;
 mod geometry;
+mod media;
 pub mod store;
 pub mod tap;
 pub mod wear;
 
-pub use array::{Array, Media, MediaCounters, Nand, OpTag, Persist};
+pub use array::Array;
 pub use endurance::Endurance;
 pub use geometry::{CellType, Geometry, GeometryError, Timings};
+pub use media::{Media, MediaCounters, Nand, OpTag, Persist};
 pub use store::{Store, StoreError};
 pub use tap::{Hook, Tap};
 

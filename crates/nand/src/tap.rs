@@ -5,7 +5,8 @@
 //! them for the timing model; the test kit's cut tester lets them through
 //! until the power goes. Nothing else is written twice.
 
-use crate::array::{Array, MediaCounters, Nand, OpTag, Persist};
+use crate::media::{MediaCounters, Nand, OpTag, Persist};
+use crate::Array;
 use crate::{Geometry, NandError};
 
 /// A page read as the FTL asked for it.
