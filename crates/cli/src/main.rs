@@ -9,6 +9,7 @@ mod fit;
 mod manage;
 mod measured;
 mod monitor;
+mod replay;
 mod review;
 mod run;
 mod screen;
@@ -83,6 +84,10 @@ enum Command {
     /// latency) and the drive writes and petabytes it took, against the
     /// vendor's rating.
     Endurance(endurance::EnduranceArgs),
+    /// Replay an I/O trace (fio iolog v2/v3, MSR Cambridge CSV) on a
+    /// simulated card in virtual time: at its recorded times or closed
+    /// loop at a queue depth; the statistics `run` prints.
+    Replay(replay::ReplayArgs),
 }
 
 fn main() {
@@ -103,6 +108,7 @@ fn main() {
         Command::Volumes(a) => manage::volumes(a),
         Command::Beacon(a) => manage::beacon(a),
         Command::Endurance(a) => endurance::endurance(a),
+        Command::Replay(a) => replay::replay(a),
     };
     if let Err(e) = r {
         eprintln!("flashlab: error: {e:#}");

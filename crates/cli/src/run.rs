@@ -405,6 +405,11 @@ pub(crate) fn steady_print(s: &SteadyReport) {
 
 /// A phase's read, write and overall figures, one line each.
 pub(crate) fn stats_table(p: &Phase) {
+    summary_table(&p.summary);
+}
+
+/// Read, write and overall figures, one line each (those with I/Os).
+pub(crate) fn summary_table(summary: &lab::metrics::Summary) {
     outln!(
         "  {:<6} {:>12} {:>10} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9} {:>9}",
         "",
@@ -418,7 +423,7 @@ pub(crate) fn stats_table(p: &Phase) {
         "p99.9",
         "p99.99"
     );
-    for (name, s) in [("read", &p.summary.read), ("write", &p.summary.write), ("all", &p.summary.all)] {
+    for (name, s) in [("read", &summary.read), ("write", &summary.write), ("all", &summary.all)] {
         if s.ios > 0 {
             stats_print(name, s);
         }

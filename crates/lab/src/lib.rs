@@ -5,10 +5,12 @@
 //!   (`workload`), metering (`metrics`), steady-state detection (`steady`),
 //!   a phase's results (`phase`), published figures beside simulated ones
 //!   (`published`), a run or a sequence of steps (`run`), and real
-//!   storage measured through fio (`measure`).
+//!   storage measured through fio (`measure`), I/O traces read from
+//!   their public formats (`trace`).
 //! - `procedures`: the reviewers' procedure (`job`, `review`), the SNIA
 //!   PTS (`pts`), the calibration against every published figure
-//!   (`calibrate`) and an accelerated life to wear-out (`endurance`).
+//!   (`calibrate`), an accelerated life to wear-out (`endurance`) and a
+//!   trace replayed on a card (`replay`).
 //! - `outputs`: SVG charts (`chart`), the review's charts (`figures`), what
 //!   a review leaves (`report`, `files`), CSV tables (`csv`), the HTML
 //!   report (`html`, `pts_page`, `page`), and fio job files (`fio`).
@@ -29,6 +31,7 @@ pub mod runs {
     pub mod steady;
     pub mod target;
     pub mod threads;
+    pub mod trace;
     pub mod workload;
 }
 
@@ -40,6 +43,7 @@ pub mod procedures {
     pub mod job;
     pub mod measured;
     pub mod pts;
+    pub mod replay;
     pub mod review;
 }
 

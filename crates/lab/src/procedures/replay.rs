@@ -1,0 +1,230 @@
+//! A trace replayed on a simulated card, in virtual time: each I/O at its
+//! recorded arrival (open loop, the times scaled by a speed), or as fast as
+//! the card takes them at a queue depth (closed loop, the trace's order
+//! kept). The card is first brought to a state: fresh, filled once by
+//! sequential writes, or preconditioned to steady state by random writes.
+
+use crate::metrics::{Closed, Meter, Summary};
+use crate::run::{device_info, DeviceInfo, Rule, RunError, Session};
+use crate::runs::trace::{Record, Trace};
+use crate::workload::Mix;
+use card::Profile;
+use serde::{Deserialize, Serialize};
+use sim::{Io, Target};
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+use units::{Ns, NS_PER_SEC};
+
+/// How the trace's I/Os are issued.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Pace {
+    /// At the recorded times divided by `speed` (2: twice as fast).
+    Trace { speed: f64 },
+    /// `qd` I/Os in flight, the next issued as one completes.
+    Closed { qd: u32 },
+}
+
+/// The card's state before the trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Before {
+    /// Just formatted: reads of never-written data touch no flash.
+    Fresh,
+    /// Written once over by 128 KiB sequential writes.
+    Filled,
+    /// Preconditioned by 4 KiB random writes to steady state (SNIA rule).
+    Steady,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ReplaySpec {
+    pub format: String,
+    pub scale: u32,
+    pub seed: u64,
+    pub pace: Pace,
+    pub before: Before,
+    /// Offsets past the card's capacity wrap around it (else refused).
+    pub wrap: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct ReplayResult {
+    pub flashlab_version: String,
+    pub note: String,
+    pub spec: ReplaySpec,
+    pub trace_format: String,
+    pub device: DeviceInfo,
+    /// I/Os replayed, and those whose offset wrapped around the card.
+    pub ios: u64,
+    pub wrapped: u64,
+    /// Virtual seconds from the first arrival to the last completion.
+    pub virtual_seconds: f64,
+    /// The trace's own span (first to last arrival), seconds, at its speed.
+    pub trace_seconds: f64,
+    pub summary: Summary,
+    /// NAND slots written per host slot over the replay (GC and parity
+    /// included).
+    pub write_amplification: f64,
+    /// What the figures do not stand for, each a sentence.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// Checks the spec's numbers, naming the option.
+fn spec_check(spec: &ReplaySpec) -> Result<(), RunError> {
+    match spec.pace {
+        Pace::Trace { speed } if !(speed.is_finite() && (1e-3..=1e6).contains(&speed)) => {
+            Err(RunError::Input(format!("--speed {speed}: must be in 0.001..=1000000")))
+        }
+        Pace::Closed { qd } if !(1..=1 << 16).contains(&qd) => Err(RunError::Input(format!("--qd {qd}: must be in 1..=65536"))),
+        _ => Ok(()),
+    }
+}
+
+/// The trace's I/Os placed on a card of `capacity` bytes: wrapped around
+/// it when asked, else the first past it refused.
+fn placed(trace: &Trace, capacity: u64, wrap: bool) -> Result<(Vec<Record>, u64), RunError> {
+    let mut wrapped = 0;
+    let mut out = Vec::with_capacity(trace.records.len());
+    for (i, r) in trace.records.iter().enumerate() {
+        let mut r = *r;
+        if r.len as u64 > capacity {
+            return Err(RunError::Input(format!("I/O {} of the trace moves {} bytes, more than the card's {capacity}", i + 1, r.len)));
+        }
+        if r.offset + r.len as u64 > capacity {
+            if !wrap {
+                return Err(RunError::Input(format!(
+                    "I/O {} of the trace ends at byte {}, past the card's {capacity} (the trace reaches {}): give --wrap to fold offsets around the card, or a larger format",
+                    i + 1,
+                    r.offset + r.len as u64,
+                    trace.end_bytes()
+                )));
+            }
+            r.offset %= capacity;
+            if r.offset + r.len as u64 > capacity {
+                r.offset = capacity - r.len as u64;
+            }
+            wrapped += 1;
+        }
+        out.push(r);
+    }
+    Ok((out, wrapped))
+}
+
+fn io_of(r: &Record) -> Io {
+    Io { offset_bytes: r.offset, len_bytes: r.len, write: r.write }
+}
+
+/// Brings the card to the state asked for.
+fn prepare(s: &mut Session, before: Before) -> Result<(), RunError> {
+    let quiet = &mut |_: &crate::run::Progress| {};
+    match before {
+        Before::Fresh => {}
+        Before::Filled => {
+            let mix = Mix::parse("128k-seq-write").expect("built-in workload");
+            let ios = s.device.capacity_bytes() / mix.max_bytes() as u64;
+            s.measure("fill", &mix, 16, 16, crate::run::Length::Ios(ios), quiet)?;
+        }
+        Before::Steady => {
+            let mix = Mix::parse("4k-write").expect("built-in workload");
+            s.precondition(&mix, Rule::Snia { min_drive_writes: 5.0, cap_drive_writes: 10.0 }, quiet)?;
+        }
+    }
+    s.idle();
+    Ok(())
+}
+
+/// Replays `trace` on the card of `profile` as `spec` says.
+pub fn replay(profile: &Profile, trace: &Trace, spec: &ReplaySpec) -> Result<ReplayResult, RunError> {
+    spec_check(spec)?;
+    let mut s = Session::new(profile, &spec.format, spec.scale, spec.seed, None)?;
+    let (records, wrapped) = placed(trace, s.device.capacity_bytes(), spec.wrap)?;
+    prepare(&mut s, spec.before)?;
+    let base = s.device.counters();
+    let start = s.engine.now;
+    let mut meter = Meter::new(start, NS_PER_SEC);
+    let end = match spec.pace {
+        Pace::Trace { speed } => open_loop(&mut s, &records, speed, &mut meter)?,
+        Pace::Closed { qd } => closed_loop(&mut s, &records, qd, &mut meter)?,
+    };
+    let elapsed = end.saturating_sub(start);
+    let speed = if let Pace::Trace { speed } = spec.pace { speed } else { 1.0 };
+    let mut warnings = Vec::new();
+    if spec.before == Before::Fresh && records.iter().any(|r| !r.write) {
+        warnings.push(
+            "the card was fresh: reads of data the trace did not write first touch no flash and cost only the command path (--before filled or steady)"
+                .to_string(),
+        );
+    }
+    Ok(ReplayResult {
+        flashlab_version: env!("CARGO_PKG_VERSION").to_string(),
+        note: "simulated: a trace replayed on a model of the card in virtual time".into(),
+        spec: spec.clone(),
+        trace_format: trace.format.name().into(),
+        device: device_info(profile, &spec.format, spec.scale, &s.device),
+        ios: records.len() as u64,
+        wrapped,
+        virtual_seconds: elapsed as f64 / NS_PER_SEC as f64,
+        trace_seconds: records.last().map_or(0.0, |r| r.at_ns as f64 / speed / NS_PER_SEC as f64),
+        summary: meter.summary(elapsed),
+        write_amplification: s.device.counters().wa_since(&base),
+        warnings,
+    })
+}
+
+/// Each I/O submitted at its arrival; completions metered in time order
+/// as later arrivals pass them. Returns the last completion.
+fn open_loop(s: &mut Session, records: &[Record], speed: f64, meter: &mut Meter) -> Result<Ns, RunError> {
+    let start = s.engine.now;
+    let mut pending: BinaryHeap<Reverse<(Ns, Ns, usize)>> = BinaryHeap::new();
+    let mut closed: Vec<Closed> = Vec::new();
+    let mut last = start;
+    let mut flush = |upto: Ns, pending: &mut BinaryHeap<Reverse<(Ns, Ns, usize)>>, last: &mut Ns| {
+        while let Some(&Reverse((done, issued, i))) = pending.peek() {
+            if done > upto {
+                break;
+            }
+            pending.pop();
+            meter.record(issued, done, &io_of(&records[i]), &mut closed);
+            closed.clear();
+            *last = done;
+        }
+    };
+    for (i, r) in records.iter().enumerate() {
+        let t = start + (r.at_ns as f64 / speed).round() as Ns;
+        flush(t, &mut pending, &mut last);
+        let done = s.device.submit(t, &io_of(r))?;
+        pending.push(Reverse((done, t, i)));
+    }
+    flush(Ns::MAX, &mut pending, &mut last);
+    s.engine.now = last;
+    Ok(last)
+}
+
+/// The trace's I/Os in order, `qd` in flight: each completion issues the
+/// next, and the last ones drain with nothing after them.
+fn closed_loop(s: &mut Session, records: &[Record], qd: u32, meter: &mut Meter) -> Result<Ns, RunError> {
+    let start = s.engine.now;
+    let mut pending: BinaryHeap<Reverse<(Ns, Ns, usize)>> = BinaryHeap::new();
+    let mut closed: Vec<Closed> = Vec::new();
+    let mut next = 0;
+    while next < records.len() && pending.len() < qd as usize {
+        let done = s.device.submit(start, &io_of(&records[next]))?;
+        pending.push(Reverse((done, start, next)));
+        next += 1;
+    }
+    let mut last = start;
+    while let Some(Reverse((done, issued, i))) = pending.pop() {
+        meter.record(issued, done, &io_of(&records[i]), &mut closed);
+        closed.clear();
+        last = done;
+        if next < records.len() {
+            let t = s.device.submit(done, &io_of(&records[next]))?;
+            pending.push(Reverse((t, done, next)));
+            next += 1;
+        }
+    }
+    s.engine.now = last;
+    Ok(last)
+}

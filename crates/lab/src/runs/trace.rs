@@ -1,0 +1,267 @@
+//! I/O traces: the reads and writes a host issued, each with its arrival
+//! time, read from the public formats researchers share, for replay on a
+//! simulated card (`procedures::replay`).
+//!
+//! Formats, told apart by the first line:
+//! - fio's iolog, version 2 (`fio version 2 iolog`; `filename action
+//!   offset length`, time advanced only by `wait` actions of microseconds,
+//!   under 100 discarded as fio does) and version 3 (`fio version 3
+//!   iolog`; `timestamp filename action offset length`, timestamps in
+//!   microseconds from the start). File actions (add, open, close) and
+//!   sync, datasync and trim are skipped and counted.
+//! - SNIA IOTTA's MSR Cambridge CSV (Narayanan, Donnelly and Rowstron,
+//!   "Write off-loading", FAST 2008): `Timestamp,Hostname,DiskNumber,
+//!   Type,Offset,Size,ResponseTime`, the timestamp in Windows file-time
+//!   units of 100 ns, `Type` Read or Write, offset and size in bytes; one
+//!   disk a file.
+//!
+//! A line that is none of these is refused with its number.
+
+use serde::{Deserialize, Serialize};
+use std::fmt;
+use units::Ns;
+
+/// One I/O of a trace: when it arrived (ns from the trace's first I/O),
+/// what it did and where.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Record {
+    pub at_ns: Ns,
+    pub write: bool,
+    pub offset: u64,
+    pub len: u32,
+}
+
+/// The formats read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Format {
+    FioV2,
+    FioV3,
+    MsrCsv,
+}
+
+impl Format {
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::FioV2 => "fio iolog v2",
+            Format::FioV3 => "fio iolog v3",
+            Format::MsrCsv => "MSR Cambridge CSV",
+        }
+    }
+}
+
+/// A trace read: its I/Os in arrival order, and what was left out.
+#[derive(Debug, Clone)]
+pub struct Trace {
+    pub format: Format,
+    pub records: Vec<Record>,
+    /// Lines that are not reads or writes (file actions, syncs, trims).
+    pub skipped: u64,
+}
+
+/// A line of a trace that cannot be read, by its number (from 1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceError {
+    pub line: usize,
+    pub why: String,
+}
+
+impl fmt::Display for TraceError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 {
+            write!(f, "{}", self.why)
+        } else {
+            write!(f, "line {}: {}", self.line, self.why)
+        }
+    }
+}
+
+impl std::error::Error for TraceError {}
+
+/// The most I/O a record may ask for (fio and the block layer split larger
+/// requests long before).
+const LEN_MAX: u64 = 64 << 20;
+
+impl Trace {
+    /// Reads a trace from its text, its format told by its first line.
+    pub fn parse(text: &str) -> Result<Trace, TraceError> {
+        let first = text.lines().next().unwrap_or("").trim();
+        let mut t = match first {
+            "fio version 2 iolog" => fio_parse(text, Format::FioV2)?,
+            "fio version 3 iolog" => fio_parse(text, Format::FioV3)?,
+            l if l.split(',').count() == 7 => msr_parse(text)?,
+            "" => return Err(TraceError { line: 0, why: "the trace is empty".into() }),
+            l => {
+                return Err(TraceError {
+                    line: 1,
+                    why: format!("'{}' is not the start of a trace flashlab reads: an fio iolog (version 2 or 3) or an MSR Cambridge CSV", elide(l)),
+                })
+            }
+        };
+        if t.records.is_empty() {
+            return Err(TraceError { line: 0, why: format!("the {} holds no read or write", t.format.name()) });
+        }
+        // Replay needs arrival order; a trace merged from several threads
+        // may be out of it by a little. The sort is stable: I/Os that
+        // arrived together keep their order.
+        t.records.sort_by_key(|r| r.at_ns);
+        let t0 = t.records[0].at_ns;
+        t.records.iter_mut().for_each(|r| r.at_ns -= t0);
+        Ok(t)
+    }
+
+    /// The highest byte the trace touches, plus one.
+    pub fn end_bytes(&self) -> u64 {
+        self.records.iter().map(|r| r.offset + r.len as u64).max().unwrap_or(0)
+    }
+
+    /// The trace as fio's iolog version 3 for `filename` (timestamps in
+    /// microseconds, as fio writes them).
+    pub fn to_fio_v3(&self, filename: &str) -> String {
+        let mut s = format!("fio version 3 iolog\n0 {filename} add\n0 {filename} open\n");
+        for r in &self.records {
+            let action = if r.write { "write" } else { "read" };
+            s.push_str(&format!("{} {filename} {action} {} {}\n", r.at_ns / 1000, r.offset, r.len));
+        }
+        let end = self.records.last().map_or(0, |r| r.at_ns / 1000);
+        s.push_str(&format!("{end} {filename} close\n"));
+        s
+    }
+}
+
+fn elide(s: &str) -> String {
+    if s.chars().count() > 60 {
+        format!("{}...", s.chars().take(60).collect::<String>())
+    } else {
+        s.to_string()
+    }
+}
+
+fn number<T: std::str::FromStr>(field: &str, what: &str, line: usize) -> Result<T, TraceError> {
+    field.trim().parse().map_err(|_| TraceError { line, why: format!("{what} '{}' is not a whole number", elide(field.trim())) })
+}
+
+fn record(at_ns: Ns, write: bool, offset: u64, len: u64, line: usize) -> Result<Record, TraceError> {
+    if len == 0 || len > LEN_MAX {
+        return Err(TraceError { line, why: format!("length {len} bytes: an I/O moves 1 byte to 64 MiB") });
+    }
+    Ok(Record { at_ns, write, offset, len: len as u32 })
+}
+
+/// fio's iolog, version 2 or 3 (the header line checked by the caller).
+fn fio_parse(text: &str, format: Format) -> Result<Trace, TraceError> {
+    let v3 = format == Format::FioV3;
+    let (mut records, mut skipped, mut now_us) = (Vec::new(), 0u64, 0u64);
+    for (i, l) in text.lines().enumerate().skip(1) {
+        let line = i + 1;
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f.is_empty() {
+            continue;
+        }
+        let (at, rest) = if v3 { (Some(number::<u64>(f[0], "timestamp", line)?), &f[1..]) } else { (None, &f[..]) };
+        let action = rest.get(1).copied().unwrap_or("");
+        match (action, rest.len()) {
+            ("add" | "open" | "close", 2) => skipped += 1,
+            ("read" | "write", 4) => {
+                let (offset, len) = (number::<u64>(rest[2], "offset", line)?, number::<u64>(rest[3], "length", line)?);
+                let us = at.unwrap_or(now_us);
+                records.push(record(us.saturating_mul(1000), action == "write", offset, len, line)?);
+            }
+            ("sync" | "datasync" | "trim", 2 | 4) => skipped += 1,
+            ("wait", 4) if !v3 => {
+                let us = number::<u64>(rest[2], "wait", line)?;
+                if us >= 100 {
+                    now_us += us;
+                }
+            }
+            ("wait", _) if v3 => return Err(TraceError { line, why: "'wait' is not allowed in a version 3 iolog (its timestamps carry the time)".into() }),
+            _ => {
+                let expect = if v3 { "timestamp filename action [offset length]" } else { "filename action [offset length]" };
+                return Err(TraceError { line, why: format!("'{}' is not an iolog line: expected {expect}", elide(l.trim())) });
+            }
+        }
+    }
+    Ok(Trace { format, records, skipped })
+}
+
+/// MSR Cambridge CSV: `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`.
+fn msr_parse(text: &str) -> Result<Trace, TraceError> {
+    let (mut records, mut disk) = (Vec::new(), None::<String>);
+    for (i, l) in text.lines().enumerate() {
+        let line = i + 1;
+        if l.trim().is_empty() {
+            continue;
+        }
+        let f: Vec<&str> = l.split(',').map(str::trim).collect();
+        if f.len() != 7 {
+            return Err(TraceError {
+                line,
+                why: format!("{} fields where an MSR Cambridge line has 7 (Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime)", f.len()),
+            });
+        }
+        let ticks = number::<u64>(f[0], "timestamp", line)?;
+        let write = match f[3].to_ascii_lowercase().as_str() {
+            "read" => false,
+            "write" => true,
+            t => return Err(TraceError { line, why: format!("type '{}': expected Read or Write", elide(t)) }),
+        };
+        let this = format!("{}/{}", f[1], f[2]);
+        match &disk {
+            None => disk = Some(this),
+            Some(d) if *d != this => {
+                return Err(TraceError {
+                    line,
+                    why: format!("disk {this} after {d}: a trace replays on one card, so give one disk's lines (MSR files hold one each)"),
+                })
+            }
+            Some(_) => {}
+        }
+        let (offset, len) = (number::<u64>(f[4], "offset", line)?, number::<u64>(f[5], "size", line)?);
+        // File time counts 100 ns ticks.
+        records.push(record(ticks.saturating_mul(100), write, offset, len, line)?);
+    }
+    Ok(Trace { format: Format::MsrCsv, records, skipped: 0 })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_msr_csv_is_read_relative_to_its_first_io() {
+        let t = Trace::parse("128166372003061629,hm,0,Write,3338740736,4096,3424\n128166372003069629,hm,0,Read,8192,512,1200\n").unwrap();
+        assert_eq!(t.format, Format::MsrCsv);
+        assert_eq!(t.records[0], Record { at_ns: 0, write: true, offset: 3338740736, len: 4096 });
+        assert_eq!(t.records[1], Record { at_ns: 800_000, write: false, offset: 8192, len: 512 });
+    }
+
+    #[test]
+    fn fio_iologs_keep_their_times_and_skip_file_actions() {
+        let v3 = Trace::parse("fio version 3 iolog\n0 /dev/x add\n1 /dev/x open\n10 /dev/x write 0 4096\n25 /dev/x read 8192 8192\n30 /dev/x close\n").unwrap();
+        assert_eq!((v3.format, v3.skipped, v3.records.len()), (Format::FioV3, 3, 2));
+        assert_eq!(v3.records[1], Record { at_ns: 15_000, write: false, offset: 8192, len: 8192 });
+        let v2 = Trace::parse("fio version 2 iolog\n/dev/x add\n/dev/x open\n/dev/x read 0 4096\n/dev/x wait 50 0\n/dev/x write 4096 4096\n/dev/x wait 2000 0\n/dev/x read 0 4096\n").unwrap();
+        let at: Vec<Ns> = v2.records.iter().map(|r| r.at_ns).collect();
+        assert_eq!(at, [0, 0, 2_000_000], "waits under 100 us are discarded, as fio does");
+        let back = Trace::parse(&v3.to_fio_v3("/dev/y")).unwrap();
+        assert_eq!(back.records, v3.records, "an export reads back the same");
+    }
+
+    #[test]
+    fn a_malformed_line_is_refused_by_its_number() {
+        let e = Trace::parse("fio version 3 iolog\n0 /dev/x write 0 4096\n5 /dev/x write zero 4096\n").unwrap_err();
+        assert_eq!(e.line, 3);
+        assert!(e.to_string().starts_with("line 3: offset 'zero'"), "{e}");
+        let e = Trace::parse("1,hm,0,Write,0,4096,1\n2,hm,0,Erase,0,4096,1\n").unwrap_err();
+        assert_eq!(e.to_string(), "line 2: type 'erase': expected Read or Write");
+        let e = Trace::parse("1,hm,0,Write,0,4096,1\n2,hm,0,Write,0\n").unwrap_err();
+        assert_eq!(e.line, 2);
+        let e = Trace::parse("1,hm,0,Write,0,4096,1\n2,hm,1,Write,0,4096,1\n").unwrap_err();
+        assert!(e.to_string().contains("disk hm/1 after hm/0"), "{e}");
+        let e = Trace::parse("fio version 3 iolog\n0 /dev/x write 0 0\n").unwrap_err();
+        assert!(e.to_string().starts_with("line 2: length 0 bytes"), "{e}");
+        assert!(Trace::parse("hello\n").unwrap_err().to_string().starts_with("line 1: 'hello' is not the start"));
+        assert!(Trace::parse("fio version 3 iolog\n0 /dev/x add\n").unwrap_err().to_string().contains("holds no read or write"));
+        assert!(Trace::parse("fio version 3 iolog\n0 /dev/x wait 10 0\n").unwrap_err().to_string().contains("not allowed"));
+    }
+}
