@@ -10,8 +10,9 @@ use std::path::PathBuf;
 
 #[derive(clap::Args)]
 pub struct ReplayArgs {
-    /// The trace: an fio iolog (version 2 or 3) or an MSR Cambridge CSV
-    /// (SNIA IOTTA), told apart by its first line.
+    /// The trace: a capture of `flashlab serve --trace`, an fio iolog
+    /// (version 2 or 3) or an MSR Cambridge CSV (SNIA IOTTA), told apart
+    /// by its first line.
     pub trace: PathBuf,
     /// A catalog device id (see `flashlab devices`) or a profile file (.toml).
     pub device: String,
@@ -122,4 +123,8 @@ fn print(r: &ReplayResult) {
         outln!("  {} I/Os past the card's capacity wrapped around it (--wrap)", r.wrapped);
     }
     crate::run::summary_table(&r.summary);
+    if let Some(rec) = r.recorded_avg_ms {
+        let sim = r.summary.all.latency_avg_ms;
+        outln!("  recorded in the trace (the served card's model): average {rec:.4} ms; replayed {sim:.4} ms, {:+.1}%", (sim / rec - 1.0) * 100.0);
+    }
 }

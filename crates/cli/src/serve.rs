@@ -69,6 +69,12 @@ pub struct ServeArgs {
     /// cut there (format in docs/usage.md).
     #[arg(long)]
     pub write_log: Option<PathBuf>,
+    /// Record every request the card runs (its arrival on the card's
+    /// clock, operation, offset, length, flags, modelled latency, error)
+    /// in this file, for `flashlab replay` on any card (format in
+    /// docs/usage.md).
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -152,7 +158,14 @@ pub fn serve(a: ServeArgs) -> Result<()> {
         Some(p) => Some(emu::writelog::WriteLog::create(p).with_context(|| format!("--write-log {}", p.display()))?),
         None => None,
     };
+    let trace = match &a.trace {
+        Some(p) => Some(emu::trace::TraceLog::create(p).with_context(|| format!("--trace {}", p.display()))?),
+        None => None,
+    };
     let (server, _device_thread) = Server::start(device, &name, &volumes, timing, log);
+    if let Some(t) = trace {
+        server.trace_to(t);
+    }
     let server = Arc::new(server);
     let control = emu::channel::serve(Arc::clone(&server), &a.store)?;
     eprintln!("flashlab serve: control socket {} (flashlab status {})", control.display(), a.store.display());

@@ -543,3 +543,32 @@ fn a_second_failure_in_a_stripe_is_an_io_error_never_wrong_bytes() {
     }
     assert_eq!(c.call(nbd::CMD_READ, 0, b * 4096, 4096, &[]).unwrap().data, stamp(b));
 }
+
+/// `serve --trace`: fio's mixed load on the served card is captured, and
+/// replayed on the same card and format at the recorded times it gives
+/// the served card's own average latency (within 10%); replayed on
+/// another card it runs too.
+#[test]
+fn a_captured_trace_replays_to_the_served_cards_latency() {
+    let fio = tool("fio", "fio");
+    let dir = workdir("trace");
+    let trace = dir.join("card.trace");
+    let mut card = Served::start("trace", &["--trace", trace.to_str().unwrap()]);
+    let job = fio_job(&dir, "mixed.fio", &card.uri(), "[mixed]\nrw=randrw\nrwmixread=70\nbs=4k\niodepth=8\nsize=64m\ntime_based\nruntime=2\n");
+    run(Command::new(&fio).arg(&job));
+    let (code, log) = card.stop_clean();
+    assert_eq!(code, 0, "{log}");
+    let text = std::fs::read_to_string(&trace).unwrap();
+    assert!(text.starts_with("flashlab trace v1\n") && text.lines().count() > 1_000, "{}", &text[..text.len().min(300)]);
+    let (code, out, err) = flashlab(&["replay", trace.to_str().unwrap(), "p420m", "--scale", "8192", "--before", "fresh", "-q"]);
+    assert_eq!(code, 0, "{err}");
+    let error: f64 = out
+        .lines()
+        .find(|l| l.contains("recorded in the trace"))
+        .and_then(|l| l.rsplit(", ").next()?.trim_end_matches('%').parse().ok())
+        .unwrap_or_else(|| panic!("no recorded latency beside the replay's: {out}"));
+    assert!(error.abs() < 10.0, "replayed {error:+.1}% from the served card's latency: {out}");
+    let (code, out, err) = flashlab(&["replay", trace.to_str().unwrap(), "mx6300", "--scale", "8192", "--wrap", "-q"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("flashlab trace at the recorded times"), "{out}");
+}

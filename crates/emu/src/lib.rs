@@ -18,6 +18,7 @@ pub mod presentation;
 mod replies;
 pub mod server;
 pub mod status;
+pub mod trace;
 pub mod writelog;
 
 pub use control::Control;

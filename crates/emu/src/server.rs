@@ -262,7 +262,19 @@ impl Server {
         if let Some(l) = &mut c.log {
             let _ = l.flush();
         }
+        if let Some(t) = &mut c.trace {
+            if let Err(e) = t.flush() {
+                eprintln!("flashlab serve: the trace could not be written whole ({e})");
+            }
+        }
         c.device.shutdown_clean().map(|()| c.served.clone())
+    }
+
+    /// Records every request the card runs from now on in `trace`.
+    pub fn trace_to(&self, trace: crate::trace::TraceLog) {
+        if let Some(mut c) = self.card() {
+            c.trace = Some(trace);
+        }
     }
 
     /// Serves one connection until the client leaves or breaks the
@@ -386,6 +398,8 @@ struct Card {
     device: Device,
     clock: Clock,
     log: Option<WriteLog>,
+    /// The I/O trace (`serve --trace`).
+    trace: Option<crate::trace::TraceLog>,
     served: Served,
     /// A read's bytes, kept between requests.
     buf: Vec<u8>,
@@ -401,7 +415,7 @@ struct Card {
 impl Card {
     fn new(device: Device, clock: Clock, log: Option<WriteLog>) -> Card {
         let live = Live::new(Instant::now(), &device);
-        Card { device, clock, log, served: Served::default(), buf: Vec::new(), last: 0, live, used: Instant::now(), stopped: false }
+        Card { device, clock, log, trace: None, served: Served::default(), buf: Vec::new(), last: 0, live, used: Instant::now(), stopped: false }
     }
 
     /// The ticker's turn: the clock and the live seconds rolled on, and a
@@ -452,6 +466,12 @@ impl Card {
         }
         let write = matches!(req.kind, nbd::CMD_WRITE | nbd::CMD_WRITE_ZEROES);
         self.live.record(req.kind == nbd::CMD_READ, write, req.length as u64, done - now, error != 0);
+        if let Some(t) = &mut self.trace {
+            if let Err(e) = t.record(now, req, volume.base + req.offset, done - now, error) {
+                eprintln!("flashlab serve: the trace failed ({e}); no longer tracing");
+                self.trace = None;
+            }
+        }
         if let (Some(l), 0) = (&mut self.log, error) {
             if let Err(e) = log_record(l, req, volume.base + req.offset) {
                 eprintln!("flashlab serve: the write log failed ({e}); no longer logging");

@@ -63,6 +63,10 @@ pub struct ReplayResult {
     /// The trace's own span (first to last arrival), seconds, at its speed.
     pub trace_seconds: f64,
     pub summary: Summary,
+    /// The average latency the trace records (a served card's capture),
+    /// ms, to set beside the replay's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_avg_ms: Option<f64>,
     /// NAND slots written per host slot over the replay (GC and parity
     /// included).
     pub write_amplification: f64,
@@ -168,6 +172,7 @@ pub fn replay(profile: &Profile, trace: &Trace, spec: &ReplaySpec) -> Result<Rep
         virtual_seconds: elapsed as f64 / NS_PER_SEC as f64,
         trace_seconds: records.last().map_or(0.0, |r| r.at_ns as f64 / speed / NS_PER_SEC as f64),
         summary: meter.summary(elapsed),
+        recorded_avg_ms: trace.recorded_avg_ms,
         write_amplification: s.device.counters().wa_since(&base),
         warnings,
     })

@@ -15,6 +15,10 @@
 //!   units of 100 ns, `Type` Read or Write, offset and size in bytes; one
 //!   disk a file.
 //!
+//! - flashlab's own capture (`flashlab trace v1`, written by `flashlab
+//!   serve --trace`; format in `emu::trace`): reads and writes that
+//!   succeeded, with the latency the served card modelled for each.
+//!
 //! A line that is none of these is refused with its number.
 
 use serde::{Deserialize, Serialize};
@@ -38,6 +42,7 @@ pub enum Format {
     FioV2,
     FioV3,
     MsrCsv,
+    Flashlab,
 }
 
 impl Format {
@@ -46,6 +51,7 @@ impl Format {
             Format::FioV2 => "fio iolog v2",
             Format::FioV3 => "fio iolog v3",
             Format::MsrCsv => "MSR Cambridge CSV",
+            Format::Flashlab => "flashlab trace",
         }
     }
 }
@@ -55,8 +61,12 @@ impl Format {
 pub struct Trace {
     pub format: Format,
     pub records: Vec<Record>,
-    /// Lines that are not reads or writes (file actions, syncs, trims).
+    /// Lines that are not reads or writes (file actions, syncs, trims,
+    /// failed requests).
     pub skipped: u64,
+    /// The reads' and writes' average latency where the trace records it
+    /// (a served card's capture), ms.
+    pub recorded_avg_ms: Option<f64>,
 }
 
 /// A line of a trace that cannot be read, by its number (from 1).
@@ -89,12 +99,13 @@ impl Trace {
         let mut t = match first {
             "fio version 2 iolog" => fio_parse(text, Format::FioV2)?,
             "fio version 3 iolog" => fio_parse(text, Format::FioV3)?,
+            "flashlab trace v1" => flashlab_parse(text)?,
             l if l.split(',').count() == 7 => msr_parse(text)?,
             "" => return Err(TraceError { line: 0, why: "the trace is empty".into() }),
             l => {
                 return Err(TraceError {
                     line: 1,
-                    why: format!("'{}' is not the start of a trace flashlab reads: an fio iolog (version 2 or 3) or an MSR Cambridge CSV", elide(l)),
+                    why: format!("'{}' is not the start of a trace flashlab reads: a `flashlab serve --trace` capture, an fio iolog (version 2 or 3) or an MSR Cambridge CSV", elide(l)),
                 })
             }
         };
@@ -181,7 +192,39 @@ fn fio_parse(text: &str, format: Format) -> Result<Trace, TraceError> {
             }
         }
     }
-    Ok(Trace { format, records, skipped })
+    Ok(Trace { format, records, skipped, recorded_avg_ms: None })
+}
+
+/// flashlab's capture: `ARRIVAL OP OFFSET LENGTH FLAGS LATENCY ERROR`.
+fn flashlab_parse(text: &str) -> Result<Trace, TraceError> {
+    let (mut records, mut skipped, mut latency_ns) = (Vec::new(), 0u64, 0u128);
+    for (i, l) in text.lines().enumerate().skip(1) {
+        let line = i + 1;
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f.is_empty() {
+            continue;
+        }
+        if f.len() != 7 {
+            return Err(TraceError {
+                line,
+                why: format!("{} fields where a flashlab trace line has 7 (ARRIVAL OP OFFSET LENGTH FLAGS LATENCY ERROR)", f.len()),
+            });
+        }
+        let at = number::<u64>(f[0], "arrival", line)?;
+        let (offset, len) = (number::<u64>(f[2], "offset", line)?, number::<u64>(f[3], "length", line)?);
+        u16::from_str_radix(f[4], 16).map_err(|_| TraceError { line, why: format!("flags '{}' are not hex", elide(f[4])) })?;
+        let (latency, error) = (number::<u64>(f[5], "latency", line)?, number::<u32>(f[6], "error", line)?);
+        match f[1] {
+            "R" | "W" if error == 0 => {
+                records.push(record(at, f[1] == "W", offset, len, line)?);
+                latency_ns += latency as u128;
+            }
+            "R" | "W" | "F" | "T" | "Z" => skipped += 1,
+            op => return Err(TraceError { line, why: format!("operation '{}': expected R, W, F, T or Z", elide(op)) }),
+        }
+    }
+    let recorded_avg_ms = (!records.is_empty()).then(|| latency_ns as f64 / records.len() as f64 / 1e6);
+    Ok(Trace { format: Format::Flashlab, records, skipped, recorded_avg_ms })
 }
 
 /// MSR Cambridge CSV: `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`.
@@ -220,7 +263,7 @@ fn msr_parse(text: &str) -> Result<Trace, TraceError> {
         // File time counts 100 ns ticks.
         records.push(record(ticks.saturating_mul(100), write, offset, len, line)?);
     }
-    Ok(Trace { format: Format::MsrCsv, records, skipped: 0 })
+    Ok(Trace { format: Format::MsrCsv, records, skipped: 0, recorded_avg_ms: None })
 }
 
 #[cfg(test)]
@@ -245,6 +288,16 @@ mod tests {
         assert_eq!(at, [0, 0, 2_000_000], "waits under 100 us are discarded, as fio does");
         let back = Trace::parse(&v3.to_fio_v3("/dev/y")).unwrap();
         assert_eq!(back.records, v3.records, "an export reads back the same");
+    }
+
+    #[test]
+    fn a_flashlab_capture_keeps_its_reads_and_writes_and_their_latency() {
+        let t = Trace::parse("flashlab trace v1\n1000 W 0 4096 0 20000 0\n1500 F 0 0 0 5000 0\n3000 R 4096 8192 0 100000 0\n4000 R 0 4096 0 0 5\n").unwrap();
+        assert_eq!((t.format, t.skipped, t.records.len()), (Format::Flashlab, 2, 2));
+        assert_eq!(t.records[1], Record { at_ns: 2000, write: false, offset: 4096, len: 8192 });
+        assert_eq!(t.recorded_avg_ms, Some(0.06));
+        let e = Trace::parse("flashlab trace v1\n1000 W 0 4096 0 20000 0\n1000 X 0 4096 0 1 0\n").unwrap_err();
+        assert_eq!(e.to_string(), "line 3: operation 'X': expected R, W, F, T or Z");
     }
 
     #[test]

@@ -1,0 +1,60 @@
+//! The served card's I/O trace (`flashlab serve --trace FILE`): every
+//! request the card ran, one line each, for replay on any card in virtual
+//! time (`flashlab replay`, which also exports it as fio's iolog).
+//!
+//! The format, text: a first line `flashlab trace v1`, then one line a
+//! request, fields separated by one space:
+//!
+//! `ARRIVAL OP OFFSET LENGTH FLAGS LATENCY ERROR`
+//!
+//! - ARRIVAL: the request's arrival on the card's clock, ns (the clock of
+//!   `--timing`: virtual time scaled from the wall clock);
+//! - OP: `R` read, `W` write, `F` flush, `T` trim, `Z` write zeroes;
+//! - OFFSET, LENGTH: bytes, on the whole card (a volume's base added);
+//! - FLAGS: the NBD command flags, hex (`1` FUA);
+//! - LATENCY: the card's modelled service time, ns (0 for an error);
+//! - ERROR: the NBD error returned, 0 for success.
+//!
+//! Lines are buffered and the file is flushed at every FLUSH request and
+//! when the card stops; a line cut short by a kill is the only one lost.
+
+use crate::nbd::{self, Request};
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+/// The first line of a trace file.
+pub const TRACE_HEADER: &str = "flashlab trace v1";
+
+pub struct TraceLog {
+    out: BufWriter<std::fs::File>,
+}
+
+impl TraceLog {
+    pub fn create(path: &Path) -> std::io::Result<TraceLog> {
+        let mut out = BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
+        writeln!(out, "{TRACE_HEADER}")?;
+        Ok(TraceLog { out })
+    }
+
+    /// One request the card ran at `arrival_ns`, at the card's byte
+    /// `offset`, its service `latency_ns` and its NBD `error`.
+    pub fn record(&mut self, arrival_ns: u64, req: &Request, offset: u64, latency_ns: u64, error: u32) -> std::io::Result<()> {
+        let op = match req.kind {
+            nbd::CMD_READ => 'R',
+            nbd::CMD_WRITE => 'W',
+            nbd::CMD_FLUSH => 'F',
+            nbd::CMD_TRIM => 'T',
+            nbd::CMD_WRITE_ZEROES => 'Z',
+            _ => '?',
+        };
+        writeln!(self.out, "{arrival_ns} {op} {offset} {} {:x} {latency_ns} {error}", req.length, req.flags)?;
+        if req.kind == nbd::CMD_FLUSH {
+            self.out.flush()?;
+        }
+        Ok(())
+    }
+
+    pub fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
