@@ -14,11 +14,18 @@ pub struct ReplayArgs {
     /// (version 2 or 3) or an MSR Cambridge CSV (SNIA IOTTA), told apart
     /// by its first line.
     pub trace: PathBuf,
-    /// A catalog device id (see `flashlab devices`) or a profile file (.toml).
-    pub device: String,
-    /// Format of the device (default: its default format).
+    /// Catalog device ids (see `flashlab devices`; `all`: the catalog) or
+    /// profile files (.toml); with several, the replays are ranked by
+    /// average latency.
+    #[arg(required = true)]
+    pub devices: Vec<String>,
+    /// Format of the device (default: its default format); `all`: every
+    /// named format of each device.
     #[arg(long)]
     pub format: Option<String>,
+    /// Write a bar chart (SVG) of each replay's average and p99 latency.
+    #[arg(long, value_name = "FILE.svg")]
+    pub chart: Option<PathBuf>,
     /// Shrink the card N times (see `run --help`); offsets must fit the
     /// scaled card (or --wrap).
     #[arg(long, default_value_t = 1)]
@@ -58,8 +65,6 @@ pub struct ReplayArgs {
 }
 
 pub fn replay(a: ReplayArgs) -> Result<()> {
-    let profile = card::profile_load(&a.device).map_err(anyhow::Error::msg)?;
-    let format = a.format.clone().unwrap_or_else(|| profile.default_format.clone());
     let text = std::fs::read_to_string(&a.trace).with_context(|| format!("cannot read the trace {}", a.trace.display()))?;
     let trace = Trace::parse(&text).with_context(|| format!("{}", a.trace.display()))?;
     if let Some(path) = &a.export_fio {
@@ -76,30 +81,84 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
         "steady" => Before::Steady,
         b => bail!("--before {b}: expected fresh, filled or steady"),
     };
-    let spec = ReplaySpec { format: format.clone(), scale: a.scale, seed: a.seed, pace, before, wrap: a.wrap };
+    let cards = cards_of(&a)?;
     let json = a.json.as_deref().map(out::JsonSink::open).transpose()?;
     if !a.quiet {
         eprintln!(
-            "flashlab replay: {} ({}, {} I/Os, {} other lines skipped) on {} --format {} --scale {}, {} card first",
+            "flashlab replay: {} ({}, {} I/Os, {} other lines skipped) on {} card-format pair(s), {} card first",
             a.trace.display(),
             trace.format.name(),
             trace.records.len(),
             trace.skipped,
-            profile.id,
-            out::shell_word(&format),
-            a.scale,
+            cards.len(),
             a.before
         );
     }
-    let r = lab::procedures::replay::replay(&profile, &trace, &spec)?;
-    if let Some(sink) = json {
-        sink.write(&r, a.quiet)?;
+    let mut results = Vec::new();
+    for (profile, format) in &cards {
+        let spec = ReplaySpec { format: format.clone(), scale: a.scale, seed: a.seed, pace, before, wrap: a.wrap };
+        let r = lab::procedures::replay::replay(profile, &trace, &spec).with_context(|| format!("{} --format {format}", profile.id))?;
+        print(&r);
+        for w in &r.warnings {
+            eprintln!("flashlab: warning: {w}");
+        }
+        results.push(r);
     }
-    print(&r);
-    for w in &r.warnings {
-        eprintln!("flashlab: warning: {w}");
+    if results.len() > 1 {
+        ranking_print(&results);
+    }
+    if let Some(path) = &a.chart {
+        let title = format!("{} replayed [simulated]", a.trace.file_name().map_or("trace".into(), |n| n.to_string_lossy().to_string()));
+        let svg = lab::procedures::replay::chart(&results.iter().collect::<Vec<_>>(), &title);
+        card::write_whole(path, svg.as_bytes()).with_context(|| format!("cannot write --chart {}", path.display()))?;
+    }
+    if let Some(sink) = json {
+        sink.write(&results, a.quiet)?;
     }
     Ok(())
+}
+
+/// The cards and formats asked for: each device in `--format`, its
+/// default, or (`--format all`) every named format.
+fn cards_of(a: &ReplayArgs) -> Result<Vec<(card::Profile, String)>> {
+    let mut profiles = Vec::new();
+    for d in &a.devices {
+        if d == "all" {
+            profiles.extend(card::catalog().context("built-in catalog")?);
+        } else {
+            profiles.push(card::profile_load(d).map_err(anyhow::Error::msg)?);
+        }
+    }
+    let mut cards = Vec::new();
+    for p in profiles {
+        let formats: Vec<String> = match a.format.as_deref() {
+            Some("all") => p.formats.keys().cloned().collect(),
+            Some(f) => vec![f.to_string()],
+            None => vec![p.default_format.clone()],
+        };
+        cards.extend(formats.into_iter().map(|f| (p.clone(), f)));
+    }
+    Ok(cards)
+}
+
+/// The replays ranked by average latency, lowest first.
+fn ranking_print(results: &[ReplayResult]) {
+    outln!("ranked by average latency [simulated]:");
+    outln!("  {:<4} {:<14} {:<10} {:>10} {:>10} {:>10} {:>10} {:>6}", "rank", "card", "format", "avg ms", "p99 ms", "max ms", "IOPS", "WA");
+    for (i, r) in lab::procedures::replay::ranked(results).into_iter().enumerate() {
+        let s = &r.summary.all;
+        outln!(
+            "  {:<4} {:<14} {:<10} {:>10.4} {:>10.4} {:>10.3} {:>10.0} {:>6.2}",
+            i + 1,
+            r.device.id,
+            r.device.format,
+            s.latency_avg_ms,
+            s.latency_p99_ms,
+            s.latency_max_ms,
+            s.iops,
+            r.write_amplification
+        );
+    }
 }
 
 fn print(r: &ReplayResult) {
@@ -125,6 +184,6 @@ fn print(r: &ReplayResult) {
     crate::run::summary_table(&r.summary);
     if let Some(rec) = r.recorded_avg_ms {
         let sim = r.summary.all.latency_avg_ms;
-        outln!("  recorded in the trace (the served card's model): average {rec:.4} ms; replayed {sim:.4} ms, {:+.1}%", (sim / rec - 1.0) * 100.0);
+        outln!("  recorded in the trace, served on this card: average {rec:.4} ms; replayed {sim:.4} ms, {:+.1}%", (sim / rec - 1.0) * 100.0);
     }
 }

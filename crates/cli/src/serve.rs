@@ -159,7 +159,7 @@ pub fn serve(a: ServeArgs) -> Result<()> {
         None => None,
     };
     let trace = match &a.trace {
-        Some(p) => Some(emu::trace::TraceLog::create(p).with_context(|| format!("--trace {}", p.display()))?),
+        Some(p) => Some(emu::trace::TraceLog::create(p, &profile.id, &format, a.scale).with_context(|| format!("--trace {}", p.display()))?),
         None => None,
     };
     let (server, _device_thread) = Server::start(device, &name, &volumes, timing, log);

@@ -559,7 +559,7 @@ fn a_captured_trace_replays_to_the_served_cards_latency() {
     let (code, log) = card.stop_clean();
     assert_eq!(code, 0, "{log}");
     let text = std::fs::read_to_string(&trace).unwrap();
-    assert!(text.starts_with("flashlab trace v1\n") && text.lines().count() > 1_000, "{}", &text[..text.len().min(300)]);
+    assert!(text.starts_with("flashlab trace v1\n# card p420m stock scale 8192\n") && text.lines().count() > 1_000, "{}", &text[..text.len().min(300)]);
     let (code, out, err) = flashlab(&["replay", trace.to_str().unwrap(), "p420m", "--scale", "8192", "--before", "fresh", "-q"]);
     assert_eq!(code, 0, "{err}");
     let error: f64 = out
@@ -568,7 +568,11 @@ fn a_captured_trace_replays_to_the_served_cards_latency() {
         .and_then(|l| l.rsplit(", ").next()?.trim_end_matches('%').parse().ok())
         .unwrap_or_else(|| panic!("no recorded latency beside the replay's: {out}"));
     assert!(error.abs() < 10.0, "replayed {error:+.1}% from the served card's latency: {out}");
-    let (code, out, err) = flashlab(&["replay", trace.to_str().unwrap(), "mx6300", "--scale", "8192", "--wrap", "-q"]);
+    let chart = dir.join("rank.svg");
+    let (code, out, err) = flashlab(&["replay", trace.to_str().unwrap(), "mx6300", "flashmax2", "--scale", "8192", "--chart", chart.to_str().unwrap(), "-q"]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("flashlab trace at the recorded times"), "{out}");
+    assert!(out.contains("flashlab trace at the recorded times") && out.contains("ranked by average latency"), "{out}");
+    assert!(!out.contains("recorded in the trace"), "another card's replay is not set beside the capture: {out}");
+    let svg = std::fs::read_to_string(&chart).unwrap();
+    assert!(svg.starts_with("<svg") && svg.contains(">mx6300<") && svg.contains(">flashmax2<"), "{}", &svg[..svg.len().min(400)]);
 }

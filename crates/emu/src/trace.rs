@@ -2,8 +2,9 @@
 //! request the card ran, one line each, for replay on any card in virtual
 //! time (`flashlab replay`, which also exports it as fio's iolog).
 //!
-//! The format, text: a first line `flashlab trace v1`, then one line a
-//! request, fields separated by one space:
+//! The format, text: a first line `flashlab trace v1`, a second naming
+//! the card the trace was captured on (`# card ID FORMAT scale N`), then
+//! one line a request, fields separated by one space:
 //!
 //! `ARRIVAL OP OFFSET LENGTH FLAGS LATENCY ERROR`
 //!
@@ -30,9 +31,10 @@ pub struct TraceLog {
 }
 
 impl TraceLog {
-    pub fn create(path: &Path) -> std::io::Result<TraceLog> {
+    /// A new trace of the card `id` in `format` at `scale`.
+    pub fn create(path: &Path, id: &str, format: &str, scale: u32) -> std::io::Result<TraceLog> {
         let mut out = BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
-        writeln!(out, "{TRACE_HEADER}")?;
+        writeln!(out, "{TRACE_HEADER}\n# card {id} {format} scale {scale}")?;
         Ok(TraceLog { out })
     }
 

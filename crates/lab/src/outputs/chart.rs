@@ -577,7 +577,17 @@ impl BarChart {
                     bar_draw(&mut out, s, cat, v, gx + bar_w * si as f64, bar_w, &ymap);
                 }
             }
-            let _ = write!(out, r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#, LEFT + group_w * (ci as f64 + 0.5), f.bottom() + 18.0, esc(cat));
+            // A category of two lines (card, then format) reads under
+            // its group without running into its neighbour's.
+            for (k, line) in cat.split('\n').take(2).enumerate() {
+                let _ = write!(
+                    out,
+                    r#"<text x="{:.1}" y="{}" text-anchor="middle">{}</text>"#,
+                    LEFT + group_w * (ci as f64 + 0.5),
+                    f.bottom() + 18.0 + 13.0 * k as f64,
+                    esc(line)
+                );
+            }
         }
         legend(&mut out, &self.legend);
         out.push_str("</svg>");

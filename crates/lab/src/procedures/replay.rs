@@ -63,8 +63,8 @@ pub struct ReplayResult {
     /// The trace's own span (first to last arrival), seconds, at its speed.
     pub trace_seconds: f64,
     pub summary: Summary,
-    /// The average latency the trace records (a served card's capture),
-    /// ms, to set beside the replay's.
+    /// The average latency the trace records (a served card's capture on
+    /// this card, format and scale), ms, to set beside the replay's.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recorded_avg_ms: Option<f64>,
     /// NAND slots written per host slot over the replay (GC and parity
@@ -172,7 +172,9 @@ pub fn replay(profile: &Profile, trace: &Trace, spec: &ReplaySpec) -> Result<Rep
         virtual_seconds: elapsed as f64 / NS_PER_SEC as f64,
         trace_seconds: records.last().map_or(0.0, |r| r.at_ns as f64 / speed / NS_PER_SEC as f64),
         summary: meter.summary(elapsed),
-        recorded_avg_ms: trace.recorded_avg_ms,
+        recorded_avg_ms: trace
+            .recorded_avg_ms
+            .filter(|_| trace.captured_on.as_ref().is_some_and(|(id, f, sc)| *id == profile.id && *f == spec.format && *sc == spec.scale)),
         write_amplification: s.device.counters().wa_since(&base),
         warnings,
     })
@@ -232,4 +234,41 @@ fn closed_loop(s: &mut Session, records: &[Record], qd: u32, meter: &mut Meter) 
     }
     s.engine.now = last;
     Ok(last)
+}
+
+/// Replays ranked by average latency, lowest first (the order a reader
+/// of the reviews' application charts ranks cards by).
+pub fn ranked(results: &[ReplayResult]) -> Vec<&ReplayResult> {
+    let mut r: Vec<&ReplayResult> = results.iter().collect();
+    r.sort_by(|a, b| a.summary.all.latency_avg_ms.total_cmp(&b.summary.all.latency_avg_ms));
+    r
+}
+
+/// A bar chart of replays: average and 99th-percentile latency per card
+/// and format, in the order given.
+pub fn chart(results: &[&ReplayResult], title: &str) -> String {
+    use crate::chart::{color, BarChart, BarSeries, LegendItem, Stroke, Swatch};
+    let mut c = BarChart {
+        id: "replay".into(),
+        title: title.into(),
+        y_label: "latency (ms)".into(),
+        categories: results.iter().map(|r| format!("{}\n{}", r.device.id, r.device.format)).collect(),
+        ..Default::default()
+    };
+    for (i, (name, value)) in
+        [("average", (|r: &ReplayResult| r.summary.all.latency_avg_ms) as fn(&ReplayResult) -> f64), ("p99", |r| r.summary.all.latency_p99_ms)]
+            .into_iter()
+            .enumerate()
+    {
+        let name = format!("{name} (simulated)");
+        c.series.push(BarSeries {
+            name: name.clone(),
+            values: results.iter().map(|r| Some(value(r))).collect(),
+            color: color(i).into(),
+            key: name.clone(),
+            ..Default::default()
+        });
+        c.legend.push(LegendItem { name: name.clone(), color: color(i).into(), stroke: Stroke::Solid, swatch: Swatch::Box, key: name });
+    }
+    c.svg()
 }

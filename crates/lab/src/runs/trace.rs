@@ -67,6 +67,8 @@ pub struct Trace {
     /// The reads' and writes' average latency where the trace records it
     /// (a served card's capture), ms.
     pub recorded_avg_ms: Option<f64>,
+    /// The card a capture was made on: id, format and scale.
+    pub captured_on: Option<(String, String, u32)>,
 }
 
 /// A line of a trace that cannot be read, by its number (from 1).
@@ -192,16 +194,20 @@ fn fio_parse(text: &str, format: Format) -> Result<Trace, TraceError> {
             }
         }
     }
-    Ok(Trace { format, records, skipped, recorded_avg_ms: None })
+    Ok(Trace { format, records, skipped, recorded_avg_ms: None, captured_on: None })
 }
 
 /// flashlab's capture: `ARRIVAL OP OFFSET LENGTH FLAGS LATENCY ERROR`.
 fn flashlab_parse(text: &str) -> Result<Trace, TraceError> {
-    let (mut records, mut skipped, mut latency_ns) = (Vec::new(), 0u64, 0u128);
+    let (mut records, mut skipped, mut latency_ns, mut captured_on) = (Vec::new(), 0u64, 0u128, None);
     for (i, l) in text.lines().enumerate().skip(1) {
         let line = i + 1;
         let f: Vec<&str> = l.split_whitespace().collect();
         if f.is_empty() {
+            continue;
+        }
+        if let ["#", "card", id, format, "scale", scale] = f[..] {
+            captured_on = Some((id.to_string(), format.to_string(), number::<u32>(scale, "scale", line)?));
             continue;
         }
         if f.len() != 7 {
@@ -224,7 +230,7 @@ fn flashlab_parse(text: &str) -> Result<Trace, TraceError> {
         }
     }
     let recorded_avg_ms = (!records.is_empty()).then(|| latency_ns as f64 / records.len() as f64 / 1e6);
-    Ok(Trace { format: Format::Flashlab, records, skipped, recorded_avg_ms })
+    Ok(Trace { format: Format::Flashlab, records, skipped, recorded_avg_ms, captured_on })
 }
 
 /// MSR Cambridge CSV: `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`.
@@ -263,7 +269,7 @@ fn msr_parse(text: &str) -> Result<Trace, TraceError> {
         // File time counts 100 ns ticks.
         records.push(record(ticks.saturating_mul(100), write, offset, len, line)?);
     }
-    Ok(Trace { format: Format::MsrCsv, records, skipped: 0, recorded_avg_ms: None })
+    Ok(Trace { format: Format::MsrCsv, records, skipped: 0, recorded_avg_ms: None, captured_on: None })
 }
 
 #[cfg(test)]
@@ -292,10 +298,11 @@ mod tests {
 
     #[test]
     fn a_flashlab_capture_keeps_its_reads_and_writes_and_their_latency() {
-        let t = Trace::parse("flashlab trace v1\n1000 W 0 4096 0 20000 0\n1500 F 0 0 0 5000 0\n3000 R 4096 8192 0 100000 0\n4000 R 0 4096 0 0 5\n").unwrap();
+        let t = Trace::parse("flashlab trace v1\n# card p420m stock scale 8192\n1000 W 0 4096 0 20000 0\n1500 F 0 0 0 5000 0\n3000 R 4096 8192 0 100000 0\n4000 R 0 4096 0 0 5\n").unwrap();
         assert_eq!((t.format, t.skipped, t.records.len()), (Format::Flashlab, 2, 2));
         assert_eq!(t.records[1], Record { at_ns: 2000, write: false, offset: 4096, len: 8192 });
         assert_eq!(t.recorded_avg_ms, Some(0.06));
+        assert_eq!(t.captured_on, Some(("p420m".to_string(), "stock".to_string(), 8192)));
         let e = Trace::parse("flashlab trace v1\n1000 W 0 4096 0 20000 0\n1000 X 0 4096 0 1 0\n").unwrap_err();
         assert_eq!(e.to_string(), "line 3: operation 'X': expected R, W, F, T or Z");
     }
