@@ -62,6 +62,9 @@ pub struct ReplayArgs {
     /// --read_iolog` on real storage).
     #[arg(long, value_name = "FILE")]
     pub export_fio: Option<PathBuf>,
+    /// Also write the trace as blkparse's default text (queue events).
+    #[arg(long, value_name = "FILE")]
+    pub export_blkparse: Option<PathBuf>,
 }
 
 pub fn replay(a: ReplayArgs) -> Result<()> {
@@ -69,6 +72,9 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
     let trace = Trace::parse(&text).with_context(|| format!("{}", a.trace.display()))?;
     if let Some(path) = &a.export_fio {
         card::write_whole(path, trace.to_fio_v3("/dev/card").as_bytes()).with_context(|| format!("cannot write {}", path.display()))?;
+    }
+    if let Some(path) = &a.export_blkparse {
+        card::write_whole(path, trace.to_blkparse().as_bytes()).with_context(|| format!("cannot write {}", path.display()))?;
     }
     let pace = match a.timing.as_str() {
         "trace" => Pace::Trace { speed: a.speed },

@@ -424,6 +424,12 @@ impl Card {
     fn idle_tick(&mut self) -> Duration {
         const REBUILD_STEP: Duration = Duration::from_millis(10);
         let now = self.tick();
+        if let Some(t) = &mut self.trace {
+            if let Err(e) = t.flush() {
+                eprintln!("flashlab serve: the trace failed ({e}); no longer tracing");
+                self.trace = None;
+            }
+        }
         if !self.device.rebuilding() {
             return Duration::from_millis(100);
         }

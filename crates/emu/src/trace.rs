@@ -16,8 +16,9 @@
 //! - LATENCY: the card's modelled service time, ns (0 for an error);
 //! - ERROR: the NBD error returned, 0 for success.
 //!
-//! Lines are buffered and the file is flushed at every FLUSH request and
-//! when the card stops; a line cut short by a kill is the only one lost.
+//! Lines are buffered; the file is flushed at every FLUSH request, at
+//! least once a second while requests come, when the card falls idle and
+//! when it stops, so a kill loses at most the last second.
 
 use crate::nbd::{self, Request};
 use std::io::{BufWriter, Write};
@@ -28,14 +29,21 @@ pub const TRACE_HEADER: &str = "flashlab trace v1";
 
 pub struct TraceLog {
     out: BufWriter<std::fs::File>,
+    /// When the buffer was last written out, and whether lines wait in it.
+    flushed: std::time::Instant,
+    pending: bool,
 }
+
+/// The longest lines wait in the buffer while requests come.
+const FLUSH_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 impl TraceLog {
     /// A new trace of the card `id` in `format` at `scale`.
     pub fn create(path: &Path, id: &str, format: &str, scale: u32) -> std::io::Result<TraceLog> {
         let mut out = BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
         writeln!(out, "{TRACE_HEADER}\n# card {id} {format} scale {scale}")?;
-        Ok(TraceLog { out })
+        out.flush()?;
+        Ok(TraceLog { out, flushed: std::time::Instant::now(), pending: false })
     }
 
     /// One request the card ran at `arrival_ns`, at the card's byte
@@ -50,13 +58,20 @@ impl TraceLog {
             _ => '?',
         };
         writeln!(self.out, "{arrival_ns} {op} {offset} {} {:x} {latency_ns} {error}", req.length, req.flags)?;
-        if req.kind == nbd::CMD_FLUSH {
-            self.out.flush()?;
+        self.pending = true;
+        if req.kind == nbd::CMD_FLUSH || self.flushed.elapsed() >= FLUSH_EVERY {
+            self.flush()?;
         }
         Ok(())
     }
 
+    /// Writes out the lines waiting, if any.
     pub fn flush(&mut self) -> std::io::Result<()> {
-        self.out.flush()
+        if self.pending {
+            self.out.flush()?;
+            self.pending = false;
+        }
+        self.flushed = std::time::Instant::now();
+        Ok(())
     }
 }

@@ -142,6 +142,29 @@ impl Trace {
     }
 }
 
+impl Trace {
+    /// The trace as blkparse's default text on device 8,0: one queue (Q)
+    /// event an I/O, its time in seconds, its sector and sector count
+    /// (512 B; an I/O not on sector bounds is widened to them), `R` or `W`.
+    /// Completions are not in a trace read from a file, so none are
+    /// written.
+    pub fn to_blkparse(&self) -> String {
+        let mut s = String::with_capacity(self.records.len() * 64);
+        for (i, r) in self.records.iter().enumerate() {
+            let (first, end) = (r.offset / 512, (r.offset + r.len as u64).div_ceil(512));
+            let rw = if r.write { 'W' } else { 'R' };
+            s.push_str(&format!(
+                "  8,0    0 {:>8} {:>5}.{:09}     0  Q   {rw} {first} + {} [flashlab]\n",
+                i + 1,
+                r.at_ns / 1_000_000_000,
+                r.at_ns % 1_000_000_000,
+                end - first
+            ));
+        }
+        s
+    }
+}
+
 fn elide(s: &str) -> String {
     if s.chars().count() > 60 {
         format!("{}...", s.chars().take(60).collect::<String>())
@@ -292,6 +315,8 @@ mod tests {
         let v2 = Trace::parse("fio version 2 iolog\n/dev/x add\n/dev/x open\n/dev/x read 0 4096\n/dev/x wait 50 0\n/dev/x write 4096 4096\n/dev/x wait 2000 0\n/dev/x read 0 4096\n").unwrap();
         let at: Vec<Ns> = v2.records.iter().map(|r| r.at_ns).collect();
         assert_eq!(at, [0, 0, 2_000_000], "waits under 100 us are discarded, as fio does");
+        let blk = v3.to_blkparse();
+        assert_eq!(blk.lines().nth(1), Some("  8,0    0        2     0.000015000     0  Q   R 16 + 16 [flashlab]"), "{blk}");
         let back = Trace::parse(&v3.to_fio_v3("/dev/y")).unwrap();
         assert_eq!(back.records, v3.records, "an export reads back the same");
     }
