@@ -91,10 +91,10 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
     let json = a.json.as_deref().map(out::JsonSink::open).transpose()?;
     if !a.quiet {
         eprintln!(
-            "flashlab replay: {} ({}, {} I/Os, {} other lines skipped) on {} card-format pair(s), {} card first",
+            "flashlab replay: {} ({}, {} reads and writes, {} other lines skipped) on {} card-format pair(s), {} card first",
             a.trace.display(),
             trace.format.name(),
-            trace.records.len(),
+            trace.ios(),
             trace.skipped,
             cards.len(),
             a.before
@@ -184,12 +184,23 @@ fn print(r: &ReplayResult) {
         r.trace_seconds,
         r.write_amplification
     );
+    if r.flushes + r.trims > 0 {
+        outln!("  {} flushes and {} trims ran too (not measured)", r.flushes, r.trims);
+    }
     if r.wrapped > 0 {
         outln!("  {} I/Os past the card's capacity wrapped around it (--wrap)", r.wrapped);
     }
     crate::run::summary_table(&r.summary);
     if let Some(rec) = r.recorded_avg_ms {
         let sim = r.summary.all.latency_avg_ms;
-        outln!("  recorded in the trace, served on this card: average {rec:.4} ms; replayed {sim:.4} ms, {:+.1}%", (sim / rec - 1.0) * 100.0);
+        let before = match r.spec.before {
+            Before::Fresh => "fresh",
+            Before::Filled => "filled",
+            Before::Steady => "steady",
+        };
+        outln!(
+            "  recorded in the trace, served on this card: average {rec:.4} ms; replayed from a {before} card {sim:.4} ms, {:+.1}% (alike only from the state the served card was in)",
+            (sim / rec - 1.0) * 100.0
+        );
     }
 }

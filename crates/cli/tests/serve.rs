@@ -565,7 +565,7 @@ fn a_captured_trace_replays_to_the_served_cards_latency() {
     let error: f64 = out
         .lines()
         .find(|l| l.contains("recorded in the trace"))
-        .and_then(|l| l.rsplit(", ").next()?.trim_end_matches('%').parse().ok())
+        .and_then(|l| l.rsplit("ms, ").next()?.split('%').next()?.parse().ok())
         .unwrap_or_else(|| panic!("no recorded latency beside the replay's: {out}"));
     assert!(error.abs() < 10.0, "replayed {error:+.1}% from the served card's latency: {out}");
     let chart = dir.join("rank.svg");

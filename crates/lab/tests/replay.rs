@@ -88,3 +88,33 @@ fn offsets_past_the_card_are_refused_or_wrapped() {
     bad.scale = 8192;
     assert!(replay(&p, &trace, &bad).unwrap_err().to_string().contains("--speed 0"));
 }
+
+/// Flushes and trims in a trace run on the card and are counted, not
+/// measured as I/Os: on a filled card, trimming half of it before random
+/// writes to the other half leaves GC less to move than the same writes
+/// on the card kept full.
+#[test]
+fn flushes_and_trims_run_and_trims_spare_gc() {
+    let p = card::profile_load("p420m").unwrap();
+    let mut s = spec(Pace::Closed { qd: 16 });
+    s.scale = 8192;
+    let half = card::Device::new(&p, "stock", 8192).unwrap().capacity_bytes() / 2 / 4096 * 4096;
+    // Offsets at random (xorshift): rewrites in a fixed order would leave
+    // whole superblocks stale and GC nothing to move either way.
+    let mut x: u64 = 0x9E37_79B9_7F4A_7C15;
+    let writes: String = (0..6 * half / 4096)
+        .map(|i| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            format!("{} /dev/x write {} 4096\n", 1 + i, x % (half / 4096) * 4096)
+        })
+        .collect();
+    let trimmed = format!("fio version 3 iolog\n0 /dev/x trim {half} {half}\n0 /dev/x sync\n{writes}");
+    let full = format!("fio version 3 iolog\n0 /dev/x sync\n{writes}");
+    let t = replay(&p, &Trace::parse(&trimmed).unwrap(), &s).unwrap();
+    let u = replay(&p, &Trace::parse(&full).unwrap(), &s).unwrap();
+    assert_eq!((t.ios, t.flushes, t.trims), (6 * half / 4096, 1, 1));
+    assert_eq!((u.ios, u.flushes, u.trims), (6 * half / 4096, 1, 0));
+    assert!(t.write_amplification < 0.8 * u.write_amplification, "trimmed {} against kept full {}", t.write_amplification, u.write_amplification);
+}

@@ -6,7 +6,7 @@
 
 use crate::metrics::{Closed, Meter, Summary};
 use crate::run::{device_info, DeviceInfo, Rule, RunError, Session};
-use crate::runs::trace::{Record, Trace};
+use crate::runs::trace::{Op, Record, Trace};
 use crate::workload::Mix;
 use card::Profile;
 use serde::{Deserialize, Serialize};
@@ -55,8 +55,11 @@ pub struct ReplayResult {
     pub spec: ReplaySpec,
     pub trace_format: String,
     pub device: DeviceInfo,
-    /// I/Os replayed, and those whose offset wrapped around the card.
+    /// Reads and writes replayed (flushes and trims run too, unmeasured),
+    /// and the requests whose offset wrapped around the card.
     pub ios: u64,
+    pub flushes: u64,
+    pub trims: u64,
     pub wrapped: u64,
     /// Virtual seconds from the first arrival to the last completion.
     pub virtual_seconds: f64,
@@ -93,6 +96,10 @@ fn placed(trace: &Trace, capacity: u64, wrap: bool) -> Result<(Vec<Record>, u64)
     let mut out = Vec::with_capacity(trace.records.len());
     for (i, r) in trace.records.iter().enumerate() {
         let mut r = *r;
+        if r.op == Op::Flush {
+            out.push(r);
+            continue;
+        }
         if r.len as u64 > capacity {
             return Err(RunError::Input(format!("I/O {} of the trace moves {} bytes, more than the card's {capacity}", i + 1, r.len)));
         }
@@ -117,7 +124,16 @@ fn placed(trace: &Trace, capacity: u64, wrap: bool) -> Result<(Vec<Record>, u64)
 }
 
 fn io_of(r: &Record) -> Io {
-    Io { offset_bytes: r.offset, len_bytes: r.len, write: r.write }
+    Io { offset_bytes: r.offset, len_bytes: r.len, write: r.op == Op::Write }
+}
+
+/// Runs one request on the card at `t`: when it completes.
+fn submit(s: &mut Session, t: Ns, r: &Record) -> Result<Ns, RunError> {
+    Ok(match r.op {
+        Op::Read | Op::Write => s.device.submit(t, &io_of(r))?,
+        Op::Flush => s.device.flush(t)?,
+        Op::Trim => s.device.trim_at(t, r.offset, r.len as u64)?,
+    })
 }
 
 /// Brings the card to the state asked for.
@@ -155,7 +171,7 @@ pub fn replay(profile: &Profile, trace: &Trace, spec: &ReplaySpec) -> Result<Rep
     let elapsed = end.saturating_sub(start);
     let speed = if let Pace::Trace { speed } = spec.pace { speed } else { 1.0 };
     let mut warnings = Vec::new();
-    if spec.before == Before::Fresh && records.iter().any(|r| !r.write) {
+    if spec.before == Before::Fresh && records.iter().any(|r| r.op == Op::Read) {
         warnings.push(
             "the card was fresh: reads of data the trace did not write first touch no flash and cost only the command path (--before filled or steady)"
                 .to_string(),
@@ -167,7 +183,9 @@ pub fn replay(profile: &Profile, trace: &Trace, spec: &ReplaySpec) -> Result<Rep
         spec: spec.clone(),
         trace_format: trace.format.name().into(),
         device: device_info(profile, &spec.format, spec.scale, &s.device),
-        ios: records.len() as u64,
+        ios: records.iter().filter(|r| r.is_io()).count() as u64,
+        flushes: records.iter().filter(|r| r.op == Op::Flush).count() as u64,
+        trims: records.iter().filter(|r| r.op == Op::Trim).count() as u64,
         wrapped,
         virtual_seconds: elapsed as f64 / NS_PER_SEC as f64,
         trace_seconds: records.last().map_or(0.0, |r| r.at_ns as f64 / speed / NS_PER_SEC as f64),
@@ -193,15 +211,17 @@ fn open_loop(s: &mut Session, records: &[Record], speed: f64, meter: &mut Meter)
                 break;
             }
             pending.pop();
-            meter.record(issued, done, &io_of(&records[i]), &mut closed);
-            closed.clear();
+            if records[i].is_io() {
+                meter.record(issued, done, &io_of(&records[i]), &mut closed);
+                closed.clear();
+            }
             *last = done;
         }
     };
     for (i, r) in records.iter().enumerate() {
         let t = start + (r.at_ns as f64 / speed).round() as Ns;
         flush(t, &mut pending, &mut last);
-        let done = s.device.submit(t, &io_of(r))?;
+        let done = submit(s, t, r)?;
         pending.push(Reverse((done, t, i)));
     }
     flush(Ns::MAX, &mut pending, &mut last);
@@ -217,17 +237,19 @@ fn closed_loop(s: &mut Session, records: &[Record], qd: u32, meter: &mut Meter) 
     let mut closed: Vec<Closed> = Vec::new();
     let mut next = 0;
     while next < records.len() && pending.len() < qd as usize {
-        let done = s.device.submit(start, &io_of(&records[next]))?;
+        let done = submit(s, start, &records[next])?;
         pending.push(Reverse((done, start, next)));
         next += 1;
     }
     let mut last = start;
     while let Some(Reverse((done, issued, i))) = pending.pop() {
-        meter.record(issued, done, &io_of(&records[i]), &mut closed);
-        closed.clear();
+        if records[i].is_io() {
+            meter.record(issued, done, &io_of(&records[i]), &mut closed);
+            closed.clear();
+        }
         last = done;
         if next < records.len() {
-            let t = s.device.submit(done, &io_of(&records[next]))?;
+            let t = submit(s, done, &records[next])?;
             pending.push(Reverse((t, done, next)));
             next += 1;
         }

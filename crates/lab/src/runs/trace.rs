@@ -25,14 +25,32 @@ use serde::{Deserialize, Serialize};
 use std::fmt;
 use units::Ns;
 
-/// One I/O of a trace: when it arrived (ns from the trace's first I/O),
-/// what it did and where.
+/// One request of a trace: when it arrived (ns from the trace's first),
+/// what it did and where (a flush has no range).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Record {
     pub at_ns: Ns,
-    pub write: bool,
+    pub op: Op,
     pub offset: u64,
     pub len: u32,
+}
+
+/// What a request does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    Read,
+    Write,
+    /// Everything written before is made durable (fsync, NBD FLUSH).
+    Flush,
+    /// The range's data is no longer wanted (discard, NBD TRIM).
+    Trim,
+}
+
+impl Record {
+    /// A read or a write (the requests whose latency is measured).
+    pub fn is_io(&self) -> bool {
+        matches!(self.op, Op::Read | Op::Write)
+    }
 }
 
 /// The formats read.
@@ -61,8 +79,8 @@ impl Format {
 pub struct Trace {
     pub format: Format,
     pub records: Vec<Record>,
-    /// Lines that are not reads or writes (file actions, syncs, trims,
-    /// failed requests).
+    /// Lines that are not requests (file actions, write-zeroes, failed
+    /// requests).
     pub skipped: u64,
     /// The reads' and writes' average latency where the trace records it
     /// (a served card's capture), ms.
@@ -111,7 +129,7 @@ impl Trace {
                 })
             }
         };
-        if t.records.is_empty() {
+        if !t.records.iter().any(Record::is_io) {
             return Err(TraceError { line: 0, why: format!("the {} holds no read or write", t.format.name()) });
         }
         // Replay needs arrival order; a trace merged from several threads
@@ -128,13 +146,23 @@ impl Trace {
         self.records.iter().map(|r| r.offset + r.len as u64).max().unwrap_or(0)
     }
 
+    /// Reads and writes (the requests whose latency is measured).
+    pub fn ios(&self) -> usize {
+        self.records.iter().filter(|r| r.is_io()).count()
+    }
+
     /// The trace as fio's iolog version 3 for `filename` (timestamps in
     /// microseconds, as fio writes them).
     pub fn to_fio_v3(&self, filename: &str) -> String {
         let mut s = format!("fio version 3 iolog\n0 {filename} add\n0 {filename} open\n");
         for r in &self.records {
-            let action = if r.write { "write" } else { "read" };
-            s.push_str(&format!("{} {filename} {action} {} {}\n", r.at_ns / 1000, r.offset, r.len));
+            let us = r.at_ns / 1000;
+            match r.op {
+                Op::Read => s.push_str(&format!("{us} {filename} read {} {}\n", r.offset, r.len)),
+                Op::Write => s.push_str(&format!("{us} {filename} write {} {}\n", r.offset, r.len)),
+                Op::Trim => s.push_str(&format!("{us} {filename} trim {} {}\n", r.offset, r.len)),
+                Op::Flush => s.push_str(&format!("{us} {filename} sync\n")),
+            }
         }
         let end = self.records.last().map_or(0, |r| r.at_ns / 1000);
         s.push_str(&format!("{end} {filename} close\n"));
@@ -152,7 +180,12 @@ impl Trace {
         let mut s = String::with_capacity(self.records.len() * 64);
         for (i, r) in self.records.iter().enumerate() {
             let (first, end) = (r.offset / 512, (r.offset + r.len as u64).div_ceil(512));
-            let rw = if r.write { 'W' } else { 'R' };
+            let rw = match r.op {
+                Op::Read => "R",
+                Op::Write => "W",
+                Op::Flush => "FN",
+                Op::Trim => "D",
+            };
             s.push_str(&format!(
                 "  8,0    0 {:>8} {:>5}.{:09}     0  Q   {rw} {first} + {} [flashlab]\n",
                 i + 1,
@@ -177,11 +210,15 @@ fn number<T: std::str::FromStr>(field: &str, what: &str, line: usize) -> Result<
     field.trim().parse().map_err(|_| TraceError { line, why: format!("{what} '{}' is not a whole number", elide(field.trim())) })
 }
 
-fn record(at_ns: Ns, write: bool, offset: u64, len: u64, line: usize) -> Result<Record, TraceError> {
-    if len == 0 || len > LEN_MAX {
-        return Err(TraceError { line, why: format!("length {len} bytes: an I/O moves 1 byte to 64 MiB") });
+fn record(at_ns: Ns, op: Op, offset: u64, len: u64, line: usize) -> Result<Record, TraceError> {
+    if op == Op::Flush {
+        return Ok(Record { at_ns, op, offset: 0, len: 0 });
     }
-    Ok(Record { at_ns, write, offset, len: len as u32 })
+    let max = if op == Op::Trim { u32::MAX as u64 } else { LEN_MAX };
+    if len == 0 || len > max {
+        return Err(TraceError { line, why: format!("length {len} bytes: a read or write moves 1 byte to 64 MiB, a trim up to 4 GiB") });
+    }
+    Ok(Record { at_ns, op, offset, len: len as u32 })
 }
 
 /// fio's iolog, version 2 or 3 (the header line checked by the caller).
@@ -196,14 +233,19 @@ fn fio_parse(text: &str, format: Format) -> Result<Trace, TraceError> {
         }
         let (at, rest) = if v3 { (Some(number::<u64>(f[0], "timestamp", line)?), &f[1..]) } else { (None, &f[..]) };
         let action = rest.get(1).copied().unwrap_or("");
+        let us = at.unwrap_or(now_us);
         match (action, rest.len()) {
             ("add" | "open" | "close", 2) => skipped += 1,
-            ("read" | "write", 4) => {
+            ("read" | "write" | "trim", 4) => {
                 let (offset, len) = (number::<u64>(rest[2], "offset", line)?, number::<u64>(rest[3], "length", line)?);
-                let us = at.unwrap_or(now_us);
-                records.push(record(us.saturating_mul(1000), action == "write", offset, len, line)?);
+                let op = match action {
+                    "read" => Op::Read,
+                    "write" => Op::Write,
+                    _ => Op::Trim,
+                };
+                records.push(record(us.saturating_mul(1000), op, offset, len, line)?);
             }
-            ("sync" | "datasync" | "trim", 2 | 4) => skipped += 1,
+            ("sync" | "datasync", 2 | 4) => records.push(record(us.saturating_mul(1000), Op::Flush, 0, 0, line)?),
             ("wait", 4) if !v3 => {
                 let us = number::<u64>(rest[2], "wait", line)?;
                 if us >= 100 {
@@ -222,7 +264,7 @@ fn fio_parse(text: &str, format: Format) -> Result<Trace, TraceError> {
 
 /// flashlab's capture: `ARRIVAL OP OFFSET LENGTH FLAGS LATENCY ERROR`.
 fn flashlab_parse(text: &str) -> Result<Trace, TraceError> {
-    let (mut records, mut skipped, mut latency_ns, mut captured_on) = (Vec::new(), 0u64, 0u128, None);
+    let (mut records, mut skipped, mut latency_ns, mut captured_on, mut ios) = (Vec::new(), 0u64, 0u128, None, 0u64);
     for (i, l) in text.lines().enumerate().skip(1) {
         let line = i + 1;
         let f: Vec<&str> = l.split_whitespace().collect();
@@ -245,14 +287,17 @@ fn flashlab_parse(text: &str) -> Result<Trace, TraceError> {
         let (latency, error) = (number::<u64>(f[5], "latency", line)?, number::<u32>(f[6], "error", line)?);
         match f[1] {
             "R" | "W" if error == 0 => {
-                records.push(record(at, f[1] == "W", offset, len, line)?);
+                records.push(record(at, if f[1] == "W" { Op::Write } else { Op::Read }, offset, len, line)?);
                 latency_ns += latency as u128;
+                ios += 1;
             }
+            "F" if error == 0 => records.push(record(at, Op::Flush, 0, 0, line)?),
+            "T" if error == 0 => records.push(record(at, Op::Trim, offset, len, line)?),
             "R" | "W" | "F" | "T" | "Z" => skipped += 1,
             op => return Err(TraceError { line, why: format!("operation '{}': expected R, W, F, T or Z", elide(op)) }),
         }
     }
-    let recorded_avg_ms = (!records.is_empty()).then(|| latency_ns as f64 / records.len() as f64 / 1e6);
+    let recorded_avg_ms = (ios > 0).then(|| latency_ns as f64 / ios as f64 / 1e6);
     Ok(Trace { format: Format::Flashlab, records, skipped, recorded_avg_ms, captured_on })
 }
 
@@ -272,9 +317,9 @@ fn msr_parse(text: &str) -> Result<Trace, TraceError> {
             });
         }
         let ticks = number::<u64>(f[0], "timestamp", line)?;
-        let write = match f[3].to_ascii_lowercase().as_str() {
-            "read" => false,
-            "write" => true,
+        let op = match f[3].to_ascii_lowercase().as_str() {
+            "read" => Op::Read,
+            "write" => Op::Write,
             t => return Err(TraceError { line, why: format!("type '{}': expected Read or Write", elide(t)) }),
         };
         let this = format!("{}/{}", f[1], f[2]);
@@ -290,7 +335,7 @@ fn msr_parse(text: &str) -> Result<Trace, TraceError> {
         }
         let (offset, len) = (number::<u64>(f[4], "offset", line)?, number::<u64>(f[5], "size", line)?);
         // File time counts 100 ns ticks.
-        records.push(record(ticks.saturating_mul(100), write, offset, len, line)?);
+        records.push(record(ticks.saturating_mul(100), op, offset, len, line)?);
     }
     Ok(Trace { format: Format::MsrCsv, records, skipped: 0, recorded_avg_ms: None, captured_on: None })
 }
@@ -303,15 +348,19 @@ mod tests {
     fn an_msr_csv_is_read_relative_to_its_first_io() {
         let t = Trace::parse("128166372003061629,hm,0,Write,3338740736,4096,3424\n128166372003069629,hm,0,Read,8192,512,1200\n").unwrap();
         assert_eq!(t.format, Format::MsrCsv);
-        assert_eq!(t.records[0], Record { at_ns: 0, write: true, offset: 3338740736, len: 4096 });
-        assert_eq!(t.records[1], Record { at_ns: 800_000, write: false, offset: 8192, len: 512 });
+        assert_eq!(t.records[0], Record { at_ns: 0, op: Op::Write, offset: 3338740736, len: 4096 });
+        assert_eq!(t.records[1], Record { at_ns: 800_000, op: Op::Read, offset: 8192, len: 512 });
     }
 
     #[test]
     fn fio_iologs_keep_their_times_and_skip_file_actions() {
         let v3 = Trace::parse("fio version 3 iolog\n0 /dev/x add\n1 /dev/x open\n10 /dev/x write 0 4096\n25 /dev/x read 8192 8192\n30 /dev/x close\n").unwrap();
         assert_eq!((v3.format, v3.skipped, v3.records.len()), (Format::FioV3, 3, 2));
-        assert_eq!(v3.records[1], Record { at_ns: 15_000, write: false, offset: 8192, len: 8192 });
+        let synced = Trace::parse("fio version 3 iolog\n10 /dev/x write 0 4096\n12 /dev/x sync\n14 /dev/x trim 0 1048576\n").unwrap();
+        let ops: Vec<Op> = synced.records.iter().map(|r| r.op).collect();
+        assert_eq!((ops, synced.ios()), (vec![Op::Write, Op::Flush, Op::Trim], 1));
+        assert_eq!(Trace::parse(&synced.to_fio_v3("/dev/y")).unwrap().records, synced.records, "syncs and trims export too");
+        assert_eq!(v3.records[1], Record { at_ns: 15_000, op: Op::Read, offset: 8192, len: 8192 });
         let v2 = Trace::parse("fio version 2 iolog\n/dev/x add\n/dev/x open\n/dev/x read 0 4096\n/dev/x wait 50 0\n/dev/x write 4096 4096\n/dev/x wait 2000 0\n/dev/x read 0 4096\n").unwrap();
         let at: Vec<Ns> = v2.records.iter().map(|r| r.at_ns).collect();
         assert_eq!(at, [0, 0, 2_000_000], "waits under 100 us are discarded, as fio does");
@@ -324,8 +373,9 @@ mod tests {
     #[test]
     fn a_flashlab_capture_keeps_its_reads_and_writes_and_their_latency() {
         let t = Trace::parse("flashlab trace v1\n# card p420m stock scale 8192\n1000 W 0 4096 0 20000 0\n1500 F 0 0 0 5000 0\n3000 R 4096 8192 0 100000 0\n4000 R 0 4096 0 0 5\n").unwrap();
-        assert_eq!((t.format, t.skipped, t.records.len()), (Format::Flashlab, 2, 2));
-        assert_eq!(t.records[1], Record { at_ns: 2000, write: false, offset: 4096, len: 8192 });
+        assert_eq!((t.format, t.skipped, t.records.len()), (Format::Flashlab, 1, 3));
+        assert_eq!(t.records[1], Record { at_ns: 500, op: Op::Flush, offset: 0, len: 0 });
+        assert_eq!(t.records[2], Record { at_ns: 2000, op: Op::Read, offset: 4096, len: 8192 });
         assert_eq!(t.recorded_avg_ms, Some(0.06));
         assert_eq!(t.captured_on, Some(("p420m".to_string(), "stock".to_string(), 8192)));
         let e = Trace::parse("flashlab trace v1\n1000 W 0 4096 0 20000 0\n1000 X 0 4096 0 1 0\n").unwrap_err();
