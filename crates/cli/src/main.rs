@@ -84,7 +84,8 @@ enum Command {
     /// latency) and the drive writes and petabytes it took, against the
     /// vendor's rating.
     Endurance(endurance::EnduranceArgs),
-    /// Replay an I/O trace (fio iolog v2/v3, MSR Cambridge CSV) on a
+    /// Replay an I/O trace (a `serve --trace` capture, fio iolog v2/v3,
+    /// MSR Cambridge CSV, blkparse text) on a
     /// simulated card in virtual time: at its recorded times or closed
     /// loop at a queue depth; the statistics `run` prints.
     Replay(replay::ReplayArgs),

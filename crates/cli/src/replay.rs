@@ -11,8 +11,8 @@ use std::path::PathBuf;
 #[derive(clap::Args)]
 pub struct ReplayArgs {
     /// The trace: a capture of `flashlab serve --trace`, an fio iolog
-    /// (version 2 or 3) or an MSR Cambridge CSV (SNIA IOTTA), told apart
-    /// by its first line.
+    /// (version 2 or 3), an MSR Cambridge CSV (SNIA IOTTA) or blkparse's
+    /// text, told apart by its first line.
     pub trace: PathBuf,
     /// Catalog device ids (see `flashlab devices`; `all`: the catalog) or
     /// profile files (.toml); with several, the replays are ranked by

@@ -180,6 +180,12 @@ fn replay_reads_msr_csv_and_fio_iologs_and_names_a_bad_line() {
     let (code, out, err) = flashlab(&["replay", exported.to_str().unwrap(), "mx6300", "--scale", "1024", "--timing", "closed", "--qd", "16", "-q"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("2000 I/Os of a fio iolog v3 closed loop, 16 in flight"), "{out}");
+    let blk = dir.join("hm_0.blkparse");
+    let (code, _, err) = flashlab(&["replay", exported.to_str().unwrap(), "mx6300", "--scale", "1024", "-q", "--export-blkparse", blk.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let (code, out, err) = flashlab(&["replay", blk.to_str().unwrap(), "p420m", "--scale", "1024", "-q"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("2000 I/Os of a blkparse text at the recorded times"), "{out}");
     let bad = dir.join("bad.csv");
     std::fs::write(&bad, "128166372003061629,hm,0,Write,0,4096,1\n128166372003061729,hm,0,Write,4096\n").unwrap();
     refused(&["replay", bad.to_str().unwrap(), "p420m", "--scale", "1024"], "line 2: 5 fields where an MSR Cambridge line has 7");

@@ -15,6 +15,11 @@
 //!   units of 100 ns, `Type` Read or Write, offset and size in bytes; one
 //!   disk a file.
 //!
+//! - blkparse's default text (blktrace, Linux): its queue (`Q`) events,
+//!   `DEV CPU SEQ SECONDS PID Q RWBS SECTOR + COUNT [PROCESS]`, sectors of
+//!   512 B; RWBS `R` read, `W` write, `D` discard (a trim), `F` a flush
+//!   (alone, `FN`, or before a write); the summary after the events is
+//!   ignored.
 //! - flashlab's own capture (`flashlab trace v1`, written by `flashlab
 //!   serve --trace`; format in `emu::trace`): reads and writes that
 //!   succeeded, with the latency the served card modelled for each.
@@ -60,6 +65,7 @@ pub enum Format {
     FioV2,
     FioV3,
     MsrCsv,
+    Blkparse,
     Flashlab,
 }
 
@@ -69,6 +75,7 @@ impl Format {
             Format::FioV2 => "fio iolog v2",
             Format::FioV3 => "fio iolog v3",
             Format::MsrCsv => "MSR Cambridge CSV",
+            Format::Blkparse => "blkparse text",
             Format::Flashlab => "flashlab trace",
         }
     }
@@ -121,11 +128,12 @@ impl Trace {
             "fio version 3 iolog" => fio_parse(text, Format::FioV3)?,
             "flashlab trace v1" => flashlab_parse(text)?,
             l if l.split(',').count() == 7 => msr_parse(text)?,
+            l if blkparse_event(l) => blkparse_parse(text)?,
             "" => return Err(TraceError { line: 0, why: "the trace is empty".into() }),
             l => {
                 return Err(TraceError {
                     line: 1,
-                    why: format!("'{}' is not the start of a trace flashlab reads: a `flashlab serve --trace` capture, an fio iolog (version 2 or 3) or an MSR Cambridge CSV", elide(l)),
+                    why: format!("'{}' is not the start of a trace flashlab reads: a `flashlab serve --trace` capture, an fio iolog (version 2 or 3), an MSR Cambridge CSV or blkparse text", elide(l)),
                 })
             }
         };
@@ -301,6 +309,63 @@ fn flashlab_parse(text: &str) -> Result<Trace, TraceError> {
     Ok(Trace { format: Format::Flashlab, records, skipped, recorded_avg_ms, captured_on })
 }
 
+/// Whether a line is a blkparse event: `MAJOR,MINOR CPU SEQ SECONDS ...`.
+fn blkparse_event(l: &str) -> bool {
+    let f: Vec<&str> = l.split_whitespace().collect();
+    f.len() >= 7
+        && f[0].split_once(',').is_some_and(|(a, b)| a.parse::<u32>().is_ok() && b.parse::<u32>().is_ok())
+        && f[1].parse::<u32>().is_ok()
+        && f[3].split_once('.').is_some_and(|(a, b)| a.parse::<u64>().is_ok() && b.parse::<u64>().is_ok())
+}
+
+/// blkparse's default text: its queue events (see the module's head).
+fn blkparse_parse(text: &str) -> Result<Trace, TraceError> {
+    let (mut records, mut skipped) = (Vec::new(), 0u64);
+    for (i, l) in text.lines().enumerate() {
+        let line = i + 1;
+        if l.trim().is_empty() {
+            continue;
+        }
+        // The per-CPU and total summary follows the events.
+        if l.starts_with("CPU") || l.starts_with("Total") {
+            break;
+        }
+        if !blkparse_event(l) {
+            return Err(TraceError { line, why: format!("'{}' is not a blkparse event line (DEV CPU SEQ SECONDS PID ACTION RWBS ...)", elide(l.trim())) });
+        }
+        let f: Vec<&str> = l.split_whitespace().collect();
+        if f[5] != "Q" {
+            skipped += 1;
+            continue;
+        }
+        let (secs, frac) = f[3].split_once('.').expect("checked as an event");
+        let ns = number::<u64>(secs, "seconds", line)?.saturating_mul(1_000_000_000) + format!("{frac:0<9}")[..9].parse::<u64>().unwrap_or(0);
+        let rwbs = f[6];
+        let range = |f: &[&str]| -> Result<(u64, u64), TraceError> {
+            match f {
+                [sector, "+", count, ..] => Ok((number::<u64>(sector, "sector", line)? * 512, number::<u64>(count, "sector count", line)? * 512)),
+                _ => Err(TraceError { line, why: format!("'{}': expected SECTOR + COUNT after {rwbs}", elide(l.trim())) }),
+            }
+        };
+        if rwbs.starts_with('F') {
+            records.push(record(ns, Op::Flush, 0, 0, line)?);
+        }
+        let op = if rwbs.contains('D') {
+            Op::Trim
+        } else if rwbs.contains('W') {
+            Op::Write
+        } else if rwbs.contains('R') {
+            Op::Read
+        } else {
+            // A flush alone (FN) or an event with no data.
+            continue;
+        };
+        let (offset, len) = range(&f[7..])?;
+        records.push(record(ns, op, offset, len, line)?);
+    }
+    Ok(Trace { format: Format::Blkparse, records, skipped, recorded_avg_ms: None, captured_on: None })
+}
+
 /// MSR Cambridge CSV: `Timestamp,Hostname,DiskNumber,Type,Offset,Size,ResponseTime`.
 fn msr_parse(text: &str) -> Result<Trace, TraceError> {
     let (mut records, mut disk) = (Vec::new(), None::<String>);
@@ -366,8 +431,33 @@ mod tests {
         assert_eq!(at, [0, 0, 2_000_000], "waits under 100 us are discarded, as fio does");
         let blk = v3.to_blkparse();
         assert_eq!(blk.lines().nth(1), Some("  8,0    0        2     0.000015000     0  Q   R 16 + 16 [flashlab]"), "{blk}");
+        let b = Trace::parse(&blk).unwrap();
+        assert_eq!((b.format, b.records.clone()), (Format::Blkparse, v3.records.clone()), "blkparse text reads back the same");
         let back = Trace::parse(&v3.to_fio_v3("/dev/y")).unwrap();
         assert_eq!(back.records, v3.records, "an export reads back the same");
+    }
+
+    #[test]
+    fn blkparse_text_gives_its_queue_events() {
+        let text = "  8,0    3        1     0.000000000  4162  Q  WS 3414112 + 8 [jbd2/sda1-8]\n  8,0    3        2     0.000002000  4162  G  WS 3414112 + 8 [jbd2/sda1-8]\n  8,0    1        3     0.000500000  4170  Q FWFS 3414120 + 16 [kworker]\n  8,0    1        4     0.001000000  4170  Q  FN [kworker]\n  8,0    0        5     0.002500000  4180  Q   R 128 + 256 [fio]\n  8,0    0        6     0.003000000  4180  Q   D 0 + 2048 [fstrim]\nCPU0 (8,0):\n Reads Queued:           1,      128KiB\n";
+        let t = Trace::parse(text).unwrap();
+        let got: Vec<(Ns, Op, u64, u32)> = t.records.iter().map(|r| (r.at_ns, r.op, r.offset, r.len)).collect();
+        assert_eq!(
+            got,
+            [
+                (0, Op::Write, 3414112 * 512, 4096),
+                (500_000, Op::Flush, 0, 0),
+                (500_000, Op::Write, 3414120 * 512, 8192),
+                (1_000_000, Op::Flush, 0, 0),
+                (2_500_000, Op::Read, 65536, 131072),
+                (3_000_000, Op::Trim, 0, 1 << 20)
+            ]
+        );
+        assert_eq!(t.skipped, 1, "the G event");
+        let e =
+            Trace::parse("  8,0    3        1     0.000000000  4162  Q  WS 3414112 + 8 [x]\n  8,0    3        2     0.000100000  4162  Q  WS 3414112 [x]\n")
+                .unwrap_err();
+        assert!(e.to_string().starts_with("line 2: "), "{e}");
     }
 
     #[test]
