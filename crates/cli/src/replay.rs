@@ -81,12 +81,7 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
         "closed" => Pace::Closed { qd: a.qd },
         t => bail!("--timing {t}: expected trace or closed"),
     };
-    let before = match a.before.as_str() {
-        "fresh" => Before::Fresh,
-        "filled" => Before::Filled,
-        "steady" => Before::Steady,
-        b => bail!("--before {b}: expected fresh, filled or steady"),
-    };
+    let before = Before::parse(&a.before)?;
     let cards = cards_of(&a)?;
     let json = a.json.as_deref().map(out::JsonSink::open).transpose()?;
     if !a.quiet {
@@ -97,7 +92,7 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
             trace.ios(),
             trace.skipped,
             cards.len(),
-            a.before
+            before.name()
         );
     }
     let mut results = Vec::new();
@@ -193,11 +188,7 @@ fn print(r: &ReplayResult) {
     crate::run::summary_table(&r.summary);
     if let Some(rec) = r.recorded_avg_ms {
         let sim = r.summary.all.latency_avg_ms;
-        let before = match r.spec.before {
-            Before::Fresh => "fresh",
-            Before::Filled => "filled",
-            Before::Steady => "steady",
-        };
+        let before = r.spec.before.name();
         outln!(
             "  recorded in the trace, served on this card: average {rec:.4} ms; replayed from a {before} card {sim:.4} ms, {:+.1}% (alike only from the state the served card was in)",
             (sim / rec - 1.0) * 100.0

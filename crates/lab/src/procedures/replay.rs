@@ -37,6 +37,23 @@ pub enum Before {
     Steady,
 }
 
+impl Before {
+    pub const ALL: [Before; 3] = [Before::Fresh, Before::Filled, Before::Steady];
+
+    /// Its name on the command line and in the output.
+    pub fn name(self) -> &'static str {
+        match self {
+            Before::Fresh => "fresh",
+            Before::Filled => "filled",
+            Before::Steady => "steady",
+        }
+    }
+
+    pub fn parse(name: &str) -> Result<Before, RunError> {
+        Before::ALL.into_iter().find(|b| b.name() == name).ok_or_else(|| RunError::Input(format!("--before {name}: expected fresh, filled or steady")))
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct ReplaySpec {
     pub format: String,
@@ -198,6 +215,15 @@ pub fn replay(profile: &Profile, trace: &Trace, spec: &ReplaySpec) -> Result<Rep
     })
 }
 
+/// A request's completion: metered if it is a read or a write (the
+/// intervals it closes are not kept: a replay reports the whole).
+fn metered(meter: &mut Meter, closed: &mut Vec<Closed>, r: &Record, issued: Ns, done: Ns) {
+    if r.is_io() {
+        meter.record(issued, done, &io_of(r), closed);
+        closed.clear();
+    }
+}
+
 /// Each I/O submitted at its arrival; completions metered in time order
 /// as later arrivals pass them. Returns the last completion.
 fn open_loop(s: &mut Session, records: &[Record], speed: f64, meter: &mut Meter) -> Result<Ns, RunError> {
@@ -211,10 +237,7 @@ fn open_loop(s: &mut Session, records: &[Record], speed: f64, meter: &mut Meter)
                 break;
             }
             pending.pop();
-            if records[i].is_io() {
-                meter.record(issued, done, &io_of(&records[i]), &mut closed);
-                closed.clear();
-            }
+            metered(meter, &mut closed, &records[i], issued, done);
             *last = done;
         }
     };
@@ -243,10 +266,7 @@ fn closed_loop(s: &mut Session, records: &[Record], qd: u32, meter: &mut Meter) 
     }
     let mut last = start;
     while let Some(Reverse((done, issued, i))) = pending.pop() {
-        if records[i].is_io() {
-            meter.record(issued, done, &io_of(&records[i]), &mut closed);
-            closed.clear();
-        }
+        metered(meter, &mut closed, &records[i], issued, done);
         last = done;
         if next < records.len() {
             let t = submit(s, done, &records[next])?;
