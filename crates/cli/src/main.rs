@@ -2,6 +2,7 @@
 
 #[macro_use]
 mod out;
+mod apptest;
 mod bench;
 mod calibrate;
 mod endurance;
@@ -89,6 +90,9 @@ enum Command {
     /// simulated card in virtual time: at its recorded times or closed
     /// loop at a queue depth; the statistics `run` prints.
     Replay(replay::ReplayArgs),
+    /// The reviews' application tests on a served card, with a real
+    /// database on this host: `sysbench` (SysBench OLTP on MariaDB).
+    Apptest(apptest::ApptestArgs),
 }
 
 fn main() {
@@ -110,6 +114,7 @@ fn main() {
         Command::Beacon(a) => manage::beacon(a),
         Command::Endurance(a) => endurance::endurance(a),
         Command::Replay(a) => replay::replay(a),
+        Command::Apptest(a) => apptest::apptest(a),
     };
     if let Err(e) = r {
         eprintln!("flashlab: error: {e:#}");

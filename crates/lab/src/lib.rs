@@ -6,14 +6,18 @@
 //!   a phase's results (`phase`), published figures beside simulated ones
 //!   (`published`), a run or a sequence of steps (`run`), and real
 //!   storage measured through fio (`measure`), I/O traces read from
-//!   their public formats (`trace`).
+//!   their public formats (`trace`), programs started on this host and
+//!   stopped in order (`host`), a MariaDB server of the run's own
+//!   (`mariadb`) and sysbench's OLTP test (`sysbench`).
 //! - `procedures`: the reviewers' procedure (`job`, `review`), the SNIA
 //!   PTS (`pts`), the calibration against every published figure
-//!   (`calibrate`), an accelerated life to wear-out (`endurance`) and a
-//!   trace replayed on a card (`replay`).
+//!   (`calibrate`), an accelerated life to wear-out (`endurance`), a
+//!   trace replayed on a card (`replay`) and SysBench on MariaDB on a
+//!   served card (`apptest`).
 //! - `outputs`: SVG charts (`chart`), the review's charts (`figures`), what
 //!   a review leaves (`report`, `files`), CSV tables (`csv`), the HTML
-//!   report (`html`, `pts_page`, `page`), and fio job files (`fio`).
+//!   report (`html`, `pts_page`, `page`), fio job files (`fio`) and the
+//!   SysBench test's charts (`sysbench`).
 //!
 //! `number` (how figures are written) is shared by all three.
 
@@ -21,7 +25,9 @@ pub mod number;
 
 pub mod runs {
     pub mod failure;
+    pub mod host;
     pub mod interrupt;
+    pub mod mariadb;
     pub mod measure;
     pub mod metrics;
     pub mod phase;
@@ -29,6 +35,7 @@ pub mod runs {
     pub mod run;
     pub mod spec;
     pub mod steady;
+    pub mod sysbench;
     pub mod target;
     pub mod threads;
     pub mod trace;
@@ -36,6 +43,7 @@ pub mod runs {
 }
 
 pub mod procedures {
+    pub mod apptest;
     pub mod bench;
     pub mod calibrate;
     pub mod endurance;
@@ -57,6 +65,7 @@ pub mod outputs {
     pub mod page;
     pub mod pts_page;
     pub mod report;
+    pub mod sysbench;
 }
 
 pub use outputs::{chart, fio, report};

@@ -9,6 +9,7 @@
 
 use crate::procedures::job::{matrix_name, ReviewSpec, Tests, MATRIX_QUEUE_DEPTHS, MATRIX_THREADS, SEQUENTIAL_FILL_DRIVE_WRITES, SEQUENTIAL_TESTS};
 use crate::procedures::review::{JobResult, ReviewResults, MATRIX_WARMUP_ROUNDS, RESULTS_KIND, RESULTS_SCHEMA_VERSION};
+use crate::runs::host;
 use crate::runs::interrupt;
 use crate::runs::measure::{self, Job, MeasureError, Measurement};
 use crate::runs::metrics::Interval;
@@ -122,7 +123,7 @@ fn device_of(info: &TargetInfo) -> DeviceInfo {
 
 fn measurement_of(target: &Target, info: &TargetInfo, fio: String, erased: Option<String>) -> Measurement {
     let engine = if matches!(target, Target::Nbd(_)) { "nbd" } else { "libaio, O_DIRECT" };
-    Measurement { target: info.clone(), fio, engine: engine.into(), erased, kernel: kernel(), cpu: cpu() }
+    Measurement { target: info.clone(), fio, engine: engine.into(), erased, kernel: host::kernel(), cpu: host::cpu() }
 }
 
 /// The reviewers' procedure on one target or several, one after another.
@@ -337,15 +338,4 @@ fn judged(mut phase: Phase, p: Precondition) -> Phase {
         drift_percent_per_drive_write: None,
     });
     phase
-}
-
-fn kernel() -> String {
-    std::fs::read_to_string("/proc/sys/kernel/osrelease").map(|s| format!("Linux {}", s.trim())).unwrap_or_default()
-}
-
-fn cpu() -> String {
-    let info = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let model = info.lines().find_map(|l| l.strip_prefix("model name").and_then(|r| r.split_once(':')).map(|(_, m)| m.trim().to_string()));
-    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    format!("{}, {cores} cores available", model.unwrap_or_else(|| "unknown CPU".into()))
 }

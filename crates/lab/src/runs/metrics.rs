@@ -132,8 +132,8 @@ pub struct Summary {
     pub all: DirStats,
 }
 
-fn hist() -> Histogram<u64> {
-    // 1 ns to ~1,100 s at 3 significant digits.
+pub fn hist() -> Histogram<u64> {
+    // 1 ns to ~1,100 s at 3 significant digits: a latency histogram.
     Histogram::new_with_bounds(1, 1 << 40, 3).expect("valid histogram bounds")
 }
 

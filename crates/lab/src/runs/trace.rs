@@ -270,39 +270,89 @@ fn fio_parse(text: &str, format: Format) -> Result<Trace, TraceError> {
     Ok(Trace { format, records, skipped, recorded_avg_ms: None, captured_on: None })
 }
 
-/// flashlab's capture: `ARRIVAL OP OFFSET LENGTH FLAGS LATENCY ERROR`.
+/// A line of a flashlab capture, after its first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CaptureLine {
+    /// `# card ID FORMAT scale N`: the card it was captured on.
+    Card {
+        id: String,
+        format: String,
+        scale: u32,
+    },
+    Request(Captured),
+}
+
+/// A request of a flashlab capture as the served card recorded it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Captured {
+    /// Arrival on the card's clock, ns (not rebased).
+    pub at_ns: Ns,
+    /// `R`, `W`, `F`, `T` or `Z` (write zeroes).
+    pub op: char,
+    pub offset: u64,
+    pub len: u64,
+    /// The card's modelled service time, ns.
+    pub latency_ns: u64,
+    /// The NBD error returned, 0 for success.
+    pub error: u32,
+}
+
+/// The lines of a flashlab capture (`ARRIVAL OP OFFSET LENGTH FLAGS
+/// LATENCY ERROR`, after the header), each with its number, or the first
+/// that cannot be read.
+pub fn capture_lines(text: &str) -> impl Iterator<Item = Result<(usize, CaptureLine), TraceError>> + '_ {
+    text.lines().enumerate().skip(1).filter(|(_, l)| !l.trim().is_empty()).map(|(i, l)| capture_line(i + 1, l).map(|c| (i + 1, c)))
+}
+
+fn capture_line(line: usize, l: &str) -> Result<CaptureLine, TraceError> {
+    let f: Vec<&str> = l.split_whitespace().collect();
+    if let ["#", "card", id, format, "scale", scale] = f[..] {
+        return Ok(CaptureLine::Card { id: id.to_string(), format: format.to_string(), scale: number::<u32>(scale, "scale", line)? });
+    }
+    if f.len() != 7 {
+        return Err(TraceError { line, why: format!("{} fields where a flashlab trace line has 7 (ARRIVAL OP OFFSET LENGTH FLAGS LATENCY ERROR)", f.len()) });
+    }
+    let op = match f[1] {
+        o @ ("R" | "W" | "F" | "T" | "Z") => o.chars().next().expect("one letter"),
+        op => return Err(TraceError { line, why: format!("operation '{}': expected R, W, F, T or Z", elide(op)) }),
+    };
+    u16::from_str_radix(f[4], 16).map_err(|_| TraceError { line, why: format!("flags '{}' are not hex", elide(f[4])) })?;
+    Ok(CaptureLine::Request(Captured {
+        at_ns: number(f[0], "arrival", line)?,
+        op,
+        offset: number(f[2], "offset", line)?,
+        len: number(f[3], "length", line)?,
+        latency_ns: number(f[5], "latency", line)?,
+        error: number(f[6], "error", line)?,
+    }))
+}
+
+/// flashlab's capture: the requests that succeeded.
 fn flashlab_parse(text: &str) -> Result<Trace, TraceError> {
     let (mut records, mut skipped, mut latency_ns, mut captured_on, mut ios) = (Vec::new(), 0u64, 0u128, None, 0u64);
-    for (i, l) in text.lines().enumerate().skip(1) {
-        let line = i + 1;
-        let f: Vec<&str> = l.split_whitespace().collect();
-        if f.is_empty() {
-            continue;
-        }
-        if let ["#", "card", id, format, "scale", scale] = f[..] {
-            captured_on = Some((id.to_string(), format.to_string(), number::<u32>(scale, "scale", line)?));
-            continue;
-        }
-        if f.len() != 7 {
-            return Err(TraceError {
-                line,
-                why: format!("{} fields where a flashlab trace line has 7 (ARRIVAL OP OFFSET LENGTH FLAGS LATENCY ERROR)", f.len()),
-            });
-        }
-        let at = number::<u64>(f[0], "arrival", line)?;
-        let (offset, len) = (number::<u64>(f[2], "offset", line)?, number::<u64>(f[3], "length", line)?);
-        u16::from_str_radix(f[4], 16).map_err(|_| TraceError { line, why: format!("flags '{}' are not hex", elide(f[4])) })?;
-        let (latency, error) = (number::<u64>(f[5], "latency", line)?, number::<u32>(f[6], "error", line)?);
-        match f[1] {
-            "R" | "W" if error == 0 => {
-                records.push(record(at, if f[1] == "W" { Op::Write } else { Op::Read }, offset, len, line)?);
-                latency_ns += latency as u128;
-                ios += 1;
+    for l in capture_lines(text) {
+        let c = match l? {
+            (_, CaptureLine::Card { id, format, scale }) => {
+                captured_on = Some((id, format, scale));
+                continue;
             }
-            "F" if error == 0 => records.push(record(at, Op::Flush, 0, 0, line)?),
-            "T" if error == 0 => records.push(record(at, Op::Trim, offset, len, line)?),
-            "R" | "W" | "F" | "T" | "Z" => skipped += 1,
-            op => return Err(TraceError { line, why: format!("operation '{}': expected R, W, F, T or Z", elide(op)) }),
+            (line, CaptureLine::Request(c)) if c.error == 0 && c.op != 'Z' => (line, c),
+            _ => {
+                skipped += 1;
+                continue;
+            }
+        };
+        let (line, c) = c;
+        let op = match c.op {
+            'R' => Op::Read,
+            'W' => Op::Write,
+            'F' => Op::Flush,
+            _ => Op::Trim,
+        };
+        records.push(record(c.at_ns, op, c.offset, c.len, line)?);
+        if matches!(op, Op::Read | Op::Write) {
+            latency_ns += c.latency_ns as u128;
+            ios += 1;
         }
     }
     let recorded_avg_ms = (ios > 0).then(|| latency_ns as f64 / ios as f64 / 1e6);
