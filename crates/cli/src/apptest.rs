@@ -137,11 +137,17 @@ fn spec_of(a: &SysbenchArgs) -> Result<SysbenchSpec> {
     })
 }
 
-/// The served card's clock and SMART write counters, from its status.
+/// The served card's clock and counters, from its `stats`.
 fn card_counters(store: &Path) -> Result<CardCounters, String> {
-    let v = emu::channel::request(store, r#"{"v": 1, "cmd": "status"}"#).map_err(|e| format!("{e:#}"))?;
-    let n = |path: &str| v.pointer(path).and_then(|x| x.as_u64()).ok_or_else(|| format!("the card's status has no {path}"));
-    Ok(CardCounters { card_ns: n("/card_ns")?, host_slots_written: n("/smart/host_slots_written")?, nand_slots_written: n("/smart/nand_slots_written")? })
+    let v = emu::channel::request(store, r#"{"v": 1, "cmd": "stats"}"#).map_err(|e| format!("{e:#}"))?;
+    let n = |path: &str| v.pointer(path).and_then(|x| x.as_u64()).ok_or_else(|| format!("the card's stats have no {path}"));
+    Ok(CardCounters {
+        card_ns: n("/card_ns")?,
+        host_slots_written: n("/counters/host_slots_written")?,
+        nand_slots_written: n("/counters/nand_slots_programmed")? + n("/counters/nand_parity_slots_programmed")?,
+        gc_slots_moved: n("/counters/gc_slots_moved")?,
+        block_erases: n("/counters/block_erases")?,
+    })
 }
 
 /// SIGINT and SIGTERM ask the test to stop; it then takes the stack down
@@ -193,7 +199,7 @@ fn print(r: &SysbenchResults) {
         let ios = c.reads + c.writes;
         let read_share = if ios > 0 { format!("{:.0}", 100.0 * c.reads as f64 / ios as f64) } else { "-".into() };
         outln!(
-            "{:>7} {:>9.1} {:>8.2} {:>8.2} {:>8.2} {:>8.2}  |                   {:>8.0} {:>7} {:>8} {:>8} {:>5}",
+            "{:>7} {:>9.1} {:>8.2} {:>8.2} {:>8.2} {:>8.2}  |                   {:>8.0} {:>7} {:>8} {:>8} {:>5} {:>9}",
             p.threads,
             s.tps,
             s.latency_avg_ms,
@@ -204,7 +210,8 @@ fn print(r: &SysbenchResults) {
             read_share,
             opt(c.latency_avg_us, 1),
             opt(c.latency_p99_us, 1),
-            opt(c.write_amplification, 2)
+            opt(c.write_amplification, 2),
+            c.gc_slots_moved
         );
     }
     for p in &r.teardown_problems {

@@ -35,6 +35,7 @@ fn control_run(device: &mut card::Device, now: u64, c: &Control, live: &Live, be
             "card_ns": now,
             "second": live.last(),
             "totals": live.totals,
+            "counters": device.counters(),
             "beacon": beacon,
             "read_only": device.read_only(),
             "rebuilding": device.rebuilding(),

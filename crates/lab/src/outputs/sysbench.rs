@@ -11,7 +11,7 @@ type Figure = fn(&Point) -> f64;
 fn chart(r: &SysbenchResults, id: &str, what: &str, y_label: &str, series: &[(&str, Figure)]) -> String {
     let mut c = BarChart {
         id: id.into(),
-        title: format!("SysBench OLTP, {}: {} {} (simulated card, real MariaDB on this host)", what, r.device.name, r.device.format),
+        title: format!("SysBench OLTP {what}: {} {} (simulated card, real MariaDB on this host)", r.device.id, r.device.format),
         y_label: y_label.into(),
         categories: r.points.iter().map(|p| format!("{} threads", p.threads)).collect(),
         ..Default::default()

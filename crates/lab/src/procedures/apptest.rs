@@ -14,7 +14,8 @@
 //! The card's own figures over each phase are read from its trace
 //! afterwards: the requests whose arrival on the card's clock falls
 //! between the phase's start and end, with the latency the card modelled
-//! for each; write amplification from its SMART counters.
+//! for each; write amplification, GC's moves and erases from its
+//! counters (`stats`) at the phase's start and end.
 
 use crate::runs::host::{self, HostError, Process};
 use crate::runs::mariadb::{self, Mariadb};
@@ -45,13 +46,16 @@ pub struct SysbenchSpec {
     pub time_scale: f64,
 }
 
-/// The card's counters at an instant (its control channel's `status`).
+/// The card's counters at an instant (its control channel's `stats`).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct CardCounters {
     /// The card's clock, ns: the clock of its trace.
     pub card_ns: u64,
     pub host_slots_written: u64,
+    /// Slots programmed, data and parity.
     pub nand_slots_written: u64,
+    pub gc_slots_moved: u64,
+    pub block_erases: u64,
 }
 
 /// The served card the test runs on: how to start it and to read it.
@@ -83,8 +87,12 @@ pub struct CardWindow {
     pub latency_avg_us: Option<f64>,
     pub latency_p99_us: Option<f64>,
     pub latency_max_us: Option<f64>,
-    /// NAND slots programmed per host slot written over the phase.
+    /// NAND slots programmed (data and parity) per host slot written
+    /// over the phase.
     pub write_amplification: Option<f64>,
+    /// Slots garbage collection moved, and blocks erased, over the phase.
+    pub gc_slots_moved: u64,
+    pub block_erases: u64,
 }
 
 /// One thread count's run: sysbench's figures and the card's.
@@ -410,6 +418,7 @@ fn card_windows(trace: &Path, windows: &[Window]) -> Result<Vec<CardWindow>, Str
             }
             let host = b.host_slots_written - a.host_slots_written;
             w.write_amplification = (host > 0).then(|| (b.nand_slots_written - a.nand_slots_written) as f64 / host as f64);
+            (w.gc_slots_moved, w.block_erases) = (b.gc_slots_moved - a.gc_slots_moved, b.block_erases - a.block_erases);
             w
         })
         .collect())
@@ -437,7 +446,13 @@ mod tests {
             "3000 W 0 4096 0 1 0", // after the last window
         ];
         std::fs::write(&trace, lines.join("\n")).unwrap();
-        let c = |ns, host, nand| CardCounters { card_ns: ns, host_slots_written: host, nand_slots_written: nand };
+        let c = |ns, host, nand| CardCounters {
+            card_ns: ns,
+            host_slots_written: host,
+            nand_slots_written: nand,
+            gc_slots_moved: nand - host,
+            block_erases: ns / 1000,
+        };
         let w = card_windows(&trace, &[(c(1000, 10, 10), c(2000, 11, 12)), (c(2000, 11, 12), c(3000, 13, 15))]).unwrap();
         assert_eq!((w[0].reads, w[0].writes, w[0].flushes), (1, 1, 1));
         assert_eq!((w[0].read_mb, w[0].write_mb), (0.016384, 0.004096));
@@ -445,6 +460,7 @@ mod tests {
         assert_eq!((w[0].latency_p99_us, w[0].latency_max_us), (Some(100.0), Some(100.0)));
         assert_eq!((w[0].iops, w[0].write_amplification), (2.0 / 1e-6, Some(2.0)));
         assert_eq!((w[1].reads, w[1].writes, w[1].latency_avg_us, w[1].write_amplification), (1, 1, Some(50.0), Some(1.5)));
+        assert_eq!((w[1].gc_slots_moved, w[1].block_erases), (1, 1));
         let empty = card_windows(&trace, &[(c(5000, 1, 1), c(6000, 1, 1))]).unwrap();
         assert_eq!((empty[0].latency_avg_us, empty[0].write_amplification, empty[0].iops), (None, None, 0.0));
         std::fs::remove_dir_all(d).unwrap();
