@@ -2,8 +2,9 @@
 //! test's own, on ext4 on a served card. Small here (2 and 8 threads, a
 //! few seconds each, small tables): the figures are present and
 //! positive, the card's own figures come from its trace, and nothing is
-//! left mounted or running, after a whole test and after Ctrl-C during
-//! the load and during a run; the card's store mounts again.
+//! left mounted or running, after a whole test, after Ctrl-C during the
+//! load and during a run (the card's store then mounts again), and after
+//! a failure in the stack (a card too small for MariaDB's files).
 //!
 //! Needs root (a loop device) and Debian's mariadb-server, sysbench,
 //! libnbd-bin, fuse3 (`.ci/run` installs them).
@@ -171,4 +172,26 @@ fn ctrl_c_during_the_load_and_during_a_run_tears_everything_down() {
         assert!(!rest.contains("teardown:"), "{rest}");
         store_mounts(&out);
     }
+}
+
+#[test]
+fn a_failure_in_the_stack_is_named_and_torn_down() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    tools();
+    // At scale 32768 the P420m's 43 MB hold ext4 but not MariaDB's
+    // 48 MB redo log.
+    let out = Scratch::new("apptest-full");
+    let child = Command::new(env!("CARGO_BIN_EXE_flashlab"))
+        .args(["apptest", "sysbench", "p420m", "--scale", "32768", "--threads", "2", "--out"])
+        .arg(&*out)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id();
+    let (code, _, err) = output(child);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("making MariaDB's data directory") && err.contains("error 28"), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    nothing_left(pid, &out);
 }

@@ -39,11 +39,15 @@ impl std::error::Error for HostError {}
 /// How often waits look at the program and at the stop request.
 const POLL: Duration = Duration::from_millis(50);
 
-/// The last lines of a log file, for an error.
+/// The last lines of a log file that say "error" (any case), or its last
+/// lines if none does, for an error message.
 pub fn log_tail(path: &Path) -> String {
     let text = std::fs::read_to_string(path).unwrap_or_default();
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim().is_empty()).collect();
-    lines[lines.len().saturating_sub(12)..].join("\n")
+    let mut lines: Vec<&str> = text.lines().filter(|l| l.to_ascii_lowercase().contains("error")).collect();
+    if lines.is_empty() {
+        lines = text.lines().filter(|l| !l.trim().is_empty()).collect();
+    }
+    lines[lines.len().saturating_sub(8)..].join("\n")
 }
 
 /// Where `program` is on PATH.

@@ -46,7 +46,8 @@ impl Mariadb {
         let mut install = Command::new("mariadb-install-db");
         install
             .args(["--no-defaults", "--user=root", "--auth-root-authentication-method=normal", "--skip-test-db"])
-            .arg(format!("--datadir={}", datadir.display()));
+            .arg(format!("--datadir={}", datadir.display()))
+            .arg(format!("--innodb-log-file-size={}M", s.redo_log_mib));
         host::run("making MariaDB's data directory (mariadb-install-db)", install, &logs.join("mariadb-install.log"))?;
         let mut server = Command::new("mariadbd");
         server.args(["--no-defaults", "--user=root", "--skip-networking", "--skip-name-resolve"]).args([
