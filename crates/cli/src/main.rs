@@ -15,6 +15,7 @@ mod review;
 mod run;
 mod screen;
 mod serve;
+mod sweep;
 
 use anyhow::{Context, Result};
 use clap::{Parser, Subcommand};
@@ -93,6 +94,10 @@ enum Command {
     /// The reviews' application tests on a served card, with a real
     /// database on this host: `sysbench` (SysBench OLTP on MariaDB).
     Apptest(apptest::ApptestArgs),
+    /// A design-space sweep (a base run and axes: profile numbers by their
+    /// path, format, workload, threads, queue depth, seed): `plan`, `run`
+    /// (one point, or all on this machine's cores, resuming), `collect`.
+    Sweep(sweep::SweepArgs),
 }
 
 fn main() {
@@ -115,6 +120,7 @@ fn main() {
         Command::Endurance(a) => endurance::endurance(a),
         Command::Replay(a) => replay::replay(a),
         Command::Apptest(a) => apptest::apptest(a),
+        Command::Sweep(a) => sweep::sweep(a),
     };
     if let Err(e) = r {
         eprintln!("flashlab: error: {e:#}");

@@ -53,6 +53,7 @@ pub mod procedures {
     pub mod pts;
     pub mod replay;
     pub mod review;
+    pub mod sweep;
 }
 
 pub mod outputs {
@@ -65,6 +66,7 @@ pub mod outputs {
     pub mod page;
     pub mod pts_page;
     pub mod report;
+    pub mod sweep;
     pub mod sysbench;
 }
 

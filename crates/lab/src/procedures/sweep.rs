@@ -1,0 +1,397 @@
+//! Design-space sweeps: a base run and axes (a card's profile numbers by
+//! their path, the format, the workload, threads, queue depth, seed), as a
+//! grid of every combination or a list taken in step; each point a run of
+//! its own, deterministic, its results file written whole, so a sweep
+//! resumes where it stopped and its points can run anywhere (this
+//! machine's cores, a cluster's job array) and be collected after.
+//!
+//! The file (TOML):
+//!
+//! ```toml
+//! [base]
+//! device = "flashmax2"     # a catalog id or a profile file (beside the sweep file)
+//! format = "stock"
+//! scale = 64
+//! workload = "4k-write"
+//! threads = 16
+//! qd = 16
+//! precondition = true
+//! duration = 5             # virtual seconds measured
+//! seed = 1
+//!
+//! [axes]                   # in their names' order; a grid's last fastest
+//! mode = "grid"            # or "list": the axes taken in step
+//! format = ["1800GB", "2000GB", "2222GB"]
+//! workload = ["4k-write", "8k-7030"]
+//! "controller.program_path_bytes_per_sec" = [600e6, 900e6]
+//! ```
+
+use crate::runs::run::{run, RunError, RunResult};
+use crate::runs::spec::RunSpec;
+use card::Profile;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A sweep file's base run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Base {
+    pub device: String,
+    pub format: Option<String>,
+    #[serde(default = "default_scale")]
+    pub scale: u32,
+    pub workload: String,
+    #[serde(default = "default_16")]
+    pub threads: u32,
+    #[serde(default = "default_16")]
+    pub qd: u32,
+    #[serde(default)]
+    pub precondition: bool,
+    /// Virtual seconds measured.
+    pub duration: Option<f64>,
+    #[serde(default = "default_seed")]
+    pub seed: u64,
+}
+
+fn default_scale() -> u32 {
+    64
+}
+fn default_16() -> u32 {
+    16
+}
+fn default_seed() -> u64 {
+    1
+}
+
+/// How the axes make points.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// Every combination of the axes' values, the axes in their names'
+    /// order, the last fastest.
+    Grid,
+    /// The axes' values taken in step (every axis as long).
+    List,
+}
+
+/// A sweep: its base, its axes in the file's order, its points.
+#[derive(Debug, Clone)]
+pub struct Sweep {
+    pub file: PathBuf,
+    pub base: Base,
+    pub mode: Mode,
+    pub axes: Vec<(String, Vec<toml::Value>)>,
+    /// Each point's value of each axis, by the axes' order.
+    pub points: Vec<Vec<toml::Value>>,
+}
+
+/// A point made ready to run: its profile (axes applied) and run.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    pub index: usize,
+    pub settings: BTreeMap<String, toml::Value>,
+    pub profile: Profile,
+    pub spec: RunSpec,
+    /// The card's maps, bytes (the run's memory, about).
+    pub memory_bytes: u64,
+}
+
+/// A point's results file.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PointResult {
+    pub kind: String,
+    pub index: usize,
+    pub settings: BTreeMap<String, toml::Value>,
+    pub result: RunResult,
+}
+
+pub const POINT_KIND: &str = "flashlab sweep point";
+
+/// The run settings an axis may name besides a profile number's path.
+const RUN_AXES: [&str; 5] = ["format", "workload", "threads", "qd", "seed"];
+
+impl Sweep {
+    /// Reads a sweep file; every point is checked by `plan`.
+    pub fn load(file: &Path) -> Result<Sweep, String> {
+        let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+        Sweep::parse(file, &text).map_err(|e| format!("{}: {e}", file.display()))
+    }
+
+    pub fn parse(file: &Path, text: &str) -> Result<Sweep, String> {
+        let v: toml::Table = text.parse().map_err(|e: toml::de::Error| e.message().to_string())?;
+        if let Some(k) = v.keys().find(|k| *k != "base" && *k != "axes") {
+            return Err(format!("unknown section [{k}]: a sweep has [base] and [axes]"));
+        }
+        let base: Base = v.get("base").ok_or("no [base] section")?.clone().try_into().map_err(|e: toml::de::Error| format!("[base]: {}", e.message()))?;
+        let mut axes = Vec::new();
+        let mut mode = Mode::Grid;
+        for (name, values) in v.get("axes").and_then(|a| a.as_table()).ok_or("no [axes] section")? {
+            if name == "mode" {
+                mode = values.clone().try_into().map_err(|_| format!("axes.mode {values}: \"grid\" or \"list\""))?;
+                continue;
+            }
+            let list = values.as_array().filter(|l| !l.is_empty()).ok_or_else(|| format!("axis {name}: a list of one value or more"))?;
+            axes.push((name.clone(), list.clone()));
+        }
+        if axes.is_empty() {
+            return Err("[axes] names no axis".into());
+        }
+        let points = match mode {
+            Mode::Grid => axes
+                .iter()
+                .fold(vec![Vec::new()], |acc, (_, vals)| acc.iter().flat_map(|p| vals.iter().map(move |v| [p.clone(), vec![v.clone()]].concat())).collect()),
+            Mode::List => {
+                let n = axes[0].1.len();
+                if let Some((name, vals)) = axes.iter().find(|(_, v)| v.len() != n) {
+                    return Err(format!("mode = \"list\": axis {name} has {} values, {} has {n}", vals.len(), axes[0].0));
+                }
+                (0..n).map(|i| axes.iter().map(|(_, v)| v[i].clone()).collect()).collect()
+            }
+        };
+        Ok(Sweep { file: file.to_path_buf(), base, mode, axes, points })
+    }
+
+    /// The base's device: a catalog id, or a profile file beside the sweep
+    /// file.
+    fn base_profile(&self) -> Result<Profile, String> {
+        let beside = self.file.parent().unwrap_or(Path::new(".")).join(&self.base.device);
+        let device = if self.base.device.ends_with(".toml") && beside.exists() { beside.display().to_string() } else { self.base.device.clone() };
+        card::profile_load(&device).map_err(|e| e.to_string())
+    }
+
+    /// Point `index` made ready: axes applied and the card checked; an
+    /// error names the point and its axis.
+    pub fn plan(&self, index: usize) -> Result<Planned, String> {
+        let values = self
+            .points
+            .get(index)
+            .ok_or_else(|| format!("point {index}: the sweep has {} points (0 to {})", self.points.len(), self.points.len().saturating_sub(1)))?;
+        let at = |e: String| format!("point {index}: {e}");
+        let mut profile = self.base_profile().map_err(at)?;
+        let b = &self.base;
+        let (mut format, mut workload, mut threads, mut qd, mut seed) =
+            (b.format.clone().unwrap_or_else(|| profile.default_format.clone()), b.workload.clone(), b.threads, b.qd, b.seed);
+        let mut settings = BTreeMap::new();
+        for ((name, _), v) in self.axes.iter().zip(values) {
+            settings.insert(name.clone(), v.clone());
+            let text = || v.as_str().map(str::to_string).ok_or_else(|| at(format!("{name} = {v}: a string")));
+            let whole = || v.as_integer().filter(|&i| i > 0).ok_or_else(|| at(format!("{name} = {v}: a whole number above 0")));
+            match name.as_str() {
+                "format" => format = text()?,
+                "workload" => workload = text()?,
+                "threads" => threads = whole()? as u32,
+                "qd" => qd = whole()? as u32,
+                "seed" => seed = whole()? as u64,
+                path => {
+                    let x = v.as_float().or_else(|| v.as_integer().map(|i| i as f64)).ok_or_else(|| at(format!("{path} = {v}: a number")))?;
+                    profile.number(path).map_err(|e| at(format!("axis {path}: {e}; run settings are {}", RUN_AXES.join(", "))))?;
+                    profile = profile.with_number(path, x).map_err(|e| at(format!("{path} = {v}: {e}")))?;
+                }
+            }
+        }
+        crate::runs::workload::Mix::parse(&workload).map_err(|e| at(format!("workload {workload}: {e}")))?;
+        card::Device::validate(&profile, &format, b.scale).map_err(|e| at(e.to_string()))?;
+        let memory_bytes = card::Device::map_bytes(&profile, &format, b.scale).map_err(|e| at(e.to_string()))?;
+        let mut spec = RunSpec::new(&profile, &format, &workload, b.scale, seed);
+        (spec.threads, spec.queue_depth, spec.precondition, spec.duration_s) = (threads, qd, b.precondition, b.duration);
+        Ok(Planned { index, settings, profile, spec, memory_bytes })
+    }
+
+    /// Every point checked; the first bad one's error.
+    pub fn plan_all(&self) -> Result<Vec<Planned>, String> {
+        (0..self.points.len()).map(|i| self.plan(i)).collect()
+    }
+}
+
+/// A point's results file in `dir`.
+pub fn point_path(dir: &Path, index: usize) -> PathBuf {
+    dir.join(format!("point-{index:05}.json"))
+}
+
+/// Runs a planned point unless its results file is in `dir` already
+/// (then `None`); the file is written whole.
+pub fn run_point(p: &Planned, dir: &Path) -> Result<Option<PointResult>, String> {
+    let path = point_path(dir, p.index);
+    if path.is_file() {
+        return Ok(None);
+    }
+    let result = run(&p.profile, &p.spec, &mut |_| {}).map_err(|e: RunError| format!("point {}: {e}", p.index))?;
+    if let Some(why) = &result.incomplete {
+        return Err(format!("point {}: {why}", p.index));
+    }
+    let r = PointResult { kind: POINT_KIND.into(), index: p.index, settings: p.settings.clone(), result };
+    let text = serde_json::to_string_pretty(&r).expect("a point serialises") + "\n";
+    card::write_whole(&path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok(Some(r))
+}
+
+/// A point's error file in `dir` (a failed point; its run is tried again
+/// on the next `run`).
+pub fn error_path(dir: &Path, index: usize) -> PathBuf {
+    dir.join(format!("point-{index:05}.error"))
+}
+
+/// What running a point came to: its results, `None` if it was done
+/// before, or why it failed.
+pub type PointOutcome = Result<Option<PointResult>, String>;
+
+/// What `run_all` did.
+#[derive(Debug, Default)]
+pub struct RunAll {
+    /// Points run now, and skipped as done before.
+    pub done: usize,
+    pub before: usize,
+    /// Points that failed, with why, by index.
+    pub failed: Vec<(usize, String)>,
+}
+
+/// Runs every point not yet done in `dir`, `jobs` at a time, telling
+/// `each` as each ends; a failing point is written down (`error_path`)
+/// and the others go on.
+pub fn run_all(sweep: &Sweep, dir: &Path, jobs: usize, each: &(dyn Fn(usize, &PointOutcome) + Sync)) -> Result<RunAll, String> {
+    let planned = sweep.plan_all()?;
+    let next = std::sync::atomic::AtomicUsize::new(0);
+    let outcome = std::sync::Mutex::new(RunAll::default());
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.clamp(1, planned.len()) {
+            scope.spawn(|| loop {
+                if crate::runs::interrupt::asked() {
+                    break;
+                }
+                let Some(p) = planned.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) else { break };
+                let r = run_point(p, dir);
+                each(p.index, &r);
+                let mut o = outcome.lock().expect("no thread panics holding it");
+                match r {
+                    Ok(Some(_)) => {
+                        o.done += 1;
+                        let _ = std::fs::remove_file(error_path(dir, p.index));
+                    }
+                    Ok(None) => o.before += 1,
+                    Err(why) => {
+                        let _ = card::write_whole(&error_path(dir, p.index), format!("{why}\n").as_bytes());
+                        o.failed.push((p.index, why));
+                    }
+                }
+            });
+        }
+    });
+    let mut o = outcome.into_inner().expect("threads joined");
+    o.failed.sort();
+    Ok(o)
+}
+
+/// A point's headline figures (its last phase, the measured one).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Row {
+    pub index: usize,
+    pub settings: BTreeMap<String, toml::Value>,
+    pub iops: f64,
+    pub mb_per_s: f64,
+    pub latency_avg_ms: f64,
+    pub latency_p99_ms: f64,
+    pub latency_max_ms: f64,
+    pub write_amplification: f64,
+}
+
+/// A sweep's points collected from its directory.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Collected {
+    pub kind: String,
+    pub sweep: String,
+    pub axes: Vec<String>,
+    pub points: usize,
+    pub rows: Vec<Row>,
+    /// Points with no results file, and those that failed (with why).
+    pub missing: Vec<usize>,
+    pub failed: Vec<(usize, String)>,
+}
+
+pub const COLLECTED_KIND: &str = "flashlab sweep";
+
+/// Reads every point's results file in `dir`; a file of another sweep's
+/// point (other settings) is refused by name.
+pub fn collect(sweep: &Sweep, dir: &Path) -> Result<Collected, String> {
+    let mut c = Collected {
+        kind: COLLECTED_KIND.into(),
+        sweep: sweep.file.display().to_string(),
+        axes: sweep.axes.iter().map(|a| a.0.clone()).collect(),
+        points: sweep.points.len(),
+        rows: Vec::new(),
+        missing: Vec::new(),
+        failed: Vec::new(),
+    };
+    for (index, values) in sweep.points.iter().enumerate() {
+        let path = point_path(dir, index);
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            match std::fs::read_to_string(error_path(dir, index)) {
+                Ok(why) => c.failed.push((index, why.trim().to_string())),
+                Err(_) => c.missing.push(index),
+            }
+            continue;
+        };
+        let p: PointResult = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+        let want: BTreeMap<String, toml::Value> = sweep.axes.iter().map(|a| a.0.clone()).zip(values.iter().cloned()).collect();
+        if p.kind != POINT_KIND || p.settings != want {
+            return Err(format!("{}: a point of another sweep (its settings are not point {index}'s)", path.display()));
+        }
+        let phase = p.result.phases.last().ok_or_else(|| format!("{}: no phase", path.display()))?;
+        let a = &phase.summary.all;
+        c.rows.push(Row {
+            index,
+            settings: p.settings,
+            iops: a.iops,
+            mb_per_s: a.mb_per_s,
+            latency_avg_ms: a.latency_avg_ms,
+            latency_p99_ms: a.latency_p99_ms,
+            latency_max_ms: a.latency_max_ms,
+            write_amplification: phase.wa,
+        });
+    }
+    Ok(c)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FILE: &str = r#"
+[base]
+device = "p420m"
+scale = 1024
+workload = "4k-write"
+duration = 0.2
+
+[axes]
+workload = ["4k-write", "8k-7030"]
+"controller.program_path_bytes_per_sec" = [600e6, 900e6, 1200e6]
+"#;
+
+    #[test]
+    fn a_grid_is_every_combination_the_last_axis_fastest() {
+        let s = Sweep::parse(Path::new("s.toml"), FILE).unwrap();
+        assert_eq!(s.points.len(), 6);
+        // Axes in their names' order: the program path, then the
+        // workload (fastest).
+        let p = s.plan(3).unwrap();
+        assert_eq!(p.spec.workload, "8k-7030");
+        assert_eq!(p.profile.controller.program_path_bytes_per_sec, 900_000_000);
+        assert_eq!((p.spec.threads, p.spec.queue_depth, p.spec.scale, p.spec.format.as_str()), (16, 16, 1024, "stock"));
+        assert!(p.memory_bytes > 0);
+        let list = Sweep::parse(Path::new("s.toml"), &FILE.replace("[axes]", "[axes]\nmode = \"list\"")).unwrap_err();
+        assert_eq!(list, "mode = \"list\": axis workload has 2 values, controller.program_path_bytes_per_sec has 3");
+    }
+
+    #[test]
+    fn a_bad_point_is_named_with_its_axis() {
+        let bad = |from: &str, to: &str| Sweep::parse(Path::new("s.toml"), &FILE.replace(from, to)).and_then(|s| s.plan_all().map(|_| ())).unwrap_err();
+        assert!(bad("\"8k-7030\"", "\"8k-70x30\"").starts_with("point 1: workload 8k-70x30"), "{}", bad("\"8k-7030\"", "\"8k-70x30\""));
+        assert!(bad("\"controller.program", "\"controller.nothing").contains("point 0: axis controller.nothing"));
+        assert!(bad("1200e6", "1.0").starts_with("point 4: controller.program_path_bytes_per_sec = 1.0"), "{}", bad("1200e6", "1.0"));
+        assert!(bad("workload = [", "threads = [0, ").contains("threads = 0: a whole number above 0"), "{}", bad("workload = [", "threads = [0, "));
+        assert_eq!(bad("[axes]", "[axis]"), "unknown section [axis]: a sweep has [base] and [axes]");
+        assert!(bad("duration = 0.2", "duration = 0.2\nqd_typo = 3").starts_with("[base]: unknown field `qd_typo`"));
+        assert!(Sweep::parse(Path::new("s.toml"), FILE).unwrap().plan(6).unwrap_err().contains("the sweep has 6 points (0 to 5)"));
+    }
+}
