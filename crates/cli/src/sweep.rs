@@ -32,6 +32,49 @@ pub enum SweepCommand {
         #[arg(long)]
         jobs: Option<usize>,
     },
+    /// Writes DIR/sweep.sbatch, a Slurm job array of the sweep's points
+    /// (task i runs `sweep run FILE --out DIR --index i`), its memory and
+    /// time per task from the plan's bounds; --submit submits it with
+    /// sbatch (--wait: until every task has ended).
+    Slurm {
+        file: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+        #[arg(long)]
+        partition: Option<String>,
+        /// Time limit per task (Slurm's format, e.g. 30:00); default: the
+        /// plan's bound.
+        #[arg(long)]
+        time: Option<String>,
+        /// Memory per task in MB; default: the plan's bound.
+        #[arg(long)]
+        mem: Option<u64>,
+        #[arg(long)]
+        submit: bool,
+        #[arg(long, requires = "submit")]
+        wait: bool,
+    },
+    /// Writes DIR/sweep-job.json, a Kubernetes Job in Indexed completion
+    /// mode: one pod a point (`completions`), each running `flashlab
+    /// sweep run /sweep/sweep.toml --out /sweep --index
+    /// $(JOB_COMPLETION_INDEX)` in IMAGE, DIR being the volume
+    /// (`--claim`) mounted at /sweep; memory and a deadline from the
+    /// plan's bounds. Apply it with `kubectl apply -f`.
+    K8s {
+        file: PathBuf,
+        #[arg(long)]
+        out: PathBuf,
+        /// The container image holding `flashlab` on its PATH.
+        #[arg(long)]
+        image: String,
+        /// The PersistentVolumeClaim holding DIR (the sweep file kept
+        /// there and the points' results).
+        #[arg(long, default_value = "flashlab-sweep")]
+        claim: String,
+        /// Pods at a time.
+        #[arg(long, default_value_t = 8)]
+        parallelism: usize,
+    },
     /// Collects DIR's points: `sweep.json`, a table, and charts of IOPS,
     /// latency and write amplification against each axis; points missing
     /// or failed are named.
@@ -48,6 +91,8 @@ pub fn sweep(a: SweepArgs) -> Result<()> {
     match a.command {
         SweepCommand::Plan { file } => plan(&file),
         SweepCommand::Run { file, out, index, jobs } => run(&file, &out, index, jobs),
+        SweepCommand::Slurm { file, out, partition, time, mem, submit, wait } => slurm(&file, &out, partition, time, mem, submit, wait),
+        SweepCommand::K8s { file, out, image, claim, parallelism } => k8s(&file, &out, &image, &claim, parallelism),
         SweepCommand::Collect { dir } => collect(&dir),
     }
 }
@@ -62,13 +107,14 @@ fn plan(file: &Path) -> Result<()> {
     outln!("{}: {} points ({} of {} axes), each checked", file.display(), planned.len(), format!("{:?}", s.mode).to_lowercase(), s.axes.len());
     for p in &planned {
         outln!(
-            "  {:>5}  {}  [{} {} at scale {}, maps {:.0} MB]",
+            "  {:>5}  {}  [{} {} at scale {}; maps {:.0} MB, at most {:.0} s]",
             p.index,
             settings_text(&p.settings),
             p.profile.id,
             p.spec.format,
             p.spec.scale,
-            p.memory_bytes as f64 / 1e6
+            p.memory_bytes as f64 / 1e6,
+            p.time_bound_s
         );
     }
     Ok(())
@@ -114,6 +160,102 @@ fn run(file: &Path, out: &Path, index: Option<usize>, jobs: Option<usize>) -> Re
     if !failed.is_empty() {
         bail!("{} point(s) failed: {}", failed.len(), failed.iter().map(|(i, why)| format!("{i} ({why})")).collect::<Vec<_>>().join("; "));
     }
+    Ok(())
+}
+
+/// A task's memory request, MB: the largest point's maps with room for
+/// the rest of the process.
+fn mem_mb(planned: &[sweep::Planned]) -> u64 {
+    let maps = planned.iter().map(|p| p.memory_bytes).max().unwrap_or(0);
+    (maps as f64 * 1.5 / 1e6).ceil() as u64 + 256
+}
+
+/// Slurm's `minutes:seconds` of a time, rounded up to whole minutes.
+fn slurm_time(seconds: f64) -> String {
+    format!("{}:00", (seconds / 60.0).ceil().max(1.0) as u64)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn slurm(file: &Path, out: &Path, partition: Option<String>, time: Option<String>, mem: Option<u64>, submit: bool, wait: bool) -> Result<()> {
+    let s = Sweep::load(file).map_err(anyhow::Error::msg)?;
+    let planned = s.plan_all().map_err(anyhow::Error::msg)?;
+    keep(file, out)?;
+    let abs = |p: &Path| std::fs::canonicalize(p).with_context(|| p.display().to_string());
+    let (file, out) = (abs(file)?, abs(out)?);
+    let exe = std::env::current_exe().context("the flashlab binary")?;
+    let time = time.unwrap_or_else(|| slurm_time(planned.iter().map(|p| p.time_bound_s).fold(0.0, f64::max)));
+    let mut script = String::from("#!/bin/bash\n");
+    script += &format!("#SBATCH --job-name=flashlab-sweep\n#SBATCH --array=0-{}\n", planned.len() - 1);
+    script += &format!("#SBATCH --output={}/slurm-%A_%a.out\n#SBATCH --cpus-per-task=1\n", out.display());
+    script += &format!("#SBATCH --mem={}M\n#SBATCH --time={time}\n", mem.unwrap_or_else(|| mem_mb(&planned)));
+    if let Some(p) = partition {
+        script += &format!("#SBATCH --partition={p}\n");
+    }
+    let word = |p: &Path| crate::out::shell_word(&p.display().to_string());
+    script += &format!("exec {} sweep run {} --out {} --index \"$SLURM_ARRAY_TASK_ID\"\n", word(&exe), word(&file), word(&out));
+    let path = out.join("sweep.sbatch");
+    card::write_whole(&path, script.as_bytes()).with_context(|| path.display().to_string())?;
+    eprintln!("{}: a job array of {} tasks", path.display(), planned.len());
+    if submit {
+        let mut sbatch = std::process::Command::new("sbatch");
+        if wait {
+            sbatch.arg("--wait");
+        }
+        let o = sbatch.arg(&path).output().context("sbatch (Debian's slurm-client)")?;
+        let said = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+        if !o.status.success() {
+            bail!("sbatch {}: {}", path.display(), said.trim());
+        }
+        outln!("{}", said.trim());
+    }
+    Ok(())
+}
+
+/// Where a pod mounts the sweep's directory.
+pub const POD_DIR: &str = "/sweep";
+
+fn k8s(file: &Path, out: &Path, image: &str, claim: &str, parallelism: usize) -> Result<()> {
+    let s = Sweep::load(file).map_err(anyhow::Error::msg)?;
+    let planned = s.plan_all().map_err(anyhow::Error::msg)?;
+    if image.is_empty() || parallelism == 0 {
+        bail!("--image names a container image; --parallelism is 1 or more");
+    }
+    keep(file, out)?;
+    let mem = format!("{}Mi", mem_mb(&planned));
+    let deadline = planned.iter().map(|p| p.time_bound_s).fold(0.0, f64::max).ceil() as u64 + 60;
+    let name: String = file
+        .file_stem()
+        .map_or("sweep".into(), |n| n.to_string_lossy().to_lowercase())
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    let job = serde_json::json!({
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": { "name": format!("flashlab-sweep-{}", name.trim_matches('-')) },
+        "spec": {
+            "completionMode": "Indexed",
+            "completions": planned.len(),
+            "parallelism": parallelism.min(planned.len()),
+            "backoffLimit": planned.len(),
+            "template": { "spec": {
+                "restartPolicy": "Never",
+                "activeDeadlineSeconds": deadline,
+                "containers": [{
+                    "name": "point",
+                    "image": image,
+                    "command": ["flashlab", "sweep", "run", format!("{POD_DIR}/{KEPT}"), "--out", POD_DIR, "--index", "$(JOB_COMPLETION_INDEX)"],
+                    "env": [{ "name": "JOB_COMPLETION_INDEX", "valueFrom": { "fieldRef": { "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']" } } }],
+                    "resources": { "requests": { "cpu": "1", "memory": mem }, "limits": { "memory": mem } },
+                    "volumeMounts": [{ "name": "sweep", "mountPath": POD_DIR }],
+                }],
+                "volumes": [{ "name": "sweep", "persistentVolumeClaim": { "claimName": claim } }],
+            }},
+        },
+    });
+    let path = out.join("sweep-job.json");
+    card::write_whole(&path, (serde_json::to_string_pretty(&job)? + "\n").as_bytes()).with_context(|| path.display().to_string())?;
+    eprintln!("{}: an Indexed Job of {} pods; put {} on the volume '{claim}' and `kubectl apply -f` it", path.display(), planned.len(), out.display());
     Ok(())
 }
 

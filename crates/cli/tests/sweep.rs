@@ -98,3 +98,178 @@ fn a_failing_point_is_named_and_the_others_complete() {
     assert!(code == 2 && err.contains("point 4: controller.program_path_bytes_per_sec = 1.0"), "{err}");
     assert!(points(&d.join("bad-out")).is_empty());
 }
+
+/// A single-node Slurm of the test's own (Debian's munge, slurmctld and
+/// slurmd), configured in a scratch directory on its own ports; stopped
+/// when dropped.
+struct Slurm {
+    daemons: Vec<std::process::Child>,
+    conf: std::path::PathBuf,
+}
+
+impl Slurm {
+    fn start(dir: &Path) -> Slurm {
+        use std::process::{Command, Stdio};
+        for (t, p) in [("munged", "munge"), ("slurmctld", "slurmctld"), ("slurmd", "slurmd"), ("sbatch", "slurm-client"), ("sinfo", "slurm-client")] {
+            common::tool(t, p);
+        }
+        std::fs::create_dir_all(dir.join("state")).unwrap();
+        std::fs::create_dir_all(dir.join("spool")).unwrap();
+        let key = dir.join("munge.key");
+        std::fs::write(&key, (0..1024u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8 ^ std::process::id() as u8).collect::<Vec<u8>>()).unwrap();
+        Command::new("chmod").arg("400").arg(&key).status().unwrap();
+        let sock = dir.join("munge.sock");
+        let spawn = |cmd: &mut Command| cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().unwrap();
+        let mut daemons = vec![spawn(
+            Command::new("munged")
+                .args(["-F", "--force"])
+                .arg(format!("--key-file={}", key.display()))
+                .arg(format!("--socket={}", sock.display()))
+                .arg(format!("--pid-file={}", dir.join("munged.pid").display()))
+                .arg(format!("--log-file={}", dir.join("munged.log").display()))
+                .arg(format!("--seed-file={}", dir.join("munged.seed").display())),
+        )];
+        let host = String::from_utf8(Command::new("hostname").arg("-s").output().unwrap().stdout).unwrap().trim().to_string();
+        let port = 20000 + std::process::id() % 20000;
+        let d = dir.display();
+        let conf = format!(
+            "ClusterName=flashlab\nSlurmctldHost={host}(127.0.0.1)\nAuthType=auth/munge\nAuthInfo=socket={d}/munge.sock\nCredType=cred/munge\n\
+             SlurmUser=root\nSlurmdUser=root\nSlurmctldPort={port}\nSlurmdPort={}\nStateSaveLocation={d}/state\nSlurmdSpoolDir={d}/spool\n\
+             SlurmctldPidFile={d}/slurmctld.pid\nSlurmdPidFile={d}/slurmd.pid\nSlurmctldLogFile={d}/slurmctld.log\nSlurmdLogFile={d}/slurmd.log\n\
+             ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\nJobAcctGatherType=jobacct_gather/none\nSelectType=select/cons_tres\n\
+             SelectTypeParameters=CR_Core_Memory\nReturnToService=2\nMpiDefault=none\nNodeName={host} NodeAddr=127.0.0.1 CPUs=2 RealMemory=2000 State=UNKNOWN\n\
+             PartitionName=flashlab Nodes={host} Default=YES MaxTime=INFINITE State=UP\n",
+            port + 1
+        );
+        let conf_path = dir.join("slurm.conf");
+        std::fs::write(&conf_path, conf).unwrap();
+        for _ in 0..100 {
+            if sock.exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        daemons.push(spawn(Command::new("slurmctld").arg("-D").arg("-f").arg(&conf_path)));
+        daemons.push(spawn(Command::new("slurmd").arg("-D").arg("-f").arg(&conf_path)));
+        let s = Slurm { daemons, conf: conf_path };
+        for _ in 0..300 {
+            let o = Command::new("sinfo").args(["-h", "-o", "%t"]).env("SLURM_CONF", &s.conf).output().unwrap();
+            if String::from_utf8_lossy(&o.stdout).trim() == "idle" {
+                return s;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        panic!("Slurm's node is not idle after 30 s: {}", std::fs::read_to_string(dir.join("slurmctld.log")).unwrap_or_default());
+    }
+}
+
+impl Drop for Slurm {
+    fn drop(&mut self) {
+        for d in self.daemons.iter_mut().rev() {
+            let _ = std::process::Command::new("kill").args(["-TERM", &d.id().to_string()]).status();
+            let _ = d.wait();
+        }
+    }
+}
+
+#[test]
+fn a_sweep_on_slurm_as_a_job_array_gives_the_local_results_byte_for_byte() {
+    let d = Scratch::new("sweep-slurm");
+    let file = sweep_file(&d, &SWEEP.replace("[500e6, 740e6, 1000e6]", "[400e6, 600e6, 800e6, 1000e6]"));
+    let slurm = Slurm::start(&d.join("slurm"));
+    let (on_slurm, local) = (d.join("slurm-out"), d.join("local"));
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_flashlab"))
+        .args(["sweep", "slurm", &file, "--out", on_slurm.to_str().unwrap(), "--submit", "--wait", "--partition", "flashlab"])
+        .env("SLURM_CONF", &slurm.conf)
+        .output()
+        .unwrap();
+    let said = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "{said}");
+    assert!(said.contains("a job array of 8 tasks") && said.contains("Submitted batch job"), "{said}");
+    let script = std::fs::read_to_string(on_slurm.join("sweep.sbatch")).unwrap();
+    assert!(script.contains("#SBATCH --array=0-7") && script.contains("--index \"$SLURM_ARRAY_TASK_ID\""), "{script}");
+    let (code, _, err) = flashlab(&["sweep", "run", &file, "--out", local.to_str().unwrap(), "--jobs", "2"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(points(&on_slurm).len(), 8, "{said}");
+    for p in points(&local) {
+        assert!(std::fs::read(on_slurm.join(&p)).unwrap() == std::fs::read(local.join(&p)).unwrap(), "{p} differs between Slurm and --jobs 2");
+    }
+    let (code, _, err) = flashlab(&["sweep", "collect", on_slurm.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+}
+
+#[test]
+fn the_kubernetes_job_is_an_indexed_job_whose_pods_run_the_points() {
+    let d = Scratch::new("sweep-k8s");
+    let file = sweep_file(&d, SWEEP);
+    let out = d.join("volume");
+    let (code, _, err) = flashlab(&["sweep", "k8s", &file, "--out", out.to_str().unwrap(), "--image", "registry.example/flashlab:0.1", "--parallelism", "4"]);
+    assert_eq!(code, 0, "{err}");
+    let job: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("sweep-job.json")).unwrap()).unwrap();
+    assert_eq!((job["apiVersion"].as_str(), job["kind"].as_str()), (Some("batch/v1"), Some("Job")));
+    let name = job["metadata"]["name"].as_str().unwrap();
+    assert!(name.len() <= 63 && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'), "not a DNS label: {name}");
+    let spec = &job["spec"];
+    assert_eq!((spec["completionMode"].as_str(), spec["completions"].as_u64(), spec["parallelism"].as_u64()), (Some("Indexed"), Some(6), Some(4)));
+    let pod = &spec["template"]["spec"];
+    assert_eq!(pod["restartPolicy"], "Never");
+    assert!(pod["activeDeadlineSeconds"].as_u64().unwrap() > 0);
+    let c = &pod["containers"][0];
+    assert_eq!(c["image"], "registry.example/flashlab:0.1");
+    assert_eq!(c["env"][0]["name"], "JOB_COMPLETION_INDEX");
+    assert_eq!(c["env"][0]["valueFrom"]["fieldRef"]["fieldPath"], "metadata.annotations['batch.kubernetes.io/job-completion-index']");
+    assert_eq!(c["resources"]["requests"]["memory"], c["resources"]["limits"]["memory"]);
+    let mount = c["volumeMounts"][0]["mountPath"].as_str().unwrap();
+    assert_eq!(pod["volumes"][0]["name"], c["volumeMounts"][0]["name"]);
+    // Each pod's command, run here for two indices: the volume is `out`,
+    // `$(JOB_COMPLETION_INDEX)` what Kubernetes expands it to.
+    let local = d.join("local");
+    let (code, _, err) = flashlab(&["sweep", "run", &file, "--out", local.to_str().unwrap(), "--jobs", "2"]);
+    assert_eq!(code, 0, "{err}");
+    for index in ["0", "5"] {
+        let argv: Vec<String> = c["command"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| a.as_str().unwrap().replace("$(JOB_COMPLETION_INDEX)", index).replacen(mount, out.to_str().unwrap(), 1))
+            .collect();
+        assert_eq!(argv[0], "flashlab");
+        let args: Vec<&str> = argv[1..].iter().map(String::as_str).collect();
+        let (code, _, err) = flashlab(&args);
+        assert_eq!(code, 0, "{argv:?}: {err}");
+        let p = format!("point-0000{index}.json");
+        assert!(std::fs::read(out.join(&p)).unwrap() == std::fs::read(local.join(&p)).unwrap(), "{p} differs");
+    }
+    assert_eq!(points(&out).len(), 2);
+}
+
+#[test]
+fn a_killed_sweep_resumes_without_redoing_a_finished_point() {
+    let d = Scratch::new("sweep-kill");
+    let file = sweep_file(&d, &SWEEP.replace("scale = 1024", "scale = 128").replace("duration = 0.2", "duration = 1.0"));
+    let out = d.join("out");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_flashlab"))
+        .args(["sweep", "run", &file, "--out", out.to_str().unwrap(), "--jobs", "1"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    while !out.join("point-00000.json").exists() {
+        assert!(child.try_wait().unwrap().is_none(), "the sweep ended before its first point was written");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let done = points(&out);
+    assert!(!done.is_empty() && done.len() < 6, "{done:?}");
+    for p in &done {
+        serde_json::from_str::<serde_json::Value>(&std::fs::read_to_string(out.join(p)).unwrap()).unwrap_or_else(|e| panic!("{p} half written: {e}"));
+    }
+    let before: Vec<Vec<u8>> = done.iter().map(|p| std::fs::read(out.join(p)).unwrap()).collect();
+    let (code, said, err) = flashlab(&["sweep", "run", &file, "--out", out.to_str().unwrap(), "--jobs", "2"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(said.contains(&format!("{} run now, {} done before", 6 - done.len(), done.len())), "{said}");
+    for (p, b) in done.iter().zip(before) {
+        assert!(std::fs::read(out.join(p)).unwrap() == b, "{p} was run again");
+    }
+}

@@ -95,6 +95,23 @@ pub struct Planned {
     pub spec: RunSpec,
     /// The card's maps, bytes (the run's memory, about).
     pub memory_bytes: u64,
+    /// An upper bound on the run's wall time, s (`time_bound_s`).
+    pub time_bound_s: f64,
+}
+
+/// The simulator's speed the time bound assumes, I/Os a second: a
+/// quarter of what `flashlab bench` measures on a 2-core machine.
+const SIM_IOS_PER_S_LOW: f64 = 1e6;
+/// The most I/Os a second any catalog card runs in a measured phase.
+const CARD_IOPS_HIGH: f64 = 1.5e6;
+
+/// An upper bound on a run's wall time, s: preconditioning to its cap in
+/// 4 KiB writes and the measured phase at a card's highest rate, at a
+/// quarter of the simulator's measured speed, plus the card's making.
+pub fn time_bound_s(spec: &RunSpec, capacity_bytes: u64) -> f64 {
+    let precondition = if spec.precondition { spec.precondition_cap_drive_writes * capacity_bytes as f64 / 4096.0 } else { 0.0 };
+    let measured = spec.duration_s.unwrap_or(5.0 * spec.interval_s) * CARD_IOPS_HIGH;
+    5.0 + (precondition + measured) / SIM_IOS_PER_S_LOW
 }
 
 /// A point's results file.
@@ -193,9 +210,11 @@ impl Sweep {
         crate::runs::workload::Mix::parse(&workload).map_err(|e| at(format!("workload {workload}: {e}")))?;
         card::Device::validate(&profile, &format, b.scale).map_err(|e| at(e.to_string()))?;
         let memory_bytes = card::Device::map_bytes(&profile, &format, b.scale).map_err(|e| at(e.to_string()))?;
+        let capacity = card::Device::capacity_of(&profile, &format, b.scale).map_err(|e| at(e.to_string()))?;
         let mut spec = RunSpec::new(&profile, &format, &workload, b.scale, seed);
         (spec.threads, spec.queue_depth, spec.precondition, spec.duration_s) = (threads, qd, b.precondition, b.duration);
-        Ok(Planned { index, settings, profile, spec, memory_bytes })
+        let time_bound_s = time_bound_s(&spec, capacity);
+        Ok(Planned { index, settings, profile, spec, memory_bytes, time_bound_s })
     }
 
     /// Every point checked; the first bad one's error.
