@@ -7,7 +7,7 @@
 # and a loop mount). What a command needs that the README assumes is made
 # first: `old/` and `new/` results for `compare` (the tour's `cmp` review),
 # `mycard.toml` (the FlashMAX II's profile under another id) and `mine.toml`
-# (one measured figure for `fit`).
+# (one measured figure for `fit`), and `docs/sweeps/` for `sweep`.
 #
 #   scripts/readme-commands.sh [--skip-long]
 #
@@ -91,6 +91,9 @@ one() { # a tour line: one flashlab command and perhaps a comment
         ;;
     "flashlab fit "*"--figures mine.toml"*)
         printf '[[published]]\nby = "reviewer"\nsource = "my lab"\nwhat = "4K random write, burst"\nworkload = "4k-write"\nstate = "fresh"\nmetric = "iops"\nvalue = 140000\n' >mine.toml
+        ;;
+    "flashlab sweep "*"docs/sweeps/"*)
+        mkdir -p docs/sweeps && cp "$root"/docs/sweeps/*.toml docs/sweeps/
         ;;
     "flashlab run ./mycard.toml"*)
         sed 's/^id = .*/id = "mycard"/' "$root/devices/flashmax2.toml" >mycard.toml
