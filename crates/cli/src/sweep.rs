@@ -150,6 +150,7 @@ fn run(file: &Path, out: &Path, index: Option<usize>, jobs: Option<usize>) -> Re
     let each = |i: usize, r: &sweep::PointOutcome| match r {
         Ok(Some(_)) => eprintln!("  point {i} done"),
         Ok(None) => {}
+        Err(_) if lab::interrupt::asked() => eprintln!("  point {i} stopped: it runs again on the next `sweep run`"),
         Err(why) => eprintln!("  point {i} FAILED: {why}"),
     };
     let sweep::RunAll { done, before, failed } = sweep::run_all(&s, out, jobs, &each).map_err(anyhow::Error::msg)?;

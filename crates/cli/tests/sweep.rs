@@ -273,3 +273,27 @@ fn a_killed_sweep_resumes_without_redoing_a_finished_point() {
         assert!(std::fs::read(out.join(p)).unwrap() == b, "{p} was run again");
     }
 }
+
+#[test]
+fn ctrl_c_stops_a_sweep_without_marking_the_point_under_way_failed() {
+    let d = Scratch::new("sweep-int");
+    let file = sweep_file(&d, &SWEEP.replace("scale = 1024", "scale = 64").replace("duration = 0.2", "duration = 2.0"));
+    let out = d.join("out");
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_flashlab"))
+        .args(["sweep", "run", &file, "--out", out.to_str().unwrap(), "--jobs", "1"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    while !out.join("sweep.toml").exists() {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(err.contains("stopped: it runs again on the next `sweep run`"), "{err}");
+    let errors: Vec<_> = std::fs::read_dir(&out).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().ends_with(".error")).collect();
+    assert!(errors.is_empty(), "a stopped point was marked failed");
+}

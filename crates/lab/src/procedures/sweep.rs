@@ -288,6 +288,9 @@ pub fn run_all(sweep: &Sweep, dir: &Path, jobs: usize, each: &(dyn Fn(usize, &Po
                         let _ = std::fs::remove_file(error_path(dir, p.index));
                     }
                     Ok(None) => o.before += 1,
+                    // A point a stop cut short is not a failure: it is run
+                    // again on the next `run`.
+                    Err(_) if crate::runs::interrupt::asked() => {}
                     Err(why) => {
                         let _ = card::write_whole(&error_path(dir, p.index), format!("{why}\n").as_bytes());
                         o.failed.push((p.index, why));
