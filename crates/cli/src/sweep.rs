@@ -111,8 +111,8 @@ fn plan(file: &Path) -> Result<()> {
             p.index,
             settings_text(&p.settings),
             p.profile.id,
-            p.spec.format,
-            p.spec.scale,
+            p.format,
+            p.scale,
             p.memory_bytes as f64 / 1e6,
             p.time_bound_s
         );
@@ -266,14 +266,16 @@ fn collect(dir: &Path) -> Result<()> {
     let c = sweep::collect(&s, dir).map_err(anyhow::Error::msg)?;
     outln!("{:>5} {:>12} {:>9} {:>9} {:>9} {:>6}  settings [simulated]", "point", "IOPS", "MB/s", "avg ms", "p99 ms", "WA");
     for r in &c.rows {
+        let test = r.test.as_ref().map_or(String::new(), |t| format!(" ({t})"));
+        let wa = r.write_amplification.map_or("-".into(), |w| format!("{w:.2}"));
         outln!(
-            "{:>5} {:>12.0} {:>9.1} {:>9.3} {:>9.3} {:>6.2}  {}",
+            "{:>5} {:>12.0} {:>9.1} {:>9.3} {:>9.3} {:>6}  {}{test}",
             r.index,
             r.iops,
             r.mb_per_s,
             r.latency_avg_ms,
             r.latency_p99_ms,
-            r.write_amplification,
+            wa,
             settings_text(&r.settings)
         );
     }

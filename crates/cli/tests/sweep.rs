@@ -297,3 +297,24 @@ fn ctrl_c_stops_a_sweep_without_marking_the_point_under_way_failed() {
     let errors: Vec<_> = std::fs::read_dir(&out).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().ends_with(".error")).collect();
     assert!(errors.is_empty(), "a stopped point was marked failed");
 }
+
+#[test]
+fn a_review_sweep_gives_each_point_what_the_review_alone_gives() {
+    let d = Scratch::new("sweep-review");
+    let file =
+        sweep_file(&d, "[base]\nprocedure = \"review\"\ndevice = \"p420m\"\nscale = 1024\nprofiles = [\"4k\"]\n\n[axes]\ndevice = [\"p420m\", \"mx6300\"]\n");
+    let out = d.join("out");
+    let (code, _, err) = flashlab(&["sweep", "run", &file, "--out", out.to_str().unwrap(), "--jobs", "2"]);
+    assert_eq!(code, 0, "{err}");
+    let (code, table, err) = flashlab(&["sweep", "collect", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(table.contains("device=mx6300 (4k 4K write)") && table.contains("device=p420m (4k 4K read)"), "{table}");
+    let c: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("sweep.json")).unwrap()).unwrap();
+    let review_dir = d.join("review");
+    let (code, _, err) = flashlab(&["review", "mx6300", "--scale", "1024", "--profiles", "4k", "--out", review_dir.to_str().unwrap(), "-q"]);
+    assert_eq!(code, 0, "{err}");
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(review_dir.join("results.json")).unwrap()).unwrap();
+    let alone = &r["jobs"][0]["tests"][0]["summary"]["all"]["iops"];
+    let row = c["rows"].as_array().unwrap().iter().find(|row| row["settings"]["device"] == "mx6300" && row["test"] == "4k 4K write").unwrap();
+    assert_eq!(&row["iops"], alone, "the sweep's point differs from the review alone");
+}

@@ -12,6 +12,7 @@
 //! device = "flashmax2"     # a catalog id or a profile file (beside the sweep file)
 //! format = "stock"
 //! scale = 64
+//! procedure = "run"        # or "review", with profiles = ["4k", "8k7030", ...]
 //! workload = "4k-write"
 //! threads = 16
 //! qd = 16
@@ -26,6 +27,9 @@
 //! "controller.program_path_bytes_per_sec" = [600e6, 900e6]
 //! ```
 
+use crate::procedures::job::{jobs_of, ReviewSpec};
+use crate::procedures::review::{review, ReviewResults};
+use crate::runs::phase::Phase;
 use crate::runs::run::{run, RunError, RunResult};
 use crate::runs::spec::RunSpec;
 use card::Profile;
@@ -41,7 +45,16 @@ pub struct Base {
     pub format: Option<String>,
     #[serde(default = "default_scale")]
     pub scale: u32,
-    pub workload: String,
+    /// `run` (one workload at threads x qd) or `review` (the reviewers'
+    /// procedure over `profiles`).
+    #[serde(default)]
+    pub procedure: Procedure,
+    /// A run's workload.
+    pub workload: Option<String>,
+    /// A review's profiles (`4k`, `8k-7030`, `fileserver`, `webserver`,
+    /// `sequential`).
+    #[serde(default)]
+    pub profiles: Vec<String>,
     #[serde(default = "default_16")]
     pub threads: u32,
     #[serde(default = "default_16")]
@@ -62,6 +75,15 @@ fn default_16() -> u32 {
 }
 fn default_seed() -> u64 {
     1
+}
+
+/// What each point runs.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Procedure {
+    #[default]
+    Run,
+    Review,
 }
 
 /// How the axes make points.
@@ -86,13 +108,22 @@ pub struct Sweep {
     pub points: Vec<Vec<toml::Value>>,
 }
 
+/// What a planned point runs.
+#[derive(Debug, Clone)]
+pub enum Work {
+    Run(RunSpec),
+    Review(ReviewSpec),
+}
+
 /// A point made ready to run: its profile (axes applied) and run.
 #[derive(Debug, Clone)]
 pub struct Planned {
     pub index: usize,
     pub settings: BTreeMap<String, toml::Value>,
     pub profile: Profile,
-    pub spec: RunSpec,
+    pub format: String,
+    pub scale: u32,
+    pub work: Work,
     /// The card's maps, bytes (the run's memory, about).
     pub memory_bytes: u64,
     /// An upper bound on the run's wall time, s (`time_bound_s`).
@@ -114,19 +145,27 @@ pub fn time_bound_s(spec: &RunSpec, capacity_bytes: u64) -> f64 {
     5.0 + (precondition + measured) / SIM_IOS_PER_S_LOW
 }
 
+/// What a point measured.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Output {
+    Run(Box<RunResult>),
+    Review(Box<ReviewResults>),
+}
+
 /// A point's results file.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PointResult {
     pub kind: String,
     pub index: usize,
     pub settings: BTreeMap<String, toml::Value>,
-    pub result: RunResult,
+    pub output: Output,
 }
 
 pub const POINT_KIND: &str = "flashlab sweep point";
 
 /// The run settings an axis may name besides a profile number's path.
-const RUN_AXES: [&str; 5] = ["format", "workload", "threads", "qd", "seed"];
+const RUN_AXES: [&str; 6] = ["device", "format", "workload", "threads", "qd", "seed"];
 
 impl Sweep {
     /// Reads a sweep file; every point is checked by `plan`.
@@ -169,11 +208,10 @@ impl Sweep {
         Ok(Sweep { file: file.to_path_buf(), base, mode, axes, points })
     }
 
-    /// The base's device: a catalog id, or a profile file beside the sweep
-    /// file.
-    fn base_profile(&self) -> Result<Profile, String> {
-        let beside = self.file.parent().unwrap_or(Path::new(".")).join(&self.base.device);
-        let device = if self.base.device.ends_with(".toml") && beside.exists() { beside.display().to_string() } else { self.base.device.clone() };
+    /// A device: a catalog id, or a profile file beside the sweep file.
+    fn profile_of(&self, device: &str) -> Result<Profile, String> {
+        let beside = self.file.parent().unwrap_or(Path::new(".")).join(device);
+        let device = if device.ends_with(".toml") && beside.exists() { beside.display().to_string() } else { device.to_string() };
         card::profile_load(&device).map_err(|e| e.to_string())
     }
 
@@ -185,8 +223,13 @@ impl Sweep {
             .get(index)
             .ok_or_else(|| format!("point {index}: the sweep has {} points (0 to {})", self.points.len(), self.points.len().saturating_sub(1)))?;
         let at = |e: String| format!("point {index}: {e}");
-        let mut profile = self.base_profile().map_err(at)?;
         let b = &self.base;
+        let axis = |name: &str| self.axes.iter().position(|a| a.0 == name).map(|i| &values[i]);
+        let device = match axis("device") {
+            Some(v) => v.as_str().ok_or_else(|| at(format!("device = {v}: a catalog id or a profile file")))?.to_string(),
+            None => b.device.clone(),
+        };
+        let mut profile = self.profile_of(&device).map_err(at)?;
         let (mut format, mut workload, mut threads, mut qd, mut seed) =
             (b.format.clone().unwrap_or_else(|| profile.default_format.clone()), b.workload.clone(), b.threads, b.qd, b.seed);
         let mut settings = BTreeMap::new();
@@ -195,8 +238,9 @@ impl Sweep {
             let text = || v.as_str().map(str::to_string).ok_or_else(|| at(format!("{name} = {v}: a string")));
             let whole = || v.as_integer().filter(|&i| i > 0).ok_or_else(|| at(format!("{name} = {v}: a whole number above 0")));
             match name.as_str() {
+                "device" => {}
                 "format" => format = text()?,
-                "workload" => workload = text()?,
+                "workload" => workload = Some(text()?),
                 "threads" => threads = whole()? as u32,
                 "qd" => qd = whole()? as u32,
                 "seed" => seed = whole()? as u64,
@@ -207,14 +251,40 @@ impl Sweep {
                 }
             }
         }
-        crate::runs::workload::Mix::parse(&workload).map_err(|e| at(format!("workload {workload}: {e}")))?;
         card::Device::validate(&profile, &format, b.scale).map_err(|e| at(e.to_string()))?;
         let memory_bytes = card::Device::map_bytes(&profile, &format, b.scale).map_err(|e| at(e.to_string()))?;
         let capacity = card::Device::capacity_of(&profile, &format, b.scale).map_err(|e| at(e.to_string()))?;
-        let mut spec = RunSpec::new(&profile, &format, &workload, b.scale, seed);
-        (spec.threads, spec.queue_depth, spec.precondition, spec.duration_s) = (threads, qd, b.precondition, b.duration);
-        let time_bound_s = time_bound_s(&spec, capacity);
-        Ok(Planned { index, settings, profile, spec, memory_bytes, time_bound_s })
+        let (work, time_bound_s) = match b.procedure {
+            Procedure::Run => {
+                if !b.profiles.is_empty() {
+                    return Err(at("profiles are a review's: a run has a workload".into()));
+                }
+                let workload = workload.ok_or_else(|| at("a run needs a workload ([base] workload or an axis)".into()))?;
+                crate::runs::workload::Mix::parse(&workload).map_err(|e| at(format!("workload {workload}: {e}")))?;
+                let mut spec = RunSpec::new(&profile, &format, &workload, b.scale, seed);
+                (spec.threads, spec.queue_depth, spec.precondition, spec.duration_s) = (threads, qd, b.precondition, b.duration);
+                let t = time_bound_s(&spec, capacity);
+                (Work::Run(spec), t)
+            }
+            Procedure::Review => {
+                if workload.is_some() || b.duration.is_some() || settings.contains_key("threads") || settings.contains_key("qd") {
+                    return Err(at("a review runs its profiles' own workloads, threads and lengths: no workload, duration, threads or qd".into()));
+                }
+                let mut spec = ReviewSpec::new(vec![profile.id.clone()], b.scale, seed);
+                spec.formats = Some(vec![format.clone()]);
+                if !b.profiles.is_empty() {
+                    spec.profiles = b.profiles.clone();
+                }
+                jobs_of(&spec, std::slice::from_ref(&profile)).map_err(|e| at(e.to_string()))?;
+                // Each profile: preconditioning to its cap, then about 45
+                // rounds of tests at a card's highest rate.
+                let round_s = profile.scaling(b.scale).round_s();
+                let per = spec.precondition_cap_drive_writes * capacity as f64 / 4096.0 + 45.0 * round_s * CARD_IOPS_HIGH;
+                let t = 5.0 + spec.profiles.len() as f64 * per / SIM_IOS_PER_S_LOW;
+                (Work::Review(spec), t)
+            }
+        };
+        Ok(Planned { index, settings, profile, format, scale: b.scale, work, memory_bytes, time_bound_s })
     }
 
     /// Every point checked; the first bad one's error.
@@ -235,11 +305,24 @@ pub fn run_point(p: &Planned, dir: &Path) -> Result<Option<PointResult>, String>
     if path.is_file() {
         return Ok(None);
     }
-    let result = run(&p.profile, &p.spec, &mut |_| {}).map_err(|e: RunError| format!("point {}: {e}", p.index))?;
-    if let Some(why) = &result.incomplete {
+    let failed = |e: RunError| format!("point {}: {e}", p.index);
+    let (output, incomplete) = match &p.work {
+        Work::Run(spec) => {
+            let r = run(&p.profile, spec, &mut |_| {}).map_err(failed)?;
+            let why = r.incomplete.clone();
+            (Output::Run(Box::new(r)), why)
+        }
+        Work::Review(spec) => {
+            let (jobs, _) = jobs_of(spec, std::slice::from_ref(&p.profile)).map_err(failed)?;
+            let r = review(spec, &jobs, 1, &|_| {}).map_err(failed)?;
+            let why = r.incomplete.clone();
+            (Output::Review(Box::new(r)), why)
+        }
+    };
+    if let Some(why) = incomplete {
         return Err(format!("point {}: {why}", p.index));
     }
-    let r = PointResult { kind: POINT_KIND.into(), index: p.index, settings: p.settings.clone(), result };
+    let r = PointResult { kind: POINT_KIND.into(), index: p.index, settings: p.settings.clone(), output };
     let text = serde_json::to_string_pretty(&r).expect("a point serialises") + "\n";
     card::write_whole(&path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))?;
     Ok(Some(r))
@@ -309,12 +392,16 @@ pub fn run_all(sweep: &Sweep, dir: &Path, jobs: usize, each: &(dyn Fn(usize, &Po
 pub struct Row {
     pub index: usize,
     pub settings: BTreeMap<String, toml::Value>,
+    /// A review's test (`4k 4K write`, `8k-7030 16T/16Q`); none for a run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub test: Option<String>,
     pub iops: f64,
     pub mb_per_s: f64,
     pub latency_avg_ms: f64,
     pub latency_p99_ms: f64,
     pub latency_max_ms: f64,
-    pub write_amplification: f64,
+    /// None where the phase wrote nothing (a read test).
+    pub write_amplification: Option<f64>,
 }
 
 /// A sweep's points collected from its directory.
@@ -358,18 +445,27 @@ pub fn collect(sweep: &Sweep, dir: &Path) -> Result<Collected, String> {
         if p.kind != POINT_KIND || p.settings != want {
             return Err(format!("{}: a point of another sweep (its settings are not point {index}'s)", path.display()));
         }
-        let phase = p.result.phases.last().ok_or_else(|| format!("{}: no phase", path.display()))?;
-        let a = &phase.summary.all;
-        c.rows.push(Row {
-            index,
-            settings: p.settings,
-            iops: a.iops,
-            mb_per_s: a.mb_per_s,
-            latency_avg_ms: a.latency_avg_ms,
-            latency_p99_ms: a.latency_p99_ms,
-            latency_max_ms: a.latency_max_ms,
-            write_amplification: phase.wa,
-        });
+        let phases: Vec<(Option<String>, &Phase)> = match &p.output {
+            Output::Run(r) => r.phases.last().map(|ph| (None, ph)).into_iter().collect(),
+            Output::Review(r) => r.jobs.iter().flat_map(|j| j.tests.iter().map(move |t| (Some(format!("{} {}", j.profile, t.name)), t))).collect(),
+        };
+        if phases.is_empty() {
+            return Err(format!("{}: no measured phase", path.display()));
+        }
+        for (test, phase) in phases {
+            let a = &phase.summary.all;
+            c.rows.push(Row {
+                index,
+                settings: p.settings.clone(),
+                test,
+                iops: a.iops,
+                mb_per_s: a.mb_per_s,
+                latency_avg_ms: a.latency_avg_ms,
+                latency_p99_ms: a.latency_p99_ms,
+                latency_max_ms: a.latency_max_ms,
+                write_amplification: (phase.wa > 0.0).then_some(phase.wa),
+            });
+        }
     }
     Ok(c)
 }
@@ -397,12 +493,27 @@ workload = ["4k-write", "8k-7030"]
         // Axes in their names' order: the program path, then the
         // workload (fastest).
         let p = s.plan(3).unwrap();
-        assert_eq!(p.spec.workload, "8k-7030");
+        let Work::Run(spec) = &p.work else { panic!("a run") };
+        assert_eq!(spec.workload, "8k-7030");
         assert_eq!(p.profile.controller.program_path_bytes_per_sec, 900_000_000);
-        assert_eq!((p.spec.threads, p.spec.queue_depth, p.spec.scale, p.spec.format.as_str()), (16, 16, 1024, "stock"));
+        assert_eq!((spec.threads, spec.queue_depth, spec.scale, spec.format.as_str()), (16, 16, 1024, "stock"));
         assert!(p.memory_bytes > 0);
         let list = Sweep::parse(Path::new("s.toml"), &FILE.replace("[axes]", "[axes]\nmode = \"list\"")).unwrap_err();
         assert_eq!(list, "mode = \"list\": axis workload has 2 values, controller.program_path_bytes_per_sec has 3");
+    }
+
+    #[test]
+    fn a_review_sweep_runs_its_profiles_and_takes_no_run_settings() {
+        let review = "[base]\nprocedure = \"review\"\ndevice = \"p420m\"\nscale = 1024\nprofiles = [\"4k\"]\n\n[axes]\ndevice = [\"p420m\", \"mx6300\"]\n";
+        let s = Sweep::parse(Path::new("s.toml"), review).unwrap();
+        let p = s.plan(1).unwrap();
+        let Work::Review(spec) = &p.work else { panic!("a review") };
+        assert_eq!((p.profile.id.as_str(), spec.profiles.clone(), spec.formats.clone()), ("mx6300", vec!["4k".to_string()], Some(vec!["stock".to_string()])));
+        let bad = |text: &str| Sweep::parse(Path::new("s.toml"), text).unwrap().plan(0).unwrap_err();
+        assert!(bad(&review.replace("profiles = [\"4k\"]", "workload = \"4k-write\"")).contains("a review runs its profiles' own workloads"));
+        assert!(bad(&review.replace("\"4k\"]", "\"4k\", \"8k-7030\"]")).contains("unknown profile '8k-7030'"));
+        assert!(bad(&review.replace("procedure = \"review\"", "procedure = \"run\"")).contains("profiles are a review's"));
+        assert!(bad(&review.replace("procedure = \"review\"\n", "").replace("profiles = [\"4k\"]\n", "")).contains("a run needs a workload"));
     }
 
     #[test]
