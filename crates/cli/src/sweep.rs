@@ -129,7 +129,12 @@ fn keep(file: &Path, dir: &Path) -> Result<()> {
     match std::fs::read_to_string(&kept) {
         Ok(k) if k == text => Ok(()),
         Ok(_) => bail!("{} holds another sweep's results ({} differs from {}): choose another --out", dir.display(), kept.display(), file.display()),
-        Err(_) => Ok(card::write_whole(&kept, text.as_bytes()).with_context(|| kept.display().to_string())?),
+        // Several tasks may keep it at once: one that lost the race finds
+        // the same file there.
+        Err(_) => match card::write_whole(&kept, text.as_bytes()) {
+            Err(_) if std::fs::read_to_string(&kept).is_ok_and(|k| k == text) => Ok(()),
+            r => Ok(r.with_context(|| kept.display().to_string())?),
+        },
     }
 }
 
@@ -205,7 +210,8 @@ fn slurm(file: &Path, out: &Path, partition: Option<String>, time: Option<String
         let o = sbatch.arg(&path).output().context("sbatch (Debian's slurm-client)")?;
         let said = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
         if !o.status.success() {
-            bail!("sbatch {}: {}", path.display(), said.trim());
+            let why = if wait && said.contains("Submitted batch job") { "a task failed (its output: slurm-JOB_TASK.out there)" } else { "refused" };
+            bail!("sbatch {}: {why}: {}", path.display(), said.trim());
         }
         outln!("{}", said.trim());
     }

@@ -183,7 +183,10 @@ fn a_sweep_on_slurm_as_a_job_array_gives_the_local_results_byte_for_byte() {
         .env("SLURM_CONF", &slurm.conf)
         .output()
         .unwrap();
-    let said = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    let mut said = format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    for e in std::fs::read_dir(&on_slurm).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().starts_with("slurm-")) {
+        said += &format!("\n{}: {}", e.file_name().to_string_lossy(), std::fs::read_to_string(e.path()).unwrap_or_default());
+    }
     assert!(o.status.success(), "{said}");
     assert!(said.contains("a job array of 8 tasks") && said.contains("Submitted batch job"), "{said}");
     let script = std::fs::read_to_string(on_slurm.join("sweep.sbatch")).unwrap();

@@ -19,7 +19,9 @@ pub(crate) fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ReportError 
 /// nothing is left in it until there is something to write.
 pub fn out_dir_prepare(dir: &Path) -> Result<(), ReportError> {
     std::fs::create_dir_all(dir).map_err(io_err(dir))?;
-    let probe = dir.join(".flashlab-write-test");
+    // Named by the process: several may prepare one directory at once
+    // (a sweep's tasks).
+    let probe = dir.join(format!(".flashlab-write-test-{}", std::process::id()));
     std::fs::write(&probe, b"").map_err(io_err(dir))?;
     std::fs::remove_file(&probe).map_err(io_err(dir))
 }
