@@ -16,8 +16,9 @@
 //!   served card (`apptest`).
 //! - `outputs`: SVG charts (`chart`), the review's charts (`figures`), what
 //!   a review leaves (`report`, `files`), CSV tables (`csv`), the HTML
-//!   report (`html`, `pts_page`, `page`), fio job files (`fio`) and the
-//!   SysBench test's charts (`sysbench`).
+//!   report (`html`, `pts_page`, `page`), fio job files (`fio`), and the
+//!   charts of a replay (`replay`), a sweep (`sweep`) and the SysBench
+//!   test (`sysbench`).
 //!
 //! `number` (how figures are written) is shared by all three.
 
@@ -65,6 +66,7 @@ pub mod outputs {
     pub mod html;
     pub mod page;
     pub mod pts_page;
+    pub mod replay;
     pub mod report;
     pub mod sweep;
     pub mod sysbench;
