@@ -54,7 +54,7 @@ impl JsonSink {
             anyhow::bail!("cannot write --json {}: it is a directory", path.display());
         }
         let mut probe = path.as_os_str().to_owned();
-        probe.push(".flashlab-write-test");
+        probe.push(format!(".flashlab-write-test-{}", std::process::id()));
         std::fs::write(&probe, b"").and_then(|()| std::fs::remove_file(&probe)).with_context(|| format!("cannot write --json {}", path.display()))?;
         Ok(JsonSink::File(path.to_path_buf()))
     }
