@@ -77,7 +77,9 @@ one() { # a tour line: one flashlab command and perhaps a comment
     case "$cmd" in
     "flashlab serve "*)
         stop_server
-        eval "$cmd" 2>serve.log &
+        # exec: $! is the server itself, not a subshell a TERM would
+        # leave it orphaned by.
+        eval "exec $cmd" 2>serve.log &
         server=$!
         local sock
         sock=$(echo "$cmd" | sed -n 's/.*--unix \([^ ]*\).*/\1/p')
