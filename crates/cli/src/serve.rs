@@ -346,10 +346,11 @@ fn mount_log(store: &std::path::Path, r: &card::MountReport, modelled_ns: u64, w
         return;
     }
     eprintln!(
-        "flashlab serve: mounted {}: {} slots mapped from {} scanned, {} page(s) of the protected buffer programmed at power-on, {} superblock(s) closed short; scan {:.3} s modelled [simulated], {:.3} s wall",
+        "flashlab serve: mounted {}: {} slots mapped from {} scanned in {} die block(s) written since their erase, {} page(s) of the protected buffer programmed at power-on, {} superblock(s) closed short; scan {:.3} s modelled [simulated], {:.3} s wall",
         store.display(),
         r.slots_mapped,
         r.slots_scanned,
+        r.blocks_scanned,
         r.pages_completed,
         r.superblocks_short,
         modelled_ns as f64 / 1e9,

@@ -44,6 +44,10 @@ pub struct MountReport {
     /// Pages the power-loss-protected buffer held at the cut, which the
     /// media programmed at power-on (set by whoever opened the media).
     pub pages_completed: u64,
+    /// Die blocks whose out-of-band areas were read to learn their
+    /// programmed pages: those written since their erase (set by whoever
+    /// opened the media; none from a checkpoint).
+    pub blocks_scanned: u64,
     /// Slots a failed program left in the power-loss-protected buffer (a
     /// cut came before they were written elsewhere), written again.
     pub slots_stranded: u64,

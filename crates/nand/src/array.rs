@@ -24,6 +24,7 @@ pub struct Array {
     store: Option<Store>,
     counters: MediaCounters,
     staged_pages: u64,
+    blocks_scanned: u64,
 }
 
 impl Array {
@@ -85,6 +86,12 @@ impl Array {
             for block in 0..g.blocks_per_plane {
                 let b = self.state_index(die, block);
                 self.erase_count[b] = store.erase_count(b);
+                // A block unmarked holds nothing: its OOB is not read.
+                if !store.block_used(Self::store_block(&g, die, block)) {
+                    self.next_page[b] = 0;
+                    continue;
+                }
+                self.blocks_scanned += 1;
                 let first = self.mpage_offset(die, block, 0) / g.mpage_bytes() as usize * spm;
                 // Slots are programmed in order: a page is whole when its
                 // last slot is (one cut short is finished by `staged_program`).
@@ -105,7 +112,8 @@ impl Array {
             for block in 0..g.blocks_per_plane {
                 let b = self.state_index(die, block);
                 let page = self.next_page[b] as u32;
-                if page == g.pages_per_block {
+                let used = self.store.as_ref().is_some_and(|s| s.block_used(Self::store_block(&g, die, block)));
+                if page == g.pages_per_block || !used {
                     continue;
                 }
                 let first = self.mpage_offset(die, block, page) / g.mpage_bytes() as usize * spm;
@@ -127,6 +135,18 @@ impl Array {
                 self.staged_pages += 1;
             }
         }
+    }
+
+    /// A die block's index in the store's order (the pages' order, die
+    /// major), where its mark is kept.
+    fn store_block(g: &Geometry, die: u32, block: u32) -> usize {
+        die as usize * g.blocks_per_plane as usize + block as usize
+    }
+
+    /// Die blocks whose out-of-band areas were read when the array was
+    /// opened on its store: those written since their erase (marked).
+    pub fn blocks_scanned(&self) -> u64 {
+        self.blocks_scanned
     }
 
     /// Pages the power-loss-protected buffer held when the array was
@@ -162,6 +182,7 @@ impl Array {
             die_failed: vec![false; geometry.dies() as usize],
             endurance: None,
             staged_pages: 0,
+            blocks_scanned: 0,
             geometry,
             counters: MediaCounters::default(),
         }
@@ -456,6 +477,37 @@ mod tests {
         assert!(matches!(a.page_program(2, 0, 0, OpTag::User, &oob, None), Err(NandError::OutOfRange { .. })));
         a.die_fail(1, true);
         assert!(matches!(a.block_erase(1, 0, OpTag::Gc), Err(NandError::DieFailed { die: 1 })));
+    }
+
+    /// Reopened on its store (a cut: no clean stop), an array reads the
+    /// out-of-band areas of the blocks written since their erase only,
+    /// and finds every block's programmed pages and staged slots as they
+    /// were; an erased block is read no more.
+    #[test]
+    fn a_reopened_store_reads_only_the_blocks_written_since_their_erase() {
+        let g = geo();
+        let path = std::env::temp_dir().join(format!("flashlab-array-marks-{}", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        let oob = [1u32, 2, 3, 4];
+        let data = vec![7u8; 16384];
+        let mut a = Array::with_store(g.clone(), Some(Store::file(&path, &g, "card").unwrap().0));
+        assert_eq!(a.blocks_scanned(), 0, "a new store has no block to read");
+        a.page_program(0, 1, 0, OpTag::User, &oob, Some(&data)).unwrap();
+        a.page_program(0, 1, 1, OpTag::User, &oob, Some(&data)).unwrap();
+        a.page_program(1, 3, 0, OpTag::User, &oob, Some(&data)).unwrap();
+        a.page_program(1, 2, 0, OpTag::User, &oob, Some(&data)).unwrap();
+        a.block_erase(1, 2, OpTag::Gc).unwrap();
+        a.slot_stage(0, 2, 0, 1, (9, 5), &data[..4096]).unwrap();
+        let store = a.into_store().unwrap();
+        assert!(store.block_used(1) && store.block_used(2) && store.block_used(4 + 3), "blocks written are marked");
+        assert!(!store.block_used(4 + 2) && !store.block_used(0), "erased and unwritten blocks are not");
+        drop(store);
+        let a = Array::with_store(g.clone(), Some(Store::file(&path, &g, "card").unwrap().0));
+        assert_eq!(a.blocks_scanned(), 3, "die 0 blocks 1 and 2, die 1 block 3");
+        assert_eq!((a.next_page(0, 1), a.next_page(1, 3), a.next_page(1, 2), a.next_page(0, 2)), (2, 1, 0, 1), "the staged page programmed at power-on");
+        assert_eq!(a.staged_pages(), 1);
+        assert_eq!(a.erase_count(1, 2), 1);
+        let _ = std::fs::remove_file(&path);
     }
 
     #[test]

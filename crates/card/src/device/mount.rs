@@ -183,7 +183,7 @@ impl Device {
         mounted: &mut Option<MountReport>,
         lost: &mut Vec<(usize, u32)>,
     ) -> Result<Ftl<Recorder>, DeviceError> {
-        let completed = array.staged_pages();
+        let (completed, blocks_scanned) = (array.staged_pages(), array.blocks_scanned());
         let (ftl, mut r) = match saved {
             Some(b) => match Ftl::mount_checkpoint(crate::recorder::recorder(array), cfg.clone(), b) {
                 Ok(mounted) => mounted,
@@ -211,6 +211,7 @@ impl Device {
         m.superblocks_short += r.superblocks_short;
         m.seq_max = m.seq_max.max(r.seq_max);
         m.pages_completed += completed;
+        m.blocks_scanned += blocks_scanned;
         m.slots_rebuilt += r.slots_rebuilt;
         m.from_checkpoint &= r.from_checkpoint;
         if let Some(why) = r.checkpoint_refused.take() {

@@ -27,6 +27,12 @@
 //! by a write or to its mapping, and a write has returned before the
 //! state is set).
 //!
+//! Each die block also has a mark, set before the first slot of the block
+//! is staged or programmed and cleared only once an erase has cleared
+//! every slot of the block: a block unmarked holds nothing, so a mount
+//! after a cut reads the out-of-band areas of the blocks written since
+//! their erase, not of the whole card (a full-size card's are 17.6 GB).
+//!
 //! A file starts with a header that names what it holds (magic, layout
 //! version, geometry, and the owner's own description: device, format,
 //! scale); opening a file made for anything else is refused with both
@@ -99,6 +105,11 @@ pub struct Store {
     erases: Bytes,
     /// Each LBA's last trim: its sequence number (0: never trimmed).
     trims: Bytes,
+    /// Each die block's mark (in the pages' order): 1 from before its first
+    /// slot is staged or programmed until an erase has cleared it.
+    used: Bytes,
+    /// Slots of a die block.
+    block_slots: usize,
     /// The file, kept open for the hole punching and the flush.
     file: Option<File>,
     /// The card's system area (its own metadata: failed dies and what
@@ -117,6 +128,8 @@ impl Store {
             oob: Bytes::Memory(vec![0; slots * OOB_BYTES]),
             erases: Bytes::Memory(vec![0; blocks * 4]),
             trims: Bytes::Memory(vec![0; slots * 8]),
+            used: Bytes::Memory(vec![0; blocks]),
+            block_slots: block_slots(g),
             file: None,
             system: None,
             system_path: None,
@@ -163,7 +176,8 @@ impl Store {
         let oob_bytes = slots * OOB_BYTES;
         let erases_offset = HEADER_BYTES + oob_bytes;
         let trims_offset = erases_offset + blocks * 4;
-        let data_offset = (trims_offset + slots * 8).div_ceil(4096) * 4096;
+        let used_offset = trims_offset + slots * 8;
+        let data_offset = (used_offset + blocks).div_ceil(4096) * 4096;
         let total = data_offset + g.raw_bytes() as usize;
         if created {
             file.set_len(total as u64).map_err(io)?;
@@ -195,6 +209,8 @@ impl Store {
             oob: Bytes::Mapped { map: areas()?, offset: HEADER_BYTES, len: oob_bytes },
             erases: Bytes::Mapped { map: areas()?, offset: erases_offset, len: blocks * 4 },
             trims: Bytes::Mapped { map: areas()?, offset: trims_offset, len: slots * 8 },
+            used: Bytes::Mapped { map: areas()?, offset: used_offset, len: blocks },
+            block_slots: block_slots(g),
             file: Some(file),
             system: None,
             system_path: Some(path.with_extension("system")),
@@ -310,8 +326,14 @@ impl Store {
         Ok(())
     }
 
-    /// Writes a slot's LBA and CRC, then (last) its state.
+    /// Writes a slot's LBA and CRC, then (last) its state; its block is
+    /// marked first.
     fn oob_commit(&mut self, slot: usize, lba: u32, state: u32) {
+        let b = slot / self.block_slots;
+        if self.used.get()[b] == 0 {
+            self.used.get_mut()[b] = 1;
+            std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::Release);
+        }
         let crc = crc32fast::hash(self.slot_data(slot));
         let o = &mut self.oob.get_mut()[slot * OOB_BYTES..(slot + 1) * OOB_BYTES];
         o[0..4].copy_from_slice(&lba.to_le_bytes());
@@ -374,13 +396,27 @@ impl Store {
         self.trims.get_mut()[lba as usize * 8..lba as usize * 8 + 8].copy_from_slice(&seq.to_le_bytes());
     }
 
-    /// `n` slots from `slot` erased: no LBA, not programmed.
+    /// `n` slots from `slot` erased: no LBA, not programmed. The blocks
+    /// the range covers whole lose their mark, after their slots.
     pub fn oob_clear(&mut self, slot: usize, n: usize) {
         for o in self.oob.get_mut()[slot * OOB_BYTES..(slot + n) * OOB_BYTES].chunks_exact_mut(OOB_BYTES) {
             o[4..8].fill(0);
             o[0..4].copy_from_slice(&units::LBA_UNMAPPED.to_le_bytes());
             o[8..].fill(0);
         }
+        std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::Release);
+        let (bs, first, end) = (self.block_slots, slot.div_ceil(self.block_slots), (slot + n) / self.block_slots);
+        debug_assert!(bs > 0);
+        if first < end {
+            self.used.get_mut()[first..end].fill(0);
+        }
+    }
+
+    /// Whether a die block (in the pages' order: `block` of `die` is
+    /// `die * blocks_per_plane + block`) may hold a staged or programmed
+    /// slot; `false` means every slot of it is erased.
+    pub fn block_used(&self, block: usize) -> bool {
+        self.used.get()[block] != 0
     }
 
     /// A die block's erase count (`block` counts die blocks in the array's
@@ -459,6 +495,11 @@ impl Store {
         }
         self.data.fill_erased(0, len)
     }
+}
+
+/// Slots of a die block.
+fn block_slots(g: &Geometry) -> usize {
+    g.pages_per_block as usize * g.slots_per_mpage() as usize
 }
 
 /// Slots and die blocks of a geometry.
