@@ -409,7 +409,8 @@ impl Persist for Array {
     }
     fn slot_stranded(&self, die: u32, block: u32, page: u32, slot: u32) -> bool {
         let i = self.slot_index(die, block, page, slot);
-        self.store.as_ref().is_some_and(|s| s.oob_stranded(i))
+        // A block unmarked holds nothing: its OOB is not read.
+        self.store.as_ref().is_some_and(|s| s.block_used(Self::store_block(&self.geometry, die, block)) && s.oob_stranded(i))
     }
     fn page_unstage(&mut self, die: u32, block: u32, page: u32) {
         debug_assert_eq!(page, self.next_page(die, block), "only a block's next page is staged");
