@@ -86,13 +86,13 @@ impl Array {
             for block in 0..g.blocks_per_plane {
                 let b = self.state_index(die, block);
                 self.erase_count[b] = store.erase_count(b);
+                let first = self.mpage_offset(die, block, 0) / g.mpage_bytes() as usize * spm;
                 // A block unmarked holds nothing: its OOB is not read.
-                if !store.block_used(Self::store_block(&g, die, block)) {
+                if !store.block_used(first) {
                     self.next_page[b] = 0;
                     continue;
                 }
                 self.blocks_scanned += 1;
-                let first = self.mpage_offset(die, block, 0) / g.mpage_bytes() as usize * spm;
                 // Slots are programmed in order: a page is whole when its
                 // last slot is (one cut short is finished by `staged_program`).
                 let programmed = (0..g.pages_per_block).take_while(|&p| store.oob_programmed(first + p as usize * spm + spm - 1)).count();
@@ -112,12 +112,14 @@ impl Array {
             for block in 0..g.blocks_per_plane {
                 let b = self.state_index(die, block);
                 let page = self.next_page[b] as u32;
-                let used = self.store.as_ref().is_some_and(|s| s.block_used(Self::store_block(&g, die, block)));
-                if page == g.pages_per_block || !used {
+                if page == g.pages_per_block {
                     continue;
                 }
                 let first = self.mpage_offset(die, block, page) / g.mpage_bytes() as usize * spm;
                 let store = self.store.as_mut().expect("a store");
+                if !store.block_used(first) {
+                    continue;
+                }
                 // A page whose program failed is not programmed (its slots,
                 // stranded in the buffer, are the FTL's to write again).
                 if !(first..first + spm).any(|s| store.oob_staged(s) || store.oob_programmed(s)) || (first..first + spm).any(|s| store.oob_stranded(s)) {
@@ -135,12 +137,6 @@ impl Array {
                 self.staged_pages += 1;
             }
         }
-    }
-
-    /// A die block's index in the store's order (the pages' order, die
-    /// major), where its mark is kept.
-    fn store_block(g: &Geometry, die: u32, block: u32) -> usize {
-        die as usize * g.blocks_per_plane as usize + block as usize
     }
 
     /// Die blocks whose out-of-band areas were read when the array was
@@ -410,7 +406,7 @@ impl Persist for Array {
     fn slot_stranded(&self, die: u32, block: u32, page: u32, slot: u32) -> bool {
         let i = self.slot_index(die, block, page, slot);
         // A block unmarked holds nothing: its OOB is not read.
-        self.store.as_ref().is_some_and(|s| s.block_used(Self::store_block(&self.geometry, die, block)) && s.oob_stranded(i))
+        self.store.as_ref().is_some_and(|s| s.block_used(i) && s.oob_stranded(i))
     }
     fn page_unstage(&mut self, die: u32, block: u32, page: u32) {
         debug_assert_eq!(page, self.next_page(die, block), "only a block's next page is staged");
@@ -500,8 +496,10 @@ mod tests {
         a.block_erase(1, 2, OpTag::Gc).unwrap();
         a.slot_stage(0, 2, 0, 1, (9, 5), &data[..4096]).unwrap();
         let store = a.into_store().unwrap();
-        assert!(store.block_used(1) && store.block_used(2) && store.block_used(4 + 3), "blocks written are marked");
-        assert!(!store.block_used(4 + 2) && !store.block_used(0), "erased and unwritten blocks are not");
+        // Die blocks in the pages' order (die major), 16 slots each.
+        let marked = |die: usize, block: usize| store.block_used((die * 4 + block) * 16);
+        assert!(marked(0, 1) && marked(0, 2) && marked(1, 3), "blocks written are marked");
+        assert!(!marked(1, 2) && !marked(0, 0), "erased and unwritten blocks are not");
         drop(store);
         let a = Array::with_store(g.clone(), Some(Store::file(&path, &g, "card").unwrap().0));
         assert_eq!(a.blocks_scanned(), 3, "die 0 blocks 1 and 2, die 1 block 3");

@@ -412,11 +412,10 @@ impl Store {
         }
     }
 
-    /// Whether a die block (in the pages' order: `block` of `die` is
-    /// `die * blocks_per_plane + block`) may hold a staged or programmed
-    /// slot; `false` means every slot of it is erased.
-    pub fn block_used(&self, block: usize) -> bool {
-        self.used.get()[block] != 0
+    /// Whether the die block holding `slot` may hold a staged or
+    /// programmed slot; `false` means every slot of it is erased.
+    pub fn block_used(&self, slot: usize) -> bool {
+        self.used.get()[slot / self.block_slots] != 0
     }
 
     /// A die block's erase count (`block` counts die blocks in the array's
