@@ -61,6 +61,10 @@ fn malformed_profiles_are_refused_naming_the_field() {
         ("stripe_width = 8", "stripe_width = 7", "ftl.stripe_width = 7"),
         ("reserve_superblocks = 2", "reserve_superblocks = 0", "ftl.reserve_superblocks = 0"),
         ("read_ns = 60_000", "read_ns = 5", "nand.timings.read_ns = 5"),
+        // An upper page faster than the mean, or one that leaves the
+        // lower page no time.
+        ("upper_page_program_ns = 1_900_000", "upper_page_program_ns = 1_000_000", "nand.timings.upper_page_program_ns = 1000000: must be in program_ns..="),
+        ("upper_page_program_ns = 1_900_000", "upper_page_program_ns = 2_600_000", "nand.timings.upper_page_program_ns = 2600000"),
         ("default_format = \"stock\"", "default_format = \"fast\"", "default_format = fast"),
         ("gc_threads = 1", "gc_threads = 0", "ftl.gc_threads = 0"),
         ("count = 2", "count = 3", "controller.count = 3"),

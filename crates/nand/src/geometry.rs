@@ -31,8 +31,16 @@ pub struct Geometry {
 pub struct Timings {
     /// tR: array to page register, one (multi-plane) page.
     pub read_ns: Ns,
-    /// tPROG: page register to array, one (multi-plane) page.
+    /// tPROG: page register to array, one (multi-plane) page: the mean
+    /// over a block's pages (a datasheet's typical).
     pub program_ns: Ns,
+    /// tPROG of an MLC upper (MSB) page, where the NAND's two pages of a
+    /// word line program at different speeds: the upper page, which must
+    /// place four levels, takes longer, the lower page `2 x program_ns -
+    /// this`, so that `program_ns` stays the mean. Pages alternate, lower
+    /// first. Absent: every page takes `program_ns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub upper_page_program_ns: Option<Ns>,
     /// tBERS: one (multi-plane) block erase.
     pub erase_ns: Ns,
     /// Channel bus rate (ONFI/Toggle), bytes per second, shared by the dies
@@ -114,6 +122,16 @@ impl Geometry {
 }
 
 impl Timings {
+    /// tPROG of the lower and the upper page of a word line (both
+    /// `program_ns` where the NAND does not tell them apart); page `p` of
+    /// a block takes `[p % 2]`.
+    pub fn page_program_ns(&self) -> [Ns; 2] {
+        match self.upper_page_program_ns {
+            Some(upper) => [2 * self.program_ns - upper, upper],
+            None => [self.program_ns; 2],
+        }
+    }
+
     pub fn validate(&self) -> Result<(), GeometryError> {
         let f = |field, value: u64, lo: u64, hi: u64, range| {
             if value < lo || value > hi {
@@ -125,6 +143,15 @@ impl Timings {
         f("timings.read_ns", self.read_ns, 1_000, 10_000_000, "1 us..=10 ms")?;
         f("timings.program_ns", self.program_ns, 10_000, 100_000_000, "10 us..=100 ms")?;
         f("timings.erase_ns", self.erase_ns, 100_000, 1_000_000_000, "100 us..=1 s")?;
+        if let Some(upper) = self.upper_page_program_ns {
+            f(
+                "timings.upper_page_program_ns",
+                upper,
+                self.program_ns,
+                (2 * self.program_ns).saturating_sub(10_000),
+                "program_ns..=2 x program_ns - 10 us (the lower page takes the rest of twice the mean)",
+            )?;
+        }
         f("timings.channel_bytes_per_sec", self.channel_bytes_per_sec, 1_000_000, 100_000_000_000, "1 MB/s..=100 GB/s")?;
         Ok(())
     }

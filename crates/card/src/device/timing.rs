@@ -71,7 +71,8 @@ impl WriteBuffer {
 #[derive(Debug, Clone)]
 pub(super) struct Costs {
     pub(super) read_ns: Ns,
-    program_ns: Ns,
+    /// tPROG of a block's even (lower) and odd (upper) pages.
+    program_ns: [Ns; 2],
     /// The full-size tBERS: on a scaled card one erase in `pages_div`.
     erase_ns: Ns,
     scaling: crate::Scaling,
@@ -128,10 +129,11 @@ impl Costs {
     pub(super) fn of(profile: &Profile, g: &nand::Geometry, scale: u32) -> Costs {
         let (c, t, scaling) = (&profile.controller, profile.nand.timings(), profile.scaling(scale));
         let host_managed = profile.management == Management::Host;
-        let die_op_max_ns = t.program_ns.max(t.erase_ns).max(t.read_ns + transfer_ns(g.mpage_bytes(), t.channel_bytes_per_sec));
+        let program_ns = t.page_program_ns();
+        let die_op_max_ns = program_ns[1].max(t.erase_ns).max(t.read_ns + transfer_ns(g.mpage_bytes(), t.channel_bytes_per_sec));
         Costs {
             read_ns: t.read_ns,
-            program_ns: t.program_ns,
+            program_ns,
             erase_ns: t.erase_ns,
             scaling,
             slot_transfer_ns: transfer_ns(SLOT_BYTES, t.channel_bytes_per_sec),
@@ -463,7 +465,7 @@ impl MemberTiming {
         let r = r.max(self.erased_at[op.block as usize]);
         let staged = if gc && !c.gc_through_program_path { r } else { self.program_path[ctl].reserve(r, c.program_path_mpage_ns) };
         let loaded = self.channels[ch].reserve(staged, c.mpage_transfer_ns);
-        let end = self.dies[d].reserve(loaded, c.program_ns);
+        let end = self.dies[d].reserve(loaded, c.program_ns[(op.page & 1) as usize]);
         if op.tag == OpTag::User {
             self.buffer.release(end);
         }
@@ -519,7 +521,33 @@ mod tests {
         let gc_read = MediaOp { tag: OpTag::Gc, ..read(0) };
         let program = MediaOp { kind: OpKind::Program, tag: OpTag::Gc, die: 1, block: 2, page: 0, mask: 0, retries: 0, stripe_part: false };
         t.charge(&c, &mut cpu, &[gc_read, program], 0, HostRead::NONE);
-        assert!(t.dies[1].idle_at() >= t.gc_ready + c.program_ns, "the GC program follows its read");
+        assert!(t.dies[1].idle_at() >= t.gc_ready + c.program_ns[0], "the GC program follows its read");
+    }
+
+    /// MLC pages alternate lower and upper, and their tPROG averages the
+    /// datasheet's: a host read that finds its die programming waits for
+    /// the program in progress, longer behind an upper (odd) page.
+    #[test]
+    fn a_read_waits_longer_behind_an_upper_page_program() {
+        let profile = crate::profile_load("p420m").unwrap();
+        let g = profile.scaling(1024).geometry(&profile.nand.geometry());
+        let c = Costs::of(&profile, &g, 1024);
+        let [lower, upper] = c.program_ns;
+        assert!(lower < upper && lower + upper == 2 * profile.nand.timings().program_ns, "{lower} / {upper}");
+        assert_eq!(c.die_op_max_ns, upper.max(profile.nand.timings().erase_ns));
+        let wait = |page: u32| {
+            let mut t = MemberTiming::new(&profile, &g, 1024);
+            let program = MediaOp { kind: OpKind::Program, tag: OpTag::Gc, die: 0, block: 2, page, mask: 0, retries: 0, stripe_part: false };
+            t.charge(&c, &mut Pool::new(1), &[program], 0, HostRead::NONE);
+            let end = t.dies[0].idle_at();
+            let arrives = end - c.program_ns[page as usize % 2] + 1_000;
+            let read = MediaOp { kind: OpKind::Read, tag: OpTag::User, die: 0, block: 1, page: 0, mask: 1, retries: 0, stripe_part: false };
+            let done = t.charge(&c, &mut Pool::new(1), &[read], arrives, HostRead::NONE);
+            assert!(done >= end + c.read_ns, "page {page}: the read senses after the program ends ({done} < {end} + tR)");
+            done - arrives
+        };
+        assert_eq!(wait(1) - wait(0), upper - lower, "behind an upper page the read waits the pages' difference longer");
+        assert_eq!(wait(3), wait(1), "odd pages are upper pages all through the block");
     }
 
     /// Commands no die places are spread over the controllers whatever
