@@ -123,8 +123,7 @@ impl Geometry {
 
 impl Timings {
     /// tPROG of the lower and the upper page of a word line (both
-    /// `program_ns` where the NAND does not tell them apart); page `p` of
-    /// a block takes `[p % 2]`.
+    /// `program_ns` where the NAND does not tell them apart).
     pub fn page_program_ns(&self) -> [Ns; 2] {
         match self.upper_page_program_ns {
             Some(upper) => [2 * self.program_ns - upper, upper],

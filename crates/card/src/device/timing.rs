@@ -71,7 +71,8 @@ impl WriteBuffer {
 #[derive(Debug, Clone)]
 pub(super) struct Costs {
     pub(super) read_ns: Ns,
-    /// tPROG of a block's even (lower) and odd (upper) pages.
+    /// tPROG of a block's even (lower) and odd (upper) pages
+    /// (`program_ns_of`).
     program_ns: [Ns; 2],
     /// The full-size tBERS: on a scaled card one erase in `pages_div`.
     erase_ns: Ns,
@@ -130,6 +131,7 @@ impl Costs {
         let (c, t, scaling) = (&profile.controller, profile.nand.timings(), profile.scaling(scale));
         let host_managed = profile.management == Management::Host;
         let program_ns = t.page_program_ns();
+        debug_assert!(program_ns[0] <= program_ns[1], "a profile's upper page is the slower (Timings::validate)");
         let die_op_max_ns = program_ns[1].max(t.erase_ns).max(t.read_ns + transfer_ns(g.mpage_bytes(), t.channel_bytes_per_sec));
         Costs {
             read_ns: t.read_ns,
@@ -166,6 +168,13 @@ impl Costs {
             plane_masks: super::stream::plane_masks(g.slots_per_mpage(), g.planes_per_die),
             slot_in_one_plane: g.page_size_bytes as u64 >= SLOT_BYTES,
         }
+    }
+
+    /// tPROG of page `page` of a block: pages alternate lower and upper,
+    /// lower first.
+    #[inline(always)]
+    fn program_ns_of(&self, page: u32) -> Ns {
+        self.program_ns[(page & 1) as usize]
     }
 
     /// Plane pages a host read of the slots of `mask` senses and the
@@ -465,7 +474,7 @@ impl MemberTiming {
         let r = r.max(self.erased_at[op.block as usize]);
         let staged = if gc && !c.gc_through_program_path { r } else { self.program_path[ctl].reserve(r, c.program_path_mpage_ns) };
         let loaded = self.channels[ch].reserve(staged, c.mpage_transfer_ns);
-        let end = self.dies[d].reserve(loaded, c.program_ns[(op.page & 1) as usize]);
+        let end = self.dies[d].reserve(loaded, c.program_ns_of(op.page));
         if op.tag == OpTag::User {
             self.buffer.release(end);
         }
@@ -521,7 +530,7 @@ mod tests {
         let gc_read = MediaOp { tag: OpTag::Gc, ..read(0) };
         let program = MediaOp { kind: OpKind::Program, tag: OpTag::Gc, die: 1, block: 2, page: 0, mask: 0, retries: 0, stripe_part: false };
         t.charge(&c, &mut cpu, &[gc_read, program], 0, HostRead::NONE);
-        assert!(t.dies[1].idle_at() >= t.gc_ready + c.program_ns[0], "the GC program follows its read");
+        assert!(t.dies[1].idle_at() >= t.gc_ready + c.program_ns_of(0), "the GC program follows its read");
     }
 
     /// MLC pages alternate lower and upper, and their tPROG averages the
@@ -540,7 +549,7 @@ mod tests {
             let program = MediaOp { kind: OpKind::Program, tag: OpTag::Gc, die: 0, block: 2, page, mask: 0, retries: 0, stripe_part: false };
             t.charge(&c, &mut Pool::new(1), &[program], 0, HostRead::NONE);
             let end = t.dies[0].idle_at();
-            let arrives = end - c.program_ns[page as usize % 2] + 1_000;
+            let arrives = end - c.program_ns_of(page) + 1_000;
             let read = MediaOp { kind: OpKind::Read, tag: OpTag::User, die: 0, block: 1, page: 0, mask: 1, retries: 0, stripe_part: false };
             let done = t.charge(&c, &mut Pool::new(1), &[read], arrives, HostRead::NONE);
             assert!(done >= end + c.read_ns, "page {page}: the read senses after the program ends ({done} < {end} + tR)");
