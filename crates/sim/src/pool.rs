@@ -62,13 +62,13 @@ impl Pool {
 
     /// Reserves an operation the servers take ahead of the work queued
     /// but not started (a host I/O's map work ahead of GC's backlog): at
-    /// once if a server is free by `ready`, else after what the unit of
-    /// work in progress has left, taken as half of `unit` (units of fixed
-    /// length `unit`, met at a random point: the mean of what one has
-    /// left) or less when the backlog is shorter. The server that frees
-    /// first is pushed back by `service`, so the queued work waits for it
-    /// and the pool's capacity is kept; priority operations wait for one
-    /// another in order.
+    /// once if a server is free by `ready`, else when the first of the `k`
+    /// busy servers ends the unit of work in progress, taken as `unit /
+    /// (k + 1)` (units of fixed length `unit`, each met at a random point:
+    /// the mean of the least that `k` of them have left) or less when the
+    /// backlog is shorter. The server that frees first is pushed back by
+    /// `service`, so the queued work waits for it and the pool's capacity
+    /// is kept; priority operations wait for one another in order.
     #[inline]
     pub fn reserve_priority(&mut self, ready: Ns, service: Ns, unit: Ns) -> Ns {
         if service == 0 {
@@ -81,7 +81,7 @@ impl Pool {
         if first <= ready {
             return self.reserve(ready, service);
         }
-        let start = ready + (first - ready).min(unit / 2);
+        let start = ready + (first - ready).min(unit / (k as Ns + 1));
         self.reserve(first, service);
         start + service
     }

@@ -166,9 +166,10 @@ fn pool_takes_the_first_free_server() {
 }
 
 /// A priority operation goes ahead of queued work: at once on a free
-/// server, else after half a unit of the work in progress (or the backlog,
-/// if shorter); the queued work is pushed back by its service, and
-/// priority operations beyond the pool's capacity queue among themselves.
+/// server, else after what the first of the `k` busy servers has left of
+/// its unit, `unit / (k + 1)` (or the backlog, if shorter); the queued
+/// work is pushed back by its service, and priority operations beyond the
+/// pool's capacity queue among themselves.
 #[test]
 fn a_priority_operation_goes_ahead_of_queued_work_and_keeps_the_capacity() {
     let mut p = Pool::new(1);
@@ -187,6 +188,13 @@ fn a_priority_operation_goes_ahead_of_queued_work_and_keeps_the_capacity() {
     let ends: Vec<Ns> = (0..4).map(|i| q.reserve_priority(i * 10, 20, 40)).collect();
     assert_eq!(ends, vec![20, 40, 60, 80]);
     assert_eq!(busy, 5 + 400 + 5 + 5, "every service counted once");
+    // Three busy servers: the first of them ends its unit after a quarter
+    // of one, on average (the least of three remainders met at random).
+    let mut m = Pool::new(3);
+    for _ in 0..30 {
+        m.reserve(0, 40);
+    }
+    assert_eq!(m.reserve_priority(100, 5, 40), 115, "a quarter of a unit with three servers busy, then its service");
 }
 
 #[test]

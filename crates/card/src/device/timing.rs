@@ -105,6 +105,10 @@ pub(super) struct Costs {
     /// Latency of the completion path after the device is done.
     pub(super) complete_ns: Ns,
     gc_mpage_cpu_ns: Ns,
+    /// A GC thread's time for a stripe row (the data pages whose parity
+    /// it writes together), which it relocates as one piece of work: what
+    /// a host I/O's map work waits for on a busy thread.
+    gc_row_cpu_ns: Ns,
     /// How far ahead background GC issues its work: a victim page's read
     /// behind the longest die operation, and another, so that a GC
     /// thread does not wait for the data of the page it moves next.
@@ -157,6 +161,7 @@ impl Costs {
             cpu_slot_ns: profile.host.cpu_ns_per_slot,
             complete_ns: profile.host.os_complete_ns,
             gc_mpage_cpu_ns: profile.ftl.gc_ns_per_slot * g.slots_per_mpage() as u64,
+            gc_row_cpu_ns: profile.ftl.gc_ns_per_slot * g.slots_per_mpage() as u64 * profile.ftl.stripe_width.saturating_sub(1).max(1) as u64,
             gc_read_ahead_ns: die_op_max_ns
                 + 2 * (t.read_ns + transfer_ns(g.mpage_bytes(), t.channel_bytes_per_sec) + transfer_ns(g.mpage_bytes(), c.read_path_bytes_per_sec)),
             map_page_ns: profile.ftl.map_ns_per_page,
@@ -439,10 +444,11 @@ impl MemberTiming {
     }
 
     /// The GC threads' map work for `pages` pages a host I/O reads or
-    /// programs, ahead of GC's queued work: when the flash command can go.
+    /// programs, ahead of GC's queued work but behind the stripe row a
+    /// busy thread is relocating: when the flash command can go.
     #[inline(always)]
     fn map_work(&mut self, c: &Costs, ready: Ns, pages: u64) -> Ns {
-        self.gc_cpu.reserve_priority(ready, c.map_page_ns * pages, c.gc_mpage_cpu_ns)
+        self.gc_cpu.reserve_priority(ready, c.map_page_ns * pages, c.gc_row_cpu_ns)
     }
 
     /// A program: GC data must first have been read out of the victim, and
@@ -557,6 +563,32 @@ mod tests {
         };
         assert_eq!(wait(1) - wait(0), upper - lower, "behind an upper page the read waits the pages' difference longer");
         assert_eq!(wait(3), wait(1), "odd pages are upper pages all through the block");
+    }
+
+    /// A GC thread relocates a stripe row at a time: a host read whose map
+    /// work finds every GC thread busy waits for the first of them to end
+    /// its row (on average `row / (threads + 1)`), not a page of it.
+    #[test]
+    fn a_host_read_waits_for_the_gc_row_in_progress() {
+        for id in ["flashmax2", "p420m"] {
+            let profile = crate::profile_load(id).unwrap();
+            let g = profile.scaling(1024).geometry(&profile.nand.geometry());
+            let c = Costs::of(&profile, &g, 1024);
+            let data_members = profile.ftl.stripe_width as u64 - 1;
+            assert_eq!(c.gc_row_cpu_ns, data_members * c.gc_mpage_cpu_ns, "{id}: a row is the stripe's data pages");
+            let read = MediaOp { kind: OpKind::Read, tag: OpTag::User, die: 0, block: 1, page: 0, mask: 1, retries: 0, stripe_part: false };
+            let arrives = 1_000_000;
+            let latency = |backlog: Ns| {
+                let mut t = MemberTiming::new(&profile, &g, 1024);
+                for _ in 0..profile.ftl.gc_threads {
+                    t.gc_cpu.reserve(0, backlog);
+                }
+                t.charge(&c, &mut Pool::new(1), &[read], arrives, HostRead::NONE) - arrives
+            };
+            let threads = profile.ftl.gc_threads as u64;
+            assert_eq!(latency(arrives + 10 * c.gc_row_cpu_ns) - latency(0), c.gc_row_cpu_ns / (threads + 1), "{id}: behind a GC backlog");
+            assert_eq!(latency(arrives + 1_000) - latency(0), 1_000, "{id}: a backlog shorter than that is waited out");
+        }
     }
 
     /// Commands no die places are spread over the controllers whatever
