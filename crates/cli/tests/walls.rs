@@ -74,10 +74,10 @@ fn emu_names_neither_the_ftl_nor_the_nand_model() {
 }
 
 /// The timing model charges a list of media operations and never sees the
-/// FTL (`card/src/device/timing.rs`).
+/// FTL (`card/src/device/timing/`).
 #[test]
 fn the_timing_model_never_names_the_ftl() {
-    let hits = naming(&root().join("crates/card/src/device/timing.rs"), &["ftl::", "Ftl"]);
+    let hits = naming(&root().join("crates/card/src/device/timing"), &["ftl::", "Ftl"]);
     assert!(hits.is_empty(), "the timing model names the FTL:\n{}", hits.join("\n"));
 }
 

@@ -1,0 +1,217 @@
+//! What each media operation costs on a member's resources, precomputed
+//! from the profile, and what a host read asks of its pages.
+
+use crate::profile::{Management, Profile};
+use crate::recorder::MediaOp;
+use nand::OpTag;
+use units::{per_op_ns, transfer_ns, Ns, SLOT_BYTES};
+
+/// Service times, precomputed from the profile.
+#[derive(Debug, Clone)]
+pub(in crate::device) struct Costs {
+    pub(in crate::device) read_ns: Ns,
+    /// tPROG of a block's even (lower) and odd (upper) pages
+    /// (`program_ns_of`).
+    pub(super) program_ns: [Ns; 2],
+    /// The full-size tBERS: on a scaled card one erase in `pages_div`.
+    pub(super) erase_ns: Ns,
+    pub(super) scaling: crate::Scaling,
+    pub(super) slot_transfer_ns: Ns,
+    pub(super) mpage_transfer_ns: Ns,
+    pub(in crate::device) program_path_mpage_ns: Ns,
+    pub(super) read_path_bytes_per_sec: u64,
+    pub(super) read_path_slot_ns: Ns,
+    /// The longest operation a host read may find in progress on a die, a
+    /// channel and a read path (none is suspended).
+    pub(super) die_op_max_ns: Ns,
+    pub(super) read_path_mpage_ns: Ns,
+    /// One ECC codeword over the channel.
+    pub(in crate::device) codeword_bytes: u64,
+    pub(super) codeword_transfer_ns: Ns,
+    pub(super) read_command_ns: Ns,
+    pub(super) write_command_ns: Ns,
+    /// Whether GC data passes the program path (host-managed cards).
+    pub(super) gc_through_program_path: bool,
+    pub(super) link_bytes_per_sec: u64,
+    /// A 4 KiB transfer on the host link.
+    pub(super) link_slot_ns: Ns,
+    pub(in crate::device) overhead_ns: Ns,
+    /// Host CPU of an I/O at submission: the OS's submission and
+    /// completion paths and the driver's per-I/O time (its per-slot time
+    /// is added per I/O).
+    pub(in crate::device) cpu_ns: Ns,
+    pub(in crate::device) cpu_slot_ns: Ns,
+    /// Latency of the completion path after the device is done.
+    pub(in crate::device) complete_ns: Ns,
+    pub(super) gc_mpage_cpu_ns: Ns,
+    /// A GC thread's time for a stripe row (the data pages whose parity
+    /// it writes together), which it relocates as one piece of work: what
+    /// a host I/O's map work waits for on a busy thread.
+    pub(super) gc_row_cpu_ns: Ns,
+    /// How far ahead background GC issues its work: a victim page's read
+    /// behind the longest die operation, and another, so that a GC
+    /// thread does not wait for the data of the page it moves next.
+    pub(in crate::device) gc_read_ahead_ns: Ns,
+    /// The GC threads' time for each page a host I/O reads or programs.
+    pub(super) map_page_ns: Ns,
+    /// Whether GC threads run on the host's cores (host-managed cards).
+    pub(super) gc_on_host: bool,
+    /// The channel and the controller of each die (fixed; tables save a
+    /// division per operation).
+    pub(super) die_channel: Vec<u32>,
+    pub(super) die_controller: Vec<u32>,
+    pub(super) controllers: u32,
+    pub(in crate::device) spm: u32,
+    /// The slots of a multi-plane page on each plane (see `stream`).
+    pub(super) plane_masks: Vec<u32>,
+    /// Whether each slot lies on one plane (plane pages of 4 KiB or more).
+    pub(super) slot_in_one_plane: bool,
+}
+
+impl Costs {
+    /// Every cost the timing model charges, from the profile at a scale.
+    pub(in crate::device) fn of(profile: &Profile, g: &nand::Geometry, scale: u32) -> Costs {
+        let (c, t, scaling) = (&profile.controller, profile.nand.timings(), profile.scaling(scale));
+        let host_managed = profile.management == Management::Host;
+        let program_ns = t.page_program_ns();
+        debug_assert!(program_ns[0] <= program_ns[1], "a profile's upper page is the slower (Timings::validate)");
+        let gc_mpage_cpu_ns = profile.ftl.gc_ns_per_slot * g.slots_per_mpage() as u64;
+        let row_mpages = profile.ftl.stripe_width.saturating_sub(1).max(1) as u64;
+        let die_op_max_ns = program_ns[1].max(t.erase_ns).max(t.read_ns + transfer_ns(g.mpage_bytes(), t.channel_bytes_per_sec));
+        Costs {
+            read_ns: t.read_ns,
+            program_ns,
+            erase_ns: t.erase_ns,
+            scaling,
+            slot_transfer_ns: transfer_ns(SLOT_BYTES, t.channel_bytes_per_sec),
+            mpage_transfer_ns: transfer_ns(g.mpage_bytes(), t.channel_bytes_per_sec),
+            program_path_mpage_ns: transfer_ns(g.mpage_bytes(), c.program_path_bytes_per_sec),
+            read_path_bytes_per_sec: c.read_path_bytes_per_sec,
+            read_path_slot_ns: transfer_ns(SLOT_BYTES, c.read_path_bytes_per_sec),
+            die_op_max_ns,
+            read_path_mpage_ns: transfer_ns(g.mpage_bytes(), c.read_path_bytes_per_sec),
+            codeword_bytes: profile.nand.codeword_bytes as u64,
+            codeword_transfer_ns: transfer_ns(profile.nand.codeword_bytes as u64, t.channel_bytes_per_sec),
+            read_command_ns: per_op_ns(c.read_commands_per_sec),
+            write_command_ns: per_op_ns(c.write_commands_per_sec),
+            gc_through_program_path: host_managed,
+            link_bytes_per_sec: c.link_bytes_per_sec,
+            link_slot_ns: transfer_ns(SLOT_BYTES, c.link_bytes_per_sec),
+            overhead_ns: c.io_overhead_ns,
+            cpu_ns: profile.host.os_submit_ns + profile.host.os_complete_ns + profile.host.cpu_ns_per_io,
+            cpu_slot_ns: profile.host.cpu_ns_per_slot,
+            complete_ns: profile.host.os_complete_ns,
+            gc_mpage_cpu_ns,
+            gc_row_cpu_ns: gc_mpage_cpu_ns * row_mpages,
+            gc_read_ahead_ns: die_op_max_ns
+                + 2 * (t.read_ns + transfer_ns(g.mpage_bytes(), t.channel_bytes_per_sec) + transfer_ns(g.mpage_bytes(), c.read_path_bytes_per_sec)),
+            map_page_ns: profile.ftl.map_ns_per_page,
+            gc_on_host: host_managed,
+            die_channel: (0..g.dies()).map(|d| g.channel_of(d)).collect(),
+            die_controller: (0..g.dies()).map(|d| g.channel_of(d) / (g.channels / c.count)).collect(),
+            controllers: c.count,
+            spm: g.slots_per_mpage(),
+            plane_masks: crate::device::stream::plane_masks(g.slots_per_mpage(), g.planes_per_die),
+            slot_in_one_plane: g.page_size_bytes as u64 >= SLOT_BYTES,
+        }
+    }
+
+    /// tPROG of page `page` of a block: pages alternate lower and upper,
+    /// lower first.
+    #[inline(always)]
+    pub(super) fn program_ns_of(&self, page: u32) -> Ns {
+        self.program_ns[(page & 1) as usize]
+    }
+
+    /// Plane pages a host read of the slots of `mask` senses and the
+    /// firmware handles: one for a stream's whole multi-plane page, else
+    /// one for each plane it touches (see `stream`).
+    #[inline(always)]
+    pub(super) fn plane_reads(&self, mask: u32, read: HostRead) -> u64 {
+        if read.in_stream || (mask & mask.wrapping_sub(1) == 0 && self.slot_in_one_plane) {
+            return 1;
+        }
+        self.planes_touched(mask)
+    }
+
+    #[inline(never)]
+    pub(super) fn planes_touched(&self, mask: u32) -> u64 {
+        self.plane_masks.iter().filter(|&&m| m & mask != 0).count() as u64
+    }
+
+    /// Whether a host read of `len` bytes may touch two plane pages (only
+    /// then does it matter whether it continues a stream).
+    #[inline]
+    pub(in crate::device) fn may_span_planes(&self, len: u64) -> bool {
+        len > SLOT_BYTES || !self.slot_in_one_plane
+    }
+
+    /// The controller a command goes to by its first slot, where no die
+    /// decides it (a write's command, a read of never-written slots):
+    /// spread over the controllers by address, hashed (Fibonacci
+    /// hashing) so that I/Os aligned to their size (8 KiB reads start on
+    /// even slots) do not all land on one controller.
+    #[inline]
+    pub(super) fn controller_of_slot(&self, slot: u32) -> u32 {
+        let h = slot.wrapping_mul(0x9E37_79B9);
+        ((h as u64 * self.controllers as u64) >> 32) as u32
+    }
+
+    /// What a host read of `len` bytes at `offset` asks of its pages: under
+    /// a slot, only the codewords it touches move from the die and through
+    /// the read path (else whole slots); `in_stream`, whether it continues
+    /// a sequential stream.
+    #[inline]
+    pub(in crate::device) fn host_read(&self, offset: u64, len: u64, in_stream: bool) -> HostRead {
+        let sub_slot_bytes = if len >= SLOT_BYTES {
+            0
+        } else {
+            let cw = self.codeword_bytes;
+            let start = offset % SLOT_BYTES / cw;
+            let end = (offset % SLOT_BYTES + len).div_ceil(cw);
+            ((end - start) * cw) as u32
+        };
+        HostRead { sub_slot_bytes, in_stream }
+    }
+
+    #[inline]
+    pub(super) fn link_ns(&self, len: u64) -> Ns {
+        if len == SLOT_BYTES {
+            self.link_slot_ns
+        } else {
+            transfer_ns(len, self.link_bytes_per_sec)
+        }
+    }
+
+    /// ECC codewords a read decodes: a host read of less than a slot
+    /// (`sub_slot` bytes) only those it touches, else its slots' all.
+    #[inline]
+    pub(in crate::device) fn codewords(&self, op: &MediaOp, sub_slot: Option<u64>) -> u32 {
+        match sub_slot {
+            Some(bytes) if op.tag == OpTag::User => (bytes / self.codeword_bytes) as u32,
+            _ => (op.mask.count_ones() as u64 * SLOT_BYTES / self.codeword_bytes) as u32,
+        }
+    }
+}
+
+/// What a host read asks of its pages: the bytes it moves when under a
+/// slot (its codewords), and whether it continues a sequential stream
+/// (read in whole multi-plane pages; see `stream`).
+/// (Small enough to pass in registers.)
+#[derive(Debug, Clone, Copy)]
+pub(in crate::device) struct HostRead {
+    /// The bytes moved when under a slot, else 0 (`Costs::host_read`).
+    pub(super) sub_slot_bytes: u32,
+    pub(super) in_stream: bool,
+}
+
+impl HostRead {
+    /// An FTL call that reads nothing for the host.
+    pub(in crate::device) const NONE: HostRead = HostRead { sub_slot_bytes: 0, in_stream: false };
+
+    /// The bytes a read of less than a slot moves (its codewords).
+    #[inline(always)]
+    pub(in crate::device) fn sub_slot(self) -> Option<u64> {
+        (self.sub_slot_bytes > 0).then_some(self.sub_slot_bytes as u64)
+    }
+}
