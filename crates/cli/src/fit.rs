@@ -54,7 +54,7 @@ pub fn fit_command(a: FitArgs) -> Result<()> {
     out::sigint_stops_the_lab();
     let spec = FitSpec { params, figures, format, scale: a.scale, seed: a.seed, evals_max: a.evals, leave_one_out: !a.no_cross_validation };
     let quiet = a.quiet;
-    let (fitted, r) = fit(&profile, &spec, &mut |s: &str| {
+    let (fitted, r) = fit(&profile, &spec, &|s: &str| {
         if !quiet {
             eprintln!("flashlab fit: {s}");
         }

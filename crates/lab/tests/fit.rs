@@ -53,7 +53,7 @@ fn a_fit_recovers_the_parameters_its_figures_were_simulated_with() {
     for (f, ch) in spec.figures.iter_mut().zip(&c.checks) {
         f.value = ch.simulated;
     }
-    let (fitted, result) = fit(&profile, &spec, &mut |_| {}).unwrap();
+    let (fitted, result) = fit(&profile, &spec, &|_| {}).unwrap();
     for (p, &t) in params.iter().zip(&truth) {
         let got = fitted.number(&p.path).unwrap();
         assert!((got / t - 1.0).abs() < 0.03, "{}: fitted {got}, simulated with {t} ({result:?})", p.path);
@@ -64,6 +64,6 @@ fn a_fit_recovers_the_parameters_its_figures_were_simulated_with() {
     // points are the fit's, calibrated once.
     assert!(result.reused > 0, "no point reused: {result:?}");
     // Deterministic: the same fit again gives the same values.
-    let (_, again) = fit(&profile, &FitSpec { leave_one_out: false, ..spec.clone() }, &mut |_| {}).unwrap();
+    let (_, again) = fit(&profile, &FitSpec { leave_one_out: false, ..spec.clone() }, &|_| {}).unwrap();
     assert_eq!(again.values, result.values);
 }

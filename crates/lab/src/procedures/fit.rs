@@ -18,6 +18,8 @@ use crate::runs::run::RunError;
 use card::{Bound, FitParam, Profile, Published};
 use serde::Serialize;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock};
 
 /// What to fit and how.
 #[derive(Debug, Clone)]
@@ -44,9 +46,10 @@ pub struct Fit {
     /// The sum of the squared log errors of the held figures (0 inside a
     /// range).
     pub cost: f64,
-    /// Calibrations run.
+    /// Calibrations run (a point each, tried ahead of a search included).
     pub evals: u32,
-    /// Points a search met that an earlier search had calibrated already.
+    /// Points a search asked for that a search had asked for before: read
+    /// off the calibration already run.
     pub reused: u32,
     /// Per figure: its error predicted by a fit made without it.
     pub leave_one_out: Vec<Predicted>,
@@ -60,8 +63,12 @@ pub struct Predicted {
     pub values: Vec<f64>,
 }
 
-/// Fits `profile`'s parameters to the spec's figures.
-pub fn fit(profile: &Profile, spec: &FitSpec, progress: &mut dyn FnMut(&str)) -> Result<(Profile, Fit), RunError> {
+/// Fits `profile`'s parameters to the spec's figures. The fit's search
+/// and the leave-one-out searches run at once, as many as the machine
+/// has cores, over one shared set of calibrations: each search's path
+/// depends only on the figures at the points it tries, so the outcome is
+/// the same as one search after another.
+pub fn fit(profile: &Profile, spec: &FitSpec, progress: &(dyn Fn(&str) + Sync)) -> Result<(Profile, Fit), RunError> {
     if spec.params.is_empty() || spec.figures.is_empty() {
         return Err(RunError::Input("a fit needs at least one parameter and one figure".into()));
     }
@@ -69,62 +76,136 @@ pub fn fit(profile: &Profile, spec: &FitSpec, progress: &mut dyn FnMut(&str)) ->
         p.check(profile).map_err(RunError::Input)?;
     }
     let start: Vec<f64> = spec.params.iter().map(|p| profile.number(&p.path)).collect::<Result<_, _>>().map_err(RunError::Input)?;
-    let mut seen = Calibrations::new(profile, spec);
+    let seen = Calibrations::new(profile, spec);
     let all: Vec<usize> = (0..spec.figures.len()).collect();
-    let (best, cost) = search(&mut seen, &all, &start, progress)?;
-    let checks = seen.checks(&best)?.to_vec();
-    let mut leave_one_out = Vec::new();
+    // The fit over every figure, then one without each figure. Each starts
+    // from the starting values, not the full fit: a parameter the other
+    // figures do not pin down then shows in the prediction.
+    let mut searches = vec![("fit".to_string(), all.clone())];
     if spec.leave_one_out && spec.figures.len() > 1 {
         for i in all.iter().copied() {
-            progress(&format!("leave-one-out: without {}", spec.figures[i].what));
-            let others: Vec<usize> = all.iter().copied().filter(|&k| k != i).collect();
-            // From the starting values, not the full fit: a parameter the
-            // other figures do not pin down then shows in the prediction.
-            let (values, _) = search(&mut seen, &others, &start, progress)?;
-            let predicted = seen.checks(&values)?[i].clone();
-            leave_one_out.push(Predicted { check: predicted, values });
+            searches.push((format!("without {}", spec.figures[i].what), all.iter().copied().filter(|&k| k != i).collect()));
         }
+    }
+    let order: Vec<usize> = (0..searches.len()).collect();
+    let outs = crate::runs::threads::on_threads(&order, crate::runs::threads::cores(), |k| {
+        let (label, which) = &searches[k];
+        search(&seen, which, &start, &|s: &str| progress(&format!("{label}: {s}")))
+    });
+    let mut outs = outs.into_iter().map(|r| r.unwrap_or(Err(RunError::Interrupted))).collect::<Result<Vec<_>, _>>()?.into_iter();
+    let (best, cost) = outs.next().expect("the fit's own search");
+    let checks = seen.checks(&best)?;
+    let mut leave_one_out = Vec::new();
+    for (i, (values, _)) in outs.enumerate() {
+        let predicted = seen.checks(&values)?[i].clone();
+        leave_one_out.push(Predicted { check: predicted, values });
     }
     let fitted = with_values(profile, &spec.params, &best)?;
     let values = spec.params.iter().zip(start.iter().zip(&best)).map(|(p, (&s, &b))| (p.path.clone(), s, b)).collect();
-    Ok((fitted, Fit { values, checks, cost, evals: seen.run, reused: seen.reused, leave_one_out }))
+    let (evals, reused) = (seen.run.load(Ordering::Relaxed), seen.reused());
+    Ok((fitted, Fit { values, checks, cost, evals, reused, leave_one_out }))
 }
 
-/// The calibrations a fit has run, by parameter values. Each one
-/// calibrates every figure of the spec, and a search's cost over some of
-/// them is read off it: the leave-one-out searches start where the full
-/// fit did and walk mostly the same points, so most of their points are
-/// run once for all the searches. A figure is thus always measured in the
-/// same calibration, whichever figures the search is fitting.
+/// The calibrations a fit has run, by parameter values, shared by its
+/// searches. Each one calibrates every figure of the spec, and a search's
+/// cost over some of them is read off it: the leave-one-out searches start
+/// where the full fit did and walk mostly the same points, so most of
+/// their points are run once for all the searches. A figure is thus
+/// always measured in the same calibration, whichever figures the search
+/// is fitting.
 struct Calibrations<'a> {
     profile: &'a Profile,
     spec: &'a FitSpec,
     /// By the bits of each value: the search is deterministic, so a point
     /// met again is met with exactly the same values.
-    done: HashMap<Vec<u64>, Vec<Check>>,
-    run: u32,
-    reused: u32,
+    done: Mutex<HashMap<Vec<u64>, Arc<Point>>>,
+    /// Calibrations run, tried points included (`Calibrations::ahead`).
+    run: AtomicU32,
+    /// Points the searches asked for, and how many were distinct: what
+    /// was reused is their difference, whichever search ran each point.
+    asked: AtomicU32,
+    asked_distinct: AtomicU32,
+    /// Calibrations running; at most `running_max` at once (each runs its
+    /// chains on every core, and each holds its cards in memory).
+    running: (Mutex<usize>, Condvar),
+    running_max: usize,
+}
+
+/// One point's calibration: run once, by the first search to need it,
+/// while any other that needs it waits.
+#[derive(Default)]
+struct Point {
+    running: Mutex<()>,
+    checks: OnceLock<Vec<Check>>,
+    asked: AtomicBool,
 }
 
 impl<'a> Calibrations<'a> {
     fn new(profile: &'a Profile, spec: &'a FitSpec) -> Self {
-        Calibrations { profile, spec, done: HashMap::new(), run: 0, reused: 0 }
+        Calibrations {
+            profile,
+            spec,
+            done: Mutex::new(HashMap::new()),
+            run: AtomicU32::new(0),
+            asked: AtomicU32::new(0),
+            asked_distinct: AtomicU32::new(0),
+            running: (Mutex::new(0), Condvar::new()),
+            running_max: crate::runs::threads::cores(),
+        }
     }
 
-    /// Every figure of the spec at values `x`.
-    fn checks(&mut self, x: &[f64]) -> Result<&[Check], RunError> {
-        let key: Vec<u64> = x.iter().map(|v| v.to_bits()).collect();
-        if !self.done.contains_key(&key) {
-            let mut p = with_values(self.profile, &self.spec.params, x)?;
-            p.published = self.spec.figures.clone();
-            let c = calibrate(&p, &self.spec.format, self.spec.scale, self.spec.seed, 5, &mut |_| {})?;
-            assert_eq!(c.checks.len(), self.spec.figures.len(), "a check for each figure");
-            self.done.insert(key.clone(), c.checks);
-            self.run += 1;
-        } else {
-            self.reused += 1;
+    /// Points the searches met that an earlier one had asked for.
+    fn reused(&self) -> u32 {
+        self.asked.load(Ordering::Relaxed) - self.asked_distinct.load(Ordering::Relaxed)
+    }
+
+    /// Every figure of the spec at values `x`, for a search.
+    fn checks(&self, x: &[f64]) -> Result<Vec<Check>, RunError> {
+        let point = self.point(x);
+        self.asked.fetch_add(1, Ordering::Relaxed);
+        if !point.asked.swap(true, Ordering::Relaxed) {
+            self.asked_distinct.fetch_add(1, Ordering::Relaxed);
         }
-        Ok(&self.done[&key])
+        self.calibrated(&point, x)
+    }
+
+    /// Calibrates `x` ahead of a search that may ask for it next.
+    fn ahead(&self, x: &[f64]) {
+        // An error is the search's to meet, should it ask for the point.
+        let _ = self.calibrated(&self.point(x), x);
+    }
+
+    fn point(&self, x: &[f64]) -> Arc<Point> {
+        let key: Vec<u64> = x.iter().map(|v| v.to_bits()).collect();
+        self.done.lock().expect("no search panics holding the map").entry(key).or_default().clone()
+    }
+
+    fn calibrated(&self, point: &Point, x: &[f64]) -> Result<Vec<Check>, RunError> {
+        let _only_one = point.running.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(c) = point.checks.get() {
+            return Ok(c.clone());
+        }
+        let mut p = with_values(self.profile, &self.spec.params, x)?;
+        p.published = self.spec.figures.clone();
+        let c = {
+            let _slot = self.running_slot();
+            calibrate(&p, &self.spec.format, self.spec.scale, self.spec.seed, 5, &mut |_| {})?
+        };
+        assert_eq!(c.checks.len(), self.spec.figures.len(), "a check for each figure");
+        self.run.fetch_add(1, Ordering::Relaxed);
+        Ok(point.checks.get_or_init(|| c.checks).clone())
+    }
+
+    /// Waits until fewer than `running_max` calibrations run; the slot is
+    /// given back when the guard drops.
+    fn running_slot(&self) -> RunningSlot<'_> {
+        let (count, freed) = &self.running;
+        let mut n = count.lock().expect("no calibration panics holding the count");
+        while *n >= self.running_max {
+            n = freed.wait(n).expect("no calibration panics holding the count");
+        }
+        *n += 1;
+        RunningSlot(&self.running)
     }
 
     /// The cost of values `x` over figures `which`: the sum of the squared
@@ -132,9 +213,20 @@ impl<'a> Calibrations<'a> {
     /// hold (`published::held`), and figures the profile marks as a known
     /// gap of the model are shown, not fitted: fitting them would trade
     /// the figures the model can meet for ones it cannot.
-    fn cost(&mut self, x: &[f64], which: &[usize]) -> Result<f64, RunError> {
+    fn cost(&self, x: &[f64], which: &[usize]) -> Result<f64, RunError> {
         let checks = self.checks(x)?;
         Ok(which.iter().map(|&i| &checks[i]).filter(|c| held(c.metric) && c.gap.is_none()).map(log_error).map(|e| e * e).sum())
+    }
+}
+
+/// A running calibration's place among the `running_max`.
+struct RunningSlot<'a>(&'a (Mutex<usize>, Condvar));
+
+impl Drop for RunningSlot<'_> {
+    fn drop(&mut self) {
+        let (count, freed) = self.0;
+        *count.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
+        freed.notify_one();
     }
 }
 
@@ -142,7 +234,7 @@ impl<'a> Calibrations<'a> {
 /// values and their cost. At most the spec's `evals_max` points, whether
 /// run or found already calibrated, so the path does not depend on what
 /// another search ran before.
-fn search(seen: &mut Calibrations, which: &[usize], start: &[f64], progress: &mut dyn FnMut(&str)) -> Result<(Vec<f64>, f64), RunError> {
+fn search(seen: &Calibrations, which: &[usize], start: &[f64], progress: &dyn Fn(&str)) -> Result<(Vec<f64>, f64), RunError> {
     let spec = seen.spec;
     let mut x = start.to_vec();
     let mut best = seen.cost(&x, which)?;
@@ -150,25 +242,40 @@ fn search(seen: &mut Calibrations, which: &[usize], start: &[f64], progress: &mu
     while step >= 1.01f64.ln() && used < spec.evals_max {
         let mut moved = false;
         for i in 0..x.len() {
-            for dir in [1.0, -1.0] {
-                if used >= spec.evals_max {
-                    break;
+            let p = &spec.params[i];
+            let tries: Vec<Vec<f64>> = [1.0, -1.0]
+                .iter()
+                .map(|dir| (x[i] * (dir * step).exp()).clamp(p.min, p.max))
+                .filter(|&tried| tried != x[i])
+                .map(|tried| {
+                    let mut y = x.clone();
+                    y[i] = tried;
+                    y
+                })
+                .collect();
+            let step_taken = std::thread::scope(|scope| -> Result<bool, RunError> {
+                // The second try is calibrated beside the first (which it
+                // would otherwise follow whenever the first fails): the
+                // path is the same, the wall time shorter.
+                if tries.len() == 2 && used + 1 < spec.evals_max {
+                    let second = &tries[1];
+                    scope.spawn(move || seen.ahead(second));
                 }
-                let p = &spec.params[i];
-                let tried = (x[i] * (dir * step).exp()).clamp(p.min, p.max);
-                if tried == x[i] {
-                    continue;
+                for y in &tries {
+                    if used >= spec.evals_max {
+                        break;
+                    }
+                    let c = seen.cost(y, which)?;
+                    used += 1;
+                    if c < best {
+                        (x, best) = (y.clone(), c);
+                        progress(&format!("cost {best:.5}: {}", values_text(&spec.params, &x)));
+                        return Ok(true);
+                    }
                 }
-                let mut y = x.clone();
-                y[i] = tried;
-                let c = seen.cost(&y, which)?;
-                used += 1;
-                if c < best {
-                    (x, best, moved) = (y, c, true);
-                    progress(&format!("cost {best:.5}: {}", values_text(&spec.params, &x)));
-                    break;
-                }
-            }
+                Ok(false)
+            })?;
+            moved |= step_taken;
         }
         if !moved {
             step /= 2.0;
