@@ -242,17 +242,7 @@ fn search(seen: &Calibrations, which: &[usize], start: &[f64], progress: &dyn Fn
     while step >= 1.01f64.ln() && used < spec.evals_max {
         let mut moved = false;
         for i in 0..x.len() {
-            let p = &spec.params[i];
-            let tries: Vec<Vec<f64>> = [1.0, -1.0]
-                .iter()
-                .map(|dir| (x[i] * (dir * step).exp()).clamp(p.min, p.max))
-                .filter(|&tried| tried != x[i])
-                .map(|tried| {
-                    let mut y = x.clone();
-                    y[i] = tried;
-                    y
-                })
-                .collect();
+            let tries = neighbours(&x, i, step, &spec.params[i]);
             let step_taken = std::thread::scope(|scope| -> Result<bool, RunError> {
                 // The second try is calibrated beside the first (which it
                 // would otherwise follow whenever the first fails): the
@@ -282,6 +272,21 @@ fn search(seen: &Calibrations, which: &[usize], start: &[f64], progress: &dyn Fn
         }
     }
     Ok((x, best))
+}
+
+/// `x` with parameter `i` multiplied, then divided, by `e^step` (within
+/// its bounds): those that differ from `x`.
+fn neighbours(x: &[f64], i: usize, step: f64, p: &FitParam) -> Vec<Vec<f64>> {
+    [step, -step]
+        .iter()
+        .map(|s| (x[i] * s.exp()).clamp(p.min, p.max))
+        .filter(|&tried| tried != x[i])
+        .map(|tried| {
+            let mut y = x.to_vec();
+            y[i] = tried;
+            y
+        })
+        .collect()
 }
 
 /// A check's error as a log ratio: 0 inside its range, or on the right
