@@ -144,6 +144,12 @@ pub struct HostProfile {
     /// pays at any load.
     pub os_submit_ns: u64,
     pub os_complete_ns: u64,
+    /// The most read and write commands the driver keeps at the card at
+    /// once (its tags, the card's command slots); more wait in the host,
+    /// their wait in their latency. Absent: no limit (a driver that takes
+    /// every request and queues it itself).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command_slots: Option<u32>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -311,6 +317,9 @@ impl Profile {
             ("host.os_complete_ns", self.host.os_complete_ns),
         ] {
             self.within(k, v, 0..=10_000_000, "at most 10 ms")?;
+        }
+        if let Some(n) = self.host.command_slots {
+            self.within("host.command_slots", n, 1..=1 << 20, "in 1..=1048576")?;
         }
         Ok(())
     }

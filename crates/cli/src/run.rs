@@ -267,7 +267,7 @@ impl ProgressPrinter {
 pub(crate) fn print_result(r: &RunResult, wall_s: f64) {
     let d = &r.device;
     outln!(
-        "{} ({}), format {}, scale {}: {:.1} GB usable of {:.1} GB raw, {} dies, effective OP {:.1}%  [simulated]",
+        "{} ({}), format {}, scale {}: {:.1} GB usable of {:.1} GB raw, {} dies, effective OP {:.1}%{}  [simulated]",
         d.name,
         d.id,
         d.format,
@@ -275,7 +275,8 @@ pub(crate) fn print_result(r: &RunResult, wall_s: f64) {
         d.capacity_bytes as f64 / 1e9,
         d.raw_bytes as f64 / 1e9,
         d.dies,
-        d.effective_op * 100.0
+        d.effective_op * 100.0,
+        d.command_slots.map_or(String::new(), |n| format!(", at most {n} commands at the card (more wait in the host)"))
     );
     for p in &r.phases {
         phase_print(p);

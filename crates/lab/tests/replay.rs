@@ -118,3 +118,27 @@ fn flushes_and_trims_run_and_trims_spare_gc() {
     assert_eq!((u.ios, u.flushes, u.trims), (6 * half / 4096, 1, 0));
     assert!(t.write_amplification < 0.8 * u.write_amplification, "trimmed {} against kept full {}", t.write_amplification, u.write_amplification);
 }
+
+/// The P420m's driver keeps 255 commands at the card, and a replay takes
+/// its I/Os through them: replayed as a flood or at 1,024 in flight, every
+/// I/O is served (none is lost waiting for a slot), no faster than at 255
+/// in flight, and the I/Os beyond wait their turn (Little's law over all
+/// 1,024). (Where reads queue, in the host or in the card, does not change
+/// their latency; the run test `io_beyond_the_cards_command_slots_waits_in_the_host`
+/// shows what the limit changes.)
+#[test]
+fn a_replay_takes_its_ios_through_the_cards_command_slots() {
+    let p = card::profile_load("p420m").unwrap();
+    assert_eq!(p.host.command_slots, Some(255));
+    let trace = iolog(20_000, 1, 0, 256 << 20);
+    let at = |pace| replay(&p, &trace, &spec(pace)).unwrap().summary.all;
+    let slots = at(Pace::Closed { qd: 255 });
+    let deep = at(Pace::Closed { qd: 1024 });
+    let flood = at(Pace::Trace { speed: 1000.0 });
+    for (name, r) in [("255 in flight", &slots), ("1,024 in flight", &deep), ("a flood", &flood)] {
+        assert_eq!(r.ios, 20_000, "{name}: every I/O served");
+        assert!(r.iops <= slots.iops * 1.02, "{name}: {} IOPS against {} at 255", r.iops, slots.iops);
+    }
+    let little = 1024.0 / 255.0 * slots.latency_avg_ms;
+    assert!((deep.latency_avg_ms / little - 1.0).abs() < 0.15, "1,024 in flight: {} ms against {little} ms", deep.latency_avg_ms);
+}

@@ -270,3 +270,30 @@ fn a_run_warns_where_its_figures_do_not_stand_for_the_card() {
     });
     assert!(small.len() == 1 && small[0].contains("only up to scale 64"), "{small:?}");
 }
+
+/// The P420m's driver keeps at most 255 commands at the card: with 4,096
+/// 4K writes in flight, the rest wait in the host. The card has written
+/// only what completed and what it holds, not every write issued; the
+/// latency counts the host's wait (Little's law over all 4,096); the
+/// limit's own figures show it, and without it the card takes every write
+/// at once.
+#[test]
+fn io_beyond_the_cards_command_slots_waits_in_the_host() {
+    let mut p = card::profile_load("p420m").unwrap();
+    assert_eq!(p.host.command_slots, Some(255));
+    let main = |p: &card::Profile| {
+        let mut s = RunSpec::new(p, "stock", "4k-write", 1024, 1);
+        (s.threads, s.queue_depth) = (64, 64);
+        s.ios = Some(100_000);
+        run(p, &s, &mut |_| {}).unwrap().phases.pop().unwrap()
+    };
+    let limited = main(&p);
+    let (written, done) = (limited.counters.host_slots_written, limited.summary.write.ios);
+    assert!(written <= done + 255, "{written} slots written, {done} writes completed: the card took writes beyond its 255 slots");
+    let little_ms = 4096.0 / limited.summary.write.iops * 1e3;
+    let avg = limited.summary.write.latency_avg_ms;
+    assert!(avg > 0.9 * little_ms, "average latency {avg} ms against 4,096 in flight at {} IOPS ({little_ms} ms)", limited.summary.write.iops);
+    p.host.command_slots = None;
+    let all = main(&p);
+    assert!(all.counters.host_slots_written >= all.summary.write.ios + 4096 - 1, "without the limit the card takes every write at once");
+}

@@ -1,6 +1,6 @@
 //! The closed loop: host slots, their I/Os, and the target that times them.
 
-use crate::{Rng, SlotTree};
+use crate::{Gate, Rng, SlotTree};
 use units::Ns;
 
 /// One host I/O.
@@ -21,6 +21,12 @@ pub trait Target {
     /// A target may prefetch what it will touch; it must not change state.
     #[inline]
     fn prefetch(&self, _io: &Io, _stage: u8) {}
+    /// The most commands the device holds at once (its driver's tags, its
+    /// command slots): more wait in the host, first come first served,
+    /// and are submitted as earlier ones complete. `None`: no limit.
+    fn command_slots(&self) -> Option<u32> {
+        None
+    }
 }
 
 /// I/Os the engine makes ahead of their submission, so that a target can
@@ -73,7 +79,12 @@ impl Engine {
     /// Runs `threads x queue_depth` closed-loop slots until the observer
     /// says stop. Outstanding I/Os at the stop are abandoned (their effect on
     /// the device stays; their latency is not recorded), and the clock is
-    /// left at the last completion seen.
+    /// left at the last completion seen. Where the target holds fewer
+    /// commands than there are slots ([`Target::command_slots`]), the rest
+    /// wait in the host in the order they were issued, each submitted as a
+    /// command completes; an I/O's latency runs from its issue, its wait
+    /// included. A waiting I/O is not submitted (its effect on the device
+    /// does not happen) until it has a command slot.
     pub fn run<T: Target, W: Workload, O: Observer<T>>(
         &mut self,
         target: &mut T,
@@ -83,6 +94,23 @@ impl Engine {
         observer: &mut O,
     ) -> Result<(), T::Error> {
         let slots = (threads * queue_depth) as usize;
+        // The device's command slots, where it has fewer than the host's;
+        // the loop is compiled for each case, so that a device without a
+        // limit pays nothing for it.
+        match target.command_slots().filter(|&n| (n as usize) < slots) {
+            Some(n) => self.run_admitted(target, workload, slots, observer, &mut Gate::new(n)),
+            None => self.run_admitted(target, workload, slots, observer, &mut Open),
+        }
+    }
+
+    fn run_admitted<T: Target, W: Workload, O: Observer<T>, A: Admission>(
+        &mut self,
+        target: &mut T,
+        workload: &mut W,
+        slots: usize,
+        observer: &mut O,
+        admission: &mut A,
+    ) -> Result<(), T::Error> {
         // I/Os are made in batches of LOOKAHEAD / 2, and their prefetches
         // issued back to back: a prefetch that misses the TLB holds up the
         // pipeline until its page walk ends, and walks issued together
@@ -106,12 +134,20 @@ impl Engine {
         let mut keys = Keys { epoch: self.now };
         let mut events = SlotTree::new(slots);
         let start = self.now;
-        for slot in 0..slots {
+        // I/Os beyond the device's command slots wait in the host, with
+        // their issue times. An event stands for an I/O at the device, not
+        // for a host slot: a completion hands its event to the I/O that
+        // has waited longest (one key replaced, as without a limit), and
+        // its host slot's next I/O queues behind the others.
+        for _ in 0..slots {
             let io = next(&mut self.rng, target);
+            if !admission.take((start, io)) {
+                continue;
+            }
             let done = target.submit(start, &io)?;
             debug_assert!(done >= start);
             ios.push((start, io));
-            events.set(slot, keys.key(done, slot));
+            events.set(ios.len() - 1, keys.key(done, ios.len() - 1));
         }
         // Every completion is followed by its slot's next I/O: the slot's
         // key is replaced in place.
@@ -122,14 +158,50 @@ impl Engine {
             if !observer.complete(target, issued, done, &io) {
                 break;
             }
+            keys.rebase_when_due(done, &mut events);
             let io = next(&mut self.rng, target);
+            let (issued, io) = admission.pass((done, io));
             let t = target.submit(done, &io)?;
             debug_assert!(t >= done);
-            ios[slot] = (done, io);
-            keys.rebase_when_due(done, &mut events);
+            ios[slot] = (issued, io);
             events.set(slot, keys.key(t, slot));
         }
         Ok(())
+    }
+}
+
+/// How a closed loop's I/Os reach the device: all at once, or through
+/// its command slots.
+trait Admission {
+    /// An I/O issued at the start: whether it reaches the device now.
+    fn take(&mut self, io: (Ns, Io)) -> bool;
+    /// An I/O completed and its slot issued `next` (issue time, I/O): the
+    /// I/O the device takes now.
+    fn pass(&mut self, next: (Ns, Io)) -> (Ns, Io);
+}
+
+/// No limit: every I/O reaches the device when issued.
+struct Open;
+
+impl Admission for Open {
+    #[inline(always)]
+    fn take(&mut self, _: (Ns, Io)) -> bool {
+        true
+    }
+    #[inline(always)]
+    fn pass(&mut self, next: (Ns, Io)) -> (Ns, Io) {
+        next
+    }
+}
+
+impl Admission for Gate<(Ns, Io)> {
+    #[inline(always)]
+    fn take(&mut self, io: (Ns, Io)) -> bool {
+        Gate::take(self, io)
+    }
+    #[inline(always)]
+    fn pass(&mut self, next: (Ns, Io)) -> (Ns, Io) {
+        Gate::pass(self, next)
     }
 }
 

@@ -10,6 +10,7 @@
 
 mod engine;
 mod events;
+mod gate;
 mod heap;
 mod pool;
 #[cfg(test)]
@@ -18,6 +19,7 @@ mod timeline;
 
 pub use engine::{Engine, Io, Observer, Target, Workload, LOOKAHEAD};
 pub use events::SlotTree;
+pub use gate::Gate;
 pub use heap::MinHeap;
 pub use pool::Pool;
 pub use timeline::Timeline;

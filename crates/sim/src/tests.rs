@@ -44,6 +44,73 @@ fn closed_loop_obeys_littles_law() {
     assert!((31_000..=32_000).contains(&avg), "{avg}");
 }
 
+/// A device of 64 servers of 10 us each that holds at most `slots`
+/// commands: it counts the commands it holds at each submission.
+struct Limited {
+    servers: Pool,
+    slots: Option<u32>,
+    ends: Vec<Ns>,
+    held_max: usize,
+    submitted: u64,
+}
+impl Target for Limited {
+    type Error = ();
+    fn submit(&mut self, now: Ns, _: &Io) -> Result<Ns, ()> {
+        self.ends.retain(|&e| e > now);
+        let done = self.servers.reserve(now, 10_000);
+        self.ends.push(done);
+        self.held_max = self.held_max.max(self.ends.len());
+        self.submitted += 1;
+        Ok(done)
+    }
+    fn command_slots(&self) -> Option<u32> {
+        self.slots
+    }
+}
+struct Stats {
+    n: u64,
+    lat_sum: u64,
+    last: Ns,
+}
+impl Observer<Limited> for Stats {
+    fn complete(&mut self, _: &mut Limited, issued: Ns, completed: Ns, _: &Io) -> bool {
+        self.n += 1;
+        self.lat_sum += completed - issued;
+        self.last = completed;
+        self.n < 50_000
+    }
+}
+
+/// 256 I/Os in flight on a device that holds 16 commands: it never holds
+/// more, serves 16 at a time (16 of its 64 servers busy, 1.6 M I/Os a
+/// second), and the I/Os waiting in the host count their wait: by
+/// Little's law 256 / 1.6 M/s = 160 us each. An I/O still waiting at the
+/// stop was never submitted. Without the limit the device's 64 servers
+/// set the pace.
+#[test]
+fn a_device_holds_no_more_commands_than_its_slots() {
+    let run = |slots| {
+        let mut d = Limited { servers: Pool::new(64), slots, ends: Vec::new(), held_max: 0, submitted: 0 };
+        let mut s = Stats { n: 0, lat_sum: 0, last: 0 };
+        Engine::new(1).run(&mut d, &mut Fixed, 16, 16, &mut s).unwrap();
+        (d, s)
+    };
+    let (d, s) = run(Some(16));
+    assert_eq!(d.held_max, 16, "the device held more commands than its slots");
+    let rate = s.n as f64 / (s.last as f64 / 1e9);
+    assert!((rate - 1.6e6).abs() < 0.01e6, "{rate} I/Os a second");
+    let avg = s.lat_sum / s.n;
+    assert!((159_000..=161_000).contains(&avg), "latency {avg} ns, its wait in the host included");
+    assert_eq!(d.submitted, s.n + 15, "beside those completed, only the 15 others at the device at the stop were submitted");
+    let (d, s) = run(None);
+    assert_eq!(d.held_max, 256, "no limit: the device holds every I/O, its servers set the pace");
+    let rate = s.n as f64 / (s.last as f64 / 1e9);
+    assert!((rate - 6.4e6).abs() < 0.1e6, "{rate} I/Os a second");
+    // A limit at or above the host's slots changes nothing.
+    let (_, t) = run(Some(256));
+    assert_eq!((t.n, t.lat_sum, t.last), (s.n, s.lat_sum, s.last));
+}
+
 #[test]
 fn timeline_fills_the_gaps_future_reservations_leave() {
     let mut t = Timeline::default();

@@ -396,6 +396,10 @@ impl Target for Device {
     fn submit(&mut self, now: Ns, io: &Io) -> Result<Ns, DeviceError> {
         self.io(now, io.offset_bytes, io.len_bytes as u64, io.write, Payload::Timing)
     }
+
+    fn command_slots(&self) -> Option<u32> {
+        self.profile.host.command_slots
+    }
 }
 
 impl Device {

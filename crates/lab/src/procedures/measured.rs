@@ -118,6 +118,7 @@ fn device_of(info: &TargetInfo) -> DeviceInfo {
         dies: 0,
         effective_op: 0.0,
         full_capacity_bytes: None,
+        command_slots: None,
     }
 }
 

@@ -10,7 +10,7 @@ use crate::runs::trace::{Op, Record, Trace};
 use crate::workload::Mix;
 use card::Profile;
 use serde::{Deserialize, Serialize};
-use sim::{Io, Target};
+use sim::{Gate, Io, Target};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use units::{Ns, NS_PER_SEC};
@@ -224,30 +224,65 @@ fn metered(meter: &mut Meter, closed: &mut Vec<Closed>, r: &Record, issued: Ns, 
     }
 }
 
-/// Each I/O submitted at its arrival; completions metered in time order
+/// Requests in flight: (completion, issue, record) in completion order,
+/// and those waiting in the host for one of the card's command slots.
+struct InFlight {
+    pending: BinaryHeap<Reverse<(Ns, Ns, usize)>>,
+    gate: Option<Gate<(Ns, usize)>>,
+}
+
+impl InFlight {
+    fn new(s: &Session) -> InFlight {
+        InFlight { pending: BinaryHeap::new(), gate: s.device.command_slots().map(Gate::new) }
+    }
+
+    /// Record `i` issued at `t`: submitted now if the card has a command
+    /// slot for it, else when one frees.
+    fn issue(&mut self, s: &mut Session, records: &[Record], t: Ns, i: usize) -> Result<(), RunError> {
+        if self.gate.as_mut().is_some_and(|g| !g.take((t, i))) {
+            return Ok(());
+        }
+        let done = submit(s, t, &records[i])?;
+        self.pending.push(Reverse((done, t, i)));
+        Ok(())
+    }
+
+    /// The next completion at or before `upto`, taken out; its command
+    /// slot goes to the request that has waited longest, submitted then.
+    fn complete(&mut self, s: &mut Session, records: &[Record], upto: Ns) -> Result<Option<(Ns, Ns, usize)>, RunError> {
+        match self.pending.peek() {
+            Some(&Reverse((done, issued, i))) if done <= upto => {
+                self.pending.pop();
+                if let Some((waited_since, j)) = self.gate.as_mut().and_then(|g| g.release()) {
+                    let t = submit(s, done, &records[j])?;
+                    self.pending.push(Reverse((t, waited_since, j)));
+                }
+                Ok(Some((done, issued, i)))
+            }
+            _ => Ok(None),
+        }
+    }
+}
+
+/// Each I/O issued at its arrival; completions metered in time order
 /// as later arrivals pass them. Returns the last completion.
 fn open_loop(s: &mut Session, records: &[Record], speed: f64, meter: &mut Meter) -> Result<Ns, RunError> {
     let start = s.engine.now;
-    let mut pending: BinaryHeap<Reverse<(Ns, Ns, usize)>> = BinaryHeap::new();
+    let mut flight = InFlight::new(s);
     let mut closed: Vec<Closed> = Vec::new();
     let mut last = start;
-    let mut flush = |upto: Ns, pending: &mut BinaryHeap<Reverse<(Ns, Ns, usize)>>, last: &mut Ns| {
-        while let Some(&Reverse((done, issued, i))) = pending.peek() {
-            if done > upto {
-                break;
-            }
-            pending.pop();
-            metered(meter, &mut closed, &records[i], issued, done);
-            *last = done;
-        }
-    };
     for (i, r) in records.iter().enumerate() {
         let t = start + (r.at_ns as f64 / speed).round() as Ns;
-        flush(t, &mut pending, &mut last);
-        let done = submit(s, t, r)?;
-        pending.push(Reverse((done, t, i)));
+        while let Some((done, issued, k)) = flight.complete(s, records, t)? {
+            metered(meter, &mut closed, &records[k], issued, done);
+            last = done;
+        }
+        flight.issue(s, records, t, i)?;
     }
-    flush(Ns::MAX, &mut pending, &mut last);
+    while let Some((done, issued, k)) = flight.complete(s, records, Ns::MAX)? {
+        metered(meter, &mut closed, &records[k], issued, done);
+        last = done;
+    }
     s.engine.now = last;
     Ok(last)
 }
@@ -256,21 +291,19 @@ fn open_loop(s: &mut Session, records: &[Record], speed: f64, meter: &mut Meter)
 /// next, and the last ones drain with nothing after them.
 fn closed_loop(s: &mut Session, records: &[Record], qd: u32, meter: &mut Meter) -> Result<Ns, RunError> {
     let start = s.engine.now;
-    let mut pending: BinaryHeap<Reverse<(Ns, Ns, usize)>> = BinaryHeap::new();
+    let mut flight = InFlight::new(s);
     let mut closed: Vec<Closed> = Vec::new();
     let mut next = 0;
-    while next < records.len() && pending.len() < qd as usize {
-        let done = submit(s, start, &records[next])?;
-        pending.push(Reverse((done, start, next)));
+    while next < records.len() && next < qd as usize {
+        flight.issue(s, records, start, next)?;
         next += 1;
     }
     let mut last = start;
-    while let Some(Reverse((done, issued, i))) = pending.pop() {
+    while let Some((done, issued, i)) = flight.complete(s, records, Ns::MAX)? {
         metered(meter, &mut closed, &records[i], issued, done);
         last = done;
         if next < records.len() {
-            let t = submit(s, done, &records[next])?;
-            pending.push(Reverse((t, done, next)));
+            flight.issue(s, records, done, next)?;
             next += 1;
         }
     }

@@ -28,6 +28,10 @@ pub struct DeviceInfo {
     /// results written before it was kept.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub full_capacity_bytes: Option<u64>,
+    /// The most commands the card holds at once, where its driver limits
+    /// them (more in flight wait in the host).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command_slots: Option<u32>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -140,11 +144,33 @@ impl PhaseRun<'_> {
 }
 
 impl Observer<Device> for PhaseRun<'_> {
+    #[inline]
     fn complete(&mut self, dev: &mut Device, issued: Ns, completed: Ns, io: &Io) -> bool {
         self.meter.record(issued, completed, io, &mut self.closed);
         self.ios += 1;
         let mut go = true;
         if !self.closed.is_empty() {
+            go = self.rounds_closed(dev, completed);
+            if self.interrupted {
+                return false;
+            }
+        }
+        match self.stop {
+            Stop::Duration(d) | Stop::Judged(d) => go && completed - self.meter.start < d,
+            Stop::Ios(n) => go && self.ios < n,
+            Stop::Steady { .. } => go,
+            Stop::Rebuilt { failures, after, cap } => completed - self.meter.start < cap && rebuilt_end(dev, failures, after).is_none_or(|end| completed < end),
+        }
+    }
+}
+
+impl PhaseRun<'_> {
+    /// Rounds the meter just closed: kept, reported, and judged for steady
+    /// state; whether the phase goes on (an interrupt sets `interrupted`).
+    #[inline(never)]
+    fn rounds_closed(&mut self, dev: &mut Device, completed: Ns) -> bool {
+        let mut go = true;
+        {
             let c = dev.counters();
             for cl in self.closed.drain(..) {
                 let iv = interval_of(&cl, self.meter.start, c.wa_since(&self.prev), c.free_superblocks);
@@ -182,12 +208,7 @@ impl Observer<Device> for PhaseRun<'_> {
                 }
             }
         }
-        match self.stop {
-            Stop::Duration(d) | Stop::Judged(d) => go && completed - self.meter.start < d,
-            Stop::Ios(n) => go && self.ios < n,
-            Stop::Steady { .. } => go,
-            Stop::Rebuilt { failures, after, cap } => completed - self.meter.start < cap && rebuilt_end(dev, failures, after).is_none_or(|end| completed < end),
-        }
+        go
     }
 }
 
@@ -493,5 +514,6 @@ pub fn device_info(profile: &Profile, format: &str, scale: u32, dev: &Device) ->
         dies: dev.dies(),
         effective_op: dev.effective_op(),
         full_capacity_bytes: Some(dev.full_capacity_bytes()),
+        command_slots: profile.host.command_slots,
     }
 }
