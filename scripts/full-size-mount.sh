@@ -8,11 +8,12 @@
 #   scripts/full-size-mount.sh [DEVICE]     (default flashmax2; about 5
 #                                            minutes and 26 GB of disk)
 #
-# Needs fio and libnbd-bin (Debian packages) and a release build of flashlab.
+# Needs fio and libnbd-bin (Debian packages) and a release build of flashlab
+# (or FLASHLAB=path/to/flashlab).
 set -euo pipefail
 device="${1:-flashmax2}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
-flashlab="$root/target/release/flashlab"
+flashlab="${FLASHLAB:-$root/target/release/flashlab}"
 work="$(mktemp -d /tmp/flashlab-full-size.XXXXXX)"
 trap 'kill -9 $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 uri="nbd+unix:///$device?socket=$work/card.sock"

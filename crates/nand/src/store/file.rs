@@ -10,7 +10,9 @@ use std::path::Path;
 
 /// The header's magic and the file layout's version.
 pub const STORE_MAGIC: &[u8; 8] = b"FLASHLAB";
-pub const STORE_VERSION: u32 = 3;
+/// Version 4: a slot's out-of-band LBA is kept inverted (an erased area
+/// is all zeros).
+pub const STORE_VERSION: u32 = 4;
 /// The header occupies the file's first 4 KiB.
 pub(super) const HEADER_BYTES: usize = 4096;
 /// Counters the card keeps in the header's last bytes (see

@@ -63,7 +63,10 @@ pub enum StoreError {
 }
 
 /// One slot's out-of-band area: LBA, state, sequence number, CRC-32 of
-/// the data, 4 bytes spare.
+/// the data, 4 bytes spare. An erased slot's is all zeros: the LBA is
+/// kept inverted (no LBA, `LBA_UNMAPPED`, is stored as 0), so that a new
+/// file's areas, zeros as the file system allocates them, need no
+/// writing.
 const OOB_BYTES: usize = 24;
 /// The OOB state of a slot whose page is programmed.
 const OOB_PROGRAMMED: u32 = 1;
@@ -122,7 +125,7 @@ impl Store {
     /// A store in memory: pages erased (0xff), no LBAs.
     pub fn memory(g: &Geometry) -> Store {
         let (slots, blocks) = counts(g);
-        let mut s = Store {
+        let s = Store {
             data: Pages::Memory(vec![0xff; g.raw_bytes() as usize]),
             header: None,
             oob: Bytes::Memory(vec![0; slots * OOB_BYTES]),
@@ -134,7 +137,7 @@ impl Store {
             system: None,
             system_path: None,
         };
-        s.oob_clear(0, slots);
+        debug_assert!(s.oob_lba(0) == units::LBA_UNMAPPED && !s.oob_programmed(0), "zeros are an erased slot");
         s
     }
 
@@ -217,7 +220,9 @@ impl Store {
         };
         let system_path = store.system_path.clone().expect("a file store's system area");
         if created {
-            store.oob_clear(0, slots);
+            // The allocated areas read as zeros: every slot erased, no
+            // block marked, nothing to write.
+            debug_assert!(store.oob_lba(0) == units::LBA_UNMAPPED && !store.block_used(0));
             // A new card: a system area left by an earlier one is not its.
             match std::fs::remove_file(&system_path) {
                 Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(e)),
@@ -256,9 +261,9 @@ impl Store {
         u32::from_le_bytes([b[0], b[1], b[2], b[3]])
     }
 
-    /// The LBA in a slot's out-of-band area.
+    /// The LBA in a slot's out-of-band area (stored inverted).
     pub fn oob_lba(&self, slot: usize) -> u32 {
-        self.oob_u32(slot, 0)
+        !self.oob_u32(slot, 0)
     }
 
     /// The write sequence number in a slot's out-of-band area.
@@ -336,7 +341,7 @@ impl Store {
         }
         let crc = crc32fast::hash(self.slot_data(slot));
         let o = &mut self.oob.get_mut()[slot * OOB_BYTES..(slot + 1) * OOB_BYTES];
-        o[0..4].copy_from_slice(&lba.to_le_bytes());
+        o[0..4].copy_from_slice(&(!lba).to_le_bytes());
         o[16..20].copy_from_slice(&crc.to_le_bytes());
         std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::Release);
         o[4..8].copy_from_slice(&state.to_le_bytes());
@@ -396,17 +401,29 @@ impl Store {
         self.trims.get_mut()[lba as usize * 8..lba as usize * 8 + 8].copy_from_slice(&seq.to_le_bytes());
     }
 
-    /// `n` slots from `slot` erased: no LBA, not programmed. The blocks
-    /// the range covers whole lose their mark, after their slots.
+    /// `n` slots from `slot` erased: no LBA, not programmed (all zeros,
+    /// the state first). A block without its mark holds only erased slots
+    /// already and is not touched (a new card's format erases every
+    /// block: its out-of-band areas, 17.6 GB at full size, are left as
+    /// the file system allocated them). The blocks the range covers whole
+    /// lose their mark, after their slots.
     pub fn oob_clear(&mut self, slot: usize, n: usize) {
-        for o in self.oob.get_mut()[slot * OOB_BYTES..(slot + n) * OOB_BYTES].chunks_exact_mut(OOB_BYTES) {
-            o[4..8].fill(0);
-            o[0..4].copy_from_slice(&units::LBA_UNMAPPED.to_le_bytes());
-            o[8..].fill(0);
+        let bs = self.block_slots;
+        debug_assert!(bs > 0);
+        let mut at = slot;
+        while at < slot + n {
+            let upto = ((at / bs + 1) * bs).min(slot + n);
+            if self.used.get()[at / bs] != 0 {
+                for o in self.oob.get_mut()[at * OOB_BYTES..upto * OOB_BYTES].chunks_exact_mut(OOB_BYTES) {
+                    o[4..8].fill(0);
+                    o[0..4].fill(0);
+                    o[8..].fill(0);
+                }
+            }
+            at = upto;
         }
         std::sync::atomic::compiler_fence(std::sync::atomic::Ordering::Release);
-        let (bs, first, end) = (self.block_slots, slot.div_ceil(self.block_slots), (slot + n) / self.block_slots);
-        debug_assert!(bs > 0);
+        let (first, end) = (slot.div_ceil(bs), (slot + n) / bs);
         if first < end {
             self.used.get_mut()[first..end].fill(0);
         }
@@ -540,6 +557,30 @@ mod tests {
         assert!(e.contains("card A") && e.contains("card B"), "{e}");
         std::fs::write(&p, b"not a store at all, just text").unwrap();
         assert!(Store::file(&p, &g, "card A").err().unwrap().to_string().contains("not a flashlab store"));
+        let _ = std::fs::remove_file(&p);
+    }
+
+    /// An erased slot's out-of-band area is all zeros (the LBA kept
+    /// inverted: LBA 0 is an LBA), which is what a new file reads: a
+    /// clear (a format) leaves the blocks without their mark as they are
+    /// and clears the others.
+    #[test]
+    fn zeros_are_an_erased_slot_and_a_clear_skips_unmarked_blocks() {
+        let (g, p) = (geo(), tmp("zeros"));
+        let (mut s, _) = Store::file(&p, &g, "card").unwrap();
+        let slots = counts(&g).0;
+        assert!((0..slots).all(|i| s.oob_lba(i) == units::LBA_UNMAPPED && !s.oob_programmed(i) && !s.block_used(i)), "a new store is erased");
+        s.oob_program(0, 0);
+        assert!(s.oob_lba(0) == 0 && s.oob_programmed(0) && s.block_used(0), "LBA 0 is an LBA, not an erased slot");
+        let far = slots - 1;
+        assert!(!s.block_used(far));
+        // A sequence number is written before its slot commits (and
+        // marks its block): a cut between them leaves it in a slot still
+        // erased, which a clear need not touch.
+        s.oob_seq_set(far, 9);
+        s.oob_clear(0, slots);
+        assert!(s.oob_lba(0) == units::LBA_UNMAPPED && !s.oob_programmed(0) && s.oob_seq(0) == 0 && !s.block_used(0), "a marked block is cleared");
+        assert_eq!(s.oob_seq(far), 9, "a block without its mark is not touched");
         let _ = std::fs::remove_file(&p);
     }
 
