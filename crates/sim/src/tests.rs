@@ -19,24 +19,31 @@ impl Workload for Fixed {
         Io { offset_bytes: 0, len_bytes: 4096, write: false }
     }
 }
+/// Counts completions and their latency, and stops after `stop`.
 struct Count {
     n: u64,
     lat_sum: u64,
     last: Ns,
+    stop: u64,
 }
-impl Observer<OneServer> for Count {
-    fn complete(&mut self, _: &mut OneServer, issued: Ns, completed: Ns, _: &Io) -> bool {
+impl Count {
+    fn until(stop: u64) -> Count {
+        Count { n: 0, lat_sum: 0, last: 0, stop }
+    }
+}
+impl<T> Observer<T> for Count {
+    fn complete(&mut self, _: &mut T, issued: Ns, completed: Ns, _: &Io) -> bool {
         self.n += 1;
         self.lat_sum += completed - issued;
         self.last = completed;
-        self.n < 100_000
+        self.n < self.stop
     }
 }
 
 #[test]
 fn closed_loop_obeys_littles_law() {
     let mut e = Engine::new(1);
-    let mut c = Count { n: 0, lat_sum: 0, last: 0 };
+    let mut c = Count::until(100_000);
     e.run(&mut OneServer(Timeline::default()), &mut Fixed, 4, 8, &mut c).unwrap();
     // One I/O a microsecond, 32 outstanding: 32 us each.
     assert_eq!(c.last, 100_000 * 1_000);
@@ -67,20 +74,6 @@ impl Target for Limited {
         self.slots
     }
 }
-struct Stats {
-    n: u64,
-    lat_sum: u64,
-    last: Ns,
-}
-impl Observer<Limited> for Stats {
-    fn complete(&mut self, _: &mut Limited, issued: Ns, completed: Ns, _: &Io) -> bool {
-        self.n += 1;
-        self.lat_sum += completed - issued;
-        self.last = completed;
-        self.n < 50_000
-    }
-}
-
 /// 256 I/Os in flight on a device that holds 16 commands: it never holds
 /// more, serves 16 at a time (16 of its 64 servers busy, 1.6 M I/Os a
 /// second), and the I/Os waiting in the host count their wait: by
@@ -91,7 +84,7 @@ impl Observer<Limited> for Stats {
 fn a_device_holds_no_more_commands_than_its_slots() {
     let run = |slots| {
         let mut d = Limited { servers: Pool::new(64), slots, ends: Vec::new(), held_max: 0, submitted: 0 };
-        let mut s = Stats { n: 0, lat_sum: 0, last: 0 };
+        let mut s = Count::until(50_000);
         Engine::new(1).run(&mut d, &mut Fixed, 16, 16, &mut s).unwrap();
         (d, s)
     };
