@@ -69,17 +69,28 @@ fn lookahead_refill<T: Target, W: Workload>(ahead: &mut [Io; LOOKAHEAD], head: u
 pub struct Engine {
     pub now: Ns,
     pub rng: Rng,
+    /// When the I/Os still at the device at the last stop complete (the
+    /// stop itself if none was): a host's benchmark drains them before its
+    /// next test starts, so no two tests' I/Os are at the device at once.
+    pub drained_at: Ns,
 }
 
 impl Engine {
     pub fn new(seed: u64) -> Engine {
-        Engine { now: 0, rng: Rng::new(seed) }
+        Engine { now: 0, rng: Rng::new(seed), drained_at: 0 }
+    }
+
+    /// Moves the clock to when the I/Os left at the device by the last
+    /// stop complete.
+    pub fn drain(&mut self) {
+        self.now = self.now.max(self.drained_at);
     }
 
     /// Runs `threads x queue_depth` closed-loop slots until the observer
     /// says stop. Outstanding I/Os at the stop are abandoned (their effect on
-    /// the device stays; their latency is not recorded), and the clock is
-    /// left at the last completion seen. Where the target holds fewer
+    /// the device stays; their latency is not recorded; `drained_at` says
+    /// when the last of them completes), and the clock is left at the last
+    /// completion seen. Where the target holds fewer
     /// commands than there are slots ([`Target::command_slots`]), the rest
     /// wait in the host in the order they were issued, each submitted as a
     /// command completes; an I/O's latency runs from its issue, its wait
@@ -156,6 +167,7 @@ impl Engine {
             self.now = done;
             let (issued, io) = ios[slot];
             if !observer.complete(target, issued, done, &io) {
+                self.drained_at = events.max().map_or(done, |k| keys.event(k).0.max(done));
                 break;
             }
             keys.rebase_when_due(done, &mut events);

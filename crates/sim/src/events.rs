@@ -42,6 +42,10 @@ impl SlotTree {
             }
         }
     }
+    /// The greatest key, if any slot has one.
+    pub fn max(&self) -> Option<u64> {
+        self.t[self.leaves..].iter().copied().filter(|&k| k != u64::MAX).max()
+    }
     /// Applies `f` to every key but the empty ones; `f` must keep their
     /// order.
     pub fn map_keys(&mut self, f: impl Fn(u64) -> u64) {

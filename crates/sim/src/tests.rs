@@ -104,6 +104,30 @@ fn a_device_holds_no_more_commands_than_its_slots() {
     assert_eq!((t.n, t.lat_sum, t.last), (s.n, s.lat_sum, s.last));
 }
 
+/// Two tests one after the other, as a benchmark runs them: the second
+/// starts once the first's I/Os still at the device have completed
+/// (`Engine::drain`), so the device never holds the two tests' commands
+/// at once; without the drain it would hold both.
+#[test]
+fn the_next_test_starts_when_the_last_ones_ios_complete() {
+    let held_max = |drain: bool| {
+        let mut d = Limited { servers: Pool::new(64), slots: Some(16), ends: Vec::new(), held_max: 0, submitted: 0 };
+        let mut e = Engine::new(1);
+        e.run(&mut d, &mut Fixed, 16, 16, &mut Count::until(10_000)).unwrap();
+        let stop = e.now;
+        assert!(e.drained_at > stop, "16 commands were at the device at the stop");
+        assert!(e.drained_at <= stop + 10_000, "each completes within a service time of the stop");
+        if drain {
+            e.drain();
+            assert_eq!(e.now, e.drained_at);
+        }
+        e.run(&mut d, &mut Fixed, 16, 16, &mut Count::until(10_000)).unwrap();
+        d.held_max
+    };
+    assert_eq!(held_max(true), 16);
+    assert!(held_max(false) > 16, "the check can fail: without the drain the tests overlap");
+}
+
 #[test]
 fn timeline_fills_the_gaps_future_reservations_leave() {
     let mut t = Timeline::default();

@@ -247,6 +247,9 @@ fn phase(
     let start = engine.now;
     engine.run(dev, &mut gen, threads, qd, &mut run)?;
     let elapsed = engine.now - start;
+    // The next step starts once this one's I/Os have completed, as a
+    // benchmark's next job does: the card never holds two steps' I/Os.
+    engine.drain();
     if let (Stop::Judged(_) | Stop::Steady { .. }, None) = (&run.stop, &run.steady) {
         // Judged at its end; cut short, never steady.
         run.steady = Some(run.steady_report(!run.interrupted));
@@ -278,6 +281,8 @@ fn phase(
 
 /// A device in the lab: its state and clock carry from one step to the
 /// next (secure erase, preconditioning, main tests), as on a real card.
+/// A step starts once the last one's I/Os have completed (`Engine::drain`),
+/// as a benchmark's next job does.
 pub struct Session {
     pub device: Device,
     pub engine: Engine,
