@@ -103,10 +103,12 @@ impl<M: Media> Ftl<M> {
 
     /// Every programmed data slot's OOB, the newest copy of each LBA mapped
     /// (unless trimmed since); damaged slots are left out and returned.
+    /// What an LBA holds so far is read where it is kept (the trim journal,
+    /// the mapped copy's OOB), not copied: a full-size card has hundreds of
+    /// millions of LBAs, of which a mount after a crash finds a few.
     fn map_rebuild(&mut self) -> Result<(MountReport, Vec<Damaged>), FtlError> {
         let l = self.layout.clone();
-        let mut newest: Vec<u64> = (0..self.cfg.user_slots as u32).map(|lba| self.media.trim_seq(lba)).collect();
-        let mut r = MountReport { seq_max: newest.iter().copied().max().unwrap_or(0), ..MountReport::default() };
+        let mut r = MountReport { seq_max: self.media.trim_seq_newest(), ..MountReport::default() };
         let mut damaged = Vec::new();
         for sb in 0..l.superblocks {
             let narrowing = self.narrowing(sb).cloned();
@@ -133,7 +135,7 @@ impl<M: Media> Ftl<M> {
                         }
                         let (lba, seq) = self.oob_of(crate::layout::SlotAddr { superblock: sb, page, die, slot })?;
                         r.slots_scanned += 1;
-                        if lba == LBA_UNMAPPED || lba as u64 >= self.cfg.user_slots || seq <= newest[lba as usize] {
+                        if lba == LBA_UNMAPPED || lba as u64 >= self.cfg.user_slots || seq <= self.lba_newest(lba)? {
                             continue;
                         }
                         if suspect == Some(page) && !self.media.slot_intact(die, sb, page, slot) {
@@ -144,7 +146,6 @@ impl<M: Media> Ftl<M> {
                         if old != PPA_INVALID {
                             self.invalidate(old, l.superblock_of(old));
                         }
-                        newest[lba as usize] = seq;
                         r.seq_max = r.seq_max.max(seq);
                         let ppa = l.ppa(crate::layout::SlotAddr { superblock: sb, page, die, slot });
                         self.map_set(lba, ppa, sb);
@@ -154,8 +155,24 @@ impl<M: Media> Ftl<M> {
         }
         r.slots_mapped = (0..self.cfg.user_slots as usize).filter(|&lba| self.map.l2p[lba] != PPA_INVALID).count() as u64;
         r.superblocks_short = (0..l.superblocks).filter(|&sb| self.superblock_short(sb)).count() as u32;
-        damaged.retain(|d| d.seq > newest[d.lba as usize]);
-        Ok((r, damaged))
+        let mut kept = Vec::with_capacity(damaged.len());
+        for d in damaged {
+            if d.seq > self.lba_newest(d.lba)? {
+                kept.push(d);
+            }
+        }
+        Ok((r, kept))
+    }
+
+    /// The sequence number of what an LBA holds so far in a mount: its
+    /// mapped copy's, or its last trim's if newer (0: neither).
+    fn lba_newest(&self, lba: u32) -> Result<u64, FtlError> {
+        let trimmed = self.media.trim_seq(lba);
+        let ppa = self.map.l2p[lba as usize];
+        if ppa == PPA_INVALID {
+            return Ok(trimmed);
+        }
+        Ok(self.oob_of(self.layout.addr(ppa))?.1.max(trimmed))
     }
 
     /// Rows of a dead die's block that its stripes show programmed: up to

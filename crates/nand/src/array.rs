@@ -423,6 +423,9 @@ impl Persist for Array {
     fn trim_seq(&self, lba: u32) -> u64 {
         self.store.as_ref().map_or(0, |s| s.trim_seq(lba))
     }
+    fn trim_seq_newest(&self) -> u64 {
+        self.store.as_ref().map_or(0, |s| s.trim_seq_newest())
+    }
     fn slot_intact(&self, die: u32, block: u32, page: u32, slot: u32) -> bool {
         let i = self.slot_index(die, block, page, slot);
         self.store.as_ref().is_none_or(|s| s.slot_intact(i))

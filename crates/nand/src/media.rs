@@ -105,6 +105,11 @@ pub trait Persist {
     fn trim_seq(&self, _lba: u32) -> u64 {
         0
     }
+    /// The newest recorded trim's sequence number (0: none).
+    #[inline]
+    fn trim_seq_newest(&self) -> u64 {
+        0
+    }
     /// Whether a programmed slot's bytes match its OOB checksum (true
     /// where the media holds no data).
     #[inline]

@@ -143,6 +143,10 @@ impl<H: Hook> Persist for Tap<H> {
         self.array.trim_seq(lba)
     }
     #[inline]
+    fn trim_seq_newest(&self) -> u64 {
+        self.array.trim_seq_newest()
+    }
+    #[inline]
     fn slot_intact(&self, die: u32, block: u32, page: u32, slot: u32) -> bool {
         self.array.slot_intact(die, block, page, slot)
     }

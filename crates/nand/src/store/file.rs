@@ -11,8 +11,9 @@ use std::path::Path;
 /// The header's magic and the file layout's version.
 pub const STORE_MAGIC: &[u8; 8] = b"FLASHLAB";
 /// Version 4: a slot's out-of-band LBA is kept inverted (an erased area
-/// is all zeros).
-pub const STORE_VERSION: u32 = 4;
+/// is all zeros). Version 5: the trim journal's pages are marked and its
+/// newest sequence number kept, so that a mount reads only what it needs.
+pub const STORE_VERSION: u32 = 5;
 /// The header occupies the file's first 4 KiB.
 pub(super) const HEADER_BYTES: usize = 4096;
 /// Counters the card keeps in the header's last bytes (see

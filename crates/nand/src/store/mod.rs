@@ -95,6 +95,11 @@ pub struct Store {
     erases: Bytes,
     /// Each LBA's last trim: its sequence number (0: never trimmed).
     trims: Bytes,
+    /// Each page of `trims` (`TRIMS_PAGE_LBAS` LBAs): 1 from before its
+    /// first entry is written; a page unmarked reads as no trim, untouched.
+    trim_pages: Bytes,
+    /// The newest trim's sequence number, set before its entry.
+    trim_newest: Bytes,
     /// Each die block's mark (in the pages' order): 1 from before its first
     /// slot is staged or programmed until an erase has cleared it.
     used: Bytes,
@@ -118,6 +123,8 @@ impl Store {
             oob: Bytes::Memory(vec![0; slots * OOB_BYTES]),
             erases: Bytes::Memory(vec![0; blocks * 4]),
             trims: Bytes::Memory(vec![0; slots * 8]),
+            trim_pages: Bytes::Memory(vec![0; trim_pages(slots)]),
+            trim_newest: Bytes::Memory(vec![0; 8]),
             used: Bytes::Memory(vec![0; blocks]),
             block_slots: block_slots(g),
             file: None,
@@ -167,7 +174,9 @@ impl Store {
         let erases_offset = HEADER_BYTES + oob_bytes;
         let trims_offset = erases_offset + blocks * 4;
         let used_offset = trims_offset + slots * 8;
-        let data_offset = (used_offset + blocks).div_ceil(4096) * 4096;
+        let trim_pages_offset = used_offset + blocks;
+        let trim_newest_offset = (trim_pages_offset + trim_pages(slots)).div_ceil(8) * 8;
+        let data_offset = (trim_newest_offset + 8).div_ceil(4096) * 4096;
         let total = data_offset + g.raw_bytes() as usize;
         if created {
             file.set_len(total as u64).map_err(io)?;
@@ -200,6 +209,8 @@ impl Store {
             erases: Bytes::Mapped { map: areas()?, offset: erases_offset, len: blocks * 4 },
             trims: Bytes::Mapped { map: areas()?, offset: trims_offset, len: slots * 8 },
             used: Bytes::Mapped { map: areas()?, offset: used_offset, len: blocks },
+            trim_pages: Bytes::Mapped { map: areas()?, offset: trim_pages_offset, len: trim_pages(slots) },
+            trim_newest: Bytes::Mapped { map: areas()?, offset: trim_newest_offset, len: 8 },
             block_slots: block_slots(g),
             file: Some(file),
             system: None,
@@ -269,13 +280,33 @@ impl Store {
         Ok(())
     }
 
-    /// An LBA's last trim (its sequence number; 0: never trimmed).
+    /// An LBA's last trim (its sequence number; 0: never trimmed). An
+    /// unmarked page of the journal is not read (a mount after a crash
+    /// asks for each LBA it finds on the media, not for the whole card).
     pub fn trim_seq(&self, lba: u32) -> u64 {
-        let b = &self.trims.get()[lba as usize * 8..lba as usize * 8 + 8];
-        u64::from_le_bytes(b.try_into().expect("8 bytes"))
+        let lba = lba as usize;
+        if self.trim_pages.get()[lba / TRIMS_PAGE_LBAS] == 0 {
+            return 0;
+        }
+        u64_at(self.trims.get(), lba * 8)
     }
+
+    /// Records a trim: the newest sequence number and the entry's page
+    /// mark first, then the entry, so that a process killed between them
+    /// leaves no entry that a mount would not find, nor a sequence number
+    /// newer than the store says.
     pub fn trim_seq_set(&mut self, lba: u32, seq: u64) {
-        self.trims.get_mut()[lba as usize * 8..lba as usize * 8 + 8].copy_from_slice(&seq.to_le_bytes());
+        let lba = lba as usize;
+        if seq > self.trim_seq_newest() {
+            self.trim_newest.get_mut().copy_from_slice(&seq.to_le_bytes());
+        }
+        self.trim_pages.get_mut()[lba / TRIMS_PAGE_LBAS] = 1;
+        self.trims.get_mut()[lba * 8..lba * 8 + 8].copy_from_slice(&seq.to_le_bytes());
+    }
+
+    /// The newest trim's sequence number (0: none).
+    pub fn trim_seq_newest(&self) -> u64 {
+        u64_at(self.trim_newest.get(), 0)
     }
 
     /// A die block's erase count (`block` counts die blocks in the array's
@@ -361,6 +392,19 @@ fn block_slots(g: &Geometry) -> usize {
     g.pages_per_block as usize * g.slots_per_mpage() as usize
 }
 
+/// LBAs whose trims share a 4 KiB page of the journal (and a mark).
+const TRIMS_PAGE_LBAS: usize = 4096 / 8;
+
+/// Marks of the trim journal's pages for `slots` LBAs.
+fn trim_pages(slots: usize) -> usize {
+    slots.div_ceil(TRIMS_PAGE_LBAS)
+}
+
+/// The little-endian u64 at byte `at`.
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(b[at..at + 8].try_into().expect("8 bytes"))
+}
+
 /// Slots and die blocks of a geometry.
 fn counts(g: &Geometry) -> (usize, usize) {
     ((g.raw_bytes() / units::SLOT_BYTES) as usize, g.dies() as usize * g.blocks_per_plane as usize)
@@ -378,6 +422,29 @@ mod tests {
         let p = std::env::temp_dir().join(format!("flashlab-store-{}-{name}", std::process::id()));
         let _ = std::fs::remove_file(&p);
         p
+    }
+
+    /// The trim journal across a reopen: each trim's entry, its page's
+    /// mark, and the newest sequence number; a page with no trim stays
+    /// unmarked and reads as none.
+    #[test]
+    fn the_trim_journal_marks_its_pages_and_keeps_the_newest_trim() {
+        let g = Geometry { blocks_per_plane: 16, pages_per_block: 64, ..geo() };
+        let p = tmp("trims");
+        let (mut s, _) = Store::file(&p, &g, "card T").unwrap();
+        assert_eq!((s.trim_seq_newest(), s.trim_seq(700)), (0, 0));
+        s.trim_seq_set(700, 5);
+        s.trim_seq_set(3, 9);
+        s.trim_seq_set(701, 7);
+        drop(s);
+        let (s, created) = Store::file(&p, &g, "card T").unwrap();
+        assert!(!created);
+        assert_eq!((s.trim_seq(700), s.trim_seq(701), s.trim_seq(3), s.trim_seq(4), s.trim_seq(1500)), (5, 7, 9, 0, 0));
+        assert_eq!(s.trim_seq_newest(), 9);
+        let marks: Vec<u8> = s.trim_pages.get().to_vec();
+        assert_eq!(marks.len(), 8192 / TRIMS_PAGE_LBAS);
+        assert_eq!(marks.iter().enumerate().filter(|(_, &m)| m != 0).map(|(k, _)| k).collect::<Vec<_>>(), vec![0, 1], "pages of LBAs 3 and 700-701 only");
+        std::fs::remove_file(&p).unwrap();
     }
 
     #[test]
