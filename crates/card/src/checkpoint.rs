@@ -11,7 +11,7 @@
 //! (the FTL's alone) still mounts: its blocks' pages are read from the
 //! media.
 
-use std::io::Write;
+use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
 
 fn path_of(dir: &Path, member: usize) -> PathBuf {
@@ -41,25 +41,55 @@ pub(crate) fn member_bytes(next_pages: &[u16], ftl: &[u8]) -> Vec<u8> {
 /// earlier flashlab's checkpoint, which holds the FTL's alone) and the
 /// FTL's checkpoint. A pages section that is torn or of another version is
 /// refused by name.
+#[cfg(test)]
 pub(crate) fn member_split(bytes: &[u8]) -> Result<(Option<Vec<u16>>, &[u8]), String> {
-    if !bytes.starts_with(PAGES_MAGIC) {
-        return Ok((None, bytes));
+    let mut r = bytes;
+    let pages = pages_read(&mut r, bytes.len() as u64)?;
+    let at = if pages.is_some() { bytes.len() - r.len() } else { 0 };
+    Ok((pages, &bytes[at..]))
+}
+
+/// The blocks' pages section at the start of a member's checkpoint of
+/// `len` bytes: `None` when there is none (the reader, moved, is to be
+/// rewound), else the pages, the reader left at the FTL's checkpoint.
+fn pages_read(r: &mut impl Read, len: u64) -> Result<Option<Vec<u16>>, String> {
+    let torn = |e: std::io::Error| format!("the blocks' pages cannot be read ({e})");
+    let mut head = [0u8; 16];
+    if len < 16 {
+        return Ok(None);
     }
-    let u32_at = |at: usize| bytes.get(at..at + 4).map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")));
-    let (Some(version), Some(n)) = (u32_at(8), u32_at(12)) else { return Err("the blocks' pages are cut short".into()) };
+    r.read_exact(&mut head).map_err(torn)?;
+    if !head.starts_with(PAGES_MAGIC) {
+        return Ok(None);
+    }
+    let u32_at = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"));
+    let (version, n) = (u32_at(&head, 8), u32_at(&head, 12) as u64);
     if version != PAGES_VERSION {
         return Err(format!("the blocks' pages are of version {version}; this flashlab reads version {PAGES_VERSION}"));
     }
-    let end = 16 + n as usize * 2;
-    let Some(crc) = u32_at(end) else { return Err("the blocks' pages are cut short".into()) };
-    if crc32fast::hash(&bytes[..end]) != crc {
+    if 16 + n * 2 + 4 > len {
+        return Err("the blocks' pages are cut short".into());
+    }
+    let mut body = vec![0u8; n as usize * 2 + 4];
+    r.read_exact(&mut body).map_err(torn)?;
+    let (pages, crc) = body.split_at(n as usize * 2);
+    let mut h = crc32fast::Hasher::new();
+    h.update(&head);
+    h.update(pages);
+    if h.finalize() != u32_at(crc, 0) {
         return Err("the blocks' pages do not match their checksum (torn or altered)".into());
     }
-    let pages = bytes[16..end].chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect();
-    Ok((Some(pages), &bytes[end + 4..]))
+    Ok(Some(pages.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect()))
 }
 
-/// Writes a member's checkpoint whole.
+/// A member's checkpoint file, opened: its blocks' pages (or why they
+/// were refused), and a reader at the FTL's checkpoint with its length,
+/// none when the pages section was refused.
+pub(crate) struct Opened {
+    pub pages: Result<Option<Vec<u16>>, String>,
+    pub ftl: Option<(std::io::BufReader<std::fs::File>, u64)>,
+}
+
 pub(crate) fn write(dir: &Path, member: usize, bytes: &[u8]) -> std::io::Result<()> {
     write_whole(&path_of(dir, member), bytes)
 }
@@ -85,13 +115,27 @@ pub(crate) fn exists(dir: &Path, member: usize) -> bool {
     path_of(dir, member).exists()
 }
 
-/// A member's checkpoint, left in place (a card looked at, not started).
-pub(crate) fn peek(dir: &Path, member: usize) -> std::io::Result<Option<Vec<u8>>> {
-    match std::fs::read(path_of(dir, member)) {
-        Ok(b) => Ok(Some(b)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e),
-    }
+/// A member's checkpoint, left in place (a card looked at, not started):
+/// its pages section read, its FTL's checkpoint left to be read as it is
+/// mounted (a full-size card's is gigabytes).
+pub(crate) fn peek(dir: &Path, member: usize) -> std::io::Result<Option<Opened>> {
+    let file = match std::fs::File::open(path_of(dir, member)) {
+        Ok(f) => f,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let len = file.metadata()?.len();
+    let mut r = std::io::BufReader::new(file);
+    let pages = pages_read(&mut r, len);
+    let ftl = match &pages {
+        Err(_) => None,
+        Ok(Some(p)) => Some((r, len - 16 - p.len() as u64 * 2 - 4)),
+        Ok(None) => {
+            r.seek(std::io::SeekFrom::Start(0))?;
+            Some((r, len))
+        }
+    };
+    Ok(Some(Opened { pages, ftl }))
 }
 
 /// A member's checkpoint forgotten once its store is open to be served:

@@ -14,10 +14,13 @@ use crate::writer::WriterId;
 use crate::{Ftl, FtlConfig, FtlError, MountReport};
 use nand::Media;
 use std::cmp::Reverse;
+use std::io::Read;
 use units::PPA_INVALID;
 
 const MAGIC: &[u8; 8] = b"FLCKPT\0\0";
 const VERSION: u32 = 1;
+/// The L2P is read this many bytes at a time.
+const L2P_PIECE_BYTES: usize = 1 << 20;
 
 impl<M: Media> Ftl<M> {
     /// Puts every write on the media and returns the checkpoint of the
@@ -50,37 +53,65 @@ impl<M: Media> Ftl<M> {
     /// An FTL over `media` from a checkpoint taken when the card stopped
     /// cleanly on these media: no page's OOB is read.
     pub fn mount_checkpoint(media: M, cfg: FtlConfig, bytes: &[u8]) -> Result<(Ftl<M>, MountReport), FtlError> {
+        Ftl::mount_checkpoint_from(media, cfg, bytes, bytes.len() as u64)
+    }
+
+    /// The same from a reader of `len` bytes (a checkpoint file), read a
+    /// piece at a time: a full-size card's L2P is gigabytes, held once (in
+    /// the map), not twice. The checksum is checked at the end; a
+    /// checkpoint that fails it is refused (the FTL built so far, which has
+    /// touched no media, is dropped).
+    pub fn mount_checkpoint_from(media: M, cfg: FtlConfig, mut r: impl Read, len: u64) -> Result<(Ftl<M>, MountReport), FtlError> {
         let mut ftl = Ftl::unformatted(media, cfg)?;
         ftl.system_load()?;
         let bad = |why: &str| FtlError::Config(format!("checkpoint: {why}"));
         let sbs = ftl.layout.superblocks as usize;
         let user = ftl.cfg.user_slots as usize;
-        let len = 8 + 4 + 8 + 4 + 8 + sbs * 2 + user * 4 + 4;
-        if bytes.len() != len || &bytes[..8] != MAGIC {
-            return Err(bad(&format!("{} bytes, not a checkpoint of this card ({len} bytes expected)", bytes.len())));
+        let expected = 8 + 4 + 8 + 4 + 8 + sbs * 2 + user * 4 + 4;
+        if len != expected as u64 {
+            return Err(bad(&format!("{len} bytes, not a checkpoint of this card ({expected} bytes expected)")));
         }
-        let (body, crc) = bytes.split_at(len - 4);
-        if crc32fast::hash(body) != u32::from_le_bytes(crc.try_into().expect("4 bytes")) {
-            return Err(bad("its checksum does not match (torn or altered)"));
+        let mut crc = crc32fast::Hasher::new();
+        let mut read = |buf: &mut [u8], crc: &mut crc32fast::Hasher| -> Result<(), FtlError> {
+            r.read_exact(buf).map_err(|e| bad(&format!("cannot be read ({e})")))?;
+            crc.update(buf);
+            Ok(())
+        };
+        let mut head = [0u8; 32];
+        read(&mut head, &mut crc)?;
+        if &head[..8] != MAGIC {
+            return Err(bad(&format!("{len} bytes, not a checkpoint of this card ({expected} bytes expected)")));
         }
-        let u32_at = |at: usize| u32::from_le_bytes(body[at..at + 4].try_into().expect("4 bytes"));
-        let u64_at = |at: usize| u64::from_le_bytes(body[at..at + 8].try_into().expect("8 bytes"));
+        let u32_at = |at: usize| u32::from_le_bytes(head[at..at + 4].try_into().expect("4 bytes"));
+        let u64_at = |at: usize| u64::from_le_bytes(head[at..at + 8].try_into().expect("8 bytes"));
         if u32_at(8) != VERSION || u64_at(12) != user as u64 || u32_at(20) as usize != sbs {
             return Err(bad("made for another version, capacity or geometry"));
         }
-        ftl.host_seq = u64_at(24);
-        let states = &body[32..32 + sbs * 2];
-        let l2p = &body[32 + sbs * 2..];
-        for (lba, e) in l2p.chunks_exact(4).enumerate() {
-            let ppa = u32::from_le_bytes(e.try_into().expect("4 bytes"));
-            if ppa == PPA_INVALID {
-                continue;
+        let host_seq = u64_at(24);
+        let mut states = vec![0u8; sbs * 2];
+        read(&mut states, &mut crc)?;
+        let (mut buf, mut lba, mut mapped) = (vec![0u8; L2P_PIECE_BYTES], 0usize, 0u64);
+        while lba < user {
+            let piece = &mut buf[..(user - lba).min(L2P_PIECE_BYTES / 4) * 4];
+            read(piece, &mut crc)?;
+            for e in piece.chunks_exact(4) {
+                let ppa = u32::from_le_bytes(e.try_into().expect("4 bytes"));
+                if ppa != PPA_INVALID {
+                    if ppa as u64 >= ftl.layout.total_slots() {
+                        return Err(bad(&format!("LBA {lba} maps past the card")));
+                    }
+                    ftl.map_set(lba as u32, ppa, ftl.layout.superblock_of(ppa));
+                    mapped += 1;
+                }
+                lba += 1;
             }
-            if ppa as u64 >= ftl.layout.total_slots() {
-                return Err(bad(&format!("LBA {lba} maps past the card")));
-            }
-            ftl.map_set(lba as u32, ppa, ftl.layout.superblock_of(ppa));
         }
+        let mut tail = [0u8; 4];
+        r.read_exact(&mut tail).map_err(|e| bad(&format!("cannot be read ({e})")))?;
+        if crc.finalize() != u32::from_le_bytes(tail) {
+            return Err(bad("its checksum does not match (torn or altered)"));
+        }
+        ftl.host_seq = host_seq;
         ftl.sbs.free.clear();
         for sb in 0..sbs {
             let erases = ftl.media_superblock_erases(sb as u32);
@@ -97,12 +128,7 @@ impl<M: Media> Ftl<M> {
                 }
             }
         }
-        let report = MountReport {
-            slots_mapped: l2p.chunks_exact(4).filter(|e| e != &PPA_INVALID.to_le_bytes()).count() as u64,
-            seq_max: ftl.host_seq,
-            from_checkpoint: true,
-            ..MountReport::default()
-        };
+        let report = MountReport { slots_mapped: mapped, seq_max: ftl.host_seq, from_checkpoint: true, ..MountReport::default() };
         Ok((ftl, report))
     }
 }

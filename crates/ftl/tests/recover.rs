@@ -218,6 +218,10 @@ fn a_checkpoint_mounts_what_a_scan_would() {
         let store = scanned.into_media().into_store();
         let e = Ftl::mount_checkpoint(Array::with_store(g.clone(), store), cfg.clone(), &altered).err().unwrap().to_string();
         assert!(e.contains("checksum"), "{e}");
+        // Read from a file that ends early: refused by name.
+        let short = &saved[..saved.len() - 10];
+        let e = Ftl::mount_checkpoint_from(Array::new(g.clone(), true), cfg.clone(), short, saved.len() as u64).err().unwrap().to_string();
+        assert!(e.contains("cannot be read"), "{e}");
         let other = FtlConfig { user_slots: user_slots - 1, ..cfg.clone() };
         let e = Ftl::mount_checkpoint(Array::new(g.clone(), true), other, &saved).err().unwrap().to_string();
         assert!(e.contains("not a checkpoint of this card"), "{e}");

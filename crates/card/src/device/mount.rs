@@ -143,11 +143,11 @@ impl Device {
             },
             _ => None,
         };
-        let split = saved.as_deref().map(crate::checkpoint::member_split).transpose();
-        let (known, ftl_bytes, split_refused) = match split {
-            Ok(Some((pages, ftl))) => (pages, Some(ftl), None),
-            Ok(None) => (None, None, None),
-            Err(e) => (None, None, Some(e)),
+        let had_checkpoint = saved.is_some();
+        let (known, ftl_saved, split_refused) = match saved {
+            Some(crate::checkpoint::Opened { pages: Ok(pages), ftl }) => (pages, ftl, None),
+            Some(crate::checkpoint::Opened { pages: Err(e), .. }) => (None, None, Some(e)),
+            None => (None, None, None),
         };
         // Blocks' pages that do not fit the media are set aside: scanned.
         let (array, existed, refused) = match Device::array_of(g, backing, member, endurance, known.as_deref()) {
@@ -158,13 +158,15 @@ impl Device {
             }
             Err(e) => return Err(e),
         };
-        if let (Backing::Files { dir, .. }, Some(_)) = (backing, &saved) {
+        // Its FTL's part is read through the file still open (as a
+        // deleted file's data stay until it is closed).
+        if let (Backing::Files { dir, .. }, true) = (backing, had_checkpoint) {
             crate::checkpoint::forget(dir, member).map_err(|e| ck_err(dir, e))?;
         }
         if !existed {
             return Ok(Ftl::format(crate::recorder::recorder(array), cfg.clone())?);
         }
-        Device::ftl_mounted(g, cfg, backing, member, endurance, array, ftl_bytes, refused, mounted, lost)
+        Device::ftl_mounted(g, cfg, backing, member, endurance, array, ftl_saved, refused, mounted, lost)
     }
 
     /// A member's FTL mounted on `array` (a store that held a card): from
@@ -178,14 +180,14 @@ impl Device {
         member: usize,
         endurance: Option<&nand::Endurance>,
         array: Array,
-        saved: Option<&[u8]>,
+        saved: Option<(impl std::io::Read, u64)>,
         refused: Option<String>,
         mounted: &mut Option<MountReport>,
         lost: &mut Vec<(usize, u32)>,
     ) -> Result<Ftl<Recorder>, DeviceError> {
         let (completed, blocks_scanned) = (array.staged_pages(), array.blocks_scanned());
         let (ftl, mut r) = match saved {
-            Some(b) => match Ftl::mount_checkpoint(crate::recorder::recorder(array), cfg.clone(), b) {
+            Some((r, len)) => match Ftl::mount_checkpoint_from(crate::recorder::recorder(array), cfg.clone(), r, len) {
                 Ok(mounted) => mounted,
                 Err(e) if matches!(backing, Backing::Inspect { .. }) => {
                     return Err(DeviceError::Store(format!(
