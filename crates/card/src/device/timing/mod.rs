@@ -308,6 +308,31 @@ mod tests {
         assert_eq!(wait(3), wait(1), "odd pages are upper pages all through the block");
     }
 
+    /// No catalog NAND documents erase suspend: a host read that finds its
+    /// die erasing waits for the erase to end, then senses; a read of
+    /// another die does not wait. (A scaled card's first erase of a die
+    /// takes the whole tBERS.)
+    #[test]
+    fn a_read_on_an_erasing_die_waits_for_the_erase() {
+        for id in ["p420m", "mx6300"] {
+            let profile = crate::profile_load(id).unwrap();
+            let g = profile.scaling(1024).geometry(&profile.nand.geometry());
+            let c = Costs::of(&profile, &g, 1024);
+            let mut t = MemberTiming::new(&profile, &g, 1024);
+            let erase = MediaOp { kind: OpKind::Erase, tag: OpTag::Gc, die: 0, block: 2, page: 0, mask: 0, retries: 0, stripe_part: false };
+            t.charge(&c, &mut Pool::new(1), &[erase], 0, HostRead::NONE);
+            let end = t.dies[0].idle_at();
+            assert_eq!(end, c.erase_ns, "{id}: the die erases for tBERS");
+            let read = |die| MediaOp { kind: OpKind::Read, tag: OpTag::User, die, block: 1, page: 0, mask: 1, retries: 0, stripe_part: false };
+            let arrives = c.erase_ns / 3;
+            let done = t.charge(&c, &mut Pool::new(1), &[read(0)], arrives, HostRead::NONE);
+            assert!(done >= end + c.read_ns, "{id}: the read senses after the erase ends ({done} < {end} + tR)");
+            assert!(done < end + 4 * c.read_ns, "{id}: and goes next ({done} against {end})");
+            let other = t.charge(&c, &mut Pool::new(1), &[read(1)], arrives, HostRead::NONE);
+            assert!(other < end, "{id}: a read of another die does not wait for the erase ({other} >= {end})");
+        }
+    }
+
     /// A GC thread relocates a stripe row at a time: a host read whose map
     /// work finds every GC thread busy waits for the first of them to end
     /// its row (on average `row / (threads + 1)`), not a page of it.
