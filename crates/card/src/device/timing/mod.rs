@@ -241,6 +241,19 @@ impl MemberTiming {
 mod tests {
     use super::*;
 
+    /// A catalog card's profile, its member geometry and costs at `scale`.
+    fn card(id: &str, scale: u32) -> (Profile, nand::Geometry, Costs) {
+        let profile = crate::profile_load(id).unwrap();
+        let g = profile.scaling(scale).geometry(&profile.nand.geometry());
+        let c = Costs::of(&profile, &g, scale);
+        (profile, g, c)
+    }
+
+    /// A host read of one slot on `die`.
+    fn host_read(die: u32) -> MediaOp {
+        MediaOp { kind: OpKind::Read, tag: OpTag::User, die, block: 1, page: 0, mask: 1, retries: 0, stripe_part: false }
+    }
+
     /// A free slot takes data at once; a full buffer takes it when the
     /// earliest pending page is programmed, which frees a page of slots.
     #[test]
@@ -264,11 +277,9 @@ mod tests {
     /// for the GC read before it.
     #[test]
     fn a_list_of_ops_is_charged_without_an_ftl() {
-        let profile = crate::profile_load("p420m").unwrap();
-        let g = profile.scaling(1024).geometry(&profile.nand.geometry());
-        let c = Costs::of(&profile, &g, 1024);
+        let (profile, g, c) = card("p420m", 1024);
         let mut cpu = Pool::new(1);
-        let read = |retries| MediaOp { kind: OpKind::Read, tag: OpTag::User, die: 0, block: 1, page: 0, mask: 1, retries, stripe_part: false };
+        let read = |retries| MediaOp { retries, ..host_read(0) };
         let mut t = MemberTiming::new(&profile, &g, 1024);
         let once = t.charge(&c, &mut cpu, &[read(0)], 0, HostRead::NONE);
         assert!(once >= c.read_ns, "a read senses first: {once} < tR {}", c.read_ns);
@@ -287,9 +298,7 @@ mod tests {
     /// the program in progress, longer behind an upper (odd) page.
     #[test]
     fn a_read_waits_longer_behind_an_upper_page_program() {
-        let profile = crate::profile_load("p420m").unwrap();
-        let g = profile.scaling(1024).geometry(&profile.nand.geometry());
-        let c = Costs::of(&profile, &g, 1024);
+        let (profile, g, c) = card("p420m", 1024);
         let [lower, upper] = c.program_ns;
         assert!(lower < upper && lower + upper == 2 * profile.nand.timings().program_ns, "{lower} / {upper}");
         assert_eq!(c.die_op_max_ns, upper.max(profile.nand.timings().erase_ns));
@@ -299,7 +308,7 @@ mod tests {
             t.charge(&c, &mut Pool::new(1), &[program], 0, HostRead::NONE);
             let end = t.dies[0].idle_at();
             let arrives = end - c.program_ns_of(page) + 1_000;
-            let read = MediaOp { kind: OpKind::Read, tag: OpTag::User, die: 0, block: 1, page: 0, mask: 1, retries: 0, stripe_part: false };
+            let read = host_read(0);
             let done = t.charge(&c, &mut Pool::new(1), &[read], arrives, HostRead::NONE);
             assert!(done >= end + c.read_ns, "page {page}: the read senses after the program ends ({done} < {end} + tR)");
             done - arrives
@@ -315,20 +324,17 @@ mod tests {
     #[test]
     fn a_read_on_an_erasing_die_waits_for_the_erase() {
         for id in ["p420m", "mx6300"] {
-            let profile = crate::profile_load(id).unwrap();
-            let g = profile.scaling(1024).geometry(&profile.nand.geometry());
-            let c = Costs::of(&profile, &g, 1024);
+            let (profile, g, c) = card(id, 1024);
             let mut t = MemberTiming::new(&profile, &g, 1024);
             let erase = MediaOp { kind: OpKind::Erase, tag: OpTag::Gc, die: 0, block: 2, page: 0, mask: 0, retries: 0, stripe_part: false };
             t.charge(&c, &mut Pool::new(1), &[erase], 0, HostRead::NONE);
             let end = t.dies[0].idle_at();
             assert_eq!(end, c.erase_ns, "{id}: the die erases for tBERS");
-            let read = |die| MediaOp { kind: OpKind::Read, tag: OpTag::User, die, block: 1, page: 0, mask: 1, retries: 0, stripe_part: false };
             let arrives = c.erase_ns / 3;
-            let done = t.charge(&c, &mut Pool::new(1), &[read(0)], arrives, HostRead::NONE);
+            let done = t.charge(&c, &mut Pool::new(1), &[host_read(0)], arrives, HostRead::NONE);
             assert!(done >= end + c.read_ns, "{id}: the read senses after the erase ends ({done} < {end} + tR)");
             assert!(done < end + 4 * c.read_ns, "{id}: and goes next ({done} against {end})");
-            let other = t.charge(&c, &mut Pool::new(1), &[read(1)], arrives, HostRead::NONE);
+            let other = t.charge(&c, &mut Pool::new(1), &[host_read(1)], arrives, HostRead::NONE);
             assert!(other < end, "{id}: a read of another die does not wait for the erase ({other} >= {end})");
         }
     }
@@ -339,12 +345,10 @@ mod tests {
     #[test]
     fn a_host_read_waits_for_the_gc_row_in_progress() {
         for id in ["flashmax2", "p420m"] {
-            let profile = crate::profile_load(id).unwrap();
-            let g = profile.scaling(1024).geometry(&profile.nand.geometry());
-            let c = Costs::of(&profile, &g, 1024);
+            let (profile, g, c) = card(id, 1024);
             let data_members = profile.ftl.stripe_width as u64 - 1;
             assert_eq!(c.gc_row_cpu_ns, data_members * c.gc_mpage_cpu_ns, "{id}: a row is the stripe's data pages");
-            let read = MediaOp { kind: OpKind::Read, tag: OpTag::User, die: 0, block: 1, page: 0, mask: 1, retries: 0, stripe_part: false };
+            let read = host_read(0);
             let arrives = 1_000_000;
             let latency = |backlog: Ns| {
                 let mut t = MemberTiming::new(&profile, &g, 1024);
@@ -365,9 +369,7 @@ mod tests {
     /// about equally.
     #[test]
     fn aligned_commands_reach_every_controller() {
-        let profile = crate::profile_load("flashmax2").unwrap();
-        let g = profile.scaling(64).geometry(&profile.nand.geometry());
-        let c = Costs::of(&profile, &g, 64);
+        let (_, _, c) = card("flashmax2", 64);
         assert_eq!(c.controllers, 2);
         for step in [1u32, 2, 16, 128] {
             let on_0 = (0..10_000u32).filter(|i| c.controller_of_slot(i * step) == 0).count();
