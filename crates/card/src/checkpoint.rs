@@ -90,6 +90,7 @@ pub(crate) struct Opened {
     pub ftl: Option<(std::io::BufReader<std::fs::File>, u64)>,
 }
 
+/// Writes a member's checkpoint whole.
 pub(crate) fn write(dir: &Path, member: usize, bytes: &[u8]) -> std::io::Result<()> {
     write_whole(&path_of(dir, member), bytes)
 }
@@ -129,10 +130,12 @@ pub(crate) fn peek(dir: &Path, member: usize) -> std::io::Result<Option<Opened>>
     let pages = pages_read(&mut r, len);
     let ftl = match &pages {
         Err(_) => None,
-        Ok(Some(p)) => Some((r, len - 16 - p.len() as u64 * 2 - 4)),
-        Ok(None) => {
-            r.seek(std::io::SeekFrom::Start(0))?;
-            Some((r, len))
+        Ok(found) => {
+            if found.is_none() {
+                r.seek(std::io::SeekFrom::Start(0))?;
+            }
+            let rest = len - r.stream_position()?;
+            Some((r, rest))
         }
     };
     Ok(Some(Opened { pages, ftl }))

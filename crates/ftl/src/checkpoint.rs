@@ -68,19 +68,21 @@ impl<M: Media> Ftl<M> {
         let sbs = ftl.layout.superblocks as usize;
         let user = ftl.cfg.user_slots as usize;
         let expected = 8 + 4 + 8 + 4 + 8 + sbs * 2 + user * 4 + 4;
+        let not_this = || bad(&format!("{len} bytes, not a checkpoint of this card ({expected} bytes expected)"));
         if len != expected as u64 {
-            return Err(bad(&format!("{len} bytes, not a checkpoint of this card ({expected} bytes expected)")));
+            return Err(not_this());
         }
+        let unreadable = |e: std::io::Error| bad(&format!("cannot be read ({e})"));
         let mut crc = crc32fast::Hasher::new();
         let mut read = |buf: &mut [u8], crc: &mut crc32fast::Hasher| -> Result<(), FtlError> {
-            r.read_exact(buf).map_err(|e| bad(&format!("cannot be read ({e})")))?;
+            r.read_exact(buf).map_err(unreadable)?;
             crc.update(buf);
             Ok(())
         };
         let mut head = [0u8; 32];
         read(&mut head, &mut crc)?;
         if &head[..8] != MAGIC {
-            return Err(bad(&format!("{len} bytes, not a checkpoint of this card ({expected} bytes expected)")));
+            return Err(not_this());
         }
         let u32_at = |at: usize| u32::from_le_bytes(head[at..at + 4].try_into().expect("4 bytes"));
         let u64_at = |at: usize| u64::from_le_bytes(head[at..at + 8].try_into().expect("8 bytes"));
@@ -107,7 +109,7 @@ impl<M: Media> Ftl<M> {
             }
         }
         let mut tail = [0u8; 4];
-        r.read_exact(&mut tail).map_err(|e| bad(&format!("cannot be read ({e})")))?;
+        r.read_exact(&mut tail).map_err(unreadable)?;
         if crc.finalize() != u32::from_le_bytes(tail) {
             return Err(bad("its checksum does not match (torn or altered)"));
         }
