@@ -12,6 +12,7 @@ mod engine;
 mod events;
 mod gate;
 mod heap;
+mod ops;
 mod pool;
 #[cfg(test)]
 mod tests;
@@ -21,6 +22,7 @@ pub use engine::{Engine, Io, Observer, Target, Workload, LOOKAHEAD};
 pub use events::SlotTree;
 pub use gate::Gate;
 pub use heap::MinHeap;
+pub use ops::OpTimeline;
 pub use pool::Pool;
 pub use timeline::Timeline;
 pub use units::Rng;

@@ -2,6 +2,18 @@
 
 use units::Ns;
 
+/// Where a priority operation went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Placed {
+    /// In a remembered idle gap.
+    Gap,
+    /// At the tail, after everything reserved.
+    Tail,
+    /// Ahead of queued work, from this time: the work after it is pushed
+    /// back by its service.
+    Pushed(Ns),
+}
+
 /// Idle gaps a [`Timeline`] remembers.
 pub(crate) const GAPS: usize = 4;
 
@@ -71,16 +83,30 @@ impl Timeline {
     /// operations wait for one another in order.
     #[inline]
     pub fn reserve_priority(&mut self, ready: Ns, service: Ns, wait_max: Ns) -> Ns {
+        self.reserve_priority_behind(ready, service, |r| r + wait_max).0
+    }
+
+    /// [`Timeline::reserve_priority`] where the caller knows when the
+    /// operation in progress at a time ends: `in_progress(r)` (no earlier
+    /// than `r`) for the ready time `r` after earlier priority operations.
+    /// Returns the end, and where the operation went.
+    #[inline]
+    pub(crate) fn reserve_priority_behind(&mut self, ready: Ns, service: Ns, in_progress: impl FnOnce(Ns) -> Ns) -> (Ns, Placed) {
         self.busy_ns += service;
         let lane = self.prio.get_or_insert_with(Default::default);
         let ready = lane.reserve(ready, service) - service;
-        let end = if ready < self.free_at && ready + service <= self.gap_end_max { self.gap_fit(ready, service, ready + wait_max) } else { None };
+        if ready >= self.free_at {
+            return (self.append(ready, service), Placed::Tail);
+        }
+        let start_max = in_progress(ready);
+        debug_assert!(start_max >= ready, "the operation in progress ends ({start_max} ns) before the ready time ({ready} ns)");
+        let end = if ready + service <= self.gap_end_max { self.gap_fit(ready, service, start_max) } else { None };
         match end {
-            Some(end) => end,
-            None if self.free_at <= ready + wait_max => self.append(ready, service),
+            Some(end) => (end, Placed::Gap),
+            None if self.free_at <= start_max => (self.append(ready, service), Placed::Tail),
             None => {
                 self.free_at += service;
-                ready + wait_max + service
+                (start_max + service, Placed::Pushed(start_max))
             }
         }
     }

@@ -54,7 +54,7 @@ pub(super) struct Member {
 impl Member {
     /// A member: its FTL, its timelines (dies, channels, controllers, link),
     /// its write buffer and GC threads, its error model.
-    pub(super) fn new(profile: &Profile, g: &nand::Geometry, ftl: Ftl<Recorder>, buffer_slots: u32, index: usize, cycles_per_erase: u32) -> Member {
+    pub(super) fn new(profile: &Profile, g: &nand::Geometry, c: &Costs, ftl: Ftl<Recorder>, buffer_slots: u32, index: usize, cycles_per_erase: u32) -> Member {
         let erases_max = (0..g.blocks_per_plane).map(|b| ftl.superblock_erase_count(b)).max().unwrap_or(0) * cycles_per_erase;
         let gc_background_mark = match profile.ftl.gc_background_superblocks {
             0 => 0,
@@ -63,7 +63,7 @@ impl Member {
         let wear = profile.nand.errors.clone().map(|e| Wear::new(e, profile.nand.codeword_bytes, g.dies(), g.blocks_per_plane, erases_max, index as u64));
         Member {
             ftl,
-            timing: MemberTiming::new(profile, g, buffer_slots),
+            timing: MemberTiming::new(profile, g, c, buffer_slots),
             wear,
             cycles_per_erase,
             slot_buf: None,
@@ -174,6 +174,7 @@ impl Member {
     pub(super) fn io(&mut self, c: &Costs, cpu: &mut Pool, now: Ns, (offset, len): (u64, u64), write: bool, payload: Payload) -> Result<Ns, DeviceError> {
         let first = (offset / SLOT_BYTES) as u32;
         let last = ((offset + len - 1) / SLOT_BYTES) as u32;
+        self.timing.host_now = self.timing.host_now.max(now);
         if self.reclaim_on {
             self.reclaim_pace(c, cpu, now)?;
         }

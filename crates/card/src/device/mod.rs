@@ -147,20 +147,21 @@ impl Device {
             (Some(_), None) => return Err(DeviceError::Fault(format!("{}: the profile has no [nand.endurance]: its blocks cannot wear out", profile.id))),
         };
         let buffer_slots = (profile.write_buffer_bytes(scale) / SLOT_BYTES) as u32;
+        let costs = Costs::of(profile, &g, scale);
         let mut members = Vec::new();
         let mut mounted = None;
         let mut lost = Vec::new();
         for m in 0..profile.members as usize {
             let ftl = Device::ftl_of(&g, &cfg, backing, m, &mut mounted, &mut lost, endurance.as_ref())?;
             let cycles_per_erase = aging.map_or(1, |a| a.cycles_per_erase);
-            members.push(Member::new(profile, &g, ftl, buffer_slots, m, cycles_per_erase));
+            members.push(Member::new(profile, &g, &costs, ftl, buffer_slots, m, cycles_per_erase));
         }
         let mut device = Device {
             profile: profile.clone(),
             format: format.to_string(),
             scale,
             cpu: Pool::new(profile.host.cpu_cores),
-            costs: Costs::of(profile, &g, scale),
+            costs,
             stripe_bytes: profile.member_stripe_bytes(),
             member_bytes: cfg.user_slots * SLOT_BYTES,
             full_bytes,

@@ -120,7 +120,7 @@ impl Device {
             row("host link in", tl(&|m| std::slice::from_ref(&m.link_in))),
             row("host link out", tl(&|m| std::slice::from_ref(&m.link_out))),
             row("channels", tl(&|m| &m.channels)),
-            row("dies", tl(&|m| &m.dies)),
+            row("dies", ms.iter().flat_map(|m| &m.timing.dies).fold((0, 0), |(n, b), t| (n + 1, b + t.busy_ns))),
         ]
     }
 

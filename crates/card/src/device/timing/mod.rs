@@ -15,7 +15,7 @@ pub(super) use costs::{Costs, HostRead};
 use crate::profile::Profile;
 use crate::recorder::{MediaOp, OpKind};
 use nand::OpTag;
-use sim::{Pool, Timeline};
+use sim::{OpTimeline, Pool, Timeline};
 use units::{transfer_ns, Ns};
 
 /// When the operations of an FTL call are ready to be charged.
@@ -31,7 +31,7 @@ pub(super) enum Start {
 
 /// One member's resources, reserved in issue order.
 pub(super) struct MemberTiming {
-    pub(super) dies: Vec<Timeline>,
+    pub(super) dies: Vec<OpTimeline>,
     pub(super) channels: Vec<Timeline>,
     pub(super) command: Vec<Timeline>,
     pub(super) program_path: Vec<Timeline>,
@@ -51,13 +51,16 @@ pub(super) struct MemberTiming {
     die_erases: Vec<u32>,
     /// The sequential read streams the controller follows.
     pub(super) streams: super::stream::Streams,
+    /// The host's clock at the last I/O: no host read will be ready
+    /// before it, so the dies forget what ends earlier.
+    pub(super) host_now: Ns,
 }
 
 impl MemberTiming {
-    pub(super) fn new(profile: &Profile, g: &nand::Geometry, buffer_slots: u32) -> MemberTiming {
+    pub(super) fn new(profile: &Profile, g: &nand::Geometry, c: &Costs, buffer_slots: u32) -> MemberTiming {
         let controllers = profile.controller.count as usize;
         MemberTiming {
-            dies: vec![Timeline::default(); g.dies() as usize],
+            dies: vec![OpTimeline::new(c.die_op_max_ns); g.dies() as usize],
             channels: vec![Timeline::default(); g.channels as usize],
             command: vec![Timeline::default(); controllers],
             program_path: vec![Timeline::default(); controllers],
@@ -70,6 +73,7 @@ impl MemberTiming {
             erased_at: vec![0; g.blocks_per_plane as usize],
             die_erases: vec![0; g.dies() as usize],
             streams: Default::default(),
+            host_now: 0,
         }
     }
 
@@ -111,7 +115,11 @@ impl MemberTiming {
     #[inline]
     pub(super) fn charge(&mut self, c: &Costs, cpu: &mut Pool, ops: &[MediaOp], ready: Ns, read: HostRead) -> Ns {
         let mut user_done = ready;
+        let known = self.host_now.saturating_sub(c.die_op_max_ns);
         for op in ops {
+            if op.tag != OpTag::User || op.kind != OpKind::Read {
+                self.dies[op.die as usize].forget_before(known);
+            }
             match op.kind {
                 OpKind::Read if op.stripe_part => {
                     let done = self.stripe_read(c, op, ready);
@@ -158,17 +166,19 @@ impl MemberTiming {
         };
         let attempts = 1 + op.retries as u64;
         if op.tag == OpTag::Gc {
-            let sensed = self.dies[d].reserve(ready, (c.read_ns + xfer) * attempts);
+            // Not kept in the die's trail: a host read meets what is left
+            // of a GC read (tens of microseconds) as idle time.
+            let sensed = self.dies[d].reserve_unkept(ready, (c.read_ns + xfer) * attempts);
             let out = self.channels[ch].reserve(sensed - xfer, xfer).max(sensed);
             let done = self.read_path[ctl].reserve(out, path * attempts);
             self.gc_ready = self.gc_ready.max(done);
             return ready;
         }
-        // Host reads go ahead of queued programs and GC work, behind at
-        // most the operation in progress.
+        // Host reads go ahead of queued programs and GC work, behind the
+        // operation in progress on the die (what is left of it).
         let planes = c.plane_reads(op.mask, read);
         let ready = self.map_work(c, ready, planes);
-        let sensed = self.dies[d].reserve_priority(ready, (c.read_ns * planes + xfer) * attempts, c.die_op_max_ns);
+        let sensed = self.dies[d].reserve_priority(ready, (c.read_ns * planes + xfer) * attempts);
         let out = self.channels[ch].reserve_priority(sensed - xfer, xfer, c.mpage_transfer_ns).max(sensed);
         self.read_path[ctl].reserve_priority(out, path * attempts, c.read_path_mpage_ns)
     }
@@ -181,7 +191,7 @@ impl MemberTiming {
         let d = op.die as usize;
         let (ch, ctl) = (c.die_channel[d] as usize, c.die_controller[d] as usize);
         let ready = self.map_work(c, ready, 1);
-        let sensed = self.dies[d].reserve_priority(ready, c.read_ns + c.mpage_transfer_ns, c.die_op_max_ns);
+        let sensed = self.dies[d].reserve_priority(ready, c.read_ns + c.mpage_transfer_ns);
         let out = self.channels[ch].reserve_priority(sensed - c.mpage_transfer_ns, c.mpage_transfer_ns, c.mpage_transfer_ns).max(sensed);
         self.read_path[ctl].reserve_priority(out, c.read_path_mpage_ns, c.read_path_mpage_ns)
     }
@@ -223,7 +233,7 @@ impl MemberTiming {
         let r = r.max(self.erased_at[op.block as usize]);
         let staged = if gc && !c.gc_through_program_path { r } else { self.program_path[ctl].reserve(r, c.program_path_mpage_ns) };
         let loaded = self.channels[ch].reserve(staged, c.mpage_transfer_ns);
-        let end = self.dies[d].reserve(loaded, c.program_ns_of(op.page));
+        let end = self.dies[d].reserve_loaded(loaded, c.program_ns_of(op.page), c.mpage_transfer_ns);
         if op.tag == OpTag::User {
             self.buffer.release(end);
         }
@@ -231,7 +241,7 @@ impl MemberTiming {
 
     /// When everything reserved so far has ended.
     pub(super) fn quiet_at(&self) -> Ns {
-        let lines = self.dies.iter().chain(&self.channels).chain(&self.command).chain(&self.program_path).chain(&self.read_path);
+        let lines = self.dies.iter().map(|d| &**d).chain(&self.channels).chain(&self.command).chain(&self.program_path).chain(&self.read_path);
         let t = lines.chain([&self.link_in, &self.link_out]).map(|l| l.idle_at()).max().unwrap_or(0);
         t.max(self.gc_ready).max(self.gc_cpu.idle_at()).max(self.erased_at.iter().copied().max().unwrap_or(0))
     }
@@ -280,13 +290,13 @@ mod tests {
         let (profile, g, c) = card("p420m", 1024);
         let mut cpu = Pool::new(1);
         let read = |retries| MediaOp { retries, ..host_read(0) };
-        let mut t = MemberTiming::new(&profile, &g, 1024);
+        let mut t = MemberTiming::new(&profile, &g, &c, 1024);
         let once = t.charge(&c, &mut cpu, &[read(0)], 0, HostRead::NONE);
         assert!(once >= c.read_ns, "a read senses first: {once} < tR {}", c.read_ns);
-        let mut t = MemberTiming::new(&profile, &g, 1024);
+        let mut t = MemberTiming::new(&profile, &g, &c, 1024);
         let twice = t.charge(&c, &mut cpu, &[read(1)], 0, HostRead::NONE);
         assert!(twice >= once + c.read_ns, "a retry senses again: {twice} after {once}");
-        let mut t = MemberTiming::new(&profile, &g, 1024);
+        let mut t = MemberTiming::new(&profile, &g, &c, 1024);
         let gc_read = MediaOp { tag: OpTag::Gc, ..read(0) };
         let program = MediaOp { kind: OpKind::Program, tag: OpTag::Gc, die: 1, block: 2, page: 0, mask: 0, retries: 0, stripe_part: false };
         t.charge(&c, &mut cpu, &[gc_read, program], 0, HostRead::NONE);
@@ -303,7 +313,7 @@ mod tests {
         assert!(lower < upper && lower + upper == 2 * profile.nand.timings().program_ns, "{lower} / {upper}");
         assert_eq!(c.die_op_max_ns, upper.max(profile.nand.timings().erase_ns));
         let wait = |page: u32| {
-            let mut t = MemberTiming::new(&profile, &g, 1024);
+            let mut t = MemberTiming::new(&profile, &g, &c, 1024);
             let program = MediaOp { kind: OpKind::Program, tag: OpTag::Gc, die: 0, block: 2, page, mask: 0, retries: 0, stripe_part: false };
             t.charge(&c, &mut Pool::new(1), &[program], 0, HostRead::NONE);
             let end = t.dies[0].idle_at();
@@ -325,7 +335,7 @@ mod tests {
     fn a_read_on_an_erasing_die_waits_for_the_erase() {
         for id in ["p420m", "mx6300"] {
             let (profile, g, c) = card(id, 1024);
-            let mut t = MemberTiming::new(&profile, &g, 1024);
+            let mut t = MemberTiming::new(&profile, &g, &c, 1024);
             let erase = MediaOp { kind: OpKind::Erase, tag: OpTag::Gc, die: 0, block: 2, page: 0, mask: 0, retries: 0, stripe_part: false };
             t.charge(&c, &mut Pool::new(1), &[erase], 0, HostRead::NONE);
             let end = t.dies[0].idle_at();
@@ -351,7 +361,7 @@ mod tests {
             let read = host_read(0);
             let arrives = 1_000_000;
             let latency = |backlog: Ns| {
-                let mut t = MemberTiming::new(&profile, &g, 1024);
+                let mut t = MemberTiming::new(&profile, &g, &c, 1024);
                 for _ in 0..profile.ftl.gc_threads {
                     t.gc_cpu.reserve(0, backlog);
                 }
