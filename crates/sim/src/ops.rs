@@ -136,9 +136,7 @@ impl OpTimeline {
         self.prio_end = self.prio_end.max(end);
         end
     }
-}
 
-impl OpTimeline {
     /// Forgets the operations that end by `t`: no priority operation will
     /// be ready before (the host's clock, less the longest operation).
     /// Stops recording when no priority operation has come for a while.
@@ -290,6 +288,6 @@ impl Trail {
 /// within one already kept).
 #[inline(always)]
 fn narrow(ns: Ns) -> u32 {
-    debug_assert!(ns <= u32::MAX as Ns, "{ns} ns does not fit a trail entry");
+    assert!(ns <= u32::MAX as Ns, "{ns} ns does not fit a trail entry");
     ns as u32
 }
