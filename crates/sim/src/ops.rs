@@ -209,22 +209,25 @@ impl Trail {
         if j == 0 && end > start {
             return;
         }
+        if j == self.ops.len() {
+            // After every operation kept: as at the tail.
+            self.push(from, finish);
+            return;
+        }
         // Entry `j` is the first after the new one: `end` is where the
         // one before it ends (or the trail's base).
         let from = from.max(end);
         if finish <= from {
             return;
         }
-        match self.ops.get_mut(j) {
-            Some(next) => {
-                let next_start = end + next.0 as Ns;
-                next.0 = narrow(next_start.saturating_sub(finish));
-                self.tail += finish.saturating_sub(next_start);
-            }
-            None => self.tail = finish,
-        }
-        // Within an idle time already kept: fits in 32 bits.
-        self.ops.insert(j, (narrow(from - end), narrow(finish - from)));
+        // Within an idle time already kept (or, before the first entry,
+        // one as long as the trail's base allows).
+        let Ok(idle) = u32::try_from(from - end) else { return };
+        let next = &mut self.ops[j];
+        let next_start = end + next.0 as Ns;
+        next.0 = narrow(next_start.saturating_sub(finish));
+        self.tail += finish.saturating_sub(next_start);
+        self.ops.insert(j, (idle, narrow(finish - from)));
         if self.ops.len() > TRAIL_MAX {
             self.pop();
         }

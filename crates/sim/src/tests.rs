@@ -418,3 +418,16 @@ fn reads_behind_a_read_follow_it_on_a_die_of_unknown_queue() {
     assert_eq!(d.reserve_priority(160, 10), 470);
     assert_eq!(d.reserve_priority(170, 10), 480);
 }
+
+/// An operation placed in an old idle gap seconds after what a die keeps
+/// (its trail empty, or long before) is kept as at the tail, without
+/// overflowing the trail's 32-bit idle times.
+#[test]
+fn an_operation_seconds_after_the_trail_is_kept_as_at_its_tail() {
+    let mut d = OpTimeline::new(300);
+    d.reserve(0, 100);
+    d.reserve(10_000_000_000, 100);
+    assert_eq!(d.reserve_priority(5_000_000_000, 10), 5_000_000_010);
+    assert_eq!(d.reserve(6_000_000_000, 100), 6_000_000_100);
+    assert_eq!(d.reserve_priority(6_000_000_050, 10), 6_000_000_110, "after the program");
+}
