@@ -347,13 +347,8 @@ fn a_read_waits_for_the_operation_in_progress_not_the_longest() {
     assert_eq!(e.reserve(0, 300), 410, "the erase fills the gap 110..600");
     assert_eq!(e.reserve_priority(150, 10), 420, "a read meets the erase in progress");
     assert_eq!(e.reserve_priority(1_000, 10), 1_010);
-    // Before its first read the die knows its queue only by its length:
-    // a read then waits at most the longest operation.
-    let mut f = OpTimeline::new(300);
-    for _ in 0..10 {
-        f.reserve(0, 100);
-    }
-    assert_eq!(f.reserve_priority(150, 10), 460);
+    // (Before its first read a die knows its queue only by its length:
+    // see `reads_behind_a_read_follow_it_on_a_die_of_unknown_queue`.)
     // A plain timeline never knows more: behind more queued work than
     // the longest operation, it waits that long.
     let mut t = Timeline::default();
