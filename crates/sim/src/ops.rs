@@ -14,6 +14,9 @@ const READS_GONE_NS: Ns = 1_000_000_000;
 /// reaches back past them is served as on an idle die.
 const TRAIL_MAX: usize = 4096;
 
+/// Operations a trail keeps before the host's clock prunes it.
+const TRAIL_SHORT: usize = 64;
+
 /// A [`Timeline`] that remembers its queued operations one by one (those
 /// at the tail and those placed in its idle gaps), so that a priority
 /// operation (a host read on a die) waits for the operation actually in
@@ -119,7 +122,7 @@ impl OpTimeline {
         // soon as that one ends: nothing else is in progress then.
         let behind = self.prio_end > ready;
         let ready = ready.max(self.prio_end);
-        let (end, placed) = self.line.reserve_priority_behind(ready, service, |r| {
+        let (end, placed) = self.line.reserve_priority_ordered(ready, service, |r| {
             if r < known_from {
                 return if behind { r } else { r + wait_max };
             }
@@ -150,7 +153,12 @@ impl OpTimeline {
             self.trail = Trail::default();
             return;
         }
-        self.trail.forget_before(t);
+        // A short trail is left to the next priority operation, which
+        // forgets what it cannot meet before it looks (and this one would
+        // touch the trail's memory for nothing).
+        if self.trail.ops.len() >= TRAIL_SHORT {
+            self.trail.forget_before(t);
+        }
     }
 }
 

@@ -83,18 +83,19 @@ impl Timeline {
     /// operations wait for one another in order.
     #[inline]
     pub fn reserve_priority(&mut self, ready: Ns, service: Ns, wait_max: Ns) -> Ns {
-        self.reserve_priority_behind(ready, service, |r| r + wait_max).0
-    }
-
-    /// [`Timeline::reserve_priority`] where the caller knows when the
-    /// operation in progress at a time ends: `in_progress(r)` (no earlier
-    /// than `r`) for the ready time `r` after earlier priority operations.
-    /// Returns the end, and where the operation went.
-    #[inline]
-    pub(crate) fn reserve_priority_behind(&mut self, ready: Ns, service: Ns, in_progress: impl FnOnce(Ns) -> Ns) -> (Ns, Placed) {
-        self.busy_ns += service;
         let lane = self.prio.get_or_insert_with(Default::default);
         let ready = lane.reserve(ready, service) - service;
+        self.reserve_priority_ordered(ready, service, |r| r + wait_max).0
+    }
+
+    /// [`Timeline::reserve_priority`] for a caller that orders the priority
+    /// operations itself (`ready` no earlier than the end of the last one,
+    /// so the timeline keeps no lane for them) and knows when the operation
+    /// in progress at a time ends: `in_progress(r)`, no earlier than `r`.
+    /// Returns the end, and where the operation went.
+    #[inline]
+    pub(crate) fn reserve_priority_ordered(&mut self, ready: Ns, service: Ns, in_progress: impl FnOnce(Ns) -> Ns) -> (Ns, Placed) {
+        self.busy_ns += service;
         if ready >= self.free_at {
             return (self.append(ready, service), Placed::Tail);
         }
