@@ -1,4 +1,5 @@
 use crate::endurance::Endurance;
+use crate::erase_counts::EraseCounts;
 use crate::media::{MediaCounters, Nand, OpTag, Persist};
 use crate::store::Store;
 use crate::{Geometry, NandError};
@@ -14,7 +15,7 @@ pub struct Array {
     /// one superblock are neighbours); `pages_per_block` once full. Erased
     /// means 0.
     next_page: Vec<u16>,
-    erase_count: Vec<u32>,
+    erase_count: EraseCounts,
     die_failed: Vec<bool>,
     /// Which blocks are bad at the factory and when blocks wear out (none:
     /// no block ever fails).
@@ -65,9 +66,7 @@ impl Array {
         let mut a = Array::fresh(geometry, Some(store));
         a.next_page.copy_from_slice(next_pages);
         let store = a.store.as_ref().expect("a store");
-        for (b, e) in a.erase_count.iter_mut().enumerate() {
-            *e = store.erase_count(b);
-        }
+        a.erase_count.load(|b| store.erase_count(b));
         Ok(a)
     }
 
@@ -82,10 +81,10 @@ impl Array {
         let g = self.geometry.clone();
         let spm = g.slots_per_mpage() as usize;
         let store = self.store.as_ref().expect("a store");
+        self.erase_count.load(|b| store.erase_count(b));
         for die in 0..g.dies() {
             for block in 0..g.blocks_per_plane {
                 let b = self.state_index(die, block);
-                self.erase_count[b] = store.erase_count(b);
                 let first = self.mpage_offset(die, block, 0) / g.mpage_bytes() as usize * spm;
                 // A block unmarked holds nothing: its OOB is not read.
                 if !store.block_used(first) {
@@ -174,7 +173,7 @@ impl Array {
         Array {
             store,
             next_page: vec![0; blocks],
-            erase_count: vec![0; blocks],
+            erase_count: EraseCounts::new(blocks),
             die_failed: vec![false; geometry.dies() as usize],
             endurance: None,
             staged_pages: 0,
@@ -224,7 +223,7 @@ impl Array {
     }
 
     pub fn erase_count(&self, die: u32, block: u32) -> u32 {
-        self.erase_count[self.state_index(die, block)]
+        self.erase_count.get(self.state_index(die, block))
     }
     /// Next programmable page of a die block (`pages_per_block` when full).
     pub fn next_page(&self, die: u32, block: u32) -> u32 {
@@ -242,13 +241,13 @@ impl Array {
         self.store.as_ref().map(|s| &s.data()[off..off + SLOT_BYTES as usize])
     }
     pub fn erase_count_max(&self) -> u32 {
-        self.erase_count.iter().copied().max().unwrap_or(0)
+        self.erase_count.max()
     }
     pub fn erase_count_min(&self) -> u32 {
-        self.erase_count.iter().copied().min().unwrap_or(0)
+        self.erase_count.min()
     }
     pub fn erase_count_total(&self) -> u64 {
-        self.erase_count.iter().map(|&c| c as u64).sum()
+        self.erase_count.total()
     }
 }
 
@@ -300,7 +299,7 @@ impl Nand for Array {
         // took its time, the page holds nothing (it stays the next page,
         // unprogrammed), and the block must not be used again.
         if let Some(e) = &self.endurance {
-            if e.program_fails(die, block, self.erase_count[b], page, self.geometry.pages_per_block) {
+            if e.program_fails(die, block, self.erase_count.get(b), page, self.geometry.pages_per_block) {
                 // What the buffer held for the page stays there, for the
                 // FTL to write elsewhere; never programmed here at a cut.
                 let (first, spm) = (self.slot_index(die, block, page, 0), self.geometry.slots_per_mpage() as usize);
@@ -330,13 +329,12 @@ impl Nand for Array {
         let b = self.block_index(die, block, 0)?;
         let _ = tag;
         self.next_page[b] = 0;
-        self.erase_count[b] += 1;
+        let count = self.erase_count.erase(b);
         self.counters.block_erases += 1;
         let off = self.mpage_offset(die, block, 0);
         let mpage_bytes = self.geometry.mpage_bytes() as usize;
         let pages = self.geometry.pages_per_block as usize;
         let spm = self.geometry.slots_per_mpage() as usize;
-        let count = self.erase_count[b];
         if let Some(store) = &mut self.store {
             store.discard(off, mpage_bytes * pages);
             store.oob_clear(off / mpage_bytes * spm, spm * pages);

@@ -11,6 +11,7 @@
 mod array;
 pub mod cut;
 mod endurance;
+mod erase_counts;
 pub mod errors;
 mod geometry;
 mod media;
