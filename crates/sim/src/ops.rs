@@ -162,6 +162,12 @@ impl OpTimeline {
     }
 }
 
+impl AsRef<Timeline> for OpTimeline {
+    fn as_ref(&self) -> &Timeline {
+        &self.line
+    }
+}
+
 impl std::ops::Deref for OpTimeline {
     type Target = Timeline;
     fn deref(&self) -> &Timeline {

@@ -349,9 +349,9 @@ fn a_read_waits_for_the_operation_in_progress_not_the_longest() {
     assert_eq!(e.reserve_priority(1_000, 10), 1_010);
     // (Before its first read a die knows its queue only by its length:
     // see `reads_behind_a_read_follow_it_on_a_die_of_unknown_queue`.)
-    // A plain timeline never knows more: behind more queued work than
-    // the longest operation, it waits that long.
-    let mut t = Timeline::default();
+    // A timeline with a bounded wait never knows more: behind more queued
+    // work than the longest operation, it waits that long.
+    let mut t = PrioTimeline::default();
     for _ in 0..10 {
         t.reserve(0, 100);
     }

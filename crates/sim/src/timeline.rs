@@ -39,9 +39,51 @@ pub struct Timeline {
     /// No remembered gap ends after this (an upper bound, exact after a
     /// search that found no room): most searches end here.
     gap_end_max: Ns,
+}
+
+/// A [`Timeline`] that also serves some operations ahead of its queued work,
+/// each waiting at most a bound for the one in progress (a channel's or a
+/// data path's read transfers).
+#[derive(Debug, Clone, Default)]
+pub struct PrioTimeline {
+    line: Timeline,
     /// The priority operations among themselves (a timeline of their
     /// own, gaps included), so that they cannot exceed the capacity.
-    prio: Option<Box<Timeline>>,
+    lane: Timeline,
+}
+
+impl PrioTimeline {
+    /// Reserves queued work (see [`Timeline::reserve`]).
+    #[inline(always)]
+    pub fn reserve(&mut self, ready: Ns, service: Ns) -> Ns {
+        self.line.reserve(ready, service)
+    }
+
+    /// Reserves an operation that the resource serves ahead of those
+    /// queued but not started (a controller's read priority): in a gap if
+    /// one fits, else after at most `wait_max` (the longest operation that
+    /// may be in progress at `ready`, which is not suspended), pushing the
+    /// queued work back by `service` so that the resource's capacity is
+    /// kept. Without it, a read issued while a full write buffer's programs
+    /// are reserved far ahead would wait for all of them. Priority
+    /// operations wait for one another in order.
+    #[inline]
+    pub fn reserve_priority(&mut self, ready: Ns, service: Ns, wait_max: Ns) -> Ns {
+        let ready = self.lane.reserve(ready, service) - service;
+        self.line.reserve_priority_ordered(ready, service, |r| r + wait_max).0
+    }
+}
+
+impl AsRef<Timeline> for PrioTimeline {
+    fn as_ref(&self) -> &Timeline {
+        &self.line
+    }
+}
+
+impl AsRef<Timeline> for Timeline {
+    fn as_ref(&self) -> &Timeline {
+        self
+    }
 }
 
 impl Timeline {
@@ -56,9 +98,9 @@ impl Timeline {
     }
 
     /// When everything reserved so far has ended, priority operations
-    /// included.
+    /// included (one ends no later than the queued work it pushed back).
     pub fn idle_at(&self) -> Ns {
-        self.free_at.max(self.prio.as_ref().map_or(0, |p| p.idle_at()))
+        self.free_at
     }
 
     /// At the tail: after everything reserved so far, or at `ready`, leaving
@@ -73,25 +115,11 @@ impl Timeline {
         self.free_at
     }
 
-    /// Reserves an operation that the resource serves ahead of those
-    /// queued but not started (a controller's read priority): in a gap if
-    /// one fits, else after at most `wait_max` (the longest operation that
-    /// may be in progress at `ready`, which is not suspended), pushing the
-    /// queued work back by `service` so that the resource's capacity is
-    /// kept. Without it, a read issued while a full write buffer's programs
-    /// are reserved far ahead would wait for all of them. Priority
-    /// operations wait for one another in order.
-    #[inline]
-    pub fn reserve_priority(&mut self, ready: Ns, service: Ns, wait_max: Ns) -> Ns {
-        let lane = self.prio.get_or_insert_with(Default::default);
-        let ready = lane.reserve(ready, service) - service;
-        self.reserve_priority_ordered(ready, service, |r| r + wait_max).0
-    }
-
-    /// [`Timeline::reserve_priority`] for a caller that orders the priority
-    /// operations itself (`ready` no earlier than the end of the last one,
-    /// so the timeline keeps no lane for them) and knows when the operation
-    /// in progress at a time ends: `in_progress(r)`, no earlier than `r`.
+    /// Reserves an operation served ahead of the queued ones (see
+    /// [`PrioTimeline::reserve_priority`]) for a caller that orders the
+    /// priority operations itself (`ready` no earlier than the end of the
+    /// last one) and knows when the operation in progress at a time ends:
+    /// `in_progress(r)`, no earlier than `r`.
     /// Returns the end, and where the operation went.
     #[inline]
     pub(crate) fn reserve_priority_ordered(&mut self, ready: Ns, service: Ns, in_progress: impl FnOnce(Ns) -> Ns) -> (Ns, Placed) {

@@ -106,21 +106,21 @@ impl Device {
     /// run's utilisation table is computed from.
     pub fn busy(&self) -> Vec<ResourceBusy> {
         let ms = &self.members;
-        let tl = |f: &dyn Fn(&MemberTiming) -> &[Timeline]| -> (u32, Ns) {
-            ms.iter().flat_map(|m| f(&m.timing).iter()).fold((0, 0), |(n, b), t| (n + 1, b + t.busy_ns))
-        };
+        fn tl<T: AsRef<Timeline>>(ms: &[super::Member], f: impl Fn(&MemberTiming) -> &[T]) -> (u32, Ns) {
+            ms.iter().flat_map(|m| f(&m.timing).iter()).fold((0, 0), |(n, b), t| (n + 1, b + t.as_ref().busy_ns))
+        }
         let row = |name: &'static str, (servers, busy_ns): (u32, Ns)| ResourceBusy { name, servers, busy_ns };
         let gc = ms.iter().fold((0, 0), |(n, b), m| (n + m.timing.gc_cpu.servers(), b + m.timing.gc_cpu.busy_ns));
         vec![
             row("host CPU", (self.cpu.servers(), self.cpu.busy_ns)),
             row("GC threads", gc),
-            row("controller commands", tl(&|m| &m.command)),
-            row("controller program path", tl(&|m| &m.program_path)),
-            row("controller read path", tl(&|m| &m.read_path)),
-            row("host link in", tl(&|m| std::slice::from_ref(&m.link_in))),
-            row("host link out", tl(&|m| std::slice::from_ref(&m.link_out))),
-            row("channels", tl(&|m| &m.channels)),
-            row("dies", ms.iter().flat_map(|m| &m.timing.dies).fold((0, 0), |(n, b), t| (n + 1, b + t.busy_ns))),
+            row("controller commands", tl(ms, |m| &m.command)),
+            row("controller program path", tl(ms, |m| &m.program_path)),
+            row("controller read path", tl(ms, |m| &m.read_path)),
+            row("host link in", tl(ms, |m| std::slice::from_ref(&m.link_in))),
+            row("host link out", tl(ms, |m| std::slice::from_ref(&m.link_out))),
+            row("channels", tl(ms, |m| &m.channels)),
+            row("dies", tl(ms, |m| &m.dies)),
         ]
     }
 

@@ -15,7 +15,7 @@ pub(super) use costs::{Costs, HostRead};
 use crate::profile::Profile;
 use crate::recorder::{MediaOp, OpKind};
 use nand::OpTag;
-use sim::{OpTimeline, Pool, Timeline};
+use sim::{OpTimeline, Pool, PrioTimeline, Timeline};
 use units::{transfer_ns, Ns};
 
 /// When the operations of an FTL call are ready to be charged.
@@ -32,10 +32,10 @@ pub(super) enum Start {
 /// One member's resources, reserved in issue order.
 pub(super) struct MemberTiming {
     pub(super) dies: Vec<OpTimeline>,
-    pub(super) channels: Vec<Timeline>,
+    pub(super) channels: Vec<PrioTimeline>,
     pub(super) command: Vec<Timeline>,
     pub(super) program_path: Vec<Timeline>,
-    pub(super) read_path: Vec<Timeline>,
+    pub(super) read_path: Vec<PrioTimeline>,
     pub(super) link_in: Timeline,
     pub(super) link_out: Timeline,
     pub(super) buffer: WriteBuffer,
@@ -61,10 +61,10 @@ impl MemberTiming {
         let controllers = profile.controller.count as usize;
         MemberTiming {
             dies: vec![OpTimeline::new(c.die_op_max_ns); g.dies() as usize],
-            channels: vec![Timeline::default(); g.channels as usize],
+            channels: vec![PrioTimeline::default(); g.channels as usize],
             command: vec![Timeline::default(); controllers],
             program_path: vec![Timeline::default(); controllers],
-            read_path: vec![Timeline::default(); controllers],
+            read_path: vec![PrioTimeline::default(); controllers],
             link_in: Timeline::default(),
             link_out: Timeline::default(),
             buffer: WriteBuffer::new(buffer_slots, g.slots_per_mpage()),
@@ -241,8 +241,9 @@ impl MemberTiming {
 
     /// When everything reserved so far has ended.
     pub(super) fn quiet_at(&self) -> Ns {
-        let lines = self.dies.iter().map(|d| &**d).chain(&self.channels).chain(&self.command).chain(&self.program_path).chain(&self.read_path);
-        let t = lines.chain([&self.link_in, &self.link_out]).map(|l| l.idle_at()).max().unwrap_or(0);
+        let prio = self.channels.iter().chain(&self.read_path).map(AsRef::as_ref);
+        let lines = self.dies.iter().map(AsRef::as_ref).chain(prio).chain(&self.command).chain(&self.program_path);
+        let t = lines.chain([&self.link_in, &self.link_out]).map(Timeline::idle_at).max().unwrap_or(0);
         t.max(self.gc_ready).max(self.gc_cpu.idle_at()).max(self.erased_at.iter().copied().max().unwrap_or(0))
     }
 }
