@@ -4,9 +4,10 @@
 //! one I/O outstanding. Completions are events ordered by (time, host slot),
 //! so ties break the same way on every run. The target computes an
 //! I/O's completion time when it is issued, by reserving the resources it
-//! passes through ([`Timeline`], [`PrioTimeline`], [`OpTimeline`], [`Pool`]) in issue order: a FCFS queue at
-//! each resource. Only completions are events, which keeps the engine at a
-//! heap of `threads x queue_depth` entries whatever the device's size.
+//! passes through ([`Timeline`], [`PrioTimeline`], [`OpTimeline`],
+//! [`Pool`]) in issue order: a FCFS queue at each resource. Only
+//! completions are events, which keeps the engine at a heap of
+//! `threads x queue_depth` entries whatever the device's size.
 
 mod engine;
 mod events;
