@@ -3,7 +3,7 @@
 /// A 4-ary min-heap of plain keys: shallower than a binary heap (four
 /// levels for the 256 slots of 16T/16Q) and with keys that compare in one
 /// instruction. The write buffer's pending pages use it; the engine's events
-/// are a [`SlotTree`], checked against this heap in the tests.
+/// are a [`SlotTree`](crate::SlotTree), checked against this heap in the tests.
 #[derive(Debug, Clone, Default)]
 pub struct MinHeap<K: Ord + Copy> {
     v: Vec<K>,
