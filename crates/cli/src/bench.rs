@@ -61,7 +61,7 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     let pre = s.precondition(&Mix::parse("4k-write")?, lab::run::Rule::SNIA_DEFAULT, &mut |_| {})?;
     let pre_s = t.elapsed().as_secs_f64();
     let entries = (s.device.capacity_bytes() / 4096) as usize;
-    let Rates { write: wr, read: rr, baseline: br, wa, rss } = rates_measure(&mut s, &a, entries)?;
+    let Rates { write: wr, read: rr, mixed: mr, baseline: br, wa, rss } = rates_measure(&mut s, &a, entries)?;
     let d = &s.device;
     let raw = s.device.raw_bytes();
     outln!(
@@ -82,13 +82,16 @@ pub fn bench(a: BenchArgs) -> Result<()> {
     let (bm, bb) = median_best(br);
     let (wm, wb) = median_best(wr);
     let (rm, rb) = median_best(rr);
+    let (mm, mb) = median_best(mr);
     let n = a.repeat.max(1);
     outln!("4K random write, steady state (WA {wa:.2}), 16T/16Q, {n} x {} I/Os: median {wm:.0}, best {wb:.0} simulated I/Os per wall second", a.ios);
     outln!("4K random read, 16T/16Q, {n} x {} I/Os: median {rm:.0}, best {rb:.0} simulated I/Os per wall second", a.ios);
+    outln!("8K 70/30 random read/write, 16T/16Q, {n} x {} I/Os: median {mm:.0}, best {mb:.0} simulated I/Os per wall second", a.ios);
     outln!(
-        "baseline, same run (one PRNG draw and one random 4-byte update in a map of {entries} entries), {n} runs: median {bm:.0}, best {bb:.0} per wall second; median ratios: write {:.3}x, read {:.3}x",
+        "baseline, same run (one PRNG draw and one random 4-byte update in a map of {entries} entries), {n} runs: median {bm:.0}, best {bb:.0} per wall second; median ratios: write {:.3}x, read {:.3}x, 8K 70/30 {:.3}x",
         wm / bm,
-        rm / bm
+        rm / bm,
+        mm / bm
     );
     outln!(
         "peak resident memory {:.1} MB ({:.1} MB before the device): {:.2} bytes per 4 KiB of raw flash (limit 10)",
@@ -104,20 +107,22 @@ fn rate(n: u64, s: f64) -> f64 {
     n as f64 / s.max(1e-9)
 }
 
-/// Simulated I/Os per wall second of each repeat, write, read and the
+/// Simulated I/Os per wall second of each repeat, write, read, mixed
+/// (8K 70/30: reads on dies busy with programs and erases) and the
 /// baseline; the write amplification and the peak memory before the
 /// baseline's own map.
 struct Rates {
     write: Vec<f64>,
     read: Vec<f64>,
+    mixed: Vec<f64>,
     baseline: Vec<f64>,
     wa: f64,
     rss: u64,
 }
 
 fn rates_measure(s: &mut Session, a: &BenchArgs, entries: usize) -> Result<Rates> {
-    let (write, read) = (Mix::parse("4k-write")?, Mix::parse("4k-read")?);
-    let mut r = Rates { write: Vec::new(), read: Vec::new(), baseline: Vec::new(), wa: 0.0, rss: 0 };
+    let (write, read, mixed) = (Mix::parse("4k-write")?, Mix::parse("4k-read")?, Mix::parse("8k-7030")?);
+    let mut r = Rates { write: Vec::new(), read: Vec::new(), mixed: Vec::new(), baseline: Vec::new(), wa: 0.0, rss: 0 };
     for _ in 0..a.repeat.max(1) {
         let t = Instant::now();
         let w = s.measure("write", &write, REVIEWERS_THREADS, REVIEWERS_QUEUE_DEPTH, Length::Ios(a.ios), &mut |_| {})?;
@@ -126,6 +131,9 @@ fn rates_measure(s: &mut Session, a: &BenchArgs, entries: usize) -> Result<Rates
         let t = Instant::now();
         let rd = s.measure("read", &read, REVIEWERS_THREADS, REVIEWERS_QUEUE_DEPTH, Length::Ios(a.ios), &mut |_| {})?;
         r.read.push(rate(rd.summary.all.ios, t.elapsed().as_secs_f64()));
+        let t = Instant::now();
+        let m = s.measure("mixed", &mixed, REVIEWERS_THREADS, REVIEWERS_QUEUE_DEPTH, Length::Ios(a.ios), &mut |_| {})?;
+        r.mixed.push(rate(m.summary.all.ios, t.elapsed().as_secs_f64()));
         if r.rss == 0 {
             // Before the baseline allocates its own map.
             r.rss = rss_peak_bytes().unwrap_or(0);
