@@ -82,7 +82,7 @@ impl Live {
             latency_max_ns: 0,
             bytes_read: 0,
             bytes_written: 0,
-            base: (device.counters(), 0, device.die_busy_ns()),
+            base: (device.counters(), 0, device.die_busy_by(0)),
             last: None,
             totals: Totals::default(),
         }
@@ -111,7 +111,7 @@ impl Live {
         };
         self.last = Some(if i > self.index + 1 { idle(i - 1) } else { done });
         self.index = i;
-        self.base = (device.counters(), card_ns, device.die_busy_ns());
+        self.base = (device.counters(), card_ns, device.die_busy_by(card_ns));
     }
 
     /// Sums up the second being counted.
@@ -119,7 +119,7 @@ impl Live {
         let (c0, t0, busy0) = &self.base;
         let c = device.counters();
         let span = card_ns.saturating_sub(*t0) as f64 * device.dies() as f64;
-        let busy = if span > 0.0 { ((device.die_busy_ns().saturating_sub(*busy0)) as f64 / span).min(1.0) } else { 0.0 };
+        let busy = if span > 0.0 { ((device.die_busy_by(card_ns).saturating_sub(*busy0)) as f64 / span).min(1.0) } else { 0.0 };
         let host = c.host_slots_written - c0.host_slots_written;
         let gc = c.gc_slots_moved - c0.gc_slots_moved;
         let n = self.hist.len();

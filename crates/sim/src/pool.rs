@@ -28,6 +28,13 @@ impl Pool {
     pub fn idle_at(&self) -> Ns {
         self.free_at.iter().copied().max().unwrap_or(0)
     }
+    /// Service time that lies before `t`: what is reserved, less each
+    /// server's time booked after `t` (counted busy through to its free
+    /// time, so this never exceeds the true figure).
+    pub fn busy_by(&self, t: Ns) -> Ns {
+        let after: Ns = self.free_at.iter().map(|&f| f.saturating_sub(t)).sum();
+        self.busy_ns.saturating_sub(after)
+    }
     /// When the first server is free.
     #[inline]
     pub fn free_first(&self) -> Ns {

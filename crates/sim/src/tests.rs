@@ -426,3 +426,23 @@ fn an_operation_seconds_after_the_trail_is_kept_as_at_its_tail() {
     assert_eq!(d.reserve(6_000_000_000, 100), 6_000_000_100);
     assert_eq!(d.reserve_priority(6_000_000_050, 10), 6_000_000_110, "after the program");
 }
+
+/// The busy time before a moment leaves out what is booked after it, and
+/// the idle gaps the timeline remembers there are not counted as booked.
+#[test]
+fn busy_time_by_a_moment_leaves_out_what_is_booked_after_it() {
+    let mut t = Timeline::default();
+    t.reserve(0, 100);
+    t.reserve(300, 100);
+    assert_eq!(t.busy_by(50), 50, "half of the first");
+    assert_eq!(t.busy_by(200), 100, "the first, the gap 100..300 idle");
+    assert_eq!(t.busy_by(350), 150);
+    assert_eq!(t.busy_by(1_000), 200);
+    assert_eq!(t.busy_by(Ns::MAX), t.busy_ns);
+    let mut p = Pool::new(2);
+    p.reserve(0, 100);
+    p.reserve(0, 300);
+    assert_eq!(p.busy_by(50), 100, "both servers for 50");
+    assert_eq!(p.busy_by(200), 300, "one ended at 100, the other runs");
+    assert_eq!(p.busy_by(Ns::MAX), 400);
+}

@@ -103,6 +103,17 @@ impl Timeline {
         self.free_at
     }
 
+    /// Service time that lies before `t`: what is reserved, less the part
+    /// booked after `t` (up to the tail, less the idle gaps it remembers
+    /// there). A gap it has forgotten counts as busy, so this never
+    /// exceeds the true figure.
+    pub fn busy_by(&self, t: Ns) -> Ns {
+        let idle_after: Ns =
+            (0..self.gap_count as usize).map(|k| self.gaps[self.gap_at(k)]).map(|(g0, g1)| g1.min(self.free_at).saturating_sub(g0.max(t))).sum();
+        let after = self.free_at.saturating_sub(t).saturating_sub(idle_after);
+        self.busy_ns.saturating_sub(after)
+    }
+
     /// At the tail: after everything reserved so far, or at `ready`, leaving
     /// a gap.
     #[inline(always)]

@@ -105,22 +105,32 @@ impl Device {
     /// its servers and the members, with the number of servers: what a
     /// run's utilisation table is computed from.
     pub fn busy(&self) -> Vec<ResourceBusy> {
+        self.busy_by(Ns::MAX)
+    }
+
+    /// As [`Device::busy`], the service time that lies before `t` only
+    /// (work booked past it left out): a phase's utilisation is the
+    /// difference between its end and its start.
+    pub fn busy_by(&self, t: Ns) -> Vec<ResourceBusy> {
         let ms = &self.members;
-        fn tl<T: AsRef<Timeline>>(ms: &[super::Member], f: impl Fn(&MemberTiming) -> &[T]) -> (u32, Ns) {
-            ms.iter().flat_map(|m| f(&m.timing).iter()).fold((0, 0), |(n, b), t| (n + 1, b + t.as_ref().busy_ns))
+        let tl = |f: &dyn Fn(&MemberTiming) -> Vec<&Timeline>| -> (u32, Ns) {
+            ms.iter().flat_map(|m| f(&m.timing)).fold((0, 0), |(n, b), t_| (n + 1, b + t_.busy_by(t)))
+        };
+        fn all<T: AsRef<Timeline>>(v: &[T]) -> Vec<&Timeline> {
+            v.iter().map(|x| x.as_ref()).collect()
         }
         let row = |name: &'static str, (servers, busy_ns): (u32, Ns)| ResourceBusy { name, servers, busy_ns };
-        let gc = ms.iter().fold((0, 0), |(n, b), m| (n + m.timing.gc_cpu.servers(), b + m.timing.gc_cpu.busy_ns));
+        let gc = ms.iter().fold((0, 0), |(n, b), m| (n + m.timing.gc_cpu.servers(), b + m.timing.gc_cpu.busy_by(t)));
         vec![
-            row("host CPU", (self.cpu.servers(), self.cpu.busy_ns)),
+            row("host CPU", (self.cpu.servers(), self.cpu.busy_by(t))),
             row("GC threads", gc),
-            row("controller commands", tl(ms, |m| &m.command)),
-            row("controller program path", tl(ms, |m| &m.program_path)),
-            row("controller read path", tl(ms, |m| &m.read_path)),
-            row("host link in", tl(ms, |m| std::slice::from_ref(&m.link_in))),
-            row("host link out", tl(ms, |m| std::slice::from_ref(&m.link_out))),
-            row("channels", tl(ms, |m| &m.channels)),
-            row("dies", tl(ms, |m| &m.dies)),
+            row("controller commands", tl(&|m| all(&m.command))),
+            row("controller program path", tl(&|m| all(&m.program_path))),
+            row("controller read path", tl(&|m| all(&m.read_path))),
+            row("host link in", tl(&|m| vec![&m.link_in])),
+            row("host link out", tl(&|m| vec![&m.link_out])),
+            row("channels", tl(&|m| all(&m.channels))),
+            row("dies", tl(&|m| all(&m.dies))),
         ]
     }
 
@@ -135,9 +145,10 @@ impl Device {
         held as f64 / capacity.max(1) as f64
     }
 
-    /// Die time reserved so far, summed over every die.
-    pub fn die_busy_ns(&self) -> u64 {
-        self.members.iter().flat_map(|m| m.timing.dies.iter()).map(|d| d.busy_ns).sum()
+    /// Die time that lies before `t`, summed over every die (see
+    /// [`Device::busy_by`]).
+    pub fn die_busy_by(&self, t: Ns) -> u64 {
+        self.members.iter().flat_map(|m| m.timing.dies.iter()).map(|d| d.busy_by(t)).sum()
     }
 
     /// Dies of the whole card.

@@ -71,8 +71,9 @@ pub struct Phase {
 }
 
 /// One kind of resource's share of time busy over a phase, in percent of
-/// its servers' time (never above 100: work reserved past the phase's end
-/// is not counted beyond it).
+/// its servers' time. Work booked past the phase's end is left out
+/// (`Device::busy_by`); an idle time a resource no longer remembers counts
+/// as busy at both ends, and what that could add over 100 is cut.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Utilisation {
     pub resource: String,

@@ -225,8 +225,7 @@ fn phase(
     progress: &mut dyn FnMut(&Progress),
 ) -> Result<Phase, RunError> {
     let base = dev.counters();
-    let busy0 = dev.die_busy_ns();
-    let used0 = dev.busy();
+    let used0 = dev.busy_by(engine.now);
     let mut run = PhaseRun {
         meter: Meter::new(engine.now, interval_ns),
         closed: Vec::new(),
@@ -256,7 +255,11 @@ fn phase(
     }
     let end = dev.counters();
     let host = end.host_slots_written - base.host_slots_written;
-    let (utilisation, bottleneck) = utilisation_of(&used0, &dev.busy(), elapsed);
+    // Work booked past the phase's end (GC's backlog, a write buffer's
+    // programs) is not the phase's.
+    let used = dev.busy_by(start + elapsed);
+    let (utilisation, bottleneck) = utilisation_of(&used0, &used, elapsed);
+    let die_busy = |u: &[card::ResourceBusy]| u.iter().find(|r| r.name == "dies").map_or(0, |r| r.busy_ns);
     Ok(Phase {
         name: name.to_string(),
         workload: mix.clone(),
@@ -268,7 +271,7 @@ fn phase(
         wa: end.wa_since(&base),
         wa_with_parity: end.wa_nand_since(&base),
         drive_writes: host as f64 / run.capacity_slots as f64,
-        die_utilisation: if elapsed == 0 { 0.0 } else { ((dev.die_busy_ns() - busy0) as f64 / (elapsed as f64 * dev.dies() as f64)).min(1.0) },
+        die_utilisation: if elapsed == 0 { 0.0 } else { ((die_busy(&used) - die_busy(&used0)) as f64 / (elapsed as f64 * dev.dies() as f64)).min(1.0) },
         utilisation,
         bottleneck,
         read_errors: end.read_errors.since(&base.read_errors),
