@@ -42,6 +42,10 @@ impl SlotTree {
             }
         }
     }
+    /// `slot`'s key (`u64::MAX`: no event).
+    pub fn key_of(&self, slot: usize) -> u64 {
+        self.t[self.leaves + slot]
+    }
     /// The greatest key, if any slot has one.
     pub fn max(&self) -> Option<u64> {
         self.t[self.leaves..].iter().copied().filter(|&k| k != u64::MAX).max()
