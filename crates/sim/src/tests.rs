@@ -455,6 +455,8 @@ const WRITE_NS: Ns = 1_000_000;
 #[derive(Default)]
 struct QueuedDie {
     reads_first: bool,
+    /// The device's command slots (`None`: no limit).
+    slots: Option<u32>,
     busy_until: Ns,
     reads: std::collections::VecDeque<(usize, Ns)>,
     writes: std::collections::VecDeque<(usize, Ns)>,
@@ -473,6 +475,7 @@ impl Target for QueuedDie {
         unreachable!("the engine submits through submit_open")
     }
     fn submit_open(&mut self, now: Ns, io: &Io, slot: usize) -> Result<Option<Ns>, ()> {
+        assert!(self.slots.is_none_or(|n| slot < n as usize), "slot {slot} beyond the device's {:?}", self.slots);
         let queued = !self.reads.is_empty() || !self.writes.is_empty();
         assert!(!queued || self.busy_until > now, "an event at {} ns not run by {now} ns", self.busy_until);
         if !queued && self.busy_until <= now {
@@ -494,6 +497,9 @@ impl Target for QueuedDie {
         self.busy_until = t + svc;
         resolved.push((slot, self.busy_until));
         Ok(())
+    }
+    fn command_slots(&self) -> Option<u32> {
+        self.slots
     }
 }
 /// The same die booked at submission, in arrival order.
@@ -560,28 +566,7 @@ fn a_die_dispatched_reads_first_bounds_what_a_read_waits() {
 /// in the host, and every one completes in the order the die serves it.
 #[test]
 fn a_deferring_die_behind_command_slots_completes_every_io() {
-    struct Slotted(QueuedDie);
-    impl Target for Slotted {
-        type Error = ();
-        const DEFERS: bool = true;
-        fn submit(&mut self, _: Ns, _: &Io) -> Result<Ns, ()> {
-            unreachable!("the engine submits through submit_open")
-        }
-        fn submit_open(&mut self, now: Ns, io: &Io, slot: usize) -> Result<Option<Ns>, ()> {
-            assert!(slot < 4, "slot {slot} beyond the device's 4");
-            self.0.submit_open(now, io, slot)
-        }
-        fn next_event(&self) -> Option<Ns> {
-            self.0.next_event()
-        }
-        fn advance(&mut self, t: Ns, resolved: &mut Vec<(usize, Ns)>) -> Result<(), ()> {
-            self.0.advance(t, resolved)
-        }
-        fn command_slots(&self) -> Option<u32> {
-            Some(4)
-        }
-    }
-    let mut die = Slotted(QueuedDie { reads_first: true, ..Default::default() });
+    let mut die = QueuedDie { reads_first: true, slots: Some(4), ..Default::default() };
     let mut r = Record(Vec::new(), 5_000);
     Engine::new(5).run(&mut die, &mut Mixed, 4, 4, &mut r).unwrap();
     assert_eq!(r.0.len(), 5_000);

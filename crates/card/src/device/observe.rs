@@ -113,24 +113,21 @@ impl Device {
     /// difference between its end and its start.
     pub fn busy_by(&self, t: Ns) -> Vec<ResourceBusy> {
         let ms = &self.members;
-        let tl = |f: &dyn Fn(&MemberTiming) -> Vec<&Timeline>| -> (u32, Ns) {
-            ms.iter().flat_map(|m| f(&m.timing)).fold((0, 0), |(n, b), t_| (n + 1, b + t_.busy_by(t)))
-        };
-        fn all<T: AsRef<Timeline>>(v: &[T]) -> Vec<&Timeline> {
-            v.iter().map(|x| x.as_ref()).collect()
+        fn tl<T: AsRef<Timeline>>(ms: &[super::Member], t: Ns, f: impl Fn(&MemberTiming) -> &[T]) -> (u32, Ns) {
+            ms.iter().flat_map(|m| f(&m.timing).iter()).fold((0, 0), |(n, b), x| (n + 1, b + x.as_ref().busy_by(t)))
         }
         let row = |name: &'static str, (servers, busy_ns): (u32, Ns)| ResourceBusy { name, servers, busy_ns };
         let gc = ms.iter().fold((0, 0), |(n, b), m| (n + m.timing.gc_cpu.servers(), b + m.timing.gc_cpu.busy_by(t)));
         vec![
             row("host CPU", (self.cpu.servers(), self.cpu.busy_by(t))),
             row("GC threads", gc),
-            row("controller commands", tl(&|m| all(&m.command))),
-            row("controller program path", tl(&|m| all(&m.program_path))),
-            row("controller read path", tl(&|m| all(&m.read_path))),
-            row("host link in", tl(&|m| vec![&m.link_in])),
-            row("host link out", tl(&|m| vec![&m.link_out])),
-            row("channels", tl(&|m| all(&m.channels))),
-            row("dies", tl(&|m| all(&m.dies))),
+            row("controller commands", tl(ms, t, |m| &m.command)),
+            row("controller program path", tl(ms, t, |m| &m.program_path)),
+            row("controller read path", tl(ms, t, |m| &m.read_path)),
+            row("host link in", tl(ms, t, |m| std::slice::from_ref(&m.link_in))),
+            row("host link out", tl(ms, t, |m| std::slice::from_ref(&m.link_out))),
+            row("channels", tl(ms, t, |m| &m.channels)),
+            row("dies", tl(ms, t, |m| &m.dies)),
         ]
     }
 

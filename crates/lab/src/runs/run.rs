@@ -226,6 +226,7 @@ fn phase(
 ) -> Result<Phase, RunError> {
     let base = dev.counters();
     let used0 = dev.busy_by(engine.now);
+    let dies0 = dev.die_busy_by(engine.now);
     let mut run = PhaseRun {
         meter: Meter::new(engine.now, interval_ns),
         closed: Vec::new(),
@@ -259,7 +260,6 @@ fn phase(
     // programs) is not the phase's.
     let used = dev.busy_by(start + elapsed);
     let (utilisation, bottleneck) = utilisation_of(&used0, &used, elapsed);
-    let die_busy = |u: &[card::ResourceBusy]| u.iter().find(|r| r.name == "dies").map_or(0, |r| r.busy_ns);
     Ok(Phase {
         name: name.to_string(),
         workload: mix.clone(),
@@ -271,7 +271,7 @@ fn phase(
         wa: end.wa_since(&base),
         wa_with_parity: end.wa_nand_since(&base),
         drive_writes: host as f64 / run.capacity_slots as f64,
-        die_utilisation: if elapsed == 0 { 0.0 } else { ((die_busy(&used) - die_busy(&used0)) as f64 / (elapsed as f64 * dev.dies() as f64)).min(1.0) },
+        die_utilisation: if elapsed == 0 { 0.0 } else { ((dev.die_busy_by(start + elapsed) - dies0) as f64 / (elapsed as f64 * dev.dies() as f64)).min(1.0) },
         utilisation,
         bottleneck,
         read_errors: end.read_errors.since(&base.read_errors),
