@@ -127,7 +127,7 @@ impl Device {
             row("host link in", tl(ms, t, |m| std::slice::from_ref(&m.link_in))),
             row("host link out", tl(ms, t, |m| std::slice::from_ref(&m.link_out))),
             row("channels", tl(ms, t, |m| &m.channels)),
-            row("dies", tl(ms, t, |m| &m.dies)),
+            row("dies", (self.dies(), self.die_busy_by(t))),
         ]
     }
 
