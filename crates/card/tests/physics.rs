@@ -239,6 +239,41 @@ fn a_host_read_goes_ahead_of_the_gc_backlog_but_gc_waits_for_it() {
     assert_eq!(gc_busy(&dev) - busy, 5_000);
 }
 
+/// How far the booked work runs ahead of the host's clock at most, over
+/// random writes of three times a tiny card whose GC thread is its
+/// bottleneck (200 us a slot), each submitted when the one before is
+/// acknowledged, with GC's lead bounded by `lead` ns (0: not).
+fn gc_lead_over_writes(lead: Ns) -> Ns {
+    let mut p = tiny("card", 12);
+    p.ftl.gc_ns_per_slot = 200_000;
+    p.ftl.gc_lead_max_ns = lead;
+    let mut dev = Device::new(&p, "stock", 1).unwrap();
+    let slots = dev.capacity_bytes() / 4096;
+    let mut rng = sim::Rng::new(3);
+    let (mut now, mut ahead) = (0, 0);
+    for _ in 0..3 * slots {
+        now = dev.submit(now, &io(rng.below(slots) * 4096, 4096, true)).unwrap();
+        ahead = ahead.max(dev.quiet_at().saturating_sub(now));
+    }
+    ahead
+}
+
+#[test]
+fn a_controller_that_paces_gc_holds_writes_until_gc_is_within_its_lead() {
+    // Unpaced, writes are acknowledged from the buffer while GC books its
+    // work far ahead; with a lead a write waits until the GC thread could
+    // take new work within it, so what is booked ahead stays within the
+    // lead plus what one write sets off (a GC unit's thread time, an
+    // erase of 3 ms and a program on the tiny card: under 8 ms).
+    let free = gc_lead_over_writes(0);
+    assert!(free > 50 * NS_PER_MS, "unpaced: booked {free} ns ahead");
+    for lead in [5 * NS_PER_MS, 20 * NS_PER_MS] {
+        let paced = gc_lead_over_writes(lead);
+        assert!(paced < lead + 8 * NS_PER_MS, "paced at {lead} ns: booked {paced} ns ahead (unpaced {free})");
+        assert!(paced > lead, "paced at {lead} ns: the hold lets GC run its lead ({paced} ns)");
+    }
+}
+
 /// Reads at queue depth 1 of a P420m (scale 256) written whole, with its
 /// blocks worn to `pe_cycles` and the data `age_days` old: the latencies,
 /// sorted, and the reads retried.

@@ -67,6 +67,7 @@ fn malformed_profiles_are_refused_naming_the_field() {
         ("upper_page_program_ns = 1_900_000", "upper_page_program_ns = 2_600_000", "nand.timings.upper_page_program_ns = 2600000"),
         ("default_format = \"stock\"", "default_format = \"fast\"", "default_format = fast"),
         ("gc_threads = 1", "gc_threads = 0", "ftl.gc_threads = 0"),
+        ("gc_threads = 1", "gc_threads = 1\ngc_lead_max_ns = 5", "ftl.gc_lead_max_ns = 5: must be 0 (no hold) or in 100 us..=1 s"),
         ("os_complete_ns = 2_000", "os_complete_ns = 2_000\ncommand_slots = 0", "host.command_slots = 0: must be in 1..=1048576"),
         ("count = 2", "count = 3", "controller.count = 3"),
         ("ecc_bits = 40", "ecc_bits = 0", "nand.errors.ecc_bits = 0: must be in 1..=200"),

@@ -202,7 +202,7 @@ impl Member {
         }
         let mut done = t;
         for lba in first..last + 1 {
-            let ack = self.timing.buffer.acquire(t);
+            let ack = self.timing.write_admit(c, t);
             self.apply(c, cpu, Start::At(ack), HostRead::NONE, |f| f.write_in_io(lba, None, (first, last)))?;
             done = done.max(ack);
         }
@@ -278,7 +278,7 @@ impl Member {
                 self.merge_read(c, cpu, t, lba, slot)?;
             }
             slot[(lo - start) as usize..(hi - start) as usize].copy_from_slice(&data[(lo - offset) as usize..(hi - offset) as usize]);
-            let ack = self.timing.buffer.acquire(t);
+            let ack = self.timing.write_admit(c, t);
             self.apply(c, cpu, Start::At(ack), HostRead::NONE, |f| f.write_in_io(lba, Some(&slot[..]), (first, last)))?;
             done = done.max(ack);
         }

@@ -86,6 +86,19 @@ impl MemberTiming {
         self.link_in.reserve(t, c.link_ns(len))
     }
 
+    /// When a host write's data arriving at `ready` is taken into the
+    /// buffer: a slot must be free and, where the controller paces GC
+    /// against host writes, GC's queued work no further ahead than its
+    /// bound (a GC thread free within it).
+    #[inline]
+    pub(super) fn write_admit(&mut self, c: &Costs, ready: Ns) -> Ns {
+        let ack = self.buffer.acquire(ready);
+        match c.gc_lead_max_ns {
+            Some(lead) => ack.max(self.gc_cpu.free_first().saturating_sub(lead)),
+            None => ack,
+        }
+    }
+
     /// A read's data over the host link once it is out of the card.
     #[inline]
     pub(super) fn read_out(&mut self, c: &Costs, done: Ns, len: u64) -> Ns {
@@ -220,11 +233,16 @@ impl MemberTiming {
                 // host core's: taken from the cores as the host I/O that
                 // paces it is issued (in time order: a pool has no gaps, and
                 // a reservation at the GC's later start would idle a core
-                // until then).
+                // until then). A host thread relocates a page once it has
+                // read it (a blocking read); a controller's firmware handles
+                // the page's map work while the read is under way, and the
+                // program waits for both.
                 if c.gc_on_host {
                     cpu.reserve(ready, c.gc_mpage_cpu_ns);
+                    self.gc_cpu.reserve(ready.max(self.gc_ready), c.gc_mpage_cpu_ns)
+                } else {
+                    self.gc_cpu.reserve(ready, c.gc_mpage_cpu_ns).max(self.gc_ready)
                 }
-                self.gc_cpu.reserve(ready.max(self.gc_ready), c.gc_mpage_cpu_ns)
             }
             OpTag::GcParity => ready.max(self.gc_ready),
             OpTag::User | OpTag::Parity => self.map_work(c, ready, 1),
