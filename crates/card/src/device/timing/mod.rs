@@ -237,12 +237,13 @@ impl MemberTiming {
                 // read it (a blocking read); a controller's firmware handles
                 // the page's map work while the read is under way, and the
                 // program waits for both.
-                if c.gc_on_host {
+                let thread_ready = if c.gc_on_host {
                     cpu.reserve(ready, c.gc_mpage_cpu_ns);
-                    self.gc_cpu.reserve(ready.max(self.gc_ready), c.gc_mpage_cpu_ns)
+                    ready.max(self.gc_ready)
                 } else {
-                    self.gc_cpu.reserve(ready, c.gc_mpage_cpu_ns).max(self.gc_ready)
-                }
+                    ready
+                };
+                self.gc_cpu.reserve(thread_ready, c.gc_mpage_cpu_ns).max(self.gc_ready)
             }
             OpTag::GcParity => ready.max(self.gc_ready),
             OpTag::User | OpTag::Parity => self.map_work(c, ready, 1),
