@@ -209,7 +209,7 @@ impl<'a> Calibrations<'a> {
     }
 
     /// The cost of values `x` over figures `which`: the sum of the squared
-    /// log errors of the held figures. Tails, which the model does not
+    /// log errors of the held figures. Maxima, which the model does not
     /// hold (`published::held`), and figures the profile marks as a known
     /// gap of the model are shown, not fitted: fitting them would trade
     /// the figures the model can meet for ones it cannot.
