@@ -34,6 +34,12 @@ impl FitParam {
         }
         Ok(())
     }
+
+    /// Whether the number acts on a card of `format`: a format's capacity
+    /// (`formats.NAME`) only on that format, every other number on all.
+    pub fn acts_on(&self, format: &str) -> bool {
+        self.path.strip_prefix("formats.").is_none_or(|f| f == format)
+    }
 }
 
 /// A file of figures (a user's own measurements): `[[published]]`
@@ -94,6 +100,13 @@ impl Profile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_format_capacity_acts_on_its_format_only() {
+        let p = |path: &str| FitParam { path: path.into(), min: 1.0, max: 2.0, why: String::new() };
+        assert!(p("formats.hp").acts_on("hp") && !p("formats.hp").acts_on("stock"));
+        assert!(p("ftl.gc_ns_per_slot").acts_on("hp") && p("ftl.gc_ns_per_slot").acts_on("stock"));
+    }
 
     #[test]
     fn a_number_is_read_and_set_by_its_path_and_checked() {

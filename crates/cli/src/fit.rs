@@ -12,18 +12,20 @@ use lab::procedures::fit::{fit, log_error, FitSpec};
 pub struct FitArgs {
     /// A catalog device or a profile file.
     pub device: String,
-    /// The figures to fit to: `published` (the profile's figures of the
-    /// format that the card is held to: the reviewers', and the vendor's
-    /// that do not conflict with them), `reviewers` (the reviewers' only),
-    /// or a TOML file of `[[published]]` entries (a user's own
-    /// measurements, with their conditions).
+    /// The figures to fit to: `published` (the profile's figures that the
+    /// card is held to: the reviewers', and the vendor's that do not
+    /// conflict with them), `reviewers` (the reviewers' only), or a TOML
+    /// file of `[[published]]` entries (a user's own measurements, with
+    /// their conditions). Each is measured on its own format, all with
+    /// one parameter set.
     #[arg(long, default_value = "published")]
     pub figures: String,
     /// The parameters to fit, by path, comma-separated (default: every
     /// `[[fit]]` entry of the profile); each must be one of them.
     #[arg(long, value_delimiter = ',')]
     pub params: Vec<String>,
-    /// Format (default: the device's default).
+    /// Only the figures of this format (default: every format the figures
+    /// name, each calibrated on its own card).
     #[arg(long)]
     pub format: Option<String>,
     /// Shrink the card N times for every evaluation (see `run --help`).
@@ -48,11 +50,11 @@ pub struct FitArgs {
 
 pub fn fit_command(a: FitArgs) -> Result<()> {
     let profile = card::profile_load(&a.device).map_err(anyhow::Error::msg)?;
-    let format = a.format.clone().unwrap_or_else(|| profile.default_format.clone());
     let params = params_chosen(&profile, &a.params)?;
-    let figures = figures_chosen(&profile, &format, &a.figures)?;
+    let figures = figures_chosen(&profile, a.format.as_deref(), &a.figures)?;
+    let formats = formats_of(&profile, &figures);
     out::sigint_stops_the_lab();
-    let spec = FitSpec { params, figures, format, scale: a.scale, seed: a.seed, evals_max: a.evals, leave_one_out: !a.no_cross_validation };
+    let spec = FitSpec { params, figures, scale: a.scale, seed: a.seed, evals_max: a.evals, leave_one_out: !a.no_cross_validation };
     let quiet = a.quiet;
     let (fitted, r) = fit(&profile, &spec, &|s: &str| {
         if !quiet {
@@ -60,12 +62,13 @@ pub fn fit_command(a: FitArgs) -> Result<()> {
         }
     })?;
     outln!(
-        "{} --format {} --scale {} --seed {} [simulated]: {} calibrations ({} points reused), cost {:.5} (sum of squared log errors)",
+        "{} --format {} --scale {} --seed {} [simulated]: {} calibrations ({}; {} reused), cost {:.5} (sum of squared log errors)",
         profile.id,
-        spec.format,
+        formats.join(","),
         a.scale,
         a.seed,
         r.evals,
+        r.evals_by_format.iter().map(|(f, n)| format!("{f} {n}")).collect::<Vec<_>>().join(", "),
         r.reused,
         r.cost
     );
@@ -117,11 +120,27 @@ fn params_chosen(profile: &Profile, asked: &[String]) -> Result<Vec<FitParam>> {
         .collect()
 }
 
-/// The figures to fit, of the format: the profile's the card is held to
-/// (a vendor figure that conflicts with the reviewers' is not), the
-/// reviewers' only, or a file's.
-fn figures_chosen(profile: &Profile, format: &str, figures: &str) -> Result<Vec<Published>> {
-    let of_format = |f: &&Published| f.format_or(&profile.default_format) == format;
+/// The formats `figures` were measured on, in the order they first come.
+fn formats_of(profile: &Profile, figures: &[Published]) -> Vec<String> {
+    let mut formats: Vec<String> = Vec::new();
+    for f in figures.iter().map(|f| f.format_or(&profile.default_format)) {
+        if !formats.iter().any(|g| g == f) {
+            formats.push(f.to_string());
+        }
+    }
+    formats
+}
+
+/// The figures to fit, of the format if one is given: the profile's the
+/// card is held to (a vendor figure that conflicts with the reviewers' is
+/// not), the reviewers' only, or a file's.
+fn figures_chosen(profile: &Profile, format: Option<&str>, figures: &str) -> Result<Vec<Published>> {
+    if let Some(f) = format {
+        if !profile.formats.contains_key(f) {
+            bail!("--format {f}: not a format of {} (those are: {})", profile.id, profile.format_names().join(", "));
+        }
+    }
+    let of_format = |f: &&Published| format.is_none_or(|format| f.format_or(&profile.default_format) == format);
     let chosen: Vec<Published> = if figures == "published" {
         profile.published.iter().filter(of_format).filter(|f| f.conflict.is_none()).cloned().collect()
     } else if figures == "reviewers" {
@@ -129,10 +148,16 @@ fn figures_chosen(profile: &Profile, format: &str, figures: &str) -> Result<Vec<
     } else {
         let text = std::fs::read_to_string(figures).with_context(|| format!("--figures {figures}: cannot read it"))?;
         let f = card::figures_parse(figures, &text).map_err(anyhow::Error::msg)?;
-        f.into_iter().filter(|f| f.format_or(&profile.default_format) == format).collect()
+        f.into_iter().filter(|f| of_format(&f)).collect()
     };
+    if let Some(f) = chosen.iter().find(|f| !profile.formats.contains_key(f.format_or(&profile.default_format))) {
+        bail!("{}: format {}: not a format of {} (those are: {})", f.what, f.format_or(&profile.default_format), profile.id, profile.format_names().join(", "));
+    }
     if chosen.is_empty() {
-        bail!("no figures of format {format} to fit to");
+        match format {
+            Some(format) => bail!("no figures of format {format} to fit to"),
+            None => bail!("no figures to fit to"),
+        }
     }
     Ok(chosen)
 }

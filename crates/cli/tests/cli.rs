@@ -113,7 +113,8 @@ fn mixes_take_fio_habits_and_refuse_repeats() {
 
 /// `fit` on a user's own figure: the fitted parameter reproduces it, the
 /// fitted profile is written and runs; a parameter the profile does not
-/// mark as fitted, or a malformed figures file, is refused by name.
+/// mark as fitted, a format it does not have, or a malformed figures
+/// file, is refused by name.
 #[test]
 fn fit_fits_a_users_figure_and_writes_a_profile_that_runs() {
     let dir = Scratch::new("fit");
@@ -135,6 +136,9 @@ fn fit_fits_a_users_figure_and_writes_a_profile_that_runs() {
     let iops: f64 = out.lines().find(|l| l.trim_start().starts_with("write")).and_then(|l| l.split_whitespace().nth(1)).unwrap().parse().unwrap();
     assert!((iops / 140_000.0 - 1.0).abs() < 0.02, "the fitted card runs at {iops}");
     refused(&["fit", "p420m", "--params", "nope"], "--params nope: not a fitted parameter of p420m");
+    refused(&["fit", "p420m", "--format", "hp"], "--format hp: not a format of p420m (those are: stock)");
+    std::fs::write(&figures, "[[published]]\nby = \"reviewer\"\nsource = \"my lab\"\nwhat = \"4K write, hp\"\nformat = \"hp\"\nworkload = \"4k-write\"\nstate = \"fresh\"\nmetric = \"iops\"\nvalue = 1\n").unwrap();
+    refused(&["fit", "p420m", "--figures", f], "4K write, hp: format hp: not a format of p420m");
     std::fs::write(&figures, "[[published]]\nwhat = 3\n").unwrap();
     refused(&["fit", "p420m", "--figures", f], "not a TOML file of [[published]] figures");
 }

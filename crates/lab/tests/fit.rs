@@ -41,7 +41,6 @@ fn a_fit_recovers_the_parameters_its_figures_were_simulated_with() {
     let mut spec = FitSpec {
         params: params.clone(),
         figures: vec![figure("4K write, burst", "4k-write", State::Fresh, 1.0), figure("4K read, filled", "4k-read", State::Filled, 1.0)],
-        format: "stock".into(),
         scale: 64,
         seed: 1,
         evals_max: 60,
@@ -66,4 +65,29 @@ fn a_fit_recovers_the_parameters_its_figures_were_simulated_with() {
     // Deterministic: the same fit again gives the same values.
     let (_, again) = fit(&profile, &FitSpec { leave_one_out: false, ..spec.clone() }, &|_| {}).unwrap();
     assert_eq!(again.values, result.values);
+}
+
+/// Figures of two formats are fitted with one parameter set, each format
+/// calibrated on its own card, in the spec's order; a format's capacity
+/// acts on that format only, so moving it runs no other format's
+/// calibration again.
+#[test]
+fn a_fit_spans_formats_and_a_capacity_moves_only_its_own() {
+    let mut profile = card::profile_load("p420m").unwrap();
+    profile.fit.clear();
+    profile.formats.insert("op".into(), 1_200_000_000_000);
+    let params = vec![
+        FitParam { path: "controller.program_path_bytes_per_sec".into(), min: 2e8, max: 3e9, why: "test".into() },
+        FitParam { path: "formats.op".into(), min: 1.0e12, max: 1.4e12, why: "test".into() },
+    ];
+    let op = Published { format: Some("op".into()), ..figure("4K write, burst, op", "4k-write", State::Fresh, 150_000.0) };
+    let figures = vec![op, figure("4K write, burst", "4k-write", State::Fresh, 150_000.0)];
+    let spec = FitSpec { params, figures: figures.clone(), scale: 64, seed: 1, evals_max: 8, leave_one_out: false };
+    let (_, r) = fit(&profile, &spec, &|_| {}).unwrap();
+    let whats: Vec<&str> = r.checks.iter().map(|c| c.what.as_str()).collect();
+    assert_eq!(whats, ["4K write, burst, op", "4K write, burst"]);
+    let by: Vec<(&str, u32)> = r.evals_by_format.iter().map(|(f, n)| (f.as_str(), *n)).collect();
+    assert_eq!(by.iter().map(|(f, _)| *f).collect::<Vec<_>>(), ["op", "stock"]);
+    assert!(by[1].1 < by[0].1, "the capacity's moves reran the stock card: {by:?}");
+    assert_eq!(r.evals, by[0].1 + by[1].1);
 }

@@ -11,6 +11,12 @@
 //! (a ratio is what bounds and errors are about): each parameter in turn
 //! is multiplied and divided by a step, a move kept when it lowers the
 //! cost; the step halves when a whole pass keeps none, down to 1%.
+//!
+//! Figures of several formats are fitted together (one parameter set a
+//! card: a format changes only the capacity): each format is calibrated
+//! on its own card, and a format's capacity (`formats.NAME`) is a
+//! parameter of that format's calibrations only, so moving it runs no
+//! other format's figures again.
 
 use crate::procedures::calibrate::calibrate;
 use crate::runs::published::{held, Check};
@@ -25,9 +31,9 @@ use std::sync::{Arc, Condvar, Mutex, OnceLock};
 #[derive(Debug, Clone)]
 pub struct FitSpec {
     pub params: Vec<FitParam>,
-    /// The figures to fit to (each of the profile's format `format`).
+    /// The figures to fit to, each measured on its format (the profile's
+    /// default where it names none).
     pub figures: Vec<Published>,
-    pub format: String,
     pub scale: u32,
     pub seed: u64,
     /// Points one search may try (each calibrated once for all searches).
@@ -46,10 +52,13 @@ pub struct Fit {
     /// The sum of the squared log errors of the held figures (0 inside a
     /// range).
     pub cost: f64,
-    /// Calibrations run (a point each, tried ahead of a search included).
+    /// Calibrations run (one a format at each point, tried ahead of a
+    /// search included).
     pub evals: u32,
-    /// Points a search asked for that a search had asked for before: read
-    /// off the calibration already run.
+    /// Of them, by format: a format's capacity moves only its own.
+    pub evals_by_format: Vec<(String, u32)>,
+    /// Calibrations a search asked for that a search had asked for
+    /// before: read off the one already run.
     pub reused: u32,
     /// Per figure: its error predicted by a fit made without it.
     pub leave_one_out: Vec<Predicted>,
@@ -102,27 +111,34 @@ pub fn fit(profile: &Profile, spec: &FitSpec, progress: &(dyn Fn(&str) + Sync)) 
     }
     let fitted = with_values(profile, &spec.params, &best)?;
     let values = spec.params.iter().zip(start.iter().zip(&best)).map(|(p, (&s, &b))| (p.path.clone(), s, b)).collect();
-    let (evals, reused) = (seen.run.load(Ordering::Relaxed), seen.reused());
-    Ok((fitted, Fit { values, checks, cost, evals, reused, leave_one_out }))
+    let evals_by_format: Vec<(String, u32)> = seen.formats.iter().zip(&seen.run).map(|((f, _), n)| (f.clone(), n.load(Ordering::Relaxed))).collect();
+    let (evals, reused) = (evals_by_format.iter().map(|(_, n)| n).sum(), seen.reused());
+    Ok((fitted, Fit { values, checks, cost, evals, evals_by_format, reused, leave_one_out }))
 }
 
-/// The calibrations a fit has run, by parameter values, shared by its
-/// searches. Each one calibrates every figure of the spec, and a search's
-/// cost over some of them is read off it: the leave-one-out searches start
-/// where the full fit did and walk mostly the same points, so most of
-/// their points are run once for all the searches. A figure is thus
-/// always measured in the same calibration, whichever figures the search
-/// is fitting.
+/// The calibrations a fit has run, by format and parameter values, shared
+/// by its searches. Each one calibrates every figure of the spec of its
+/// format, and a search's cost over some of them is read off it: the
+/// leave-one-out searches start where the full fit did and walk mostly
+/// the same points, so most of their points are run once for all the
+/// searches. A figure is thus always measured in the same calibration,
+/// whichever figures the search is fitting.
 struct Calibrations<'a> {
     profile: &'a Profile,
     spec: &'a FitSpec,
-    /// By the bits of each value: the search is deterministic, so a point
-    /// met again is met with exactly the same values.
-    done: Mutex<HashMap<Vec<u64>, Arc<Point>>>,
-    /// Calibrations run, tried points included (`Calibrations::ahead`).
-    run: AtomicU32,
-    /// Points the searches asked for, and how many were distinct: what
-    /// was reused is their difference, whichever search ran each point.
+    /// Each format the figures were measured on, with the indices of its
+    /// figures in the spec.
+    formats: Vec<(String, Vec<usize>)>,
+    /// By format, then the bits of each value that acts on it
+    /// (`FitParam::acts_on`; the others count as 0): the search is
+    /// deterministic, so a point met again is met with exactly the same
+    /// values.
+    done: Mutex<HashMap<PointKey, Arc<Point>>>,
+    /// Calibrations run of each format, tried points included
+    /// (`Calibrations::ahead`).
+    run: Vec<AtomicU32>,
+    /// Calibrations the searches asked for, and how many were distinct:
+    /// what was reused is their difference, whichever search ran each.
     asked: AtomicU32,
     asked_distinct: AtomicU32,
     /// Calibrations running; at most `running_max` at once (each runs its
@@ -131,8 +147,11 @@ struct Calibrations<'a> {
     running_max: usize,
 }
 
-/// One point's calibration: run once, by the first search to need it,
-/// while any other that needs it waits.
+/// A format's index, and the bits of the values that act on it.
+type PointKey = (usize, Vec<u64>);
+
+/// One point's calibration of one format: run once, by the first search
+/// to need it, while any other that needs it waits.
 #[derive(Default)]
 struct Point {
     running: Mutex<()>,
@@ -142,11 +161,21 @@ struct Point {
 
 impl<'a> Calibrations<'a> {
     fn new(profile: &'a Profile, spec: &'a FitSpec) -> Self {
+        let mut formats: Vec<(String, Vec<usize>)> = Vec::new();
+        for (i, f) in spec.figures.iter().enumerate() {
+            let name = f.format_or(&profile.default_format);
+            match formats.iter_mut().find(|(n, _)| n == name) {
+                Some((_, of)) => of.push(i),
+                None => formats.push((name.to_string(), vec![i])),
+            }
+        }
+        let run = formats.iter().map(|_| AtomicU32::new(0)).collect();
         Calibrations {
             profile,
             spec,
+            formats,
             done: Mutex::new(HashMap::new()),
-            run: AtomicU32::new(0),
+            run,
             asked: AtomicU32::new(0),
             asked_distinct: AtomicU32::new(0),
             running: (Mutex::new(0), Condvar::new()),
@@ -154,45 +183,58 @@ impl<'a> Calibrations<'a> {
         }
     }
 
-    /// Points the searches met that an earlier one had asked for.
+    /// Calibrations the searches asked for that an earlier one had.
     fn reused(&self) -> u32 {
         self.asked.load(Ordering::Relaxed) - self.asked_distinct.load(Ordering::Relaxed)
     }
 
-    /// Every figure of the spec at values `x`, for a search.
+    /// Every figure of the spec at values `x`, for a search, in the
+    /// spec's order.
     fn checks(&self, x: &[f64]) -> Result<Vec<Check>, RunError> {
-        let point = self.point(x);
-        self.asked.fetch_add(1, Ordering::Relaxed);
-        if !point.asked.swap(true, Ordering::Relaxed) {
-            self.asked_distinct.fetch_add(1, Ordering::Relaxed);
+        let mut out: Vec<Option<Check>> = vec![None; self.spec.figures.len()];
+        for k in 0..self.formats.len() {
+            let point = self.point(k, x);
+            self.asked.fetch_add(1, Ordering::Relaxed);
+            if !point.asked.swap(true, Ordering::Relaxed) {
+                self.asked_distinct.fetch_add(1, Ordering::Relaxed);
+            }
+            for (&i, c) in self.formats[k].1.iter().zip(self.calibrated(k, &point, x)?) {
+                out[i] = Some(c);
+            }
         }
-        self.calibrated(&point, x)
+        Ok(out.into_iter().map(|c| c.expect("every figure is of one format")).collect())
     }
 
     /// Calibrates `x` ahead of a search that may ask for it next.
     fn ahead(&self, x: &[f64]) {
-        // An error is the search's to meet, should it ask for the point.
-        let _ = self.calibrated(&self.point(x), x);
+        for k in 0..self.formats.len() {
+            // An error is the search's to meet, should it ask for the point.
+            let _ = self.calibrated(k, &self.point(k, x), x);
+        }
     }
 
-    fn point(&self, x: &[f64]) -> Arc<Point> {
-        let key: Vec<u64> = x.iter().map(|v| v.to_bits()).collect();
-        self.done.lock().expect("no search panics holding the map").entry(key).or_default().clone()
+    /// Format `k`'s point at `x`.
+    fn point(&self, k: usize, x: &[f64]) -> Arc<Point> {
+        let format = &self.formats[k].0;
+        let key: Vec<u64> = self.spec.params.iter().zip(x).map(|(p, v)| if p.acts_on(format) { v.to_bits() } else { 0 }).collect();
+        self.done.lock().expect("no search panics holding the map").entry((k, key)).or_default().clone()
     }
 
-    fn calibrated(&self, point: &Point, x: &[f64]) -> Result<Vec<Check>, RunError> {
+    /// Format `k`'s figures at `x`, in the order of the spec.
+    fn calibrated(&self, k: usize, point: &Point, x: &[f64]) -> Result<Vec<Check>, RunError> {
         let _only_one = point.running.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(c) = point.checks.get() {
             return Ok(c.clone());
         }
+        let (format, of) = &self.formats[k];
         let mut p = with_values(self.profile, &self.spec.params, x)?;
-        p.published = self.spec.figures.clone();
+        p.published = of.iter().map(|&i| self.spec.figures[i].clone()).collect();
         let c = {
             let _slot = self.running_slot();
-            calibrate(&p, &self.spec.format, self.spec.scale, self.spec.seed, 5, &mut |_| {})?
+            calibrate(&p, format, self.spec.scale, self.spec.seed, 5, &mut |_| {})?
         };
-        assert_eq!(c.checks.len(), self.spec.figures.len(), "a check for each figure");
-        self.run.fetch_add(1, Ordering::Relaxed);
+        assert_eq!(c.checks.len(), of.len(), "a check for each figure");
+        self.run[k].fetch_add(1, Ordering::Relaxed);
         Ok(point.checks.get_or_init(|| c.checks).clone())
     }
 
