@@ -52,7 +52,6 @@ pub fn fit_command(a: FitArgs) -> Result<()> {
     let profile = card::profile_load(&a.device).map_err(anyhow::Error::msg)?;
     let params = params_chosen(&profile, &a.params)?;
     let figures = figures_chosen(&profile, a.format.as_deref(), &a.figures)?;
-    let formats = formats_of(&profile, &figures);
     out::sigint_stops_the_lab();
     let spec = FitSpec { params, figures, scale: a.scale, seed: a.seed, evals_max: a.evals, leave_one_out: !a.no_cross_validation };
     let quiet = a.quiet;
@@ -64,7 +63,7 @@ pub fn fit_command(a: FitArgs) -> Result<()> {
     outln!(
         "{} --format {} --scale {} --seed {} [simulated]: {} calibrations ({}; {} reused), cost {:.5} (sum of squared log errors)",
         profile.id,
-        formats.join(","),
+        r.evals_by_format.iter().map(|(f, _)| f.as_str()).collect::<Vec<_>>().join(","),
         a.scale,
         a.seed,
         r.evals,
@@ -118,17 +117,6 @@ fn params_chosen(profile: &Profile, asked: &[String]) -> Result<Vec<FitParam>> {
                 .with_context(|| format!("--params {p}: not a fitted parameter of {} (those are: {})", profile.id, known.join(", ")))
         })
         .collect()
-}
-
-/// The formats `figures` were measured on, in the order they first come.
-fn formats_of(profile: &Profile, figures: &[Published]) -> Vec<String> {
-    let mut formats: Vec<String> = Vec::new();
-    for f in figures.iter().map(|f| f.format_or(&profile.default_format)) {
-        if !formats.iter().any(|g| g == f) {
-            formats.push(f.to_string());
-        }
-    }
-    formats
 }
 
 /// The figures to fit, of the format if one is given: the profile's the

@@ -55,7 +55,8 @@ pub struct Fit {
     /// Calibrations run (one a format at each point, tried ahead of a
     /// search included).
     pub evals: u32,
-    /// Of them, by format: a format's capacity moves only its own.
+    /// Of them, by format, in the order the figures first name them (a
+    /// format's capacity moves only its own).
     pub evals_by_format: Vec<(String, u32)>,
     /// Calibrations a search asked for that a search had asked for
     /// before: read off the one already run.
