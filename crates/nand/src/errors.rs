@@ -37,12 +37,43 @@ pub struct RberFit {
 impl RberFit {
     /// RBER at `cycles`, `days` of retention and `reads` since erase.
     pub fn at(&self, cycles: f64, days: f64, reads: f64) -> f64 {
-        self.e + self.a * cycles.powf(self.k) + self.retention(cycles, days) + self.g * cycles.powf(self.p) * reads.powf(self.q)
+        self.terms(cycles, days).at(self.reads_term(reads))
+    }
+
+    /// The terms a block's cycles and days fix, until its next erase.
+    pub fn terms(&self, cycles: f64, days: f64) -> RberTerms {
+        let retention = self.retention(cycles, days);
+        RberTerms { unread: self.e + self.a * cycles.powf(self.k) + retention, retention, disturb: self.g * cycles.powf(self.p) }
+    }
+
+    /// The read-disturb factor of `reads` since erase.
+    pub fn reads_term(&self, reads: f64) -> f64 {
+        reads.powf(self.q)
     }
 
     /// The retention term alone (what read retry takes back).
     pub fn retention(&self, cycles: f64, days: f64) -> f64 {
         self.b * cycles.powf(self.m) * days.powf(self.n)
+    }
+}
+
+/// The RBER terms of one block's cycles and days (`RberFit::terms`): a
+/// block's RBER as its reads grow costs a multiply and an add.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RberTerms {
+    /// e + a c^k + b c^m t^n: the RBER before any read.
+    pub unread: f64,
+    /// b c^m t^n: what read retry takes back.
+    pub retention: f64,
+    /// g c^p: read disturb per `RberFit::reads_term`.
+    pub disturb: f64,
+}
+
+impl RberTerms {
+    /// RBER at a reads term of `reads_term`.
+    #[inline]
+    pub fn at(&self, reads_term: f64) -> f64 {
+        self.unread + self.disturb * reads_term
     }
 }
 
@@ -243,8 +274,14 @@ impl ErrorsProfile {
     /// RBER at retry `i` (0: the first read): the retention share left
     /// after `i` shifts of the read references.
     pub fn rber_at_retry(&self, cycles: f64, days: f64, reads: f64, i: u32) -> f64 {
-        let ret = self.rber.retention(cycles, days);
-        self.rber.at(cycles, days, reads) - ret + ret * self.retry_retention_left.powi(i as i32)
+        self.rber_at_retry_of(&self.rber.terms(cycles, days), self.rber.reads_term(reads), i)
+    }
+
+    /// `rber_at_retry` from a block's terms and its reads term.
+    #[inline]
+    pub fn rber_at_retry_of(&self, terms: &RberTerms, reads_term: f64, i: u32) -> f64 {
+        let ret = terms.retention;
+        terms.at(reads_term) - ret + ret * self.retry_retention_left.powi(i as i32)
     }
 
     /// The chance each attempt (first read, then each retry) of a read of

@@ -3,7 +3,7 @@
 //! The card asks it of each page read the FTL issued; the FTL decides
 //! what a read beyond ECC becomes (rebuilt from its stripe, or lost).
 
-use crate::errors::{any_of, Codeword, ErrorsProfile, ReadOutcome, FAIL_NEGLIGIBLE};
+use crate::errors::{any_of, Codeword, ErrorsProfile, RberTerms, ReadOutcome, FAIL_NEGLIGIBLE};
 use serde::{Deserialize, Serialize};
 use units::Rng;
 
@@ -76,8 +76,18 @@ const READS_MAX: f64 = u32::MAX as f64;
 pub struct Wear {
     model: ErrorsProfile,
     codeword: Codeword,
-    blocks_per_plane: u32,
+    dies: u32,
+    /// By block index, then die (`Wear::entry`): a superblock's entries
+    /// lie together, as GC reads its pages one die after another.
     entries: Vec<Entry>,
+    /// Each entry's RBER factor (`ErrorsProfile::block_factor`), found at
+    /// its first use (NaN before).
+    factors: Vec<f64>,
+    /// `RberFit::reads_term` of 2^b reads, the top of bucket b.
+    reads_terms: [f64; 33],
+    /// `RberFit::terms` by erases since `pe_base`, then whether aged (at
+    /// index 2 erases + aged), found at first use.
+    terms: Vec<Option<RberTerms>>,
     /// Per block index (a superblock): whether its data is `age_days` old
     /// (written before the card was aged), else fresh.
     aged: Vec<bool>,
@@ -106,11 +116,15 @@ impl Wear {
     /// The error state of a member whose most worn block has seen
     /// `erases_max` erases.
     pub fn new(model: ErrorsProfile, codeword_bytes: u32, dies: u32, blocks_per_plane: u32, erases_max: u32, seed: u64) -> Wear {
+        let rber = model.rber;
         let mut w = Wear {
             codeword: model.codeword(codeword_bytes),
             model,
-            blocks_per_plane,
+            dies,
             entries: vec![STALE; dies as usize * blocks_per_plane as usize],
+            factors: vec![f64::NAN; dies as usize * blocks_per_plane as usize],
+            reads_terms: std::array::from_fn(|b| rber.reads_term((1u64 << b) as f64)),
+            terms: Vec::new(),
             aged: vec![false; blocks_per_plane as usize],
             pe_base: 0,
             age_days: 0.0,
@@ -137,6 +151,8 @@ impl Wear {
         self.age_days = age_days;
         self.aged.fill(age_days > 0.0);
         self.entries.fill(STALE);
+        self.factors.fill(f64::NAN);
+        self.terms.clear();
         self.fail_from_erases = self.fail_from();
         self.quiet_model = !self.may_fail(erases_max);
         self.quiet_update();
@@ -189,6 +205,13 @@ impl Wear {
         self.quiet
     }
 
+    /// The index of (die, block)'s entry.
+    #[inline(always)]
+    fn entry(&self, die: u32, block: u32) -> usize {
+        debug_assert!(die < self.dies);
+        block as usize * self.dies as usize + die as usize
+    }
+
     /// A block erased (now at `erases`): no reads, fresh data from now on.
     #[inline]
     pub fn erased(&mut self, die: u32, block: u32, erases: u32) {
@@ -201,7 +224,8 @@ impl Wear {
         // was quiet none could fail however often read.
         self.quiet_model = false;
         self.quiet_update();
-        self.entries[(die * self.blocks_per_plane + block) as usize] = STALE;
+        let i = self.entry(die, block);
+        self.entries[i] = STALE;
     }
 
     /// A page read of `codewords` from (die, block), whose erase count is
@@ -214,15 +238,15 @@ impl Wear {
         if self.ue_pending > 0 {
             return self.ue_take();
         }
-        let i = (die * self.blocks_per_plane + block) as usize;
+        let i = self.entry(die, block);
         let e = &mut self.entries[i];
         e.reads = e.reads.saturating_add(1);
         let (r, stale) = (e.reads, e.fail0 < 0.0);
         // The bucket changes as the count reaches a power of two.
         let b = (32 - r.leading_zeros()) as u8;
         if stale || r.is_power_of_two() {
-            let (c, t, reads) = self.state(block, erases, b);
-            let rber = self.model.block_factor(self.seed, die, block) * self.model.rber_at_retry(c, t, reads, 0);
+            let (factor, terms) = (self.factor(i, die, block), self.terms_of(block, erases));
+            let rber = factor * self.model.rber_at_retry_of(&terms, self.reads_terms[b as usize], 0);
             // A young block's RBER is far below what its ECC cannot
             // correct: the binomial tail is not summed at all.
             self.entries[i].fail0 = if rber < self.codeword.rber_negligible() { 0.0 } else { self.codeword.fail(rber) as f32 };
@@ -230,21 +254,36 @@ impl Wear {
         if (self.entries[i].fail0 as f64) < FAIL_NEGLIGIBLE {
             return ReadOutcome::Retries(0);
         }
-        self.read_slow(die, block, erases, b, codewords)
+        self.read_slow(i, die, block, erases, b, codewords)
     }
 
-    /// (cycles, days, reads) of a block, reads at the top of bucket `b`.
-    fn state(&self, block: u32, erases: u32, b: u8) -> (f64, f64, f64) {
-        let days = if self.aged[block as usize] { self.age_days } else { 0.0 };
-        ((self.pe_base + erases) as f64, days, (1u64 << b) as f64)
+    /// Entry `i`'s (die, block) RBER factor.
+    #[inline]
+    fn factor(&mut self, i: usize, die: u32, block: u32) -> f64 {
+        if self.factors[i].is_nan() {
+            self.factors[i] = self.model.block_factor(self.seed, die, block);
+        }
+        self.factors[i]
+    }
+
+    /// The RBER terms of `block` at `erases`: its cycles, and its data's
+    /// age (`age_days` if written before the card was aged, else fresh).
+    #[inline]
+    fn terms_of(&mut self, block: u32, erases: u32) -> RberTerms {
+        let aged = self.aged[block as usize];
+        let k = 2 * erases as usize + aged as usize;
+        if k >= self.terms.len() {
+            self.terms.resize(k + 1, None);
+        }
+        let (cycles, days) = ((self.pe_base + erases) as f64, if aged { self.age_days } else { 0.0 });
+        *self.terms[k].get_or_insert_with(|| self.model.rber.terms(cycles, days))
     }
 
     #[inline(never)]
-    fn read_slow(&mut self, die: u32, block: u32, erases: u32, b: u8, codewords: u32) -> ReadOutcome {
-        let (c, t, reads) = self.state(block, erases, b);
-        let factor = self.model.block_factor(self.seed, die, block);
+    fn read_slow(&mut self, i: usize, die: u32, block: u32, erases: u32, b: u8, codewords: u32) -> ReadOutcome {
+        let (factor, terms) = (self.factor(i, die, block), self.terms_of(block, erases));
         for i in 0..=self.model.read_retries_max {
-            let cw = self.codeword.fail(factor * self.model.rber_at_retry(c, t, reads, i));
+            let cw = self.codeword.fail(factor * self.model.rber_at_retry_of(&terms, self.reads_terms[b as usize], i));
             if self.rng.unit() >= any_of(cw, codewords) {
                 if i > 0 {
                     self.counters.reads_retried += 1;

@@ -74,10 +74,10 @@ pub struct Predicted {
 }
 
 /// Fits `profile`'s parameters to the spec's figures. The fit's search
-/// and the leave-one-out searches run at once, as many as the machine
-/// has cores, over one shared set of calibrations: each search's path
-/// depends only on the figures at the points it tries, so the outcome is
-/// the same as one search after another.
+/// and the leave-one-out searches all run at once over one shared set of
+/// calibrations, as many calibrations at a time as the machine has
+/// cores: each search's path depends only on the figures at the points
+/// it tries, so the outcome is the same as one search after another.
 pub fn fit(profile: &Profile, spec: &FitSpec, progress: &(dyn Fn(&str) + Sync)) -> Result<(Profile, Fit), RunError> {
     if spec.params.is_empty() || spec.figures.is_empty() {
         return Err(RunError::Input("a fit needs at least one parameter and one figure".into()));
@@ -98,7 +98,7 @@ pub fn fit(profile: &Profile, spec: &FitSpec, progress: &(dyn Fn(&str) + Sync)) 
         }
     }
     let order: Vec<usize> = (0..searches.len()).collect();
-    let outs = crate::runs::threads::on_threads(&order, crate::runs::threads::cores(), |k| {
+    let outs = crate::runs::threads::on_threads(&order, searches.len(), |k| {
         let (label, which) = &searches[k];
         search(&seen, which, &start, &|s: &str| progress(&format!("{label}: {s}")))
     });
@@ -193,13 +193,8 @@ impl<'a> Calibrations<'a> {
     /// spec's order.
     fn checks(&self, x: &[f64]) -> Result<Vec<Check>, RunError> {
         let mut out: Vec<Option<Check>> = vec![None; self.spec.figures.len()];
-        for k in 0..self.formats.len() {
-            let point = self.point(k, x);
-            self.asked.fetch_add(1, Ordering::Relaxed);
-            if !point.asked.swap(true, Ordering::Relaxed) {
-                self.asked_distinct.fetch_add(1, Ordering::Relaxed);
-            }
-            for (&i, c) in self.formats[k].1.iter().zip(self.calibrated(k, &point, x)?) {
+        for (k, checks) in self.every_format(x, true).into_iter().enumerate() {
+            for (&i, c) in self.formats[k].1.iter().zip(checks?) {
                 out[i] = Some(c);
             }
         }
@@ -208,10 +203,27 @@ impl<'a> Calibrations<'a> {
 
     /// Calibrates `x` ahead of a search that may ask for it next.
     fn ahead(&self, x: &[f64]) {
-        for k in 0..self.formats.len() {
-            // An error is the search's to meet, should it ask for the point.
-            let _ = self.calibrated(k, &self.point(k, x), x);
+        // An error is the search's to meet, should it ask for the point.
+        let _ = self.every_format(x, false);
+    }
+
+    /// Each format's figures at `x`, the formats calibrated at once (each
+    /// is a card of its own); `asked` when a search asks for them.
+    fn every_format(&self, x: &[f64], asked: bool) -> Vec<Result<Vec<Check>, RunError>> {
+        let points: Vec<Arc<Point>> = (0..self.formats.len()).map(|k| self.point(k, x)).collect();
+        if asked {
+            for point in &points {
+                self.asked.fetch_add(1, Ordering::Relaxed);
+                if !point.asked.swap(true, Ordering::Relaxed) {
+                    self.asked_distinct.fetch_add(1, Ordering::Relaxed);
+                }
+            }
         }
+        std::thread::scope(|scope| {
+            let others: Vec<_> = points.iter().enumerate().skip(1).map(|(k, point)| scope.spawn(move || self.calibrated(k, point, x))).collect();
+            let first = self.calibrated(0, &points[0], x);
+            std::iter::once(first).chain(others.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))).collect()
+        })
     }
 
     /// Format `k`'s point at `x`.
