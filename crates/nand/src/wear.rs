@@ -325,3 +325,59 @@ impl Wear {
             }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::errors::RberFit;
+
+    /// Each block's first-read failure chance, found through its cached
+    /// factor and terms, is the model's own at the block's state, for
+    /// every (die, block), after erases, and after a new seed.
+    #[test]
+    fn cached_terms_give_the_models_first_read_failure() {
+        // SimpleSSD's fit for 2y-nm MLC, blocks spread as the profiles do.
+        let rber = RberFit { e: 8.34e-5, a: 3.30e-11, k: 1.71, b: 5.56e-19, m: 2.49, n: 3.33, g: 6.26e-13, p: 1.76, q: 0.47 };
+        let model = ErrorsProfile {
+            rber,
+            ecc_bits: 24,
+            read_retries_max: 8,
+            retry_retention_left: 0.5,
+            uber_rated: None,
+            rber_block_sigma: 0.4,
+            reclaim_after_retries: 0,
+            field_die_failures_per_year: 0.0,
+            field_uncorrectable_per_day: 0.0,
+        };
+        let (dies, blocks, pe, age) = (3u32, 5u32, 3000u32, 90.0);
+        let mut w = Wear::new(model.clone(), 1024, dies, blocks, 100, 7);
+        let mut summed = 0;
+        for seed in [7u64, 8] {
+            w.set(pe, age, 100, seed);
+            assert!(!w.quiet(), "an old card's reads are looked at");
+            // Erasing a block makes its superblock's data fresh on every die.
+            w.erased(1, 2, 40);
+            w.erased(2, 4, 41);
+            let erases = |d: u32, b: u32| match (d, b) {
+                (1, 2) => 40,
+                (2, 4) => 41,
+                _ => 0,
+            };
+            for r in 1..=9u32 {
+                for d in 0..dies {
+                    for b in 0..blocks {
+                        w.read(d, b, erases(d, b), 4);
+                        let days = if b == 2 || b == 4 { 0.0 } else { age };
+                        let reads = (1u64 << (32 - r.leading_zeros())) as f64;
+                        let at = model.block_factor(seed, d, b) * model.rber_at_retry((pe + erases(d, b)) as f64, days, reads, 0);
+                        let want = if at < w.codeword.rber_negligible() { 0.0 } else { w.codeword.fail(at) as f32 };
+                        let e = w.entries[w.entry(d, b)];
+                        assert_eq!((e.reads, e.fail0), (r, want), "die {d} block {b} read {r} seed {seed}");
+                        summed += (want > 0.0) as u32;
+                    }
+                }
+            }
+        }
+        assert!(summed > 0, "some blocks' binomial tails are summed");
+    }
+}
