@@ -193,7 +193,13 @@ impl<'a> Calibrations<'a> {
     /// spec's order.
     fn checks(&self, x: &[f64]) -> Result<Vec<Check>, RunError> {
         let mut out: Vec<Option<Check>> = vec![None; self.spec.figures.len()];
-        for (k, checks) in self.every_format(x, true).into_iter().enumerate() {
+        for k in 0..self.formats.len() {
+            self.asked.fetch_add(1, Ordering::Relaxed);
+            if !self.point(k, x).asked.swap(true, Ordering::Relaxed) {
+                self.asked_distinct.fetch_add(1, Ordering::Relaxed);
+            }
+        }
+        for (k, checks) in self.every_format(x).into_iter().enumerate() {
             for (&i, c) in self.formats[k].1.iter().zip(checks?) {
                 out[i] = Some(c);
             }
@@ -204,21 +210,13 @@ impl<'a> Calibrations<'a> {
     /// Calibrates `x` ahead of a search that may ask for it next.
     fn ahead(&self, x: &[f64]) {
         // An error is the search's to meet, should it ask for the point.
-        let _ = self.every_format(x, false);
+        let _ = self.every_format(x);
     }
 
     /// Each format's figures at `x`, the formats calibrated at once (each
-    /// is a card of its own); `asked` when a search asks for them.
-    fn every_format(&self, x: &[f64], asked: bool) -> Vec<Result<Vec<Check>, RunError>> {
+    /// is a card of its own).
+    fn every_format(&self, x: &[f64]) -> Vec<Result<Vec<Check>, RunError>> {
         let points: Vec<Arc<Point>> = (0..self.formats.len()).map(|k| self.point(k, x)).collect();
-        if asked {
-            for point in &points {
-                self.asked.fetch_add(1, Ordering::Relaxed);
-                if !point.asked.swap(true, Ordering::Relaxed) {
-                    self.asked_distinct.fetch_add(1, Ordering::Relaxed);
-                }
-            }
-        }
         std::thread::scope(|scope| {
             let others: Vec<_> = points.iter().enumerate().skip(1).map(|(k, point)| scope.spawn(move || self.calibrated(k, point, x))).collect();
             let first = self.calibrated(0, &points[0], x);
