@@ -65,6 +65,9 @@ fn a_fit_recovers_the_parameters_its_figures_were_simulated_with() {
     // Deterministic: the same fit again gives the same values.
     let (_, again) = fit(&profile, &FitSpec { leave_one_out: false, ..spec.clone() }, &|_| {}).unwrap();
     assert_eq!(again.values, result.values);
+    // One search asks for at most its `evals_max` points; the rest of
+    // what it ran was tried ahead.
+    assert!(again.evals - again.unasked <= spec.evals_max, "{again:?}");
 }
 
 /// Figures of two formats are fitted with one parameter set, each format

@@ -61,6 +61,9 @@ pub struct Fit {
     /// Calibrations a search asked for that a search had asked for
     /// before: read off the one already run.
     pub reused: u32,
+    /// Calibrations tried ahead that no search then asked for: the work
+    /// the speculation cost.
+    pub unasked: u32,
     /// Per figure: its error predicted by a fit made without it.
     pub leave_one_out: Vec<Predicted>,
 }
@@ -113,8 +116,11 @@ pub fn fit(profile: &Profile, spec: &FitSpec, progress: &(dyn Fn(&str) + Sync)) 
     let fitted = with_values(profile, &spec.params, &best)?;
     let values = spec.params.iter().zip(start.iter().zip(&best)).map(|(p, (&s, &b))| (p.path.clone(), s, b)).collect();
     let evals_by_format: Vec<(String, u32)> = seen.formats.iter().zip(&seen.run).map(|((f, _), n)| (f.clone(), n.load(Ordering::Relaxed))).collect();
-    let (evals, reused) = (evals_by_format.iter().map(|(_, n)| n).sum(), seen.reused());
-    Ok((fitted, Fit { values, checks, cost, evals, evals_by_format, reused, leave_one_out }))
+    let evals: u32 = evals_by_format.iter().map(|(_, n)| n).sum();
+    let asked_distinct = seen.asked_distinct.load(Ordering::Relaxed);
+    assert!(asked_distinct <= evals, "every point a search asked for was calibrated");
+    let (reused, unasked) = (seen.reused(), evals - asked_distinct);
+    Ok((fitted, Fit { values, checks, cost, evals, evals_by_format, reused, unasked, leave_one_out }))
 }
 
 /// The calibrations a fit has run, by format and parameter values, shared
