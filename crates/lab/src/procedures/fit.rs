@@ -117,9 +117,7 @@ pub fn fit(profile: &Profile, spec: &FitSpec, progress: &(dyn Fn(&str) + Sync)) 
     let values = spec.params.iter().zip(start.iter().zip(&best)).map(|(p, (&s, &b))| (p.path.clone(), s, b)).collect();
     let evals_by_format: Vec<(String, u32)> = seen.formats.iter().zip(&seen.run).map(|((f, _), n)| (f.clone(), n.load(Ordering::Relaxed))).collect();
     let evals: u32 = evals_by_format.iter().map(|(_, n)| n).sum();
-    let asked_distinct = seen.asked_distinct.load(Ordering::Relaxed);
-    assert!(asked_distinct <= evals, "every point a search asked for was calibrated");
-    let (reused, unasked) = (seen.reused(), evals - asked_distinct);
+    let (reused, unasked) = (seen.reused(), seen.unasked(evals));
     Ok((fitted, Fit { values, checks, cost, evals, evals_by_format, reused, unasked, leave_one_out }))
 }
 
@@ -193,6 +191,14 @@ impl<'a> Calibrations<'a> {
     /// Calibrations the searches asked for that an earlier one had.
     fn reused(&self) -> u32 {
         self.asked.load(Ordering::Relaxed) - self.asked_distinct.load(Ordering::Relaxed)
+    }
+
+    /// Of the `evals` calibrations run, those tried ahead that no search
+    /// asked for.
+    fn unasked(&self, evals: u32) -> u32 {
+        let asked_distinct = self.asked_distinct.load(Ordering::Relaxed);
+        assert!(asked_distinct <= evals, "every point a search asked for was calibrated");
+        evals - asked_distinct
     }
 
     /// Every figure of the spec at values `x`, for a search, in the
