@@ -35,12 +35,23 @@ impl FitParam {
         Ok(())
     }
 
-    /// Whether the number acts on a card of `format`: a format's capacity
-    /// (`formats.NAME`) only on that format, every other number on all.
-    pub fn acts_on(&self, format: &str) -> bool {
-        self.path.strip_prefix("formats.").is_none_or(|f| f == format)
+    /// Whether the number acts on a card of `format` that serves host
+    /// reads or not (`host_reads`): a format's capacity (`formats.NAME`)
+    /// only on that format; a number that times host reads alone
+    /// ([`HOST_READS_ONLY`]) only where the host reads; every other
+    /// number on all.
+    pub fn acts_on(&self, format: &str, host_reads: bool) -> bool {
+        self.path.strip_prefix("formats.").is_none_or(|f| f == format) && (host_reads || !HOST_READS_ONLY.contains(&self.path.as_str()))
     }
 }
+
+/// The numbers that time host reads and nothing else: the controller's
+/// read command engine takes a host read's command (a write's command
+/// has its own rate; GC's reads and a partial write's merge read issue
+/// none). Moving one changes nothing a write-only load measures, so a
+/// fit need not calibrate such a load again (the device's test
+/// `host_writes_never_meet_the_read_command_rate` holds it).
+pub const HOST_READS_ONLY: &[&str] = &["controller.read_commands_per_sec"];
 
 /// A file of figures (a user's own measurements): `[[published]]`
 /// entries as a profile holds them, each checked.
@@ -102,10 +113,12 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_format_capacity_acts_on_its_format_only() {
+    fn a_format_capacity_acts_on_its_format_only_and_the_read_command_rate_on_reads() {
         let p = |path: &str| FitParam { path: path.into(), min: 1.0, max: 2.0, why: String::new() };
-        assert!(p("formats.hp").acts_on("hp") && !p("formats.hp").acts_on("stock"));
-        assert!(p("ftl.gc_ns_per_slot").acts_on("hp") && p("ftl.gc_ns_per_slot").acts_on("stock"));
+        assert!(p("formats.hp").acts_on("hp", true) && !p("formats.hp").acts_on("stock", true));
+        assert!(p("ftl.gc_ns_per_slot").acts_on("hp", true) && p("ftl.gc_ns_per_slot").acts_on("stock", false));
+        let reads = p("controller.read_commands_per_sec");
+        assert!(reads.acts_on("stock", true) && !reads.acts_on("stock", false));
     }
 
     #[test]

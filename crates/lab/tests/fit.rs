@@ -94,3 +94,32 @@ fn a_fit_spans_formats_and_a_capacity_moves_only_its_own() {
     assert!(by[1].1 < by[0].1, "the capacity's moves reran the stock card: {by:?}");
     assert_eq!(r.evals, by[0].1 + by[1].1);
 }
+
+/// The read command rate times host reads alone: a format whose figures
+/// are writes alone is not calibrated again when it moves (the write
+/// figure's calibrations are those of the program path's moves), and the
+/// fit is the same as one that calibrates every format at every point.
+#[test]
+fn a_write_only_format_is_not_calibrated_again_for_the_read_command_rate() {
+    let mut profile = card::profile_load("p420m").unwrap();
+    profile.fit.clear();
+    profile.formats.insert("op".into(), 1_200_000_000_000);
+    let params = vec![
+        FitParam { path: "controller.read_commands_per_sec".into(), min: 1e5, max: 3e6, why: "test".into() },
+        FitParam { path: "controller.program_path_bytes_per_sec".into(), min: 2e8, max: 3e9, why: "test".into() },
+    ];
+    let read = Published { format: Some("op".into()), ..figure("4K read, filled, op", "4k-read", State::Filled, 700_000.0) };
+    let figures = vec![read, figure("4K write, burst", "4k-write", State::Fresh, 150_000.0)];
+    let spec = FitSpec { params, figures, scale: 64, seed: 1, evals_max: 8, leave_one_out: false };
+    let (_, r) = fit(&profile, &spec, &|_| {}).unwrap();
+    let by: Vec<(&str, u32)> = r.evals_by_format.iter().map(|(f, n)| (f.as_str(), *n)).collect();
+    assert_eq!(by.iter().map(|(f, _)| *f).collect::<Vec<_>>(), ["op", "stock"]);
+    assert!(by[1].1 < by[0].1, "the read command rate's moves reran the write-only card: {by:?}");
+    // The write figure at the fitted values is what a calibration of them
+    // gives.
+    let fitted = profile.with_number(&spec.params[0].path, r.values[0].2).unwrap().with_number(&spec.params[1].path, r.values[1].2).unwrap();
+    let mut probe = fitted;
+    probe.published = vec![spec.figures[1].clone()];
+    let c = lab::procedures::calibrate::calibrate(&probe, "stock", 64, 1, 5, &mut |_| {}).unwrap();
+    assert_eq!(c.checks[0].simulated, r.checks[1].simulated);
+}

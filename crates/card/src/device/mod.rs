@@ -469,6 +469,43 @@ mod tests {
         }
     }
 
+    /// What `fitted::HOST_READS_ONLY` claims: a number that times host
+    /// reads alone changes nothing for host writes. On every catalog card,
+    /// writes of every size (partial slots, which read to merge, among
+    /// them) past the card's capacity, so that GC runs, complete at the
+    /// same times whatever the number.
+    #[test]
+    fn host_writes_never_meet_the_read_command_rate() {
+        for (id, _) in crate::CATALOG {
+            let profile = crate::profile_load(id).unwrap();
+            let completions = |p: &Profile| {
+                let mut d = Device::new(p, &p.default_format, 4096).unwrap();
+                let cap = d.capacity_bytes();
+                let mut rng = Rng::new(11);
+                let (mut now, mut dones) = (0, Vec::new());
+                while dones.len() as u64 * 4096 < 3 * cap {
+                    let len = if rng.below(4) == 0 { 512 * (1 + rng.below(15)) } else { 4096 * (1 + rng.below(4)) };
+                    let io = Io { offset_bytes: rng.below((cap - len) / 512) * 512, len_bytes: len as u32, write: true };
+                    let done = d.submit(now, &io).unwrap();
+                    dones.push(done);
+                    now = now.max(done.saturating_sub(200_000)) + rng.below(2_000);
+                }
+                (dones, d.members[0].ftl.counters().gc_victims)
+            };
+            let (base, victims) = completions(&profile);
+            assert!(victims > 0, "{id}: GC ran");
+            for path in crate::fitted::HOST_READS_ONLY {
+                // Within the profile's bounds where it fits the number.
+                let v = profile.number(path).unwrap();
+                let (lo, hi) = profile.fit.iter().find(|f| f.path == *path).map_or((v / 3.0, v * 3.0), |f| (f.min, f.max));
+                for moved in [lo, hi] {
+                    let other = profile.with_number(path, moved).unwrap();
+                    assert!(completions(&other) == (base.clone(), victims), "{id}: {path} = {moved} moved a write's completion");
+                }
+            }
+        }
+    }
+
     /// At any queue depth, host writes are acknowledged no faster than the
     /// program path takes their pages (after the buffer's first fill):
     /// 2^18 4K writes submitted at once on every catalog card.

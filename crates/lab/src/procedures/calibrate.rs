@@ -139,6 +139,19 @@ pub fn calibrate(
     Ok(Calibration { device: profile.id.clone(), format: format.to_string(), scale, seed, preconditions, phases, checks, beside })
 }
 
+/// Whether calibrating `figures` serves any host read: a load, its
+/// preconditioner or the filled card's fill that reads (the chains
+/// `calibrate` builds run nothing else).
+pub fn host_reads(figures: &[&Published]) -> Result<bool, RunError> {
+    let mut mixes = vec![fill_mix()];
+    for p in figures {
+        let m = mix_of(p).map_err(RunError::Input)?;
+        mixes.push(m.preconditioner());
+        mixes.push(m);
+    }
+    Ok(mixes.iter().any(|m| m.read_ppm > 0))
+}
+
 /// One card's chain of phases from a secure erase.
 enum Chain {
     /// A workload's first round on a fresh card.

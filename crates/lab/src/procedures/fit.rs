@@ -16,9 +16,11 @@
 //! card: a format changes only the capacity): each format is calibrated
 //! on its own card, and a format's capacity (`formats.NAME`) is a
 //! parameter of that format's calibrations only, so moving it runs no
-//! other format's figures again.
+//! other format's figures again; likewise a number that times host reads
+//! alone (`card::HOST_READS_ONLY`) runs no format again whose
+//! figures are writes alone.
 
-use crate::procedures::calibrate::calibrate;
+use crate::procedures::calibrate::{calibrate, host_reads};
 use crate::runs::published::{held, Check};
 use crate::runs::run::RunError;
 use card::{Bound, FitParam, Profile, Published};
@@ -89,7 +91,7 @@ pub fn fit(profile: &Profile, spec: &FitSpec, progress: &(dyn Fn(&str) + Sync)) 
         p.check(profile).map_err(RunError::Input)?;
     }
     let start: Vec<f64> = spec.params.iter().map(|p| profile.number(&p.path)).collect::<Result<_, _>>().map_err(RunError::Input)?;
-    let seen = Calibrations::new(profile, spec);
+    let seen = Calibrations::new(profile, spec)?;
     let all: Vec<usize> = (0..spec.figures.len()).collect();
     // The fit over every figure, then one without each figure. Each starts
     // from the starting values, not the full fit: a parameter the other
@@ -134,10 +136,13 @@ struct Calibrations<'a> {
     /// Each format the figures were measured on, with the indices of its
     /// figures in the spec.
     formats: Vec<(String, Vec<usize>)>,
+    /// By format, whether its calibration serves host reads.
+    reads: Vec<bool>,
     /// By format, then the bits of each value that acts on it
     /// (`FitParam::acts_on`; the others count as 0): the search is
     /// deterministic, so a point met again is met with exactly the same
-    /// values.
+    /// values. A format whose figures are writes alone is thus not
+    /// calibrated again for a move of the read command rate.
     done: Mutex<HashMap<PointKey, Arc<Point>>>,
     /// Calibrations run of each format, tried points included
     /// (`Calibrations::ahead`).
@@ -165,7 +170,7 @@ struct Point {
 }
 
 impl<'a> Calibrations<'a> {
-    fn new(profile: &'a Profile, spec: &'a FitSpec) -> Self {
+    fn new(profile: &'a Profile, spec: &'a FitSpec) -> Result<Self, RunError> {
         let mut formats: Vec<(String, Vec<usize>)> = Vec::new();
         for (i, f) in spec.figures.iter().enumerate() {
             let name = f.format_or(&profile.default_format);
@@ -175,17 +180,19 @@ impl<'a> Calibrations<'a> {
             }
         }
         let run = formats.iter().map(|_| AtomicU32::new(0)).collect();
-        Calibrations {
+        let reads = formats.iter().map(|(_, of)| host_reads(&of.iter().map(|&i| &spec.figures[i]).collect::<Vec<_>>())).collect::<Result<_, _>>()?;
+        Ok(Calibrations {
             profile,
             spec,
             formats,
+            reads,
             done: Mutex::new(HashMap::new()),
             run,
             asked: AtomicU32::new(0),
             asked_distinct: AtomicU32::new(0),
             running: (Mutex::new(0), Condvar::new()),
             running_max: crate::runs::threads::cores(),
-        }
+        })
     }
 
     /// Calibrations the searches asked for that an earlier one had.
@@ -238,8 +245,8 @@ impl<'a> Calibrations<'a> {
 
     /// Format `k`'s point at `x`.
     fn point(&self, k: usize, x: &[f64]) -> Arc<Point> {
-        let format = &self.formats[k].0;
-        let key: Vec<u64> = self.spec.params.iter().zip(x).map(|(p, v)| if p.acts_on(format) { v.to_bits() } else { 0 }).collect();
+        let (format, reads) = (&self.formats[k].0, self.reads[k]);
+        let key: Vec<u64> = self.spec.params.iter().zip(x).map(|(p, v)| if p.acts_on(format, reads) { v.to_bits() } else { 0 }).collect();
         self.done.lock().expect("no search panics holding the map").entry((k, key)).or_default().clone()
     }
 
