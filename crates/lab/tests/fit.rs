@@ -70,19 +70,22 @@ fn a_fit_recovers_the_parameters_its_figures_were_simulated_with() {
     assert!(again.evals - again.unasked <= spec.evals_max, "{again:?}");
 }
 
+/// The P420m with no fit of its own and a second format, "op", for a
+/// fit over two formats with `params` (each with the test's bounds).
+fn p420m_with_op(params: &[(&str, f64, f64)]) -> (card::Profile, Vec<FitParam>) {
+    let mut profile = card::profile_load("p420m").unwrap();
+    profile.fit.clear();
+    profile.formats.insert("op".into(), 1_200_000_000_000);
+    (profile, params.iter().map(|&(path, min, max)| FitParam { path: path.into(), min, max, why: "test".into() }).collect())
+}
+
 /// Figures of two formats are fitted with one parameter set, each format
 /// calibrated on its own card, in the spec's order; a format's capacity
 /// acts on that format only, so moving it runs no other format's
 /// calibration again.
 #[test]
 fn a_fit_spans_formats_and_a_capacity_moves_only_its_own() {
-    let mut profile = card::profile_load("p420m").unwrap();
-    profile.fit.clear();
-    profile.formats.insert("op".into(), 1_200_000_000_000);
-    let params = vec![
-        FitParam { path: "controller.program_path_bytes_per_sec".into(), min: 2e8, max: 3e9, why: "test".into() },
-        FitParam { path: "formats.op".into(), min: 1.0e12, max: 1.4e12, why: "test".into() },
-    ];
+    let (profile, params) = p420m_with_op(&[("controller.program_path_bytes_per_sec", 2e8, 3e9), ("formats.op", 1.0e12, 1.4e12)]);
     let op = Published { format: Some("op".into()), ..figure("4K write, burst, op", "4k-write", State::Fresh, 150_000.0) };
     let figures = vec![op, figure("4K write, burst", "4k-write", State::Fresh, 150_000.0)];
     let spec = FitSpec { params, figures: figures.clone(), scale: 64, seed: 1, evals_max: 8, leave_one_out: false };
@@ -101,13 +104,7 @@ fn a_fit_spans_formats_and_a_capacity_moves_only_its_own() {
 /// fit is the same as one that calibrates every format at every point.
 #[test]
 fn a_write_only_format_is_not_calibrated_again_for_the_read_command_rate() {
-    let mut profile = card::profile_load("p420m").unwrap();
-    profile.fit.clear();
-    profile.formats.insert("op".into(), 1_200_000_000_000);
-    let params = vec![
-        FitParam { path: "controller.read_commands_per_sec".into(), min: 1e5, max: 3e6, why: "test".into() },
-        FitParam { path: "controller.program_path_bytes_per_sec".into(), min: 2e8, max: 3e9, why: "test".into() },
-    ];
+    let (profile, params) = p420m_with_op(&[("controller.read_commands_per_sec", 1e5, 3e6), ("controller.program_path_bytes_per_sec", 2e8, 3e9)]);
     let read = Published { format: Some("op".into()), ..figure("4K read, filled, op", "4k-read", State::Filled, 700_000.0) };
     let figures = vec![read, figure("4K write, burst", "4k-write", State::Fresh, 150_000.0)];
     let spec = FitSpec { params, figures, scale: 64, seed: 1, evals_max: 8, leave_one_out: false };
