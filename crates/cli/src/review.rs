@@ -63,6 +63,9 @@ pub struct ReviewArgs {
     pub jobs: Option<usize>,
     /// Round (interval) length, virtual seconds (default: 60 s divided as
     /// the pages of a block are; see docs/model.md, "Scaling").
+    /// Rounds of 60 s take a scaled card's maxima over as many I/Os as a
+    /// full-size round; a round longer than the card's own judges no
+    /// burst (the burst is over before it ends).
     #[arg(long)]
     pub interval: Option<f64>,
     /// Rounds of each 4K main test (with --pts: of each throughput and

@@ -75,6 +75,9 @@ pub struct RunArgs {
     pub seed: u64,
     /// Round (interval) length in virtual seconds (default: 60 s divided as
     /// the pages of a block are: 3.75 s at scale 16, 0.94 s at 64).
+    /// Rounds of 60 s take a scaled card's maxima over as many I/Os as a
+    /// full-size round; a round longer than the card's own judges no
+    /// burst (the burst is over before it ends).
     #[arg(long)]
     pub interval: Option<f64>,
     /// An old card: every block has seen C program/erase cycles before the

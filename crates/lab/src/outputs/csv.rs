@@ -96,6 +96,9 @@ struct PublishedRow<'a> {
     verdict: &'static str,
     conflict: &'a str,
     gap: &'a str,
+    /// For a maximum over rounds shorter than a full-size one: the share
+    /// of its I/Os it was taken over.
+    sample_share: Option<f64>,
 }
 
 fn csv_write<T: Serialize>(path: &Path, rows: impl IntoIterator<Item = T>) -> Result<(), ReportError> {
@@ -279,6 +282,7 @@ fn published_rows(j: &JobResult) -> impl Iterator<Item = PublishedRow<'_>> {
         verdict: c.verdict(),
         conflict: c.conflict.as_deref().unwrap_or(""),
         gap: c.gap.as_deref().unwrap_or(""),
+        sample_share: c.sample_share,
     })
 }
 

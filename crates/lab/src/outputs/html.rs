@@ -512,6 +512,15 @@ fn published_section(out: &mut String, jobs: &[&JobResult]) {
 /// A verdict, marked: within tolerance in green, a miss in red, a
 /// conflict (a vendor figure the reviewers' contradict) with its reason.
 fn verdict_cell(c: &crate::runs::published::Check) -> String {
+    let verdict = verdict_text(c);
+    match c.sample_note() {
+        Some(note) => format!("{verdict} ({})", esc(&note)),
+        None => verdict,
+    }
+}
+
+/// The verdict alone, coloured.
+fn verdict_text(c: &crate::runs::published::Check) -> String {
     match &c.conflict {
         Some(why) if !c.within => format!("conflict: {}", esc(why)),
         None if !c.within && c.gap.is_some() => format!("<span class=\"bad\">MISS (known gap: {})</span>", esc(c.gap.as_deref().unwrap_or(""))),

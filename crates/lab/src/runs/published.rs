@@ -7,7 +7,7 @@
 use crate::runs::metrics::{DirStats, Interval};
 use crate::runs::phase::Phase;
 use crate::runs::workload::Mix;
-use card::{Bound, By, Metric, Profile, Published, State};
+use card::{Bound, By, Metric, Profile, Published, State, ROUND_FULL_SIZE_S};
 use serde::{Deserialize, Serialize};
 
 /// Tolerance, in percent, for a figure of this publisher and metric:
@@ -58,6 +58,10 @@ pub struct Check {
     /// A gap the model is known to have, for a reviewer figure it misses
     /// (from the profile).
     pub gap: Option<String>,
+    /// For a maximum: the share of a full-size round's I/Os it was taken
+    /// over (`sample_share`), where under 1.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sample_share: Option<f64>,
 }
 
 impl Check {
@@ -105,6 +109,10 @@ impl Check {
             (None, Some(why), false) => format!("MISS (known gap: {why})"),
             _ => self.verdict().to_string(),
         };
+        let verdict = match self.sample_note() {
+            Some(note) => format!("{verdict} ({note})"),
+            None => verdict,
+        };
         format!(
             "{who:<8} {:<44} {:<30} published {:>18} {:<10} simulated {:>10}  error {:>+6.1}% (tolerance {:.0}%)  {verdict}",
             self.what,
@@ -115,6 +123,16 @@ impl Check {
             self.error_percent,
             self.tolerance_percent,
         )
+    }
+
+    /// What a maximum taken over fewer I/Os than a full-size round's
+    /// cannot show, in a few words.
+    pub fn sample_note(&self) -> Option<String> {
+        let share = self.sample_share?;
+        Some(format!(
+            "a maximum over 1/{:.0} of a full-size round's I/Os: a stall rarer than one in them is missed; rounds of {ROUND_FULL_SIZE_S} s (run and review: --interval {ROUND_FULL_SIZE_S}) sample as at full size",
+            1.0 / share
+        ))
     }
 
     /// The conditions, in a few words: "4k-write 16T/16Q steady".
@@ -154,7 +172,20 @@ pub fn judge(p: &Published, simulated: f64) -> Check {
         within,
         conflict: p.conflict.clone(),
         gap: p.gap.clone(),
+        sample_share: None,
     }
+}
+
+/// The share of a full-size round's I/Os a maximum over rounds
+/// `round_s` long was taken over, where under 1 (`None` for any other
+/// metric). A scaled card serves as many I/Os a second as the full-size
+/// one, and meets each kind of stall as often per I/O, but its rounds
+/// are as many times shorter as its blocks hold fewer pages: a maximum is
+/// the longest of fewer I/Os, and a stall rarer than one in them is
+/// missed.
+pub fn sample_share(metric: Metric, round_s: f64) -> Option<f64> {
+    let share = round_s / ROUND_FULL_SIZE_S as f64;
+    (metric == Metric::LatencyMaxMs && share > 0.0 && share < 1.0 - 1e-9).then_some(share)
 }
 
 fn value_of(metric: Metric, iops: f64, mb_per_s: f64, avg_ms: f64, max_ms: f64, std_ms: f64) -> f64 {
@@ -180,9 +211,13 @@ pub fn of_round(metric: Metric, i: &Interval) -> f64 {
 
 /// The phase's first round of `round_s` (its first round where `None`):
 /// the rounds that start within it, merged; none where the phase ended
-/// before a whole one.
+/// before a whole one, or where its first round is longer (`--interval`
+/// beyond the card's round: the burst is over before it ends).
 fn first_round(rounds: &[Interval], round_s: Option<f64>) -> Option<Interval> {
     let Some(r) = round_s else { return rounds.first().cloned() };
+    if rounds.first().is_some_and(|i| i.length_s > r * (1.0 + 1e-6)) {
+        return None;
+    }
     let n = rounds.iter().take_while(|i| i.start_s < r * (1.0 - 1e-9)).count();
     let merged = match n {
         1 => rounds[0].clone(),
@@ -241,14 +276,14 @@ pub fn compare(profile: &Profile, format: &str, phases: &[(State, &Phase)], burs
     let mut out = Vec::new();
     for p in for_format(profile, format) {
         let Some((_, ph)) = phases.iter().find(|(s, ph)| *s == p.state && comparable(p, ph)) else { continue };
-        let simulated = match p.state {
+        let (simulated, round_s) = match p.state {
             State::Fresh => match first_round(&ph.intervals, burst_round_s) {
-                Some(i) => of_round(p.metric, &i),
+                Some(i) => (of_round(p.metric, &i), i.length_s),
                 None => continue,
             },
-            State::Filled | State::Steady => of_phase(p.metric, &ph.summary.all),
+            State::Filled | State::Steady => (of_phase(p.metric, &ph.summary.all), ph.intervals.first().map_or(0.0, |i| i.length_s)),
         };
-        out.push(judge(p, simulated));
+        out.push(Check { sample_share: sample_share(p.metric, round_s), ..judge(p, simulated) });
     }
     out
 }
@@ -296,6 +331,7 @@ mod tests {
         assert!(first_round(&quarters[..2], Some(1.0)).is_none(), "half a round is no burst");
         let whole = [round(0.0, 1.0, 300.0, 1.0)];
         assert_eq!(first_round(&whole, Some(1.0)).unwrap(), whole[0], "a round of the reviewers' length is taken as it is");
+        assert!(first_round(&[round(0.0, 4.0, 300.0, 1.0)], Some(1.0)).is_none(), "a longer round holds more than the burst");
         assert_eq!(first_round(&quarters, None).unwrap(), quarters[0]);
     }
 
@@ -336,6 +372,27 @@ mod tests {
         let c = judge(&u, 40.0);
         assert!(c.within && (c.error_percent + 60.0).abs() < 1e-9);
         assert!(!judge(&u, 116.0).within);
+    }
+
+    /// A maximum over a scaled card's shorter rounds says how much of a
+    /// full-size round's I/Os it saw, and how to see them all; nothing
+    /// else does, and full-size rounds need no word.
+    #[test]
+    fn a_maximum_over_short_rounds_says_what_share_it_saw() {
+        assert_eq!(sample_share(Metric::LatencyMaxMs, 60.0 / 64.0), Some(1.0 / 64.0));
+        for (metric, round_s) in
+            [(Metric::LatencyMaxMs, 60.0), (Metric::LatencyMaxMs, 120.0), (Metric::LatencyMaxMs, 0.0), (Metric::LatencyStdMs, 1.0), (Metric::Iops, 1.0)]
+        {
+            assert_eq!(sample_share(metric, round_s), None, "{metric:?} over {round_s} s rounds");
+        }
+        let max = fig(By::Reviewer, Metric::LatencyMaxMs, Bound::About, 8.0, None);
+        let c = Check { sample_share: sample_share(max.metric, 60.0 / 64.0), ..judge(&max, 2.2) };
+        assert!(
+            c.line().contains("MISS (tail, not held) (a maximum over 1/64 of a full-size round's I/Os") && c.line().contains("--interval 60"),
+            "{}",
+            c.line()
+        );
+        assert!(!judge(&max, 2.2).line().contains("full-size round"));
     }
 
     #[test]
