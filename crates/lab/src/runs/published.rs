@@ -179,10 +179,11 @@ pub fn judge(p: &Published, simulated: f64) -> Check {
 /// The share of a full-size round's I/Os a maximum over rounds
 /// `round_s` long was taken over, where under 1 (`None` for any other
 /// metric). A scaled card serves as many I/Os a second as the full-size
-/// one, and meets each kind of stall as often per I/O, but its rounds
-/// are as many times shorter as its blocks hold fewer pages: a maximum is
-/// the longest of fewer I/Os, and a stall rarer than one in them is
-/// missed.
+/// one (and is built to meet each kind of stall as often per I/O, see
+/// `card::scale`), but its rounds are as many times shorter as its blocks
+/// hold fewer pages: a maximum is the longest of fewer I/Os, and a stall
+/// rarer than one in them is missed. Real storage measured in rounds
+/// shorter than 60 s is sampled likewise.
 pub fn sample_share(metric: Metric, round_s: f64) -> Option<f64> {
     let share = round_s / ROUND_FULL_SIZE_S as f64;
     (metric == Metric::LatencyMaxMs && share > 0.0 && share < 1.0 - 1e-9).then_some(share)
