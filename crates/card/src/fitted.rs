@@ -74,6 +74,22 @@ impl Profile {
         toml::to_string(self).expect("a profile serialises")
     }
 
+    /// The profile as TOML without the numbers that time host reads alone
+    /// ([`HOST_READS_ONLY`]): two profiles whose texts are equal build
+    /// cards that serve host writes alike, to the nanosecond.
+    pub fn writes_text(&self) -> String {
+        let mut v = toml::Value::try_from(self).expect("a profile serialises");
+        for path in HOST_READS_ONLY {
+            let (table, key) = path.rsplit_once('.').expect("a number within a table");
+            let mut at = &mut v;
+            for k in table.split('.') {
+                at = at.get_mut(k).expect("HOST_READS_ONLY names fields of every profile");
+            }
+            at.as_table_mut().expect("a table").remove(key).expect("HOST_READS_ONLY names fields of every profile");
+        }
+        v.to_string()
+    }
+
     /// The number at `path` (TOML keys joined by dots).
     pub fn number(&self, path: &str) -> Result<f64, String> {
         let v = toml::Value::try_from(self).map_err(|e| e.to_string())?;
@@ -119,6 +135,16 @@ mod tests {
         assert!(p("ftl.gc_ns_per_slot").acts_on("hp", true) && p("ftl.gc_ns_per_slot").acts_on("stock", false));
         let reads = p("controller.read_commands_per_sec");
         assert!(reads.acts_on("stock", true) && !reads.acts_on("stock", false));
+    }
+
+    #[test]
+    fn the_writes_text_leaves_out_the_numbers_that_time_host_reads_alone() {
+        let p = crate::profile_load("p420m").unwrap();
+        let reads = p.with_number(HOST_READS_ONLY[0], p.number(HOST_READS_ONLY[0]).unwrap() * 2.0).unwrap();
+        assert_eq!(reads.writes_text(), p.writes_text());
+        assert_ne!(reads.to_toml(), p.to_toml());
+        let gc = p.with_number("ftl.gc_ns_per_slot", p.number("ftl.gc_ns_per_slot").unwrap() * 2.0).unwrap();
+        assert_ne!(gc.writes_text(), p.writes_text());
     }
 
     #[test]

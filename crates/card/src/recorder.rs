@@ -38,6 +38,7 @@ impl MediaOp {
 
 /// The log of one host command's media operations: the hook the
 /// simulator's media run with ([`nand::Tap`] forwards the rest).
+#[derive(Clone)]
 pub struct OpLog {
     pub ops: Vec<MediaOp>,
 }

@@ -80,6 +80,7 @@ impl FaultCounters {
 
 /// What failed: the dead dies, the lost LBAs, the rebuild under way and
 /// the read-only state, with their counters.
+#[derive(Clone)]
 pub(crate) struct FaultState {
     /// Whether any die failed, any LBA is lost or the card is read-only:
     /// the slow paths of [`crate::faults`] are taken only then.

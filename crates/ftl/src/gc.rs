@@ -14,6 +14,7 @@ use units::{prefetch_read, Ppa, PPA_INVALID, SLOT_BYTES};
 /// Garbage collection's state: the victim being emptied, its pace, the
 /// superblocks queued for read reclaim and the stripes to move after a
 /// failed program.
+#[derive(Clone)]
 pub(crate) struct Gc {
     pub(crate) victim: Option<Victim>,
     /// Credit in 1/65536 slots.
@@ -36,6 +37,7 @@ impl Gc {
     }
 }
 
+#[derive(Clone)]
 pub(crate) struct Victim {
     pub(crate) sb: u32,
     /// Next victim position to scan: the start of the page after the one

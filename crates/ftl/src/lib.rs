@@ -288,6 +288,27 @@ impl<M: Media> Ftl<M> {
     pub fn counters(&self) -> &FtlCounters {
         &self.counters
     }
+
+    /// A copy of this FTL, every part of its state, over the copy of its
+    /// media that `media` makes (none where the media cannot be copied: a
+    /// store in a file).
+    pub fn snapshot(&self, media: impl FnOnce(&M) -> Option<M>) -> Option<Ftl<M>> {
+        Some(Ftl {
+            media: media(&self.media)?,
+            layout: self.layout.clone(),
+            cfg: self.cfg.clone(),
+            map: self.map.clone(),
+            sbs: self.sbs.clone(),
+            writers: self.writers.clone(),
+            gc: self.gc.clone(),
+            faults: self.faults.clone(),
+            seq: self.seq,
+            host_seq: self.host_seq,
+            data: self.data,
+            scratch: self.scratch.clone(),
+            counters: self.counters.clone(),
+        })
+    }
     pub fn user_slots(&self) -> u64 {
         self.cfg.user_slots
     }

@@ -36,6 +36,7 @@ pub(crate) fn vec_huge<T: Copy>(n: usize, value: T) -> Vec<T> {
 }
 
 /// The three maps of a card.
+#[derive(Clone)]
 pub(crate) struct Map {
     pub(crate) l2p: Vec<Ppa>,
     /// The LBA last written at each physical slot (its OOB), written in

@@ -37,6 +37,7 @@ pub(crate) const SB_NONE: u32 = u32::MAX;
 /// The superblocks: each one's state, the free pool, how each is narrowed
 /// (dead dies, bad blocks, blocks retired from a row on) and the
 /// bad-block table.
+#[derive(Clone)]
 pub(crate) struct Superblocks {
     pub(crate) meta: Vec<SbMeta>,
     /// Free superblocks, least worn first (erase count, superblock).

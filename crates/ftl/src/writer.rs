@@ -31,6 +31,7 @@ impl WriterId {
 }
 
 /// Both writers, by id.
+#[derive(Clone)]
 pub(crate) struct Writers([Writer; 2]);
 
 impl Writers {
@@ -58,6 +59,7 @@ impl std::ops::IndexMut<WriterId> for Writers {
 }
 
 /// One open superblock being filled in write order.
+#[derive(Clone)]
 pub(crate) struct Writer {
     pub(crate) tag: OpTag,
     pub(crate) sb: u32,

@@ -51,6 +51,7 @@ pub mod procedures {
     pub mod fit;
     pub mod job;
     pub mod measured;
+    pub mod prefixes;
     pub mod pts;
     pub mod replay;
     pub mod review;

@@ -29,6 +29,25 @@ pub struct Array {
 }
 
 impl Array {
+    /// A copy of this array, where it keeps no data (a store's bytes, in
+    /// memory or a file, are not copied: none then).
+    pub fn snapshot(&self) -> Option<Array> {
+        if self.store.is_some() {
+            return None;
+        }
+        Some(Array {
+            geometry: self.geometry.clone(),
+            next_page: self.next_page.clone(),
+            erase_count: self.erase_count.clone(),
+            die_failed: self.die_failed.clone(),
+            endurance: self.endurance.clone(),
+            store: None,
+            counters: self.counters.clone(),
+            staged_pages: self.staged_pages,
+            blocks_scanned: self.blocks_scanned,
+        })
+    }
+
     /// A factory-fresh array: every block erased, erase counts zero.
     pub fn new(geometry: Geometry, with_data: bool) -> Array {
         let store = with_data.then(|| Store::memory(&geometry));

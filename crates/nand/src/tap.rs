@@ -53,6 +53,13 @@ pub struct Tap<H> {
     pub hook: H,
 }
 
+impl<H: Clone> Tap<H> {
+    /// A copy of the array and its hook (see [`Array::snapshot`]).
+    pub fn snapshot(&self) -> Option<Tap<H>> {
+        Some(Tap { array: self.array.snapshot()?, hook: self.hook.clone() })
+    }
+}
+
 impl<H: Hook> Nand for Tap<H> {
     #[inline]
     fn geometry(&self) -> &Geometry {

@@ -73,6 +73,7 @@ const STALE: Entry = Entry { reads: 0, fail0: -1.0 };
 /// Reads a block may see: the bound of the disturb term.
 const READS_MAX: f64 = u32::MAX as f64;
 
+#[derive(Clone)]
 pub struct Wear {
     model: ErrorsProfile,
     codeword: Codeword,

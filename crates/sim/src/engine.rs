@@ -90,6 +90,7 @@ fn lookahead_refill<T: Target, W: Workload>(ahead: &mut [Io; LOOKAHEAD], head: u
 
 /// The state of a closed loop between runs: the clock and the PRNG carry
 /// over from preconditioning to the main test, as on a real device.
+#[derive(Clone)]
 pub struct Engine {
     pub now: Ns,
     pub rng: Rng,

@@ -76,6 +76,23 @@ impl Member {
         }
     }
 
+    /// A copy of this member's whole state (see `Device::snapshot`).
+    pub(super) fn snapshot(&self) -> Option<Member> {
+        Some(Member {
+            ftl: self.ftl.snapshot(|m| m.snapshot())?,
+            timing: self.timing.clone(),
+            wear: self.wear.clone(),
+            cycles_per_erase: self.cycles_per_erase,
+            slot_buf: self.slot_buf.clone(),
+            read_buf: self.read_buf.clone(),
+            reclaim_ios: self.reclaim_ios,
+            reclaim_on: self.reclaim_on,
+            gc_background_mark: self.gc_background_mark,
+            reads_lost: self.reads_lost,
+            unreadable: self.unreadable,
+        })
+    }
+
     /// Runs one FTL call and times the media operations it issued, from
     /// `start`; the one place an FTL call is timed. Returns the call's
     /// result and when its last host read has its data out (`start`'s time

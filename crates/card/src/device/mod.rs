@@ -21,6 +21,7 @@ mod mount;
 mod observe;
 mod plan;
 mod raid;
+mod snapshot;
 mod stream;
 mod timing;
 

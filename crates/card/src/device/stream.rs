@@ -20,6 +20,7 @@ const STREAMS: usize = 16;
 
 /// The next byte of each stream the controller follows, replaced oldest
 /// first.
+#[derive(Clone)]
 pub(super) struct Streams {
     next: [u64; STREAMS],
     oldest: usize,

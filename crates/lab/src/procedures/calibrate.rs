@@ -12,6 +12,7 @@
 //!   the profile gives them, else to SNIA steady state), then the
 //!   workloads, writes first, each for `rounds` rounds.
 
+use crate::procedures::prefixes::{Prefix, Prefixes};
 use crate::runs::phase::Phase;
 use crate::runs::published::{for_format, mix_of, of_phase, same_load, Check};
 use crate::runs::run::{Length, Rule, RunError, Session, REVIEWERS_QUEUE_DEPTH, REVIEWERS_THREADS};
@@ -106,6 +107,22 @@ pub fn calibrate(
     rounds: u32,
     progress: &mut (dyn FnMut(&crate::Progress) + Send),
 ) -> Result<Calibration, RunError> {
+    calibrate_keeping(profile, format, scale, seed, rounds, None, progress)
+}
+
+/// As `calibrate`, each steady chain starting from a card `kept` holds
+/// where one is kept for it (its write-only part run at the same numbers
+/// but those that time host reads alone), and leaving its card there
+/// where none is: the result is the same to the bit.
+pub fn calibrate_keeping(
+    profile: &Profile,
+    format: &str,
+    scale: u32,
+    seed: u64,
+    rounds: u32,
+    kept: Option<&Prefixes>,
+    progress: &mut (dyn FnMut(&crate::Progress) + Send),
+) -> Result<Calibration, RunError> {
     let figures: Vec<&Published> = for_format(profile, format).collect();
     let mut chains: Vec<Chain> = loads(&figures, State::Fresh, |_| 0)?.into_iter().map(Chain::Fresh).collect();
     let filled = loads(&figures, State::Filled, |l| 1_000_000 - l.mix.read_ppm)?;
@@ -125,7 +142,8 @@ pub fn calibrate(
         chains.push(Chain::Steady(pm, loads));
     }
     let session = || Session::new(profile, format, scale, seed, None);
-    let run = |chain: &Chain, progress: &mut dyn FnMut(&crate::Progress)| chain.run(session()?, rule_for(profile), rounds, progress);
+    let kept = kept.map(|k| (k, profile, format!("{format} scale {scale} seed {seed} rounds {rounds}")));
+    let run = |chain: &Chain, progress: &mut dyn FnMut(&crate::Progress)| chain.run(session()?, rule_for(profile), rounds, kept.as_ref(), progress);
     let (mut phases, mut preconditions, mut beside) = (Vec::new(), Vec::new(), Vec::new());
     for out in on_cores(&chains, &run, progress)? {
         phases.extend(out.phases);
@@ -170,8 +188,12 @@ struct ChainOut {
     beside: Vec<Beside>,
 }
 
+/// Where a calibration keeps its chains' cards: the kept cards, the
+/// profile, and what else names the card (format, scale, seed, rounds).
+type Keeping<'a> = (&'a Prefixes, &'a Profile, String);
+
 impl Chain {
-    fn run(&self, mut s: Session, rule: Rule, rounds: u32, progress: &mut dyn FnMut(&crate::Progress)) -> Result<ChainOut, RunError> {
+    fn run(&self, mut s: Session, rule: Rule, rounds: u32, kept: Option<&Keeping>, progress: &mut dyn FnMut(&crate::Progress)) -> Result<ChainOut, RunError> {
         let mut out = ChainOut::default();
         match self {
             Chain::Fresh(l) => {
@@ -180,18 +202,61 @@ impl Chain {
             }
             Chain::Filled(loads) => out.beside = filled_phases(s, loads, &mut out.phases, progress)?,
             Chain::Steady(pm, loads) => {
-                out.precondition = Some(s.precondition(pm, rule, progress)?);
-                go_on()?;
                 let length = Length::Duration(rounds.max(1) as u64 * s.interval_ns);
-                for l in loads {
-                    out.phases.push((State::Steady, s.measure(&l.name(), &l.mix, l.threads, l.qd, length, progress)?));
-                    go_on()?;
-                }
+                // The loads before the first that reads, and their
+                // preconditioning, are the write-only part.
+                let writes = loads.iter().position(|l| l.mix.read_ppm > 0).unwrap_or(loads.len());
+                let write_only = pm.read_ppm == 0 && writes < loads.len();
+                let next = match kept.filter(|_| write_only) {
+                    Some((kept, profile, card)) => {
+                        let slot = kept.slot(profile, format!("{card}: {pm:?} then {:?}", &loads[..writes].iter().map(Load::name).collect::<Vec<_>>()));
+                        let mut prefix = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+                        match &*prefix {
+                            Some(p) => {
+                                s = p.session.snapshot().expect("a kept card copies");
+                                s.device.host_reads_retimed(profile).map_err(RunError::Input)?;
+                                (out.precondition, out.phases) = (Some(p.precondition.clone()), p.phases.clone());
+                                kept.used();
+                            }
+                            None => {
+                                out.precondition = Some(s.precondition(pm, rule, progress)?);
+                                go_on()?;
+                                steady_loads(&mut s, &loads[..writes], length, &mut out.phases, progress)?;
+                                if let Some(copy) = s.snapshot() {
+                                    *prefix =
+                                        Some(Prefix { session: copy, precondition: out.precondition.clone().expect("just run"), phases: out.phases.clone() });
+                                }
+                            }
+                        }
+                        writes
+                    }
+                    None => {
+                        out.precondition = Some(s.precondition(pm, rule, progress)?);
+                        go_on()?;
+                        0
+                    }
+                };
+                steady_loads(&mut s, &loads[next..], length, &mut out.phases, progress)?;
             }
         }
         go_on()?;
         Ok(out)
     }
+}
+
+/// Measures `loads` one after another on the preconditioned card `s`.
+fn steady_loads(
+    s: &mut Session,
+    loads: &[Load],
+    length: Length,
+    phases: &mut Vec<(State, Phase)>,
+    progress: &mut dyn FnMut(&crate::Progress),
+) -> Result<(), RunError> {
+    for l in loads {
+        phases.push((State::Steady, s.measure(&l.name(), &l.mix, l.threads, l.qd, length, progress)?));
+        go_on()?;
+    }
+    Ok(())
 }
 
 /// Runs `run` on each chain, as many at once as the machine has cores;

@@ -10,7 +10,8 @@
 //! The search is a coordinate search in the logarithm of each parameter
 //! (a ratio is what bounds and errors are about): each parameter in turn
 //! is multiplied and divided by a step, a move kept when it lowers the
-//! cost; the step halves when a whole pass keeps none, down to 1%.
+//! cost; the step halves when a whole pass keeps none, down to 2%
+//! (`STEP_MIN`).
 //!
 //! Figures of several formats are fitted together (one parameter set a
 //! card: a format changes only the capacity): each format is calibrated
@@ -20,7 +21,8 @@
 //! alone (`card::HOST_READS_ONLY`) runs no format again whose
 //! figures are writes alone.
 
-use crate::procedures::calibrate::{calibrate, host_reads};
+use crate::procedures::calibrate::{calibrate_keeping, host_reads};
+use crate::procedures::prefixes::Prefixes;
 use crate::runs::published::{held, Check};
 use crate::runs::run::RunError;
 use card::{Bound, FitParam, Profile, Published};
@@ -66,6 +68,10 @@ pub struct Fit {
     /// Calibrations tried ahead that no search then asked for: the work
     /// the speculation cost.
     pub unasked: u32,
+    /// Steady chains that started from a card kept after their
+    /// write-only part (`prefixes`): a move of a number that times host
+    /// reads alone runs only the loads that read.
+    pub kept_reused: u32,
     /// Per figure: its error predicted by a fit made without it.
     pub leave_one_out: Vec<Predicted>,
 }
@@ -105,7 +111,9 @@ pub fn fit(profile: &Profile, spec: &FitSpec, progress: &(dyn Fn(&str) + Sync)) 
     let order: Vec<usize> = (0..searches.len()).collect();
     let outs = crate::runs::threads::on_threads(&order, searches.len(), |k| {
         let (label, which) = &searches[k];
-        search(&seen, which, &start, &|s: &str| progress(&format!("{label}: {s}")))
+        let out = search(&seen, k, which, &start, &|s: &str| progress(&format!("{label}: {s}")));
+        seen.kept.release(k);
+        out
     });
     let mut outs = outs.into_iter().map(|r| r.unwrap_or(Err(RunError::Interrupted))).collect::<Result<Vec<_>, _>>()?.into_iter();
     let (best, cost) = outs.next().expect("the fit's own search");
@@ -119,8 +127,8 @@ pub fn fit(profile: &Profile, spec: &FitSpec, progress: &(dyn Fn(&str) + Sync)) 
     let values = spec.params.iter().zip(start.iter().zip(&best)).map(|(p, (&s, &b))| (p.path.clone(), s, b)).collect();
     let evals_by_format: Vec<(String, u32)> = seen.formats.iter().zip(&seen.run).map(|((f, _), n)| (f.clone(), n.load(Ordering::Relaxed))).collect();
     let evals: u32 = evals_by_format.iter().map(|(_, n)| n).sum();
-    let (reused, unasked) = (seen.reused(), seen.unasked(evals));
-    Ok((fitted, Fit { values, checks, cost, evals, evals_by_format, reused, unasked, leave_one_out }))
+    let (reused, unasked, kept_reused) = (seen.reused(), seen.unasked(evals), seen.kept.reused());
+    Ok((fitted, Fit { values, checks, cost, evals, evals_by_format, reused, unasked, kept_reused, leave_one_out }))
 }
 
 /// The calibrations a fit has run, by format and parameter values, shared
@@ -155,6 +163,10 @@ struct Calibrations<'a> {
     /// chains on every core, and each holds its cards in memory).
     running: (Mutex<usize>, Condvar),
     running_max: usize,
+    /// The cards steady chains left after their write-only part, kept
+    /// for the points the searches stand on: each search moves the read
+    /// command rate from its point.
+    kept: Prefixes,
 }
 
 /// A format's index, and the bits of the values that act on it.
@@ -192,6 +204,10 @@ impl<'a> Calibrations<'a> {
             asked_distinct: AtomicU32::new(0),
             running: (Mutex::new(0), Condvar::new()),
             running_max: crate::runs::threads::cores(),
+            // Beside the held points' cards, one for each calibration
+            // running: the point a search is about to stand on was
+            // calibrated last.
+            kept: Prefixes::new(crate::runs::threads::cores()),
         })
     }
 
@@ -261,7 +277,7 @@ impl<'a> Calibrations<'a> {
         p.published = of.iter().map(|&i| self.spec.figures[i].clone()).collect();
         let c = {
             let _slot = self.running_slot();
-            calibrate(&p, format, self.spec.scale, self.spec.seed, 5, &mut |_| {})?
+            calibrate_keeping(&p, format, self.spec.scale, self.spec.seed, 5, Some(&self.kept), &mut |_| {})?
         };
         assert_eq!(c.checks.len(), of.len(), "a check for each figure");
         self.run[k].fetch_add(1, Ordering::Relaxed);
@@ -306,12 +322,13 @@ impl Drop for RunningSlot<'_> {
 /// values and their cost. At most the spec's `evals_max` points, whether
 /// run or found already calibrated, so the path does not depend on what
 /// another search ran before.
-fn search(seen: &Calibrations, which: &[usize], start: &[f64], progress: &dyn Fn(&str)) -> Result<(Vec<f64>, f64), RunError> {
+fn search(seen: &Calibrations, k: usize, which: &[usize], start: &[f64], progress: &dyn Fn(&str)) -> Result<(Vec<f64>, f64), RunError> {
     let spec = seen.spec;
     let mut x = start.to_vec();
+    seen.kept.hold(k, &with_values(seen.profile, &spec.params, &x)?);
     let mut best = seen.cost(&x, which)?;
     let (mut used, mut step) = (1u32, 2.0f64.ln());
-    while step >= 1.01f64.ln() && used < spec.evals_max {
+    while step >= STEP_MIN.ln() && used < spec.evals_max {
         let mut moved = false;
         for i in 0..x.len() {
             let tries = neighbours(&x, i, step, &spec.params[i]);
@@ -331,6 +348,7 @@ fn search(seen: &Calibrations, which: &[usize], start: &[f64], progress: &dyn Fn
                     used += 1;
                     if c < best {
                         (x, best) = (y.clone(), c);
+                        seen.kept.hold(k, &with_values(seen.profile, &spec.params, &x)?);
                         progress(&format!("cost {best:.5}: {}", values_text(&spec.params, &x)));
                         return Ok(true);
                     }
@@ -345,6 +363,14 @@ fn search(seen: &Calibrations, which: &[usize], start: &[f64], progress: &dyn Fn
     }
     Ok((x, best))
 }
+
+/// The smallest step the search takes, as a ratio: its steps are 2, then
+/// the square root of the one before (x1.41, x1.19, x1.09, x1.044,
+/// x1.022), so the last is 2.2%. The evaluations run on a scaled card,
+/// whose figures stay within 3% of the full-size card's: a finer step
+/// (x1.011) fits the scaled card's own error rather than the card, at the
+/// price of one more pass of every search.
+const STEP_MIN: f64 = 1.02;
 
 /// `x` with parameter `i` multiplied, then divided, by `e^step` (within
 /// its bounds): those that differ from `x`.

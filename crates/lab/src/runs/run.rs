@@ -313,6 +313,12 @@ impl Session {
         Ok(Session { device, engine: Engine::new(seed), interval_ns })
     }
 
+    /// A copy of the session, its card's whole state and its clock (see
+    /// `Device::snapshot`: none for a card that keeps data).
+    pub fn snapshot(&self) -> Option<Session> {
+        Some(Session { device: self.device.snapshot()?, engine: self.engine.clone(), interval_ns: self.interval_ns })
+    }
+
     /// A session on a card whose blocks wear out (see `card::Aging`),
     /// rounds of the device's own length.
     pub fn aging(profile: &Profile, format: &str, scale: u32, seed: u64, aging: card::Aging) -> Result<Session, RunError> {

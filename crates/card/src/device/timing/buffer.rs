@@ -6,6 +6,7 @@ use units::Ns;
 /// Slots of the write buffer, and when programmed pages free theirs. Every
 /// page frees the same number of slots (one multi-plane page's), so only the
 /// times are kept.
+#[derive(Clone)]
 pub(in crate::device) struct WriteBuffer {
     pub(in crate::device) free: u32,
     pub(in crate::device) slots_per_page: u32,

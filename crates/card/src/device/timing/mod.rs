@@ -30,6 +30,7 @@ pub(super) enum Start {
 }
 
 /// One member's resources, reserved in issue order.
+#[derive(Clone)]
 pub(super) struct MemberTiming {
     pub(super) dies: Vec<OpTimeline>,
     pub(super) channels: Vec<PrioTimeline>,
