@@ -206,28 +206,9 @@ impl Chain {
                 // The loads before the first that reads, and their
                 // preconditioning, are the write-only part.
                 let writes = loads.iter().position(|l| l.mix.read_ppm > 0).unwrap_or(loads.len());
-                let write_only = pm.read_ppm == 0 && writes < loads.len();
-                let next = match kept.filter(|_| write_only) {
-                    Some((kept, profile, card)) => {
-                        let slot = kept.slot(profile, format!("{card}: {pm:?} then {:?}", &loads[..writes].iter().map(Load::name).collect::<Vec<_>>()));
-                        let mut prefix = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-                        match &*prefix {
-                            Some(p) => {
-                                s = p.session.snapshot().expect("a kept card copies");
-                                s.device.host_reads_retimed(profile).map_err(RunError::Input)?;
-                                (out.precondition, out.phases) = (Some(p.precondition.clone()), p.phases.clone());
-                                kept.used();
-                            }
-                            None => {
-                                out.precondition = Some(s.precondition(pm, rule, progress)?);
-                                go_on()?;
-                                steady_loads(&mut s, &loads[..writes], length, &mut out.phases, progress)?;
-                                if let Some(copy) = s.snapshot() {
-                                    *prefix =
-                                        Some(Prefix { session: copy, precondition: out.precondition.clone().expect("just run"), phases: out.phases.clone() });
-                                }
-                            }
-                        }
+                let next = match kept.filter(|_| pm.read_ppm == 0 && writes < loads.len()) {
+                    Some(k) => {
+                        write_only_part(&mut s, k, pm, rule, &loads[..writes], length, &mut out, progress)?;
                         writes
                     }
                     None => {
@@ -242,6 +223,41 @@ impl Chain {
         go_on()?;
         Ok(out)
     }
+}
+
+/// A steady chain's write-only part (preconditioning with `pm`, then
+/// `loads`) on `s`: from the card kept for it, given the profile's
+/// numbers that time host reads, or run, its card then kept. Another
+/// calibration that needs the same card waits while it runs.
+#[allow(clippy::too_many_arguments)]
+fn write_only_part(
+    s: &mut Session,
+    (kept, profile, card): &Keeping,
+    pm: &Mix,
+    rule: Rule,
+    loads: &[Load],
+    length: Length,
+    out: &mut ChainOut,
+    progress: &mut dyn FnMut(&crate::Progress),
+) -> Result<(), RunError> {
+    debug_assert!(pm.read_ppm == 0 && loads.iter().all(|l| l.mix.read_ppm == 0), "the part serves no host read");
+    let slot = kept.slot(profile, format!("{card}: {pm:?} then {:?}", loads.iter().map(Load::name).collect::<Vec<_>>()));
+    let mut prefix = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some(p) = &*prefix {
+        *s = p.session.snapshot().expect("a kept card copies");
+        s.device.host_reads_retimed(profile).map_err(RunError::Input)?;
+        (out.precondition, out.phases) = (Some(p.precondition.clone()), p.phases.clone());
+        kept.used();
+        return Ok(());
+    }
+    let precondition = s.precondition(pm, rule, progress)?;
+    go_on()?;
+    steady_loads(s, loads, length, &mut out.phases, progress)?;
+    if let Some(copy) = s.snapshot() {
+        *prefix = Some(Prefix { session: copy, precondition: precondition.clone(), phases: out.phases.clone() });
+    }
+    out.precondition = Some(precondition);
+    Ok(())
 }
 
 /// Measures `loads` one after another on the preconditioned card `s`.
