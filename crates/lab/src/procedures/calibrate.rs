@@ -143,7 +143,7 @@ pub fn calibrate_keeping(
     }
     let session = || Session::new(profile, format, scale, seed, None);
     let kept = kept.map(|k| (k, profile, format!("{format} scale {scale} seed {seed} rounds {rounds}")));
-    let run = |chain: &Chain, progress: &mut dyn FnMut(&crate::Progress)| chain.run(session()?, rule_for(profile), rounds, kept.as_ref(), progress);
+    let run = |chain: &Chain, progress: &mut dyn FnMut(&crate::Progress)| chain.run(&session, rule_for(profile), rounds, kept.as_ref(), progress);
     let (mut phases, mut preconditions, mut beside) = (Vec::new(), Vec::new(), Vec::new());
     for out in on_cores(&chains, &run, progress)? {
         phases.extend(out.phases);
@@ -192,32 +192,35 @@ struct ChainOut {
 /// profile, and what else names the card (format, scale, seed, rounds).
 type Keeping<'a> = (&'a Prefixes, &'a Profile, String);
 
+/// Builds a chain's card.
+type NewSession<'a> = dyn Fn() -> Result<Session, RunError> + 'a;
+
 impl Chain {
-    fn run(&self, mut s: Session, rule: Rule, rounds: u32, kept: Option<&Keeping>, progress: &mut dyn FnMut(&crate::Progress)) -> Result<ChainOut, RunError> {
+    /// Runs the chain on a card `new` builds (a steady chain that starts
+    /// from a kept card builds none).
+    fn run(&self, new: &NewSession, rule: Rule, rounds: u32, kept: Option<&Keeping>, progress: &mut dyn FnMut(&crate::Progress)) -> Result<ChainOut, RunError> {
         let mut out = ChainOut::default();
         match self {
             Chain::Fresh(l) => {
+                let mut s = new()?;
                 let round = Length::Duration(s.interval_ns);
                 out.phases.push((State::Fresh, s.measure(&format!("fresh {}", l.name()), &l.mix, l.threads, l.qd, round, progress)?));
             }
-            Chain::Filled(loads) => out.beside = filled_phases(s, loads, &mut out.phases, progress)?,
+            Chain::Filled(loads) => out.beside = filled_phases(new()?, loads, &mut out.phases, progress)?,
             Chain::Steady(pm, loads) => {
-                let length = Length::Duration(rounds.max(1) as u64 * s.interval_ns);
                 // The loads before the first that reads, and their
                 // preconditioning, are the write-only part.
                 let writes = loads.iter().position(|l| l.mix.read_ppm > 0).unwrap_or(loads.len());
-                let next = match kept.filter(|_| pm.read_ppm == 0 && writes < loads.len()) {
-                    Some(k) => {
-                        write_only_part(&mut s, k, pm, rule, &loads[..writes], length, &mut out, progress)?;
-                        writes
-                    }
+                let (mut s, next) = match kept.filter(|_| pm.read_ppm == 0 && writes < loads.len()) {
+                    Some(k) => (write_only_part(new, k, pm, rule, &loads[..writes], rounds, &mut out, progress)?, writes),
                     None => {
+                        let mut s = new()?;
                         out.precondition = Some(s.precondition(pm, rule, progress)?);
                         go_on()?;
-                        0
+                        (s, 0)
                     }
                 };
-                steady_loads(&mut s, &loads[next..], length, &mut out.phases, progress)?;
+                steady_loads(&mut s, &loads[next..], rounds, &mut out.phases, progress)?;
             }
         }
         go_on()?;
@@ -226,48 +229,51 @@ impl Chain {
 }
 
 /// A steady chain's write-only part (preconditioning with `pm`, then
-/// `loads`) on `s`: from the card kept for it, given the profile's
-/// numbers that time host reads, or run, its card then kept. Another
-/// calibration that needs the same card waits while it runs.
+/// `loads`): the card kept for it, given the profile's numbers that time
+/// host reads, or one `new` builds and the part runs on, then kept.
+/// Another calibration that needs the same card waits while it runs.
 #[allow(clippy::too_many_arguments)]
 fn write_only_part(
-    s: &mut Session,
+    new: &NewSession,
     (kept, profile, card): &Keeping,
     pm: &Mix,
     rule: Rule,
     loads: &[Load],
-    length: Length,
+    rounds: u32,
     out: &mut ChainOut,
     progress: &mut dyn FnMut(&crate::Progress),
-) -> Result<(), RunError> {
+) -> Result<Session, RunError> {
     debug_assert!(pm.read_ppm == 0 && loads.iter().all(|l| l.mix.read_ppm == 0), "the part serves no host read");
     let slot = kept.slot(profile, format!("{card}: {pm:?} then {:?}", loads.iter().map(Load::name).collect::<Vec<_>>()));
     let mut prefix = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some(p) = &*prefix {
-        *s = p.session.snapshot().expect("a kept card copies");
+        let mut s = p.session.snapshot().expect("a kept card copies");
         s.device.host_reads_retimed(profile).map_err(RunError::Input)?;
         (out.precondition, out.phases) = (Some(p.precondition.clone()), p.phases.clone());
         kept.used();
-        return Ok(());
+        return Ok(s);
     }
+    let mut s = new()?;
     let precondition = s.precondition(pm, rule, progress)?;
     go_on()?;
-    steady_loads(s, loads, length, &mut out.phases, progress)?;
+    steady_loads(&mut s, loads, rounds, &mut out.phases, progress)?;
     if let Some(copy) = s.snapshot() {
         *prefix = Some(Prefix { session: copy, precondition: precondition.clone(), phases: out.phases.clone() });
     }
     out.precondition = Some(precondition);
-    Ok(())
+    Ok(s)
 }
 
-/// Measures `loads` one after another on the preconditioned card `s`.
+/// Measures `loads` one after another on the preconditioned card `s`,
+/// each for `rounds` rounds.
 fn steady_loads(
     s: &mut Session,
     loads: &[Load],
-    length: Length,
+    rounds: u32,
     phases: &mut Vec<(State, Phase)>,
     progress: &mut dyn FnMut(&crate::Progress),
 ) -> Result<(), RunError> {
+    let length = Length::Duration(rounds.max(1) as u64 * s.interval_ns);
     for l in loads {
         phases.push((State::Steady, s.measure(&l.name(), &l.mix, l.threads, l.qd, length, progress)?));
         go_on()?;
