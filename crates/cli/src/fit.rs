@@ -61,7 +61,7 @@ pub fn fit_command(a: FitArgs) -> Result<()> {
         }
     })?;
     outln!(
-        "{} --format {} --scale {} --seed {} [simulated]: {} calibrations ({}; {} reused, {} tried ahead unasked; {} steady chains started from a card kept after their writes), cost {:.5} (sum of squared log errors)",
+        "{} --format {} --scale {} --seed {} [simulated]: {} chains calibrated ({}; {} reused, {} tried ahead unasked, {} not needed; {} steady chains started from a card kept after their writes), cost {:.5} (sum of squared log errors)",
         profile.id,
         r.evals_by_format.iter().map(|(f, _)| f.as_str()).collect::<Vec<_>>().join(","),
         a.scale,
@@ -70,6 +70,7 @@ pub fn fit_command(a: FitArgs) -> Result<()> {
         r.evals_by_format.iter().map(|(f, n)| format!("{f} {n}")).collect::<Vec<_>>().join(", "),
         r.reused,
         r.unasked,
+        r.skipped,
         r.kept_reused,
         r.cost
     );

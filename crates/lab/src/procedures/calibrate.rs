@@ -124,23 +124,7 @@ pub fn calibrate_keeping(
     progress: &mut (dyn FnMut(&crate::Progress) + Send),
 ) -> Result<Calibration, RunError> {
     let figures: Vec<&Published> = for_format(profile, format).collect();
-    let mut chains: Vec<Chain> = loads(&figures, State::Fresh, |_| 0)?.into_iter().map(Chain::Fresh).collect();
-    let filled = loads(&figures, State::Filled, |l| 1_000_000 - l.mix.read_ppm)?;
-    if !filled.is_empty() {
-        chains.push(Chain::Filled(filled));
-    }
-    let steady = loads(&figures, State::Steady, |l| l.mix.read_ppm)?;
-    let mut pre_mixes: Vec<Mix> = Vec::new();
-    for l in &steady {
-        let pm = l.mix.preconditioner();
-        if !pre_mixes.iter().any(|m| same_load(m, &pm)) {
-            pre_mixes.push(pm);
-        }
-    }
-    for pm in pre_mixes {
-        let loads = steady.iter().filter(|l| same_load(&l.mix.preconditioner(), &pm)).cloned().collect();
-        chains.push(Chain::Steady(pm, loads));
-    }
+    let chains = chains(&figures)?;
     let session = || Session::new(profile, format, scale, seed, None);
     let kept = kept.map(|k| (k, profile, format!("{format} scale {scale} seed {seed} rounds {rounds}")));
     let run = |chain: &Chain, progress: &mut dyn FnMut(&crate::Progress)| chain.run(&session, rule_for(profile), rounds, kept.as_ref(), progress);
@@ -155,6 +139,46 @@ pub fn calibrate_keeping(
     let checks = crate::runs::published::compare(profile, format, &judged, None);
     debug_assert_eq!(checks.len(), figures.len(), "every figure found its phase");
     Ok(Calibration { device: profile.id.clone(), format: format.to_string(), scale, seed, preconditions, phases, checks, beside })
+}
+
+/// The chains that measure `figures`, cheapest first: a fresh card per
+/// load, the filled card, then a card per preconditioner.
+fn chains(figures: &[&Published]) -> Result<Vec<Chain>, RunError> {
+    let mut chains: Vec<Chain> = loads(figures, State::Fresh, |_| 0)?.into_iter().map(Chain::Fresh).collect();
+    let filled = loads(figures, State::Filled, |l| 1_000_000 - l.mix.read_ppm)?;
+    if !filled.is_empty() {
+        chains.push(Chain::Filled(filled));
+    }
+    let steady = loads(figures, State::Steady, |l| l.mix.read_ppm)?;
+    let mut pre_mixes: Vec<Mix> = Vec::new();
+    for l in &steady {
+        let pm = l.mix.preconditioner();
+        if !pre_mixes.iter().any(|m| same_load(m, &pm)) {
+            pre_mixes.push(pm);
+        }
+    }
+    for pm in pre_mixes {
+        let loads = steady.iter().filter(|l| same_load(&l.mix.preconditioner(), &pm)).cloned().collect();
+        chains.push(Chain::Steady(pm, loads));
+    }
+    Ok(chains)
+}
+
+/// `figures` split by the chain `calibrate` measures each on (indices
+/// into `figures`), in the order `calibrate` runs the chains (cheapest
+/// first). Each chain is its own card from a secure erase, seeded alike,
+/// so a calibration of one group's figures alone gives each of them the
+/// value a calibration of all `figures` gives.
+pub fn chain_groups(figures: &[&Published]) -> Result<Vec<Vec<usize>>, RunError> {
+    let chains = chains(figures)?;
+    let mut groups = vec![Vec::new(); chains.len()];
+    for (i, p) in figures.iter().enumerate() {
+        let l = Load::of(p)?;
+        let c = chains.iter().position(|c| c.measures(p.state, &l)).expect("a chain for every figure");
+        groups[c].push(i);
+    }
+    debug_assert!(groups.iter().all(|g| !g.is_empty()), "every chain measures a figure");
+    Ok(groups)
 }
 
 /// Whether calibrating `figures` serves any host read: a load, its
@@ -196,6 +220,15 @@ type Keeping<'a> = (&'a Prefixes, &'a Profile, String);
 type NewSession<'a> = dyn Fn() -> Result<Session, RunError> + 'a;
 
 impl Chain {
+    /// Whether the chain measures load `l` in `state`.
+    fn measures(&self, state: State, l: &Load) -> bool {
+        match self {
+            Chain::Fresh(f) => state == State::Fresh && f.same(l),
+            Chain::Filled(ls) => state == State::Filled && ls.iter().any(|f| f.same(l)),
+            Chain::Steady(_, ls) => state == State::Steady && ls.iter().any(|f| f.same(l)),
+        }
+    }
+
     /// Runs the chain on a card `new` builds (a steady chain that starts
     /// from a kept card builds none).
     fn run(&self, new: &NewSession, rule: Rule, rounds: u32, kept: Option<&Keeping>, progress: &mut dyn FnMut(&crate::Progress)) -> Result<ChainOut, RunError> {
