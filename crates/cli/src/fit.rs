@@ -14,12 +14,18 @@ pub struct FitArgs {
     pub device: String,
     /// The figures to fit to: `published` (the profile's figures that the
     /// card is held to: the reviewers', and the vendor's that do not
-    /// conflict with them), `reviewers` (the reviewers' only), or a TOML
+    /// conflict with them), `reviewers` (the reviewers' only), a TOML
     /// file of `[[published]]` entries (a user's own measurements, with
-    /// their conditions). Each is measured on its own format, all with
+    /// their conditions), or a review's results.json (its main tests'
+    /// IOPS and average latencies, as measured on real storage with
+    /// `review --target`). Each is measured on its own format, all with
     /// one parameter set.
     #[arg(long, default_value = "published")]
     pub figures: String,
+    /// With a results.json: only the tests of these names, comma-separated
+    /// ("4K write", "16T/16Q", as the review names them).
+    #[arg(long, value_delimiter = ',')]
+    pub tests: Vec<String>,
     /// The parameters to fit, by path, comma-separated (default: every
     /// `[[fit]]` entry of the profile); each must be one of them.
     #[arg(long, value_delimiter = ',')]
@@ -51,7 +57,7 @@ pub struct FitArgs {
 pub fn fit_command(a: FitArgs) -> Result<()> {
     let profile = card::profile_load(&a.device).map_err(anyhow::Error::msg)?;
     let params = params_chosen(&profile, &a.params)?;
-    let figures = figures_chosen(&profile, a.format.as_deref(), &a.figures)?;
+    let figures = figures_chosen(&profile, a.format.as_deref(), &a.figures, &a.tests)?;
     out::sigint_stops_the_lab();
     let spec = FitSpec { params, figures, scale: a.scale, seed: a.seed, evals_max: a.evals, leave_one_out: !a.no_cross_validation };
     let quiet = a.quiet;
@@ -125,7 +131,10 @@ fn params_chosen(profile: &Profile, asked: &[String]) -> Result<Vec<FitParam>> {
 /// The figures to fit, of the format if one is given: the profile's the
 /// card is held to (a vendor figure that conflicts with the reviewers' is
 /// not), the reviewers' only, or a file's.
-fn figures_chosen(profile: &Profile, format: Option<&str>, figures: &str) -> Result<Vec<Published>> {
+fn figures_chosen(profile: &Profile, format: Option<&str>, figures: &str, tests: &[String]) -> Result<Vec<Published>> {
+    if !tests.is_empty() && !figures.ends_with(".json") {
+        bail!("--tests chooses among a results.json's tests; --figures {figures} is not one");
+    }
     if let Some(f) = format {
         if !profile.formats.contains_key(f) {
             bail!("--format {f}: not a format of {} (those are: {})", profile.id, profile.format_names().join(", "));
@@ -138,7 +147,13 @@ fn figures_chosen(profile: &Profile, format: Option<&str>, figures: &str) -> Res
         profile.published.iter().filter(of_format).filter(|f| f.by == card::By::Reviewer).cloned().collect()
     } else {
         let text = std::fs::read_to_string(figures).with_context(|| format!("--figures {figures}: cannot read it"))?;
-        let f = card::figures_parse(figures, &text).map_err(anyhow::Error::msg)?;
+        let f = match figures.ends_with(".json") {
+            true => {
+                let results = lab::procedures::review::results_parse(&text, figures)?;
+                lab::procedures::figures::of_results(&results, figures, &profile.id, tests).map_err(anyhow::Error::msg)?
+            }
+            false => card::figures_parse(figures, &text).map_err(anyhow::Error::msg)?,
+        };
         f.into_iter().filter(|f| of_format(&f)).collect()
     };
     if let Some(f) = chosen.iter().find(|f| !profile.formats.contains_key(f.format_or(&profile.default_format))) {

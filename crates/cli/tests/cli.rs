@@ -143,6 +143,42 @@ fn fit_fits_a_users_figure_and_writes_a_profile_that_runs() {
     refused(&["fit", "p420m", "--figures", f], "not a TOML file of [[published]] figures");
 }
 
+/// `fit --figures results.json`: a review's main tests are the figures,
+/// each in the conditions it ran in; fitted on the card that ran them,
+/// they are met. A test name the results do not have, or `--tests`
+/// without a results file, is refused by name.
+#[test]
+fn fit_takes_a_reviews_results_as_its_figures() {
+    let dir = Scratch::new("fit-results");
+    let (code, _, err) = flashlab(&["review", "p420m", "--profiles", "4k", "--scale", "256", "--out", dir.to_str().unwrap(), "-q"]);
+    assert_eq!(code, 0, "{err}");
+    let results = dir.join("results.json");
+    let r = results.to_str().unwrap();
+    let (code, out, err) = flashlab(&[
+        "fit",
+        "p420m",
+        "--figures",
+        r,
+        "--tests",
+        "4K write",
+        "--params",
+        "controller.program_path_bytes_per_sec",
+        "--scale",
+        "256",
+        "--evals",
+        "3",
+        "--no-cross-validation",
+        "-q",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let checks: Vec<&str> = out.lines().filter(|l| l.contains("[4k-write 16T/16Q steady]")).collect();
+    assert_eq!(checks.len(), 2, "the 4K write's IOPS and average latency: {out}");
+    assert!(checks.iter().all(|l| l.trim_end().ends_with("ok")), "{out}");
+    assert!(!out.contains("4k-read"), "only the test asked for: {out}");
+    refused(&["fit", "p420m", "--figures", r, "--tests", "1T/1Q"], "no test named 1T/1Q ran to its end (its tests: 4K write, 4K read)");
+    refused(&["fit", "p420m", "--tests", "4K write"], "--tests chooses among a results.json's tests");
+}
+
 /// `replay`: an MSR Cambridge CSV and an fio iolog written here by their
 /// documented formats replay on a card; the iolog exported from the CSV
 /// replays the same I/Os; a malformed line is refused by its number.

@@ -244,6 +244,13 @@ fn an_nbd_export_is_measured_through_fios_nbd_engine() {
     let (code, _, err) = flashlab(&[&review[..], &[out_dir.to_str().unwrap(), "--served-store", served.dir.to_str().unwrap()]].concat());
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("no card is served from this store"), "{err}");
+    // Its figures fit a profile, as figures of the profile's default
+    // format (real storage names none of a profile's formats).
+    let results = out_dir.join("results.json");
+    let fit = ["fit", "p420m", "--figures", results.to_str().unwrap(), "--tests", "4K write", "--params", "controller.program_path_bytes_per_sec"];
+    let (code, out, err) = flashlab(&[&fit[..], &["--scale", "256", "--evals", "2", "--no-cross-validation", "-q"]].concat());
+    assert_eq!(code, 0, "{err}");
+    assert!(out.starts_with("p420m --format stock --scale 256") && out.contains("[4k-write 16T/16Q steady]"), "{out}");
     let _ = std::fs::remove_dir_all(&out_dir);
     // An export holding a file system is refused as a device would be.
     let img = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("measured-nbd-{}.img", std::process::id()));
@@ -302,6 +309,8 @@ fn the_reviewers_procedure_runs_on_a_file_and_a_loop_device() {
     // The card's own figures are not measured on real storage: empty.
     assert!(csv.lines().nth(1).unwrap().ends_with(','), "write amplification left empty: {csv}");
     f.neighbour_untouched();
+    // Two devices' figures do not fit one profile.
+    refused(&["fit", "p420m", "--figures", out_dir.join("results.json").to_str().unwrap()], "measured on several devices");
     // Beside a simulated card: each figure says where it came from, the
     // card's published figures judged against its simulated ones.
     let sim = f.dir.join("sim");

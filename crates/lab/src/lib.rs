@@ -48,6 +48,7 @@ pub mod procedures {
     pub mod bench;
     pub mod calibrate;
     pub mod endurance;
+    pub mod figures;
     pub mod fit;
     pub mod job;
     pub mod measured;
