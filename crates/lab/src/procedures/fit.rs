@@ -517,26 +517,6 @@ fn values_text(params: &[FitParam], x: &[f64]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use card::{By, Metric};
-
-    fn figure(what: &str, workload: &str, state: State) -> Published {
-        Published {
-            by: By::Reviewer,
-            source: "simulated with known parameters".into(),
-            what: what.into(),
-            format: None,
-            workload: workload.into(),
-            threads: 16,
-            qd: 16,
-            state,
-            metric: Metric::Iops,
-            value: 1.0,
-            range: None,
-            bound: Bound::About,
-            conflict: None,
-            gap: None,
-        }
-    }
 
     /// A search that stops calibrating a point once the chains it ran
     /// cost more than its best takes the path the whole calibrations
@@ -550,13 +530,10 @@ mod tests {
             FitParam { path: "controller.program_path_bytes_per_sec".into(), min: 2e8, max: 3e9, why: "test".into() },
             FitParam { path: "controller.read_commands_per_sec".into(), min: 1e5, max: 3e6, why: "test".into() },
         ];
-        let mut known = profile.with_number(&params[0].path, 520e6).unwrap().with_number(&params[1].path, 450_000.0).unwrap();
-        let mut figures = vec![figure("4K write, burst", "4k-write", State::Fresh), figure("4K read, filled", "4k-read", State::Filled)];
-        known.published = figures.clone();
-        let c = crate::procedures::calibrate::calibrate(&known, "stock", 64, 1, 5, &mut |_| {}).unwrap();
-        for (f, ch) in figures.iter_mut().zip(&c.checks) {
-            f.value = ch.simulated;
-        }
+        // A fresh card's burst (the program path) and a filled card's read
+        // (the read command rate), each a chain of its own.
+        let text = "[[published]]\nby = \"reviewer\"\nsource = \"test\"\nwhat = \"4K write, burst\"\nworkload = \"4k-write\"\nstate = \"fresh\"\nmetric = \"iops\"\nvalue = 100000\n\n[[published]]\nby = \"reviewer\"\nsource = \"test\"\nwhat = \"4K read, filled\"\nworkload = \"4k-read\"\nstate = \"filled\"\nmetric = \"iops\"\nvalue = 560000\n";
+        let figures = card::figures_parse("test", text).unwrap();
         let spec = FitSpec { params, figures, scale: 64, seed: 1, evals_max: 10, leave_one_out: true };
         let (p_part, part) = fit_calibrating(&profile, &spec, false, &|_| {}).unwrap();
         let (p_whole, whole) = fit_calibrating(&profile, &spec, true, &|_| {}).unwrap();
