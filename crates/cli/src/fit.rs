@@ -150,7 +150,11 @@ fn figures_chosen(profile: &Profile, format: Option<&str>, figures: &str, tests:
         let f = match figures.ends_with(".json") {
             true => {
                 let results = lab::procedures::review::results_parse(&text, figures)?;
-                lab::procedures::figures::of_results(&results, figures, &profile.id, tests).map_err(anyhow::Error::msg)?
+                let of = lab::procedures::figures::of_results(&results, figures, &profile.id, tests).map_err(anyhow::Error::msg)?;
+                for why in &of.left_out {
+                    eprintln!("flashlab fit: left out {why}");
+                }
+                of.figures
             }
             false => card::figures_parse(figures, &text).map_err(anyhow::Error::msg)?,
         };

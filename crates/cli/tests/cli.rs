@@ -145,8 +145,9 @@ fn fit_fits_a_users_figure_and_writes_a_profile_that_runs() {
 
 /// `fit --figures results.json`: a review's main tests are the figures,
 /// each in the conditions it ran in; fitted on the card that ran them,
-/// they are met. A test name the results do not have, or `--tests`
-/// without a results file, is refused by name.
+/// they are met. A test name the results do not have, `--tests` without
+/// a results file, or results of sequential tests alone, is refused by
+/// name.
 #[test]
 fn fit_takes_a_reviews_results_as_its_figures() {
     let dir = Scratch::new("fit-results");
@@ -175,8 +176,15 @@ fn fit_takes_a_reviews_results_as_its_figures() {
     assert_eq!(checks.len(), 2, "the 4K write's IOPS and average latency: {out}");
     assert!(checks.iter().all(|l| l.trim_end().ends_with("ok")), "{out}");
     assert!(!out.contains("4k-read"), "only the test asked for: {out}");
-    refused(&["fit", "p420m", "--figures", r, "--tests", "1T/1Q"], "no test named 1T/1Q ran to its end (its tests: 4K write, 4K read)");
+    refused(&["fit", "p420m", "--figures", r, "--tests", "1T/1Q"], "no test named 1T/1Q to fit to (its tests: 4K write, 4K read)");
     refused(&["fit", "p420m", "--tests", "4K write"], "--tests chooses among a results.json's tests");
+    // The sequential tests run on a card filled twice, not calibrate's
+    // filled card: left out, and said.
+    let seq = Scratch::new("fit-results-seq");
+    let (code, _, err) = flashlab(&["review", "p420m", "--profiles", "seq", "--scale", "256", "--out", seq.to_str().unwrap(), "-q"]);
+    assert_eq!(code, 0, "{err}");
+    let r = seq.join("results.json");
+    refused(&["fit", "p420m", "--figures", r.to_str().unwrap()], "left out: 128K read, 64K read, 128K write, 64K write (sequential:");
 }
 
 /// `replay`: an MSR Cambridge CSV and an fio iolog written here by their

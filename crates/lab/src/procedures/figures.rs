@@ -11,15 +11,26 @@ use crate::runs::published::same_load;
 use crate::runs::workload::Mix;
 use card::{Bound, By, Metric, Published, State};
 
+/// Figures read off a results file, and what was left out, each with
+/// why.
+pub struct OfResults {
+    pub figures: Vec<Published>,
+    pub left_out: Vec<String>,
+}
+
 /// Each main test of each job of `results` that ran on real storage or on
-/// the simulated `device`, as its IOPS and its average latency, in the
-/// card state the review ran it in (steady after the preconditioning;
-/// filled after the sequential tests' fill); `tests` keeps the tests of
-/// those names only ("4K write", "16T/16Q"; all where empty). A test cut
-/// short is left out. A job on real storage names no format of a profile
-/// (its figures are of the profile's default format); a simulated job
-/// keeps its format. Judged as a reviewer's figures are.
-pub fn of_results(results: &ReviewResults, source: &str, device: &str, tests: &[String]) -> Result<Vec<Published>, String> {
+/// the simulated `device`, as its IOPS and its average latency, steady
+/// after the review's preconditioning (as `calibrate` measures a steady
+/// figure: the 4K tests to the digit on the card that ran them, a matrix
+/// point within a few percent, as the points before it differ); `tests`
+/// keeps the tests of those names only ("4K write", "16T/16Q"; all where
+/// empty). A test cut short is left out, and so are the sequential
+/// tests: the review fills the card twice and runs each test for its
+/// rounds, where `calibrate`'s filled card is filled once and measured
+/// for a round. A job on real storage names no format of a profile (its
+/// figures are of the profile's default format); a simulated job keeps
+/// its format. Judged as a reviewer's figures are.
+pub fn of_results(results: &ReviewResults, source: &str, device: &str, tests: &[String]) -> Result<OfResults, String> {
     let jobs: Vec<_> = results.jobs.iter().filter(|j| j.measured.is_some() || j.device.id == device).collect();
     let mut measured: Vec<&str> = jobs.iter().filter(|j| j.measured.is_some()).map(|j| j.device.id.as_str()).collect();
     measured.sort_unstable();
@@ -27,11 +38,22 @@ pub fn of_results(results: &ReviewResults, source: &str, device: &str, tests: &[
     if measured.len() > 1 {
         return Err(format!("{source}: measured on several devices ({}): one device's figures fit one profile", measured.join(", ")));
     }
-    let mut out = Vec::new();
+    let (mut out, mut left_out): (Vec<Published>, Vec<(&str, Vec<String>)>) = (Vec::new(), Vec::new());
     for job in jobs {
-        let state = if job.tests_kind == Tests::Sequential { State::Filled } else { State::Steady };
         let format = job.measured.is_none().then(|| job.device.format.clone());
-        for t in job.tests.iter().filter(|t| !t.interrupted && (tests.is_empty() || tests.contains(&t.name))) {
+        for t in job.tests.iter().filter(|t| tests.is_empty() || tests.contains(&t.name)) {
+            let why = match (t.interrupted, job.tests_kind) {
+                (true, _) => Some("cut short"),
+                (false, Tests::Sequential) => Some("sequential: the review fills the card twice, calibrate once"),
+                _ => None,
+            };
+            if let Some(why) = why {
+                match left_out.iter_mut().find(|(w, _): &&mut (&str, Vec<String>)| *w == why) {
+                    Some((_, of)) => of.push(t.name.clone()),
+                    None => left_out.push((why, vec![t.name.clone()])),
+                }
+                continue;
+            }
             // A matrix point's name is its load; the other tests name their workload.
             let test = match job.tests_kind {
                 Tests::Matrix => format!("{} {}", job.profile_title, t.name),
@@ -46,7 +68,7 @@ pub fn of_results(results: &ReviewResults, source: &str, device: &str, tests: &[
                 workload: workload.clone(),
                 threads: t.threads,
                 qd: t.queue_depth,
-                state,
+                state: State::Steady,
                 metric,
                 value,
                 range: None,
@@ -61,13 +83,15 @@ pub fn of_results(results: &ReviewResults, source: &str, device: &str, tests: &[
     for p in &out {
         p.validate().map_err(|(field, value, range)| format!("{source}: {}: {field} = {value}: must be {range}", p.what))?;
     }
+    let left_out: Vec<String> = left_out.into_iter().map(|(why, of)| format!("{} ({why})", of.join(", "))).collect();
     if out.is_empty() {
+        let why = if left_out.is_empty() { String::new() } else { format!(" (left out: {})", left_out.join("; ")) };
         return Err(match tests.is_empty() {
-            true => format!("{source}: no test of real storage or of {device} ran to its end"),
-            false => format!("{source}: no test named {} ran to its end (its tests: {})", tests.join(", "), names(results).join(", ")),
+            true => format!("{source}: no test of real storage or of {device} to fit to{why}"),
+            false => format!("{source}: no test named {} to fit to (its tests: {}){why}", tests.join(", "), names(results).join(", ")),
         });
     }
-    Ok(out)
+    Ok(OfResults { figures: out, left_out })
 }
 
 /// The tests of `results`, by name, each once.
