@@ -49,6 +49,10 @@ pub struct FitArgs {
     /// Write the fitted profile here (TOML, comments not kept).
     #[arg(long)]
     pub out: Option<std::path::PathBuf>,
+    /// Write the fit as JSON (values, figures, leave-one-out), or `-` for
+    /// standard output.
+    #[arg(long)]
+    pub json: Option<std::path::PathBuf>,
     /// No progress lines on standard error.
     #[arg(long, short)]
     pub quiet: bool,
@@ -58,6 +62,7 @@ pub fn fit_command(a: FitArgs) -> Result<()> {
     let profile = card::profile_load(&a.device).map_err(anyhow::Error::msg)?;
     let params = params_chosen(&profile, &a.params)?;
     let figures = figures_chosen(&profile, a.format.as_deref(), &a.figures, &a.tests)?;
+    let json = a.json.as_deref().map(out::JsonSink::open).transpose()?;
     out::sigint_stops_the_lab();
     let spec = FitSpec { params, figures, scale: a.scale, seed: a.seed, evals_max: a.evals, leave_one_out: !a.no_cross_validation };
     let quiet = a.quiet;
@@ -103,7 +108,22 @@ pub fn fit_command(a: FitArgs) -> Result<()> {
         card::write_whole(path, fitted.to_toml().as_bytes()).with_context(|| format!("cannot write {}", path.display()))?;
         outln!("wrote the fitted profile to {}", path.display());
     }
+    if let Some(sink) = json {
+        sink.write(&FitFile { device: &profile.id, simulated: true, scale: a.scale, seed: a.seed, evals_max: a.evals, fit: &r }, a.quiet)?;
+    }
     Ok(())
+}
+
+/// The fit's JSON file.
+#[derive(serde::Serialize)]
+struct FitFile<'a> {
+    device: &'a str,
+    /// Every figure in it is of the simulated card.
+    simulated: bool,
+    scale: u32,
+    seed: u64,
+    evals_max: u32,
+    fit: &'a lab::procedures::fit::Fit,
 }
 
 /// The parameters asked for, each a `[[fit]]` entry of the profile.

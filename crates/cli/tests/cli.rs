@@ -125,12 +125,30 @@ fn fit_fits_a_users_figure_and_writes_a_profile_that_runs() {
         "[[published]]\nby = \"reviewer\"\nsource = \"my lab\"\nwhat = \"4K random write, burst\"\nworkload = \"4k-write\"\nstate = \"fresh\"\nmetric = \"iops\"\nvalue = 140000\n",
     )
     .unwrap();
-    let fitted = dir.join("fitted.toml");
-    let (f, o) = (figures.to_str().unwrap(), fitted.to_str().unwrap());
-    let (code, out, err) =
-        flashlab(&["fit", "p420m", "--figures", f, "--params", "controller.program_path_bytes_per_sec", "--no-cross-validation", "--out", o, "-q"]);
+    let (fitted, json) = (dir.join("fitted.toml"), dir.join("fit.json"));
+    let (f, o, j) = (figures.to_str().unwrap(), fitted.to_str().unwrap(), json.to_str().unwrap());
+    let (code, out, err) = flashlab(&[
+        "fit",
+        "p420m",
+        "--figures",
+        f,
+        "--params",
+        "controller.program_path_bytes_per_sec",
+        "--no-cross-validation",
+        "--out",
+        o,
+        "--json",
+        j,
+        "-q",
+    ]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("controller.program_path_bytes_per_sec") && out.contains("published            140,000 IOPS"), "{out}");
+    // The JSON file holds the same fit.
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!((r["device"].as_str(), r["simulated"].as_bool(), r["scale"].as_u64()), (Some("p420m"), Some(true), Some(64)));
+    let fitted_value = r["fit"]["values"][0][2].as_f64().unwrap();
+    assert!(out.contains(&format!("{fitted_value:.6e}")), "{fitted_value} in {out}");
+    assert_eq!(r["fit"]["checks"][0]["published"].as_f64(), Some(140_000.0));
     let (code, out, err) = flashlab(&["run", o, "-w", "4k-write", "--scale", "64", "--duration", "1", "-q"]);
     assert_eq!(code, 0, "{err}");
     let iops: f64 = out.lines().find(|l| l.trim_start().starts_with("write")).and_then(|l| l.split_whitespace().nth(1)).unwrap().parse().unwrap();
