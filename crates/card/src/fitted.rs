@@ -62,10 +62,17 @@ pub fn figures_parse(file: &str, text: &str) -> Result<Vec<crate::Published>, St
         published: Vec<crate::Published>,
     }
     let f: Figures = toml::from_str(text).map_err(|e| format!("{file}: not a TOML file of [[published]] figures ({})", e.message()))?;
-    for p in &f.published {
+    figures_check(file, &f.published)?;
+    Ok(f.published)
+}
+
+/// Every figure of `file` checked (`Published::validate`): the first bad
+/// field named, with the figure and the allowed range.
+pub fn figures_check(file: &str, figures: &[crate::Published]) -> Result<(), String> {
+    for p in figures {
         p.validate().map_err(|(field, value, range)| format!("{file}: {}: {field} = {value}: must be {range}", p.what))?;
     }
-    Ok(f.published)
+    Ok(())
 }
 
 impl Profile {

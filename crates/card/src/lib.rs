@@ -21,7 +21,7 @@ pub use card_file::CardFile;
 pub use checkpoint::write_whole;
 pub use device::{capacity_parse, Backing, Device, DeviceCounters, DeviceError, Payload, ResourceBusy};
 pub use faults::{FailTarget, FailureEvent};
-pub use fitted::{figures_parse, FitParam, HOST_READS_ONLY};
+pub use fitted::{figures_check, figures_parse, FitParam, HOST_READS_ONLY};
 pub use ftl::{FaultCounters, MountReport};
 pub use health::{Age, Aging, EnduranceProfile, Health, RETENTION_FITTED_DAYS};
 pub use lock::StoreLock;

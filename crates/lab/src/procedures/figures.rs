@@ -80,9 +80,7 @@ pub fn of_results(results: &ReviewResults, source: &str, device: &str, tests: &[
             out.push(figure(Metric::LatencyAvgMs, t.summary.all.latency_avg_ms, " average latency"));
         }
     }
-    for p in &out {
-        p.validate().map_err(|(field, value, range)| format!("{source}: {}: {field} = {value}: must be {range}", p.what))?;
-    }
+    card::figures_check(source, &out)?;
     let left_out: Vec<String> = left_out.into_iter().map(|(why, of)| format!("{} ({why})", of.join(", "))).collect();
     if out.is_empty() {
         let why = if left_out.is_empty() { String::new() } else { format!(" (left out: {})", left_out.join("; ")) };
