@@ -356,6 +356,14 @@ impl Profile {
             &format!("in {buffer_min}..={buffer_max} (two stripes of pages at least)"),
         )?;
         self.within("ftl.gc_threads", f.gc_threads, 1..=64, "in 1..=64")?;
+        if self.management == Management::Host && self.host_gc_threads() >= self.host.cpu_cores {
+            let msg = format!(
+                "a host-managed card's GC threads run on host cores of their own: {} of them leave none of the {} host.cpu_cores for host I/O",
+                self.host_gc_threads(),
+                self.host.cpu_cores
+            );
+            return Err(self.field("ftl.gc_threads", f.gc_threads, &msg));
+        }
         self.within("ftl.gc_ns_per_slot", f.gc_ns_per_slot, 0..=1_000_000, "at most 1 ms")?;
         self.within("ftl.map_ns_per_page", f.map_ns_per_page, 0..=1_000_000, "at most 1 ms")?;
         if f.gc_lead_max_ns != 0 {
@@ -399,6 +407,23 @@ impl Profile {
     }
 
     /// The chunk of RAID 0 over several members, in bytes.
+    /// The host cores a host-managed card's GC threads hold, one a thread
+    /// of each member (none on a card-managed one): a GC thread that is
+    /// busy most of the time keeps its core, and the I/O paths run on the
+    /// others.
+    pub fn host_gc_threads(&self) -> u32 {
+        match self.management {
+            Management::Host => self.ftl.gc_threads * self.members,
+            Management::Card => 0,
+        }
+    }
+
+    /// The host cores left for the I/O paths (the OS's and the driver's).
+    pub fn host_io_cores(&self) -> u32 {
+        debug_assert!(self.host.cpu_cores > self.host_gc_threads(), "validated: GC threads leave host cores for I/O");
+        self.host.cpu_cores - self.host_gc_threads()
+    }
+
     pub fn member_stripe_bytes(&self) -> u64 {
         self.member_stripe_kib as u64 * 1024
     }

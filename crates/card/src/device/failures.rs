@@ -92,9 +92,8 @@ impl Device {
             resumed: false,
         };
         // The open stripes are sealed: their programs are timed.
-        let (c, cpu) = (&self.costs, &mut self.cpu);
-        let (fails, _) =
-            self.members[m].apply(c, cpu, Start::At(now), HostRead::NONE, |f| dies.iter().map(|&d| f.die_fail(d)).collect::<Result<Vec<_>, _>>())?;
+        let c = &self.costs;
+        let (fails, _) = self.members[m].apply(c, Start::At(now), HostRead::NONE, |f| dies.iter().map(|&d| f.die_fail(d)).collect::<Result<Vec<_>, _>>())?;
         for f in fails {
             ev.slots_to_rebuild = f.slots_to_rebuild;
             ev.read_only = ev.read_only.or(f.read_only);
@@ -120,8 +119,8 @@ impl Device {
         for m in 0..self.members.len() {
             let Some(r) = self.faults.as_ref().and_then(|f| f.rebuilding[m]) else { continue };
             let due = self.faults.as_ref().map_or(0, |f| f.slots_due(r.since, now)).saturating_sub(r.moved);
-            let (c, cpu) = (&self.costs, &mut self.cpu);
-            let (moved, _) = self.members[m].apply(c, cpu, Start::At(now), HostRead::NONE, |f| if due > 0 { f.rebuild_step(due) } else { Ok(0) })?;
+            let c = &self.costs;
+            let (moved, _) = self.members[m].apply(c, Start::At(now), HostRead::NONE, |f| if due > 0 { f.rebuild_step(due) } else { Ok(0) })?;
             let (done, gc_ready) = (!self.members[m].ftl.rebuilding(), self.members[m].timing.gc_ready);
             let f = self.faults_mut();
             let ev = &mut f.events[r.event];

@@ -11,7 +11,6 @@ use ftl::{Ftl, FtlError};
 use nand::errors::ReadOutcome;
 use nand::wear::Wear;
 use nand::OpTag;
-use sim::Pool;
 use units::{Ns, SLOT_BYTES};
 
 /// Read reclaim moves one slot every this many host I/Os (GC work: it
@@ -102,7 +101,6 @@ impl Member {
     pub(super) fn apply<R>(
         &mut self,
         c: &Costs,
-        cpu: &mut Pool,
         start: Start,
         read: HostRead,
         call: impl FnOnce(&mut Ftl<Recorder>) -> Result<R, FtlError>,
@@ -125,7 +123,7 @@ impl Member {
         if self.wear.as_ref().is_some_and(|w| !w.quiet() || ops.iter().any(|o| o.kind == OpKind::Erase)) {
             self.errors_mark(c, &mut ops, read.sub_slot());
         }
-        let done = self.timing.charge(c, cpu, &ops, ready, read);
+        let done = self.timing.charge(c, &ops, ready, read);
         ops.clear();
         self.ftl.media_mut().hook.ops = ops;
         Ok((r?, done))
@@ -188,18 +186,18 @@ impl Member {
 
     /// An I/O of `len` bytes at the member's byte `offset`, its command
     /// taken at `now`: returns when it completes in the card.
-    pub(super) fn io(&mut self, c: &Costs, cpu: &mut Pool, now: Ns, (offset, len): (u64, u64), write: bool, payload: Payload) -> Result<Ns, DeviceError> {
+    pub(super) fn io(&mut self, c: &Costs, now: Ns, (offset, len): (u64, u64), write: bool, payload: Payload) -> Result<Ns, DeviceError> {
         let first = (offset / SLOT_BYTES) as u32;
         let last = ((offset + len - 1) / SLOT_BYTES) as u32;
         self.timing.host_now = self.timing.host_now.max(now);
         if self.reclaim_on {
-            self.reclaim_pace(c, cpu, now)?;
+            self.reclaim_pace(c, now)?;
         }
         if self.ftl.free_superblocks() < self.gc_background_mark && self.timing.gc_cpu.free_first() < now {
-            self.gc_background(c, cpu, now)?;
+            self.gc_background(c, now)?;
         }
         if !write {
-            return self.read(c, cpu, now, offset, len, payload);
+            return self.read(c, now, offset, len, payload);
         }
         let t = self.timing.write_in(c, now, first, len);
         // A partial first or last slot is merged in the buffer with the rest
@@ -210,17 +208,17 @@ impl Member {
         let head_partial = !offset.is_multiple_of(SLOT_BYTES) || (first == last && len < SLOT_BYTES);
         let tail_partial = !(offset + len).is_multiple_of(SLOT_BYTES);
         if let Payload::Write(data) = payload {
-            return self.write_data(c, cpu, t, offset, data);
+            return self.write_data(c, t, offset, data);
         }
         for (lba, partial) in [(first, head_partial), (last, tail_partial && last != first)] {
             if partial {
-                self.apply(c, cpu, Start::At(t), HostRead::NONE, |f| f.read_for_merge(lba, None))?;
+                self.apply(c, Start::At(t), HostRead::NONE, |f| f.read_for_merge(lba, None))?;
             }
         }
         let mut done = t;
         for lba in first..last + 1 {
             let ack = self.timing.write_admit(c, t);
-            self.apply(c, cpu, Start::At(ack), HostRead::NONE, |f| f.write_in_io(lba, None, (first, last)))?;
+            self.apply(c, Start::At(ack), HostRead::NONE, |f| f.write_in_io(lba, None, (first, last)))?;
             done = done.max(ack);
         }
         Ok(done)
@@ -228,16 +226,16 @@ impl Member {
 
     /// A host read: the controller that owns the first slot's die takes
     /// the command; the data leaves over the host link.
-    fn read(&mut self, c: &Costs, cpu: &mut Pool, now: Ns, offset: u64, len: u64, payload: Payload) -> Result<Ns, DeviceError> {
+    fn read(&mut self, c: &Costs, now: Ns, offset: u64, len: u64, payload: Payload) -> Result<Ns, DeviceError> {
         let (first, last) = ((offset / SLOT_BYTES) as u32, ((offset + len - 1) / SLOT_BYTES) as u32);
         let start = Start::ReadCommand { now, slot: first };
         let in_stream = c.may_span_planes(len) && self.timing.streams.continues(offset, len);
         let read = c.host_read(offset, len, in_stream);
         self.unreadable = false;
         let done = match payload {
-            Payload::Read(out) => self.read_data(c, cpu, (start, read), offset, out)?,
+            Payload::Read(out) => self.read_data(c, (start, read), offset, out)?,
             _ => {
-                let (lost, done) = self.apply(c, cpu, start, read, |f| match f.read_span(first, last) {
+                let (lost, done) = self.apply(c, start, read, |f| match f.read_span(first, last) {
                     // The simulator's host sees an I/O error and goes on.
                     Err(FtlError::Lost { .. }) => Ok(true),
                     r => r.map(|()| false),
@@ -255,13 +253,13 @@ impl Member {
     /// never bytes. Kept out of line: the simulator's read stays as small
     /// as it was.
     #[inline(never)]
-    fn read_data(&mut self, c: &Costs, cpu: &mut Pool, (start, read): (Start, HostRead), offset: u64, out: &mut [u8]) -> Result<Ns, DeviceError> {
+    fn read_data(&mut self, c: &Costs, (start, read): (Start, HostRead), offset: u64, out: &mut [u8]) -> Result<Ns, DeviceError> {
         let (first, last) = ((offset / SLOT_BYTES) as u32, ((offset + out.len() as u64 - 1) / SLOT_BYTES) as u32);
         let whole = offset.is_multiple_of(SLOT_BYTES) && (out.len() as u64).is_multiple_of(SLOT_BYTES);
         let mut slots = if whole { Vec::new() } else { std::mem::take(&mut self.read_buf) };
         slots.resize(if whole { 0 } else { (last - first + 1) as usize * SLOT_BYTES as usize }, 0);
         let buf: &mut [u8] = if whole { &mut *out } else { &mut slots };
-        let r = self.apply(c, cpu, start, read, |f| f.read_span_bytes(first, last, buf));
+        let r = self.apply(c, start, read, |f| f.read_span_bytes(first, last, buf));
         if !whole && r.is_ok() {
             let from = (offset - first as u64 * SLOT_BYTES) as usize;
             out.copy_from_slice(&slots[from..from + out.len()]);
@@ -278,25 +276,25 @@ impl Member {
     /// slot merged with what it holds), acknowledged from the buffer. Kept
     /// out of line: the simulator's write loop stays as small as it was.
     #[inline(never)]
-    fn write_data(&mut self, c: &Costs, cpu: &mut Pool, t: Ns, offset: u64, data: &[u8]) -> Result<Ns, DeviceError> {
+    fn write_data(&mut self, c: &Costs, t: Ns, offset: u64, data: &[u8]) -> Result<Ns, DeviceError> {
         let mut slot = self.slot_buf.take().unwrap_or_else(|| Box::new([0; SLOT_BYTES as usize]));
-        let r = self.write_slots(c, cpu, t, offset, data, &mut slot);
+        let r = self.write_slots(c, t, offset, data, &mut slot);
         self.slot_buf = Some(slot);
         r
     }
 
-    fn write_slots(&mut self, c: &Costs, cpu: &mut Pool, t: Ns, offset: u64, data: &[u8], slot: &mut [u8; SLOT_BYTES as usize]) -> Result<Ns, DeviceError> {
+    fn write_slots(&mut self, c: &Costs, t: Ns, offset: u64, data: &[u8], slot: &mut [u8; SLOT_BYTES as usize]) -> Result<Ns, DeviceError> {
         let (first, last) = ((offset / SLOT_BYTES) as u32, ((offset + data.len() as u64 - 1) / SLOT_BYTES) as u32);
         let mut done = t;
         for lba in first..last + 1 {
             let start = lba as u64 * SLOT_BYTES;
             let (lo, hi) = (offset.max(start), (offset + data.len() as u64).min(start + SLOT_BYTES));
             if hi - lo < SLOT_BYTES {
-                self.merge_read(c, cpu, t, lba, slot)?;
+                self.merge_read(c, t, lba, slot)?;
             }
             slot[(lo - start) as usize..(hi - start) as usize].copy_from_slice(&data[(lo - offset) as usize..(hi - offset) as usize]);
             let ack = self.timing.write_admit(c, t);
-            self.apply(c, cpu, Start::At(ack), HostRead::NONE, |f| f.write_in_io(lba, Some(&slot[..]), (first, last)))?;
+            self.apply(c, Start::At(ack), HostRead::NONE, |f| f.write_in_io(lba, Some(&slot[..]), (first, last)))?;
             done = done.max(ack);
         }
         Ok(done)
@@ -305,9 +303,9 @@ impl Member {
     /// The rest of a slot a write covers in part, read (its time taken from
     /// `t`; the write does not wait for it) into `slot`: a slot that
     /// cannot be read fails the write, which merges no guessed bytes.
-    fn merge_read(&mut self, c: &Costs, cpu: &mut Pool, t: Ns, lba: u32, slot: &mut [u8; SLOT_BYTES as usize]) -> Result<(), DeviceError> {
+    fn merge_read(&mut self, c: &Costs, t: Ns, lba: u32, slot: &mut [u8; SLOT_BYTES as usize]) -> Result<(), DeviceError> {
         self.unreadable = false;
-        self.apply(c, cpu, Start::At(t), HostRead::NONE, |f| f.read_for_merge(lba, Some(&mut slot[..])))?;
+        self.apply(c, Start::At(t), HostRead::NONE, |f| f.read_for_merge(lba, Some(&mut slot[..])))?;
         if std::mem::take(&mut self.unreadable) {
             return Err(DeviceError::Unreadable { offset: lba as u64 * SLOT_BYTES, len: SLOT_BYTES });
         }
@@ -321,7 +319,7 @@ impl Member {
     /// most `GC_BACKGROUND_BATCHES` batches an I/O: a long idle spell is
     /// caught up over the next I/Os.
     #[inline(never)]
-    fn gc_background(&mut self, c: &Costs, cpu: &mut Pool, now: Ns) -> Result<(), DeviceError> {
+    fn gc_background(&mut self, c: &Costs, now: Ns) -> Result<(), DeviceError> {
         let (mark, slots) = (self.gc_background_mark, self.ftl.layout().slots_per_mpage);
         // A GC thread reads ahead of the page it is moving: work is issued
         // until the threads are busy that far past `now`.
@@ -331,7 +329,7 @@ impl Member {
             if t >= horizon {
                 break;
             }
-            let (steps, _) = self.apply(c, cpu, Start::At(t.min(now)), HostRead::NONE, |f| f.gc_background(mark, slots))?;
+            let (steps, _) = self.apply(c, Start::At(t.min(now)), HostRead::NONE, |f| f.gc_background(mark, slots))?;
             if steps == 0 {
                 break;
             }
@@ -341,12 +339,12 @@ impl Member {
 
     /// Read reclaim in the background, paced by host I/O.
     #[inline(never)]
-    fn reclaim_pace(&mut self, c: &Costs, cpu: &mut Pool, now: Ns) -> Result<(), DeviceError> {
+    fn reclaim_pace(&mut self, c: &Costs, now: Ns) -> Result<(), DeviceError> {
         self.reclaim_ios += 1;
         if self.reclaim_ios >= RECLAIM_IOS_PER_SLOT {
             self.reclaim_ios = 0;
             // On until the queue is empty and its last victim erased.
-            let (left, _) = self.apply(c, cpu, Start::At(now), HostRead::NONE, |f| f.reclaim_step(1))?;
+            let (left, _) = self.apply(c, Start::At(now), HostRead::NONE, |f| f.reclaim_step(1))?;
             self.reclaim_on = left > 0;
         }
         Ok(())

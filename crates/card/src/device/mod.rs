@@ -161,7 +161,7 @@ impl Device {
             profile: profile.clone(),
             format: format.to_string(),
             scale,
-            cpu: Pool::new(profile.host.cpu_cores),
+            cpu: Pool::new(profile.host_io_cores()),
             costs,
             stripe_bytes: profile.member_stripe_bytes(),
             member_bytes: cfg.user_slots * SLOT_BYTES,
@@ -326,14 +326,14 @@ impl Device {
         if self.power_loss_protection() {
             return Ok(now);
         }
-        let (c, cpu) = (&self.costs, &mut self.cpu);
+        let c = &self.costs;
         let mut done = now;
         for member in &mut self.members {
             // The padding takes buffer slots as data would.
             for _ in 0..member.ftl.user_pad_slots() {
                 member.timing.buffer.acquire(now);
             }
-            member.apply(c, cpu, Start::At(now), HostRead::NONE, |f| f.flush())?;
+            member.apply(c, Start::At(now), HostRead::NONE, |f| f.flush())?;
             done = done.max(member.timing.buffer.pending.max().unwrap_or(now));
         }
         Ok(done)
@@ -419,7 +419,7 @@ impl Device {
         let slots = (offset + len).div_ceil(SLOT_BYTES) - offset / SLOT_BYTES;
         let t = self.cpu.reserve(now, self.costs.cpu_ns + slots * self.costs.cpu_slot_ns);
         let done = if self.members.len() == 1 {
-            self.members[0].io(&self.costs, &mut self.cpu, t, (offset, len), write, payload)?
+            self.members[0].io(&self.costs, t, (offset, len), write, payload)?
         } else {
             // RAID 0 across members: split at chunk boundaries.
             let chunk = self.stripe_bytes;
@@ -429,7 +429,7 @@ impl Device {
                 let piece_end = ((off / chunk + 1) * chunk).min(end);
                 let (member, member_off) = self.member_of(off);
                 let piece = payload.piece(off - offset, piece_end - off);
-                done = done.max(self.members[member].io(&self.costs, &mut self.cpu, t, (member_off, piece_end - off), write, piece)?);
+                done = done.max(self.members[member].io(&self.costs, t, (member_off, piece_end - off), write, piece)?);
                 off = piece_end;
             }
             done

@@ -118,8 +118,11 @@ impl Device {
         }
         let row = |name: &'static str, (servers, busy_ns): (u32, Ns)| ResourceBusy { name, servers, busy_ns };
         let gc = ms.iter().fold((0, 0), |(n, b), m| (n + m.timing.gc_cpu.servers(), b + m.timing.gc_cpu.busy_by(t)));
+        // The host's cores: those of the I/O paths, and those a host-managed
+        // card's GC threads hold (their busy time is the GC threads').
+        let host_gc = if self.profile.host_gc_threads() > 0 { gc } else { (0, 0) };
         vec![
-            row("host CPU", (self.cpu.servers(), self.cpu.busy_by(t))),
+            row("host CPU", (self.cpu.servers() + host_gc.0, self.cpu.busy_by(t) + host_gc.1)),
             row("GC threads", gc),
             row("controller commands", tl(ms, t, |m| &m.command)),
             row("controller program path", tl(ms, t, |m| &m.program_path)),
@@ -129,6 +132,13 @@ impl Device {
             row("channels", tl(ms, t, |m| &m.channels)),
             row("dies", (self.dies(), self.die_busy_by(t))),
         ]
+    }
+
+    /// When the first host core of the I/O paths is free: a host I/O
+    /// submitted then takes it at once (a host-managed card's GC threads
+    /// hold cores of their own, `Profile::host_gc_threads`).
+    pub fn host_io_free_at(&self) -> Ns {
+        self.cpu.free_first()
     }
 
     /// The share of the write buffers holding data not yet programmed at

@@ -127,7 +127,7 @@ impl MemberTiming {
     /// what the host read among them asks of its pages.
     /// GC threads of a host-managed card also take a core of `cpu`.
     #[inline]
-    pub(super) fn charge(&mut self, c: &Costs, cpu: &mut Pool, ops: &[MediaOp], ready: Ns, read: HostRead) -> Ns {
+    pub(super) fn charge(&mut self, c: &Costs, ops: &[MediaOp], ready: Ns, read: HostRead) -> Ns {
         let mut user_done = ready;
         let known = self.host_now.saturating_sub(c.die_op_max_ns);
         for op in ops {
@@ -144,7 +144,7 @@ impl MemberTiming {
                     }
                 }
                 OpKind::Read => user_done = user_done.max(self.read(c, op, ready, read)),
-                OpKind::Program => self.program(c, cpu, op, ready),
+                OpKind::Program => self.program(c, op, ready),
                 OpKind::Erase => {
                     // A victim is erased once all its valid data is read out;
                     // on a scaled card one erase of a die in `pages_div`
@@ -224,26 +224,19 @@ impl MemberTiming {
     /// path, the channel and the die. A host page frees its buffer slots
     /// when its program ends.
     #[inline(always)]
-    fn program(&mut self, c: &Costs, cpu: &mut Pool, op: &MediaOp, ready: Ns) {
+    fn program(&mut self, c: &Costs, op: &MediaOp, ready: Ns) {
         let d = op.die as usize;
         let (ch, ctl) = (c.die_channel[d] as usize, c.die_controller[d] as usize);
         let gc = matches!(op.tag, OpTag::Gc | OpTag::GcParity);
         let r = match op.tag {
             OpTag::Gc => {
-                // On a host-managed card the GC thread's time is also a
-                // host core's: taken from the cores as the host I/O that
-                // paces it is issued (in time order: a pool has no gaps, and
-                // a reservation at the GC's later start would idle a core
-                // until then). A host thread relocates a page once it has
-                // read it (a blocking read); a controller's firmware handles
-                // the page's map work while the read is under way, and the
-                // program waits for both.
-                let thread_ready = if c.gc_on_host {
-                    cpu.reserve(ready, c.gc_mpage_cpu_ns);
-                    ready.max(self.gc_ready)
-                } else {
-                    ready
-                };
+                // A host thread relocates a page once it has read it (a
+                // blocking read); a controller's firmware handles the
+                // page's map work while the read is under way, and the
+                // program waits for both. (On a host-managed card the GC
+                // threads run on host cores of their own, which host I/O
+                // does not get: `Device::host_io_cores`.)
+                let thread_ready = if c.gc_on_host { ready.max(self.gc_ready) } else { ready };
                 self.gc_cpu.reserve(thread_ready, c.gc_mpage_cpu_ns).max(self.gc_ready)
             }
             OpTag::GcParity => ready.max(self.gc_ready),
@@ -309,18 +302,17 @@ mod tests {
     #[test]
     fn a_list_of_ops_is_charged_without_an_ftl() {
         let (profile, g, c) = card("p420m", 1024);
-        let mut cpu = Pool::new(1);
         let read = |retries| MediaOp { retries, ..host_read(0) };
         let mut t = MemberTiming::new(&profile, &g, &c, 1024);
-        let once = t.charge(&c, &mut cpu, &[read(0)], 0, HostRead::NONE);
+        let once = t.charge(&c, &[read(0)], 0, HostRead::NONE);
         assert!(once >= c.read_ns, "a read senses first: {once} < tR {}", c.read_ns);
         let mut t = MemberTiming::new(&profile, &g, &c, 1024);
-        let twice = t.charge(&c, &mut cpu, &[read(1)], 0, HostRead::NONE);
+        let twice = t.charge(&c, &[read(1)], 0, HostRead::NONE);
         assert!(twice >= once + c.read_ns, "a retry senses again: {twice} after {once}");
         let mut t = MemberTiming::new(&profile, &g, &c, 1024);
         let gc_read = MediaOp { tag: OpTag::Gc, ..read(0) };
         let program = MediaOp { kind: OpKind::Program, tag: OpTag::Gc, die: 1, block: 2, page: 0, mask: 0, retries: 0, stripe_part: false };
-        t.charge(&c, &mut cpu, &[gc_read, program], 0, HostRead::NONE);
+        t.charge(&c, &[gc_read, program], 0, HostRead::NONE);
         assert!(t.dies[1].idle_at() >= t.gc_ready + c.program_ns_of(0), "the GC program follows its read");
     }
 
@@ -336,11 +328,11 @@ mod tests {
         let wait = |page: u32| {
             let mut t = MemberTiming::new(&profile, &g, &c, 1024);
             let program = MediaOp { kind: OpKind::Program, tag: OpTag::Gc, die: 0, block: 2, page, mask: 0, retries: 0, stripe_part: false };
-            t.charge(&c, &mut Pool::new(1), &[program], 0, HostRead::NONE);
+            t.charge(&c, &[program], 0, HostRead::NONE);
             let end = t.dies[0].idle_at();
             let arrives = end - c.program_ns_of(page) + 1_000;
             let read = host_read(0);
-            let done = t.charge(&c, &mut Pool::new(1), &[read], arrives, HostRead::NONE);
+            let done = t.charge(&c, &[read], arrives, HostRead::NONE);
             assert!(done >= end + c.read_ns, "page {page}: the read senses after the program ends ({done} < {end} + tR)");
             done - arrives
         };
@@ -358,14 +350,14 @@ mod tests {
             let (profile, g, c) = card(id, 1024);
             let mut t = MemberTiming::new(&profile, &g, &c, 1024);
             let erase = MediaOp { kind: OpKind::Erase, tag: OpTag::Gc, die: 0, block: 2, page: 0, mask: 0, retries: 0, stripe_part: false };
-            t.charge(&c, &mut Pool::new(1), &[erase], 0, HostRead::NONE);
+            t.charge(&c, &[erase], 0, HostRead::NONE);
             let end = t.dies[0].idle_at();
             assert_eq!(end, c.erase_ns, "{id}: the die erases for tBERS");
             let arrives = c.erase_ns / 3;
-            let done = t.charge(&c, &mut Pool::new(1), &[host_read(0)], arrives, HostRead::NONE);
+            let done = t.charge(&c, &[host_read(0)], arrives, HostRead::NONE);
             assert!(done >= end + c.read_ns, "{id}: the read senses after the erase ends ({done} < {end} + tR)");
             assert!(done < end + 4 * c.read_ns, "{id}: and goes next ({done} against {end})");
-            let other = t.charge(&c, &mut Pool::new(1), &[host_read(1)], arrives, HostRead::NONE);
+            let other = t.charge(&c, &[host_read(1)], arrives, HostRead::NONE);
             assert!(other < end, "{id}: a read of another die does not wait for the erase ({other} >= {end})");
         }
     }
@@ -386,7 +378,7 @@ mod tests {
                 for _ in 0..profile.ftl.gc_threads {
                     t.gc_cpu.reserve(0, backlog);
                 }
-                t.charge(&c, &mut Pool::new(1), &[read], arrives, HostRead::NONE) - arrives
+                t.charge(&c, &[read], arrives, HostRead::NONE) - arrives
             };
             let threads = profile.ftl.gc_threads as u64;
             assert_eq!(latency(arrives + 10 * c.gc_row_cpu_ns) - latency(0), c.gc_row_cpu_ns / (threads + 1), "{id}: behind a GC backlog");
