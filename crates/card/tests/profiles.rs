@@ -66,6 +66,12 @@ fn malformed_profiles_are_refused_naming_the_field() {
         ("upper_page_program_ns = 1_900_000", "upper_page_program_ns = 1_000_000", "nand.timings.upper_page_program_ns = 1000000: must be in program_ns..="),
         ("upper_page_program_ns = 1_900_000", "upper_page_program_ns = 2_600_000", "nand.timings.upper_page_program_ns = 2600000"),
         ("default_format = \"stock\"", "default_format = \"fast\"", "default_format = fast"),
+        // A slow block's erase no slower than a typical one, or beyond what
+        // the erase loops allow; a share outside (0, 1]; one without the other.
+        ("erase_max_ns = 10_000_000", "erase_max_ns = 3_000_000", "nand.timings.erase_max_ns = 3000000: must be in erase_ns (exclusive)..=10 x erase_ns"),
+        ("erase_max_ns = 10_000_000", "erase_max_ns = 40_000_000", "nand.timings.erase_max_ns = 40000000"),
+        ("erase_slow_share = 0.1", "erase_slow_share = 0.0", "nand.timings.erase_slow_share = 0: must be in (0, 1]"),
+        ("erase_slow_share = 0.1", "", "erase_max_ns and timings.erase_slow_share go together"),
         ("gc_threads = 1", "gc_threads = 0", "ftl.gc_threads = 0"),
         ("gc_threads = 1", "gc_threads = 1\ngc_lead_max_ns = 5", "ftl.gc_lead_max_ns = 5: must be 0 (no hold) or in 100 us..=1 s"),
         ("os_complete_ns = 2_000", "os_complete_ns = 2_000\ncommand_slots = 0", "host.command_slots = 0: must be in 1..=1048576"),

@@ -120,15 +120,12 @@ pub const BLOCK_Z_MAX: f64 = 6.0;
 /// A standard normal draw fixed by `key` (Box-Muller on two hashed
 /// uniforms), within +-[`BLOCK_Z_MAX`].
 fn normal_of(key: u64) -> f64 {
-    let mix = |mut z: u64| {
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    };
-    let a = mix(key.wrapping_add(0x9e37_79b9_7f4a_7c15));
-    let b = mix(a ^ 0xd6e8_feb8_6659_fd93);
-    let unit = |x: u64| ((x >> 11) as f64 + 0.5) / (1u64 << 53) as f64;
-    let z = (-2.0 * unit(a).ln()).sqrt() * (std::f64::consts::TAU * unit(b)).cos();
+    // Two draws fixed by the key, the second keyed by the first (`keyed`
+    // adds the golden ratio before it mixes: taken off, the second mixes
+    // `a ^ 0xd6e8...` itself).
+    let a = units::keyed(key);
+    let b = units::keyed((a ^ 0xd6e8_feb8_6659_fd93).wrapping_sub(0x9e37_79b9_7f4a_7c15));
+    let z = (-2.0 * units::unit_of(a).ln()).sqrt() * (std::f64::consts::TAU * units::unit_of(b)).cos();
     z.clamp(-BLOCK_Z_MAX, BLOCK_Z_MAX)
 }
 

@@ -26,7 +26,7 @@ pub struct Geometry {
 }
 
 /// Array timings of one die, from the NAND datasheet, and the channel bus.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Timings {
     /// tR: array to page register, one (multi-plane) page.
@@ -41,8 +41,20 @@ pub struct Timings {
     /// first. Absent: every page takes `program_ns`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upper_page_program_ns: Option<Ns>,
-    /// tBERS: one (multi-plane) block erase.
+    /// tBERS: one (multi-plane) block erase, the datasheet's typical.
     pub erase_ns: Ns,
+    /// tBERS's datasheet maximum. A block is erased by pulses of rising
+    /// voltage, each followed by a verify, until every cell reads erased
+    /// (incremental step pulse erase); a block whose cells erase slowly
+    /// takes more loops, up to the most the chip allows, and blocks differ.
+    /// `erase_slow_share` of the blocks take from `erase_ns` up to this
+    /// (uniformly), the rest `erase_ns` (`erase_ns_of`). Absent: every
+    /// erase takes `erase_ns`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub erase_max_ns: Option<Ns>,
+    /// The share of blocks that erase slowly (with `erase_max_ns`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub erase_slow_share: Option<f64>,
     /// Channel bus rate (ONFI/Toggle), bytes per second, shared by the dies
     /// of one channel.
     pub channel_bytes_per_sec: u64,
@@ -54,6 +66,9 @@ pub enum GeometryError {
     Field { field: &'static str, value: u64, range: &'static str },
     #[error("geometry: {0}")]
     Inconsistent(String),
+    /// A timing that breaks a rule of its own, the field named first.
+    #[error("{0}")]
+    Timing(String),
 }
 
 impl Geometry {
@@ -121,7 +136,51 @@ impl Geometry {
     }
 }
 
+/// How long the blocks of a die take to erase: `slow_share` of them from
+/// `typical` up to `typical + extra_max` (uniformly), the rest `typical`.
+/// A block's time is fixed by its key.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EraseSpread {
+    typical: Ns,
+    extra_max: Ns,
+    slow_share: f64,
+}
+
+impl EraseSpread {
+    /// tBERS of the block that `key` names.
+    #[inline]
+    pub fn of(&self, key: u64) -> Ns {
+        if self.extra_max == 0 {
+            return self.typical;
+        }
+        let u = units::keyed_unit(key);
+        if u >= self.slow_share {
+            return self.typical;
+        }
+        self.typical + (self.extra_max as f64 * (u / self.slow_share)) as Ns
+    }
+}
+
 impl Timings {
+    /// tBERS of the block that `key` names (a die's block: fixed for it,
+    /// whatever the order of the erases).
+    pub fn erase_ns_of(&self, key: u64) -> Ns {
+        self.erase_spread().of(key)
+    }
+
+    /// The blocks' erase times, to draw from (`EraseSpread::of`).
+    pub fn erase_spread(&self) -> EraseSpread {
+        match (self.erase_max_ns, self.erase_slow_share) {
+            (Some(max), Some(share)) => EraseSpread { typical: self.erase_ns, extra_max: max - self.erase_ns, slow_share: share },
+            _ => EraseSpread { typical: self.erase_ns, extra_max: 0, slow_share: 0.0 },
+        }
+    }
+
+    /// The longest an erase takes.
+    pub fn erase_longest_ns(&self) -> Ns {
+        self.erase_max_ns.unwrap_or(self.erase_ns)
+    }
+
     /// tPROG of the lower and the upper page of a word line (both
     /// `program_ns` where the NAND does not tell them apart).
     pub fn page_program_ns(&self) -> [Ns; 2] {
@@ -142,6 +201,20 @@ impl Timings {
         f("timings.read_ns", self.read_ns, 1_000, 10_000_000, "1 us..=10 ms")?;
         f("timings.program_ns", self.program_ns, 10_000, 100_000_000, "10 us..=100 ms")?;
         f("timings.erase_ns", self.erase_ns, 100_000, 1_000_000_000, "100 us..=1 s")?;
+        match (self.erase_max_ns, self.erase_slow_share) {
+            (None, None) => {}
+            (Some(max), Some(share)) => {
+                f("timings.erase_max_ns", max, self.erase_ns + 1, 10 * self.erase_ns, "erase_ns (exclusive)..=10 x erase_ns")?;
+                if !(share > 0.0 && share <= 1.0) {
+                    return Err(GeometryError::Timing(format!("timings.erase_slow_share = {share}: must be in (0, 1]")));
+                }
+            }
+            _ => {
+                return Err(GeometryError::Inconsistent(
+                    "timings.erase_max_ns and timings.erase_slow_share go together: the slow blocks' share and how slow they get".into(),
+                ))
+            }
+        }
         if let Some(upper) = self.upper_page_program_ns {
             f(
                 "timings.upper_page_program_ns",
@@ -153,5 +226,47 @@ impl Timings {
         }
         f("timings.channel_bytes_per_sec", self.channel_bytes_per_sec, 1_000_000, 100_000_000_000, "1 MB/s..=100 GB/s")?;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn timings(max: Option<Ns>, share: Option<f64>) -> Timings {
+        Timings {
+            read_ns: 60_000,
+            program_ns: 1_500_000,
+            upper_page_program_ns: None,
+            erase_ns: 3_000_000,
+            erase_max_ns: max,
+            erase_slow_share: share,
+            channel_bytes_per_sec: 200_000_000,
+        }
+    }
+
+    #[test]
+    fn slow_blocks_take_their_share_and_spread_up_to_the_maximum() {
+        let t = timings(Some(10_000_000), Some(0.1));
+        t.validate().unwrap();
+        let n = 200_000u64;
+        let times: Vec<Ns> = (0..n).map(|k| t.erase_ns_of(k)).collect();
+        assert!(times.iter().all(|&e| (3_000_000..=10_000_000).contains(&e)), "every erase between typical and maximum");
+        let slow: Vec<Ns> = times.iter().copied().filter(|&e| e > 3_000_000).collect();
+        let share = slow.len() as f64 / n as f64;
+        assert!((share - 0.1).abs() < 0.005, "a tenth of the blocks erase slowly: {share}");
+        let mean = slow.iter().sum::<Ns>() as f64 / slow.len() as f64;
+        assert!((mean - 6_500_000.0).abs() < 100_000.0, "uniformly up to the maximum: mean {mean}");
+        assert!(slow.iter().any(|&e| e > 9_900_000), "the slowest reach the maximum");
+        // A block's time is its own, whatever else was asked before.
+        assert_eq!(t.erase_ns_of(12_345), times[12_345]);
+        assert_eq!(t.erase_longest_ns(), 10_000_000);
+    }
+
+    #[test]
+    fn without_a_maximum_every_erase_takes_the_typical_time() {
+        let t = timings(None, None);
+        assert!((0..1000).all(|k| t.erase_ns_of(k) == 3_000_000));
+        assert_eq!(t.erase_longest_ns(), 3_000_000);
     }
 }

@@ -21,7 +21,7 @@ pub mod wear;
 
 pub use array::Array;
 pub use endurance::Endurance;
-pub use geometry::{CellType, Geometry, GeometryError, Timings};
+pub use geometry::{CellType, EraseSpread, Geometry, GeometryError, Timings};
 pub use media::{Media, MediaCounters, Nand, OpTag, Persist};
 pub use store::{Store, StoreError};
 pub use tap::{Hook, Tap};

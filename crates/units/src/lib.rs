@@ -87,4 +87,4 @@ mod tests {
 }
 
 mod rng;
-pub use rng::Rng;
+pub use rng::{keyed, keyed_unit, unit_of, Rng};

@@ -3,6 +3,30 @@
 use rand::{Rng as _, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
+/// A number fixed by `key` alone, spread over all 64 bits (SplitMix64's
+/// finaliser): a property of a thing named by the key (a block's erase
+/// time, its bit errors' factor) that is the same whatever order it is
+/// asked in.
+#[inline]
+pub fn keyed(key: u64) -> u64 {
+    let mut z = key.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// `keyed(key)` as a number in (0, 1).
+#[inline]
+pub fn keyed_unit(key: u64) -> f64 {
+    unit_of(keyed(key))
+}
+
+/// 64 random bits as a number in (0, 1) (the top 53, centred).
+#[inline]
+pub fn unit_of(bits: u64) -> f64 {
+    ((bits >> 11) as f64 + 0.5) / (1u64 << 53) as f64
+}
+
 /// The one seeded PRNG of a run (xoshiro256++: fast, and its output is fixed
 /// by its definition, so a seed means the same stream on every machine).
 #[derive(Debug, Clone)]

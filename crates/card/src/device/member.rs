@@ -62,7 +62,7 @@ impl Member {
         let wear = profile.nand.errors.clone().map(|e| Wear::new(e, profile.nand.codeword_bytes, g.dies(), g.blocks_per_plane, erases_max, index as u64));
         Member {
             ftl,
-            timing: MemberTiming::new(profile, g, c, buffer_slots),
+            timing: MemberTiming::new(profile, g, c, buffer_slots, index as u32),
             wear,
             cycles_per_erase,
             slot_buf: None,

@@ -13,17 +13,21 @@ pub(in crate::device) struct Costs {
     /// tPROG of a block's even (lower) and odd (upper) pages
     /// (`program_ns_of`).
     pub(super) program_ns: [Ns; 2],
-    /// The full-size tBERS: on a scaled card one erase in `pages_div`.
-    pub(super) erase_ns: Ns,
+    /// Each block's own erase time (`nand::EraseSpread`; on a scaled card
+    /// one erase of a die in `pages_div` takes it).
+    pub(super) erase: nand::EraseSpread,
     pub(super) scaling: crate::Scaling,
     pub(super) slot_transfer_ns: Ns,
     pub(super) mpage_transfer_ns: Ns,
     pub(in crate::device) program_path_mpage_ns: Ns,
     pub(super) read_path_bytes_per_sec: u64,
     pub(super) read_path_slot_ns: Ns,
-    /// The longest operation a host read may find in progress on a die, a
-    /// channel and a read path (none is suspended).
-    pub(super) die_op_max_ns: Ns,
+    /// The longest operation a die usually runs (a typical erase, not a
+    /// slow block's; none is suspended): what a die's first read after a
+    /// spell without any waits at most, its queue unknown
+    /// (`sim::OpTimeline`), and how far before the host's clock a die
+    /// keeps its operations.
+    pub(super) die_op_typical_ns: Ns,
     pub(super) read_path_mpage_ns: Ns,
     /// One ECC codeword over the channel.
     pub(in crate::device) codeword_bytes: u64,
@@ -80,18 +84,19 @@ impl Costs {
         debug_assert!(program_ns[0] <= program_ns[1], "a profile's upper page is the slower (Timings::validate)");
         let gc_mpage_cpu_ns = profile.ftl.gc_ns_per_slot * g.slots_per_mpage() as u64;
         let row_mpages = profile.ftl.stripe_width.saturating_sub(1).max(1) as u64;
-        let die_op_max_ns = program_ns[1].max(t.erase_ns).max(t.read_ns + transfer_ns(g.mpage_bytes(), t.channel_bytes_per_sec));
+        let page_read_ns = t.read_ns + transfer_ns(g.mpage_bytes(), t.channel_bytes_per_sec);
+        let die_op_typical_ns = program_ns[1].max(t.erase_ns).max(page_read_ns);
         Costs {
             read_ns: t.read_ns,
             program_ns,
-            erase_ns: t.erase_ns,
+            erase: t.erase_spread(),
             scaling,
             slot_transfer_ns: transfer_ns(SLOT_BYTES, t.channel_bytes_per_sec),
             mpage_transfer_ns: transfer_ns(g.mpage_bytes(), t.channel_bytes_per_sec),
             program_path_mpage_ns: transfer_ns(g.mpage_bytes(), c.program_path_bytes_per_sec),
             read_path_bytes_per_sec: c.read_path_bytes_per_sec,
             read_path_slot_ns: transfer_ns(SLOT_BYTES, c.read_path_bytes_per_sec),
-            die_op_max_ns,
+            die_op_typical_ns,
             read_path_mpage_ns: transfer_ns(g.mpage_bytes(), c.read_path_bytes_per_sec),
             codeword_bytes: profile.nand.codeword_bytes as u64,
             codeword_transfer_ns: transfer_ns(profile.nand.codeword_bytes as u64, t.channel_bytes_per_sec),
@@ -106,7 +111,7 @@ impl Costs {
             complete_ns: profile.host.os_complete_ns,
             gc_mpage_cpu_ns,
             gc_row_cpu_ns: gc_mpage_cpu_ns * row_mpages,
-            gc_read_ahead_ns: die_op_max_ns
+            gc_read_ahead_ns: die_op_typical_ns
                 + 2 * (t.read_ns + transfer_ns(g.mpage_bytes(), t.channel_bytes_per_sec) + transfer_ns(g.mpage_bytes(), c.read_path_bytes_per_sec)),
             map_page_ns: profile.ftl.map_ns_per_page,
             gc_lead_max_ns: (profile.ftl.gc_lead_max_ns > 0).then_some(profile.ftl.gc_lead_max_ns),

@@ -44,12 +44,18 @@ pub(super) struct MemberTiming {
     pub(super) gc_ready: Ns,
     /// The threads that run GC.
     pub(super) gc_cpu: Pool,
-    /// When each superblock's last erase ends: nothing may be programmed
-    /// into it before (the die timelines alone could slot a program into a
-    /// gap ahead of the erase).
+    /// When each die's block of each superblock was last erased,
+    /// superblock-major (`erased_index`): nothing may be programmed into
+    /// the block before (the die timelines alone could slot a program into
+    /// a gap ahead of the erase). Blocks erase in their own times, so a
+    /// die waits for its own block's erase, not the superblock's slowest.
     pub(super) erased_at: Vec<Ns>,
+    dies_n: usize,
     /// Erases issued on each die (which of them take time on a scaled card).
     die_erases: Vec<u32>,
+    /// The member's index: which dies these are, for the blocks' own
+    /// erase times (`nand::Timings::erase_ns_of`).
+    member: u64,
     /// The sequential read streams the controller follows.
     pub(super) streams: super::stream::Streams,
     /// The host's clock at the last I/O: no host read will be ready
@@ -58,10 +64,10 @@ pub(super) struct MemberTiming {
 }
 
 impl MemberTiming {
-    pub(super) fn new(profile: &Profile, g: &nand::Geometry, c: &Costs, buffer_slots: u32) -> MemberTiming {
+    pub(super) fn new(profile: &Profile, g: &nand::Geometry, c: &Costs, buffer_slots: u32, member: u32) -> MemberTiming {
         let controllers = profile.controller.count as usize;
         MemberTiming {
-            dies: vec![OpTimeline::new(c.die_op_max_ns); g.dies() as usize],
+            dies: vec![OpTimeline::new(c.die_op_typical_ns); g.dies() as usize],
             channels: vec![PrioTimeline::default(); g.channels as usize],
             command: vec![Timeline::default(); controllers],
             program_path: vec![Timeline::default(); controllers],
@@ -71,8 +77,10 @@ impl MemberTiming {
             buffer: WriteBuffer::new(buffer_slots, g.slots_per_mpage()),
             gc_ready: 0,
             gc_cpu: Pool::new(profile.ftl.gc_threads),
-            erased_at: vec![0; g.blocks_per_plane as usize],
+            erased_at: vec![0; g.blocks_per_plane as usize * g.dies() as usize],
+            dies_n: g.dies() as usize,
             die_erases: vec![0; g.dies() as usize],
+            member: member as u64,
             streams: Default::default(),
             host_now: 0,
         }
@@ -125,11 +133,10 @@ impl MemberTiming {
     /// Charges media operations, all ready at `ready`; returns when the last
     /// host read among them has its data out of the read path. `read` is
     /// what the host read among them asks of its pages.
-    /// GC threads of a host-managed card also take a core of `cpu`.
     #[inline]
     pub(super) fn charge(&mut self, c: &Costs, ops: &[MediaOp], ready: Ns, read: HostRead) -> Ns {
         let mut user_done = ready;
-        let known = self.host_now.saturating_sub(c.die_op_max_ns);
+        let known = self.host_now.saturating_sub(c.die_op_typical_ns);
         for op in ops {
             if op.tag != OpTag::User || op.kind != OpKind::Read {
                 self.dies[op.die as usize].forget_before(known);
@@ -146,19 +153,35 @@ impl MemberTiming {
                 OpKind::Read => user_done = user_done.max(self.read(c, op, ready, read)),
                 OpKind::Program => self.program(c, op, ready),
                 OpKind::Erase => {
-                    // A victim is erased once all its valid data is read out;
-                    // on a scaled card one erase of a die in `pages_div`
-                    // takes the whole tBERS (`Scaling::erase_takes_time`).
+                    // A victim is erased once all its valid data is read out,
+                    // in its block's own tBERS; on a scaled card one erase of
+                    // a die in `pages_div` takes it (`Scaling::erase_takes_time`).
                     let (d, ready) = (op.die as usize, ready.max(self.gc_ready));
                     let n = self.die_erases[d];
                     self.die_erases[d] = n.wrapping_add(1);
-                    let end = if c.scaling.erase_takes_time(n) { self.dies[d].reserve(ready, c.erase_ns) } else { ready };
-                    let e = &mut self.erased_at[op.block as usize];
+                    let end = if c.scaling.erase_takes_time(n) { self.timed_erase(c, d, op.block, ready) } else { ready };
+                    let e = &mut self.erased_at[self.dies_n * op.block as usize + d];
                     *e = (*e).max(end);
                 }
             }
         }
         user_done
+    }
+
+    /// An erase that takes time: the die erases block `block` in the
+    /// block's own tBERS. Out of line: on a scaled card one erase in
+    /// `pages_div`, kept out of the loop every operation runs.
+    #[cold]
+    #[inline(never)]
+    fn timed_erase(&mut self, c: &Costs, d: usize, block: u32, ready: Ns) -> Ns {
+        let tbers = self.block_erase_ns(c, d, block);
+        self.dies[d].reserve(ready, tbers)
+    }
+
+    /// tBERS of block `block` of die `die`: the block's own, fixed for it.
+    #[inline]
+    fn block_erase_ns(&self, c: &Costs, die: usize, block: u32) -> Ns {
+        c.erase.of(self.member << 48 | (die as u64) << 24 | block as u64)
     }
 
     /// A read: sense (tR), then the named slots (or a short read's
@@ -243,7 +266,7 @@ impl MemberTiming {
             OpTag::User | OpTag::Parity => self.map_work(c, ready, 1),
             _ => ready,
         };
-        let r = r.max(self.erased_at[op.block as usize]);
+        let r = r.max(self.erased_at[self.dies_n * op.block as usize + d]);
         let staged = if gc && !c.gc_through_program_path { r } else { self.program_path[ctl].reserve(r, c.program_path_mpage_ns) };
         let loaded = self.channels[ch].reserve(staged, c.mpage_transfer_ns);
         let end = self.dies[d].reserve_loaded(loaded, c.program_ns_of(op.page), c.mpage_transfer_ns);
@@ -303,13 +326,13 @@ mod tests {
     fn a_list_of_ops_is_charged_without_an_ftl() {
         let (profile, g, c) = card("p420m", 1024);
         let read = |retries| MediaOp { retries, ..host_read(0) };
-        let mut t = MemberTiming::new(&profile, &g, &c, 1024);
+        let mut t = MemberTiming::new(&profile, &g, &c, 1024, 0);
         let once = t.charge(&c, &[read(0)], 0, HostRead::NONE);
         assert!(once >= c.read_ns, "a read senses first: {once} < tR {}", c.read_ns);
-        let mut t = MemberTiming::new(&profile, &g, &c, 1024);
+        let mut t = MemberTiming::new(&profile, &g, &c, 1024, 0);
         let twice = t.charge(&c, &[read(1)], 0, HostRead::NONE);
         assert!(twice >= once + c.read_ns, "a retry senses again: {twice} after {once}");
-        let mut t = MemberTiming::new(&profile, &g, &c, 1024);
+        let mut t = MemberTiming::new(&profile, &g, &c, 1024, 0);
         let gc_read = MediaOp { tag: OpTag::Gc, ..read(0) };
         let program = MediaOp { kind: OpKind::Program, tag: OpTag::Gc, die: 1, block: 2, page: 0, mask: 0, retries: 0, stripe_part: false };
         t.charge(&c, &[gc_read, program], 0, HostRead::NONE);
@@ -324,9 +347,9 @@ mod tests {
         let (profile, g, c) = card("p420m", 1024);
         let [lower, upper] = c.program_ns;
         assert!(lower < upper && lower + upper == 2 * profile.nand.timings().program_ns, "{lower} / {upper}");
-        assert_eq!(c.die_op_max_ns, upper.max(profile.nand.timings().erase_ns));
+        assert_eq!(c.die_op_typical_ns, upper.max(profile.nand.timings().erase_ns));
         let wait = |page: u32| {
-            let mut t = MemberTiming::new(&profile, &g, &c, 1024);
+            let mut t = MemberTiming::new(&profile, &g, &c, 1024, 0);
             let program = MediaOp { kind: OpKind::Program, tag: OpTag::Gc, die: 0, block: 2, page, mask: 0, retries: 0, stripe_part: false };
             t.charge(&c, &[program], 0, HostRead::NONE);
             let end = t.dies[0].idle_at();
@@ -348,18 +371,51 @@ mod tests {
     fn a_read_on_an_erasing_die_waits_for_the_erase() {
         for id in ["p420m", "mx6300"] {
             let (profile, g, c) = card(id, 1024);
-            let mut t = MemberTiming::new(&profile, &g, &c, 1024);
+            let mut t = MemberTiming::new(&profile, &g, &c, 1024, 0);
             let erase = MediaOp { kind: OpKind::Erase, tag: OpTag::Gc, die: 0, block: 2, page: 0, mask: 0, retries: 0, stripe_part: false };
             t.charge(&c, &[erase], 0, HostRead::NONE);
             let end = t.dies[0].idle_at();
-            assert_eq!(end, c.erase_ns, "{id}: the die erases for tBERS");
-            let arrives = c.erase_ns / 3;
+            let erase_ns = t.block_erase_ns(&c, 0, 2);
+            assert_eq!(end, erase_ns, "{id}: the die erases for the block's tBERS");
+            let arrives = erase_ns / 3;
             let done = t.charge(&c, &[host_read(0)], arrives, HostRead::NONE);
             assert!(done >= end + c.read_ns, "{id}: the read senses after the erase ends ({done} < {end} + tR)");
             assert!(done < end + 4 * c.read_ns, "{id}: and goes next ({done} against {end})");
             let other = t.charge(&c, &[host_read(1)], arrives, HostRead::NONE);
             assert!(other < end, "{id}: a read of another die does not wait for the erase ({other} >= {end})");
         }
+    }
+
+    /// Blocks erase in their own times (`nand::Timings::erase_ns_of`): a
+    /// read on a die erasing one of the slow blocks waits out the slow
+    /// erase, and a program into the same superblock on another die, whose
+    /// block erased in the typical time, waits only for its own block.
+    #[test]
+    fn a_slow_block_holds_its_die_and_only_its_die() {
+        let (profile, g, c) = card("mx6300", 1024);
+        let t = profile.nand.timings();
+        let typical = t.erase_ns;
+        let probe = MemberTiming::new(&profile, &g, &c, 1024, 0);
+        let blocks = g.blocks_per_plane;
+        let slow = (0..blocks).find(|&b| probe.block_erase_ns(&c, 0, b) > typical + (t.erase_longest_ns() - typical) / 2);
+        let slow = slow.expect("a block of die 0 erases in more than halfway to the maximum");
+        assert_eq!(probe.block_erase_ns(&c, 0, slow), probe.block_erase_ns(&c, 0, slow), "a block's time is fixed");
+        let other = (1..g.dies()).find(|&d| probe.block_erase_ns(&c, d as usize, slow) == typical).expect("a die whose block erases typically");
+        let mut m = MemberTiming::new(&profile, &g, &c, 1024, 0);
+        // A read first, so that the die knows what it runs from then on
+        // (the first read after a spell without reads knows only a bound).
+        let start = m.charge(&c, &[host_read(0)], 0, HostRead::NONE);
+        let erase = |die| MediaOp { kind: OpKind::Erase, tag: OpTag::Gc, die, block: slow, page: 0, mask: 0, retries: 0, stripe_part: false };
+        m.charge(&c, &[erase(0), erase(other)], start, HostRead::NONE);
+        let slow_end = m.dies[0].idle_at();
+        assert_eq!(slow_end, start + probe.block_erase_ns(&c, 0, slow));
+        assert!(slow_end > typical, "the slow block erases past the typical tBERS");
+        let done = m.charge(&c, &[host_read(0)], start + typical, HostRead::NONE);
+        assert!(done >= slow_end + c.read_ns, "a read on the slow die waits for its erase ({done} < {slow_end})");
+        let program = MediaOp { kind: OpKind::Program, tag: OpTag::Gc, die: other, block: slow, page: 0, mask: 0, retries: 0, stripe_part: false };
+        m.charge(&c, &[program], start, HostRead::NONE);
+        let programmed = m.dies[other as usize].idle_at();
+        assert!(programmed < slow_end, "die {other}'s program waits for its own block's erase, not die 0's ({programmed} >= {slow_end})");
     }
 
     /// A GC thread relocates a stripe row at a time: a host read whose map
@@ -374,7 +430,7 @@ mod tests {
             let read = host_read(0);
             let arrives = 1_000_000;
             let latency = |backlog: Ns| {
-                let mut t = MemberTiming::new(&profile, &g, &c, 1024);
+                let mut t = MemberTiming::new(&profile, &g, &c, 1024, 0);
                 for _ in 0..profile.ftl.gc_threads {
                     t.gc_cpu.reserve(0, backlog);
                 }
