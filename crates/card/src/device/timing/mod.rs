@@ -54,7 +54,7 @@ pub(super) struct MemberTiming {
     /// Erases issued on each die (which of them take time on a scaled card).
     die_erases: Vec<u32>,
     /// The member's index: which dies these are, for the blocks' own
-    /// erase times (`nand::Timings::erase_ns_of`).
+    /// erase times (`nand::EraseSpread::of`).
     member: u64,
     /// The sequential read streams the controller follows.
     pub(super) streams: super::stream::Streams,
@@ -160,7 +160,8 @@ impl MemberTiming {
                     let n = self.die_erases[d];
                     self.die_erases[d] = n.wrapping_add(1);
                     let end = if c.scaling.erase_takes_time(n) { self.timed_erase(c, d, op.block, ready) } else { ready };
-                    let e = &mut self.erased_at[self.dies_n * op.block as usize + d];
+                    let i = self.erased_index(d, op.block);
+                    let e = &mut self.erased_at[i];
                     *e = (*e).max(end);
                 }
             }
@@ -176,6 +177,12 @@ impl MemberTiming {
     fn timed_erase(&mut self, c: &Costs, d: usize, block: u32, ready: Ns) -> Ns {
         let tbers = self.block_erase_ns(c, d, block);
         self.dies[d].reserve(ready, tbers)
+    }
+
+    /// Where die `die`'s block of superblock `block` is in `erased_at`.
+    #[inline(always)]
+    fn erased_index(&self, die: usize, block: u32) -> usize {
+        self.dies_n * block as usize + die
     }
 
     /// tBERS of block `block` of die `die`: the block's own, fixed for it.
@@ -266,7 +273,7 @@ impl MemberTiming {
             OpTag::User | OpTag::Parity => self.map_work(c, ready, 1),
             _ => ready,
         };
-        let r = r.max(self.erased_at[self.dies_n * op.block as usize + d]);
+        let r = r.max(self.erased_at[self.erased_index(d, op.block)]);
         let staged = if gc && !c.gc_through_program_path { r } else { self.program_path[ctl].reserve(r, c.program_path_mpage_ns) };
         let loaded = self.channels[ch].reserve(staged, c.mpage_transfer_ns);
         let end = self.dies[d].reserve_loaded(loaded, c.program_ns_of(op.page), c.mpage_transfer_ns);
