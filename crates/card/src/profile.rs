@@ -193,6 +193,16 @@ pub struct FtlProfile {
     /// only as host writes pace it.
     #[serde(default)]
     pub gc_background_superblocks: u32,
+    /// The share of the GC threads' time that background GC takes while
+    /// host I/O keeps every thread busy (the firmware's scheduler gives its
+    /// background task a time slice among the host commands, which yield
+    /// it): from 0 to 0.9, with `gc_background_superblocks` set. Such a
+    /// firmware runs background GC only while the host is not writing (no
+    /// page of host data waits in the buffer for its program; under writes
+    /// GC is paced by them). Absent: 0, background GC runs only on threads
+    /// that have nothing else to do, writes or not.
+    #[serde(default)]
+    pub gc_background_share: f64,
     /// How far the GC threads' queued work may run ahead of a host write,
     /// nanoseconds: a controller that paces GC against host writes holds
     /// a write (before it takes a buffer slot's data) until a GC thread
@@ -347,6 +357,11 @@ impl Profile {
             0..=bg_max,
             &format!("in 0..={bg_max} (with the reserve, at most a quarter of the superblocks)"),
         )?;
+        self.within("ftl.gc_background_share", f.gc_background_share, 0.0..=0.9, "in 0..=0.9")?;
+        if f.gc_background_share > 0.0 && f.gc_background_superblocks == 0 {
+            let msg = "0 without ftl.gc_background_superblocks (the free pool background GC collects up to)";
+            return Err(self.field("ftl.gc_background_share", f.gc_background_share, msg));
+        }
         let buffer_min = self.write_buffer_floor();
         let buffer_max = 64u64 << 30;
         self.within(

@@ -401,14 +401,11 @@ fn the_erases_from_which_a_block_may_fail_are_found_exactly() {
     }
 }
 
-/// A light read load right after random writes that left GC's pool at its
-/// paced level, on a tiny card with `background` superblocks of background
-/// GC: the mean read latency, the slots GC moved meanwhile and the free
-/// superblocks at the end.
-fn reads_after_writes(background: u32) -> (f64, u64, u64) {
-    let mut p = tiny("card", 12);
-    p.ftl.gc_background_superblocks = background;
-    let mut dev = Device::new(&p, "stock", 1).unwrap();
+/// A card of profile `p` filled once in order, then written over three
+/// times at random (seed 11), one write at a time: GC's pool at its paced
+/// level. Returns the card, its slots, the generator and the clock.
+fn filled_and_rewritten(p: &Profile) -> (Device, u64, sim::Rng, Ns) {
+    let mut dev = Device::new(p, "stock", 1).unwrap();
     let slots = dev.capacity_bytes() / 4096;
     let mut rng = sim::Rng::new(11);
     let mut now = 0;
@@ -418,6 +415,17 @@ fn reads_after_writes(background: u32) -> (f64, u64, u64) {
     for _ in 0..3 * slots {
         now = dev.submit(now, &io(rng.below(slots) * 4096, 4096, true)).unwrap();
     }
+    (dev, slots, rng, now)
+}
+
+/// A light read load right after random writes that left GC's pool at its
+/// paced level, on a tiny card with `background` superblocks of background
+/// GC: the mean read latency, the slots GC moved meanwhile and the free
+/// superblocks at the end.
+fn reads_after_writes(background: u32) -> (f64, u64, u64) {
+    let mut p = tiny("card", 12);
+    p.ftl.gc_background_superblocks = background;
+    let (mut dev, slots, mut rng, mut now) = filled_and_rewritten(&p);
     let (moved, mut total, n) = (dev.counters().gc_slots_moved, 0, 4000u64);
     for _ in 0..n {
         now += 500 * NS_PER_US;
@@ -438,4 +446,67 @@ fn after_heavy_writes_background_gc_works_off_its_backlog_while_reads_run() {
     assert!(free_off <= 3 && (7..=8).contains(&free_on), "free superblocks: {free_off} without, {free_on} with");
     // Reads meet GC's programs on their dies and wait on the GC thread.
     assert!(busy > alone * 1.5, "mean read latency {busy:.0} ns with background GC, {alone:.0} ns without");
+}
+
+/// A tiny card whose GC thread host reads alone keep busy (20 us of map
+/// work a read, one arriving every 10 us), with 4 superblocks of
+/// background GC taking `share` of the thread: after random writes that
+/// left GC's pool at its paced level, 1,000 such reads. Returns the slots
+/// GC moved meanwhile, the span the reads arrived over, the last read's
+/// completion (from the first's arrival) and the free superblocks at the
+/// end.
+fn saturating_reads_after_writes(share: f64) -> (u64, Ns, Ns, u64) {
+    let mut p = tiny("card", 12);
+    p.ftl.gc_background_superblocks = 4;
+    p.ftl.gc_background_share = share;
+    p.ftl.map_ns_per_page = 20_000;
+    let (mut dev, slots, mut rng, mut now) = filled_and_rewritten(&p);
+    // Every program of the writes has ended (the buffer holds no page).
+    now += 1000 * NS_PER_MS;
+    let (moved, start, mut last) = (dev.counters().gc_slots_moved, now, 0);
+    for _ in 0..1000 {
+        now += 10 * NS_PER_US;
+        last = last.max(dev.submit(now, &io(rng.below(slots) * 4096, 4096, false)).unwrap());
+    }
+    let c = dev.counters();
+    (c.gc_slots_moved - moved, now - start, last - start, c.free_superblocks)
+}
+
+#[test]
+fn background_gc_takes_its_share_of_threads_that_host_reads_keep_busy() {
+    // Without a share, GC works only while the thread is free: at the
+    // reads' start, before their queue builds.
+    let (moved_off, _, last_off, _) = saturating_reads_after_writes(0.0);
+    let (moved, span, last, free) = saturating_reads_after_writes(0.25);
+    assert!(free < 7, "the backlog outlasts the reads ({free} superblocks free): the share, not the mark, ended GC's work");
+    // Beyond that, its share of the thread's time over the span (10 us a
+    // slot), give or take a batch of 4 slots.
+    let thread_ns = moved.saturating_sub(moved_off) * 10 * NS_PER_US;
+    let (want, batch) = (span / 4, 4 * 10 * NS_PER_US);
+    assert!(
+        thread_ns + batch >= want && thread_ns <= want + batch,
+        "background GC took {thread_ns} ns of the thread in {span} ns beyond the {moved_off} slots it moved while the thread was free: a quarter is {want}"
+    );
+    // The reads yield it: they end later.
+    assert!(last > last_off + want / 2, "last read at {last} with the share, {last_off} without");
+}
+
+/// While host writes keep pages waiting in the write buffer, GC is paced
+/// by them: a share for background GC changes nothing.
+#[test]
+fn background_gcs_share_leaves_a_write_load_alone() {
+    let run = |share: f64| {
+        let mut p = tiny("card", 12);
+        p.ftl.gc_background_superblocks = 4;
+        p.ftl.gc_background_share = share;
+        p.ftl.map_ns_per_page = 2_000;
+        let mut dev = Device::new(&p, "stock", 1).unwrap();
+        let slots = dev.capacity_bytes() / 4096;
+        let (mut rng, mut last) = (sim::Rng::new(5), 0);
+        for k in 0..4 * slots {
+            last = last.max(dev.submit(k * 20 * NS_PER_US, &io(rng.below(slots) * 4096, 4096, true)).unwrap());
+        }
+        (last, dev.counters().gc_slots_moved, dev.counters().free_superblocks)
+    };
+    assert_eq!(run(0.0), run(0.5));
 }

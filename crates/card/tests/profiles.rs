@@ -73,6 +73,8 @@ fn malformed_profiles_are_refused_naming_the_field() {
         ("erase_slow_share = 0.1", "erase_slow_share = 0.0", "nand.timings.erase_slow_share = 0: must be in (0, 1]"),
         ("erase_slow_share = 0.1", "", "erase_max_ns and timings.erase_slow_share go together"),
         ("gc_threads = 1", "gc_threads = 0", "ftl.gc_threads = 0"),
+        ("gc_threads = 1", "gc_threads = 1\ngc_background_superblocks = 4\ngc_background_share = 1.0", "ftl.gc_background_share = 1: must be in 0..=0.9"),
+        ("gc_threads = 1", "gc_threads = 1\ngc_background_share = 0.1", "ftl.gc_background_share = 0.1: must be 0 without ftl.gc_background_superblocks"),
         ("gc_threads = 1", "gc_threads = 1\ngc_lead_max_ns = 5", "ftl.gc_lead_max_ns = 5: must be 0 (no hold) or in 100 us..=1 s"),
         ("os_complete_ns = 2_000", "os_complete_ns = 2_000\ncommand_slots = 0", "host.command_slots = 0: must be in 1..=1048576"),
         ("count = 2", "count = 3", "controller.count = 3"),

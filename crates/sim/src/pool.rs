@@ -67,6 +67,16 @@ impl Pool {
         end
     }
 
+    /// Reserves `service` among the priority operations alone, from
+    /// `ready`, for work already reserved on the servers that the priority
+    /// operations must yield to (a time slice the servers' scheduler gives
+    /// a background task): the priority operations after it wait for it.
+    /// Returns when its slice ends.
+    pub fn reserve_lane(&mut self, ready: Ns, service: Ns) -> Ns {
+        let k = self.servers();
+        self.prio.get_or_insert_with(|| Box::new(Pool::new(k))).reserve(ready, service)
+    }
+
     /// Reserves an operation the servers take ahead of the work queued
     /// but not started (a host I/O's map work ahead of GC's backlog): at
     /// once if a server is free by `ready`, else when the first of the `k`

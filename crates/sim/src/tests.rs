@@ -577,3 +577,23 @@ fn a_deferring_die_behind_command_slots_completes_every_io() {
     let worst_read = r.0.iter().filter(|x| !x.2).map(|x| x.1 - x.0).max().unwrap();
     assert!(worst_read > WRITE_NS + 4 * READ_NS, "reads wait in the host behind the 4 commands ({worst_read} ns)");
 }
+
+/// Work booked on a pool's servers and then in its priority lane (a
+/// background task's time slice) holds back the priority operations that
+/// come after it until it ends; one booked on the servers alone holds them
+/// only until the unit in progress ends (half a 20 ns unit on one server).
+#[test]
+fn priority_operations_wait_for_a_slice_booked_in_their_lane() {
+    let prio_after = |lane: bool| {
+        let mut p = Pool::new(1);
+        p.reserve_priority(0, 10, 20);
+        let start = p.free_first();
+        p.reserve(start, 50);
+        if lane {
+            p.reserve_lane(start, 50);
+        }
+        p.reserve_priority(start, 10, 20)
+    };
+    assert_eq!(prio_after(false), 10 + 10 + 10);
+    assert_eq!(prio_after(true), 10 + 50 + 10);
+}

@@ -43,6 +43,9 @@ pub(super) struct Member {
     /// Background GC collects while the free pool is under this many
     /// superblocks (0: never).
     gc_background_mark: u32,
+    /// Background GC's time slice on busy GC threads, where the profile
+    /// gives it one (`ftl.gc_background_share`).
+    gc_slice: Option<GcSlice>,
     /// Simulated reads of lost data (an I/O error to the host).
     pub(super) reads_lost: u64,
     /// A read since the last host read found a page beyond ECC that its
@@ -70,6 +73,7 @@ impl Member {
             reclaim_ios: 0,
             reclaim_on: false,
             gc_background_mark,
+            gc_slice: GcSlice::of(profile, c),
             reads_lost: 0,
             unreadable: false,
         }
@@ -87,6 +91,7 @@ impl Member {
             reclaim_ios: self.reclaim_ios,
             reclaim_on: self.reclaim_on,
             gc_background_mark: self.gc_background_mark,
+            gc_slice: self.gc_slice,
             reads_lost: self.reads_lost,
             unreadable: self.unreadable,
         })
@@ -193,8 +198,17 @@ impl Member {
         if self.reclaim_on {
             self.reclaim_pace(c, now)?;
         }
-        if self.ftl.free_superblocks() < self.gc_background_mark && self.timing.gc_cpu.free_first() < now {
-            self.gc_background(c, now)?;
+        if self.ftl.free_superblocks() < self.gc_background_mark {
+            // A firmware that gives background GC a time slice runs it while
+            // the host is not writing (no page of host data waits for its
+            // program): under writes, GC is paced by them.
+            let sliced = self.gc_slice.is_some();
+            let writing = sliced && self.timing.buffer.programs_end > now;
+            if !writing && self.timing.gc_cpu.free_first() < now {
+                self.gc_background(c, now)?;
+            } else if !writing && sliced {
+                self.gc_background_slice(c, now)?;
+            }
         }
         if !write {
             return self.read(c, now, offset, len, payload);
@@ -337,6 +351,35 @@ impl Member {
         Ok(())
     }
 
+    /// Background GC on GC threads that host I/O keeps busy, while the
+    /// host is not writing (no page of the write buffer waits for its
+    /// program; under writes GC is paced by them): its share of
+    /// their time since the last call is credited, and each multi-plane
+    /// page of moves the credit covers is issued now and taken from the
+    /// host I/Os' turn on the threads (they yield it), so that the host
+    /// gives up that share while the backlog lasts.
+    #[inline(never)]
+    fn gc_background_slice(&mut self, c: &Costs, now: Ns) -> Result<(), DeviceError> {
+        let (mark, slots) = (self.gc_background_mark, self.ftl.layout().slots_per_mpage);
+        let mut s = self.gc_slice.expect("called only with a slice");
+        s.credit(now);
+        while s.credit_ns >= s.batch_ns {
+            let busy = self.timing.gc_cpu.busy_ns;
+            let (steps, _) = self.apply(c, Start::At(now), HostRead::NONE, |f| f.gc_background(mark, slots))?;
+            let taken = self.timing.gc_cpu.busy_ns - busy;
+            self.timing.gc_cpu.reserve_lane(now, taken);
+            // An erase, or a victim chosen, costs the threads no time here:
+            // at least a batch's credit is spent, so the loop ends.
+            s.credit_ns -= taken.max(s.batch_ns).min(s.credit_ns);
+            if steps == 0 {
+                s.credit_ns = 0;
+                break;
+            }
+        }
+        self.gc_slice = Some(s);
+        Ok(())
+    }
+
     /// Read reclaim in the background, paced by host I/O.
     #[inline(never)]
     fn reclaim_pace(&mut self, c: &Costs, now: Ns) -> Result<(), DeviceError> {
@@ -348,6 +391,37 @@ impl Member {
             self.reclaim_on = left > 0;
         }
         Ok(())
+    }
+}
+
+/// Background GC's share of busy GC threads (`ftl.gc_background_share`),
+/// as credit of thread time accrued since the last host I/O.
+#[derive(Clone, Copy)]
+struct GcSlice {
+    /// Parts per million of the threads' time.
+    share_ppm: u64,
+    threads: u64,
+    /// Thread time one multi-plane page of moves takes.
+    batch_ns: Ns,
+    credit_ns: Ns,
+    last_ns: Ns,
+}
+
+impl GcSlice {
+    fn of(profile: &Profile, c: &Costs) -> Option<GcSlice> {
+        let share_ppm = (profile.ftl.gc_background_share * 1e6).round() as u64;
+        let batch_ns = c.gc_mpage_cpu_ns;
+        (share_ppm > 0 && batch_ns > 0).then_some(GcSlice { share_ppm, threads: profile.ftl.gc_threads as u64, batch_ns, credit_ns: 0, last_ns: 0 })
+    }
+
+    /// The share of the threads' time since the last call, credited; the
+    /// credit held to a batch and a half, so that a spell in which the
+    /// threads were free (or the pool full) is not paid back in a burst.
+    fn credit(&mut self, now: Ns) {
+        let elapsed = now.saturating_sub(self.last_ns);
+        self.last_ns = self.last_ns.max(now);
+        let earned = (elapsed as u128 * self.threads as u128 * self.share_ppm as u128 / 1_000_000) as u64;
+        self.credit_ns = (self.credit_ns + earned).min(self.batch_ns * 3 / 2);
     }
 }
 

@@ -18,11 +18,21 @@ pub(in crate::device) struct WriteBuffer {
     /// freed them (slots are taken only when none is free, so the free
     /// ones are all that page's), 0 for the empty buffer's.
     pub(super) free_since: Ns,
+    /// When the last page programmed so far ends: until then the buffer
+    /// holds host data waiting for the flash.
+    pub(in crate::device) programs_end: Ns,
 }
 
 impl WriteBuffer {
     pub(in crate::device) fn new(slots: u32, slots_per_page: u32) -> WriteBuffer {
-        WriteBuffer { free: slots, capacity: slots, slots_per_page, pending: MinHeap::with_capacity((slots / slots_per_page) as usize + 1), free_since: 0 }
+        WriteBuffer {
+            free: slots,
+            capacity: slots,
+            slots_per_page,
+            pending: MinHeap::with_capacity((slots / slots_per_page) as usize + 1),
+            free_since: 0,
+            programs_end: 0,
+        }
     }
 
     /// A slot for data arriving at `ready`: the time it can be accepted,
@@ -42,6 +52,7 @@ impl WriteBuffer {
     #[inline]
     pub(super) fn release(&mut self, at: Ns) {
         self.pending.push(at);
+        self.programs_end = self.programs_end.max(at);
         debug_assert!(
             self.free as u64 + self.pending.len() as u64 * self.slots_per_page as u64 <= self.capacity as u64,
             "write buffer: more slots free or pending ({} + {} pages) than it holds ({})",

@@ -47,7 +47,7 @@ pub(in crate::device) struct Costs {
     pub(in crate::device) cpu_slot_ns: Ns,
     /// Latency of the completion path after the device is done.
     pub(in crate::device) complete_ns: Ns,
-    pub(super) gc_mpage_cpu_ns: Ns,
+    pub(in crate::device) gc_mpage_cpu_ns: Ns,
     /// A GC thread's time for a stripe row (the data pages whose parity
     /// it writes together), which it relocates as one piece of work: what
     /// a host I/O's map work waits for on a busy thread.
