@@ -203,11 +203,12 @@ impl Member {
             // the host is not writing (no page of host data waits for its
             // program): under writes, GC is paced by them.
             let sliced = self.gc_slice.is_some();
-            let writing = sliced && self.timing.buffer.programs_end > now;
-            if !writing && self.timing.gc_cpu.free_first() < now {
-                self.gc_background(c, now)?;
-            } else if !writing && sliced {
-                self.gc_background_slice(c, now)?;
+            if !(sliced && self.timing.buffer.programs_end > now) {
+                if self.timing.gc_cpu.free_first() < now {
+                    self.gc_background(c, now)?;
+                } else if sliced {
+                    self.gc_background_slice(c, now)?;
+                }
             }
         }
         if !write {
