@@ -159,7 +159,7 @@ impl MemberTiming {
                     let (d, ready) = (op.die as usize, ready.max(self.gc_ready));
                     let n = self.die_erases[d];
                     self.die_erases[d] = n.wrapping_add(1);
-                    let end = if c.scaling.erase_takes_time(n) { self.timed_erase(c, d, op.block, ready) } else { ready };
+                    let end = if c.scaling.erase_takes_time(n, d as u32) { self.timed_erase(c, d, op.block, ready) } else { ready };
                     let i = self.erased_index(d, op.block);
                     let e = &mut self.erased_at[i];
                     *e = (*e).max(end);
