@@ -17,10 +17,9 @@
 //! die time spent erasing per page written (and so throughput) as at full
 //! size, and each stall as long and as frequent as at full size (a read or
 //! a program that meets an erase waits what it would on the full-size
-//! card). Erase
-//! counts per block per drive write are the full-size ones (a block holds
-//! `pages_div` times less and a drive write is `pages_div` times smaller),
-//! so wear and its leveling need no scaling.
+//! card). Erase counts per block per drive write are the full-size ones (a
+//! block holds `pages_div` times less and a drive write is `pages_div`
+//! times smaller), so wear and its leveling need no scaling.
 //!
 //! The write buffer shrinks by `pages_div` too, down to a floor of a few
 //! pages per die: it fills in the first moments of a fresh card's first
