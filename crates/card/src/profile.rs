@@ -184,10 +184,11 @@ pub struct FtlProfile {
     /// nothing.
     #[serde(default)]
     pub map_ns_per_page: u64,
-    /// Background GC: superblocks beyond the reserve (and the one more
-    /// that paced GC keeps) that the GC threads free while they have
-    /// nothing else to do. GC paced by host writes holds the pool just
-    /// above the reserve; a GC thread with time to spare goes on collecting
+    /// Background GC: superblocks beyond the level at which GC paced by
+    /// host writes rests (the reserve, one more it keeps and one it may
+    /// free going from victim to victim) that the GC threads free while
+    /// they have nothing else to do. GC paced by host writes holds the
+    /// pool just above the reserve; a GC thread with time to spare goes on collecting
     /// until this many more are free, so after a heavy write phase GC
     /// works off its backlog while a lighter load runs. Absent: 0, GC runs
     /// only as host writes pace it.
@@ -212,6 +213,12 @@ pub struct FtlProfile {
     /// slot.
     #[serde(default)]
     pub gc_lead_max_ns: u64,
+    /// The period of that pacing loop, nanoseconds: the controller checks
+    /// GC's lead once a period, and a write it holds goes at the first
+    /// check that finds the lead within bound, not the instant it is.
+    /// Absent: 0, the hold releases a write the instant GC's lead allows.
+    #[serde(default)]
+    pub gc_pace_period_ns: u64,
     /// The rate at which the background rebuild after a die failure moves
     /// data, bytes per second (Linux md's `speed_limit_max` in spirit:
     /// host I/O goes on meanwhile). Bounded by what GC threads and dies
@@ -383,6 +390,11 @@ impl Profile {
         self.within("ftl.map_ns_per_page", f.map_ns_per_page, 0..=1_000_000, "at most 1 ms")?;
         if f.gc_lead_max_ns != 0 {
             self.within("ftl.gc_lead_max_ns", f.gc_lead_max_ns, 100_000..=1_000_000_000, "0 (no hold) or in 100 us..=1 s")?;
+        }
+        if f.gc_pace_period_ns != 0 {
+            let max = f.gc_lead_max_ns;
+            let what = "0 (no period) or in 10 us..=ftl.gc_lead_max_ns (a pacing loop needs the hold it paces)";
+            self.within("ftl.gc_pace_period_ns", f.gc_pace_period_ns, 10_000..=max.max(1), what)?;
         }
         self.within("ftl.rebuild_bytes_per_sec", f.rebuild_bytes_per_sec, 1_000_000..=100_000_000_000, "in 1 MB/s..=100 GB/s")
     }

@@ -52,6 +52,9 @@ pub(crate) struct Victim {
     pub(crate) mask: u32,
 }
 
+/// Superblocks above its paced level at which GC paced by host writes
+/// rests (`Ftl::gc_pace`).
+const GC_PACE_HYSTERESIS: u32 = 1;
 /// How far ahead of the GC cursor L2P entries are prefetched, in slots.
 const GC_PREFETCH_AHEAD: u32 = 64;
 /// Positions prefetched per burst: small enough that the burst fits the
@@ -62,13 +65,18 @@ impl<M: Media> Ftl<M> {
     /// GC's share for `slots` slots written: it runs while the free pool is
     /// at or below the reserve plus one, at the victim's own ratio of valid
     /// to invalid slots (which keeps the pool level), scaled up by how far
-    /// the pool has fallen below that mark.
+    /// the pool has fallen below that mark. Once running it goes on from
+    /// victim to victim until the pool is `GC_PACE_HYSTERESIS` superblocks
+    /// above that mark: a GC that rested each time a victim put the pool
+    /// back over it would stop and start once per victim, and the writes
+    /// while its queue drained would pass any pacing unheld, in bursts
+    /// whose rate follows the size of a superblock (and so the scale).
     #[inline]
     pub(crate) fn gc_pace(&mut self, slots: u64) -> Result<(), FtlError> {
         let target = self.gc_paced_level();
         let free = self.sbs.free.len() as u32;
         if self.gc.victim.is_none() {
-            if free > target {
+            if free > self.gc_rest_level() {
                 self.gc.credit = 0;
                 return Ok(());
             }
@@ -89,10 +97,17 @@ impl<M: Media> Ftl<M> {
     }
 
     /// The free superblocks GC paced by host writes keeps: the reserve and
-    /// one more. Background GC's marks are counted above it.
+    /// one more.
     #[inline]
     pub fn gc_paced_level(&self) -> u32 {
         self.cfg.reserve_superblocks + 1
+    }
+
+    /// The free superblocks above which GC paced by host writes rests
+    /// (`gc_pace`): background GC's marks are counted from here.
+    #[inline]
+    pub fn gc_rest_level(&self) -> u32 {
+        self.gc_paced_level() + GC_PACE_HYSTERESIS
     }
 
     /// Background GC: up to `slots` moves (an erase counts as one) while

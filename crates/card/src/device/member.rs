@@ -60,7 +60,7 @@ impl Member {
         let erases_max = (0..g.blocks_per_plane).map(|b| ftl.superblock_erase_count(b)).max().unwrap_or(0) * cycles_per_erase;
         let gc_background_mark = match profile.ftl.gc_background_superblocks {
             0 => 0,
-            k => ftl.gc_paced_level() + k,
+            k => ftl.gc_rest_level() + k,
         };
         let wear = profile.nand.errors.clone().map(|e| Wear::new(e, profile.nand.codeword_bytes, g.dies(), g.blocks_per_plane, erases_max, index as u64));
         Member {

@@ -98,14 +98,17 @@ impl MemberTiming {
     /// When a host write's data arriving at `ready` is taken into the
     /// buffer: a slot must be free and, where the controller paces GC
     /// against host writes, GC's queued work no further ahead than its
-    /// bound (a GC thread free within it).
+    /// bound (a GC thread free within it). A write so held goes at the
+    /// pacing loop's first check after that.
     #[inline]
     pub(super) fn write_admit(&mut self, c: &Costs, ready: Ns) -> Ns {
         let ack = self.buffer.acquire(ready);
-        match c.gc_lead_max_ns {
-            Some(lead) => ack.max(self.gc_cpu.free_first().saturating_sub(lead)),
-            None => ack,
+        let Some(lead) = c.gc_lead_max_ns else { return ack };
+        let hold = self.gc_cpu.free_first().saturating_sub(lead);
+        if hold <= ack {
+            return ack;
         }
+        hold.div_ceil(c.gc_pace_period_ns) * c.gc_pace_period_ns
     }
 
     /// A read's data over the host link once it is out of the card.
