@@ -188,8 +188,8 @@ pub struct FtlProfile {
     /// host writes rests (the reserve, one more it keeps and one it may
     /// free going from victim to victim) that the GC threads free while
     /// they have nothing else to do. GC paced by host writes holds the
-    /// pool just above the reserve; a GC thread with time to spare goes on collecting
-    /// until this many more are free, so after a heavy write phase GC
+    /// pool just above the reserve; a GC thread with time to spare goes
+    /// on collecting until this many more are free, so after a heavy write phase GC
     /// works off its backlog while a lighter load runs. Absent: 0, GC runs
     /// only as host writes pace it.
     #[serde(default)]

@@ -52,9 +52,9 @@ pub(crate) struct Victim {
     pub(crate) mask: u32,
 }
 
-/// Superblocks above its paced level at which GC paced by host writes
-/// rests (`Ftl::gc_pace`).
-const GC_PACE_HYSTERESIS: u32 = 1;
+/// Superblocks above its paced level up to which GC paced by host writes
+/// takes its next victim (`Ftl::gc_rest_level`).
+const GC_REST_ABOVE_PACED: u32 = 1;
 /// How far ahead of the GC cursor L2P entries are prefetched, in slots.
 const GC_PREFETCH_AHEAD: u32 = 64;
 /// Positions prefetched per burst: small enough that the burst fits the
@@ -62,15 +62,15 @@ const GC_PREFETCH_AHEAD: u32 = 64;
 const GC_PREFETCH_BURST: u32 = 8;
 
 impl<M: Media> Ftl<M> {
-    /// GC's share for `slots` slots written: it runs while the free pool is
-    /// at or below the reserve plus one, at the victim's own ratio of valid
-    /// to invalid slots (which keeps the pool level), scaled up by how far
-    /// the pool has fallen below that mark. Once running it goes on from
-    /// victim to victim until the pool is `GC_PACE_HYSTERESIS` superblocks
-    /// above that mark: a GC that rested each time a victim put the pool
-    /// back over it would stop and start once per victim, and the writes
-    /// while its queue drained would pass any pacing unheld, in bursts
-    /// whose rate follows the size of a superblock (and so the scale).
+    /// GC's share for `slots` slots written, at the victim's own ratio of
+    /// valid to invalid slots (which keeps the pool level), scaled up by
+    /// how far the pool has fallen below its paced level (the reserve plus
+    /// one). It takes a next victim while the pool is at or below its rest
+    /// level, a superblock above the paced level, and rests only above
+    /// that: with the rest level at the paced level itself, GC stopped and
+    /// started once per victim, and the writes while its queue drained
+    /// passed any pacing unheld, in bursts whose rate followed the size of
+    /// a superblock (and so the scale).
     #[inline]
     pub(crate) fn gc_pace(&mut self, slots: u64) -> Result<(), FtlError> {
         let target = self.gc_paced_level();
@@ -107,7 +107,7 @@ impl<M: Media> Ftl<M> {
     /// (`gc_pace`): background GC's marks are counted from here.
     #[inline]
     pub fn gc_rest_level(&self) -> u32 {
-        self.gc_paced_level() + GC_PACE_HYSTERESIS
+        self.gc_paced_level() + GC_REST_ABOVE_PACED
     }
 
     /// Background GC: up to `slots` moves (an erase counts as one) while
