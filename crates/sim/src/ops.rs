@@ -5,10 +5,6 @@ use crate::Timeline;
 use std::collections::VecDeque;
 use units::Ns;
 
-/// A die that has seen no priority operation for this long stops
-/// recording (a write phase pays nothing once its reads have ended).
-const READS_GONE_NS: Ns = 1_000_000_000;
-
 /// Operations a trail keeps at most (the host's clock prunes it long
 /// before): older ones are forgotten, and a priority operation that
 /// reaches back past them is served as on an idle die.
@@ -23,7 +19,10 @@ const TRAIL_SHORT: usize = 64;
 /// progress at its ready time, not for the longest one that might be: a
 /// read that arrives during a program waits for what is left of that
 /// program, behind an erase for what is left of the erase, on an idle die
-/// for nothing.
+/// for nothing. It records every operation, on a die that is only written
+/// too: the first read after a write phase meets the operation actually in
+/// progress (the host's clock prunes the record, so a write phase keeps
+/// only what is booked ahead of it).
 #[derive(Debug, Clone)]
 pub struct OpTimeline {
     line: Timeline,
@@ -35,12 +34,6 @@ pub struct OpTimeline {
     /// When the last priority operation ends: the next one starts no
     /// earlier (two reads behind one program run one after the other).
     prio_end: Ns,
-    /// From when the trail knows every operation: it starts recording at
-    /// the first priority operation (a die that is only written pays
-    /// nothing), and what was queued before is known only by its bound.
-    known_from: Option<Ns>,
-    /// When the last priority operation was ready.
-    last_prio: Ns,
 }
 
 /// The queued operations, in order, each as the idle time before it and
@@ -70,7 +63,7 @@ enum At {
 
 impl OpTimeline {
     pub fn new(wait_max: Ns) -> OpTimeline {
-        OpTimeline { line: Timeline::default(), trail: Trail::default(), wait_max, prio_end: 0, known_from: None, last_prio: 0 }
+        OpTimeline { line: Timeline::default(), trail: Trail::default(), wait_max, prio_end: 0 }
     }
 
     /// Reserves the resource for `service` from no earlier than `ready`
@@ -97,9 +90,6 @@ impl OpTimeline {
         let before = self.line.free_at;
         let end = self.line.reserve(ready, service);
         let start = end - service;
-        if self.known_from.is_none() {
-            return end;
-        }
         if end == self.line.free_at && start >= before {
             self.trail.push(start.saturating_sub(load), end);
         } else {
@@ -114,8 +104,6 @@ impl OpTimeline {
     /// Priority operations wait for one another in order.
     #[inline]
     pub fn reserve_priority(&mut self, ready: Ns, service: Ns) -> Ns {
-        let known_from = *self.known_from.get_or_insert(self.line.free_at);
-        self.last_prio = ready;
         let (trail, wait_max) = (&mut self.trail, self.wait_max);
         let mut at = At::After;
         // Behind an earlier priority operation, the die takes this one as
@@ -123,9 +111,6 @@ impl OpTimeline {
         let behind = self.prio_end > ready;
         let ready = ready.max(self.prio_end);
         let (end, placed) = self.line.reserve_priority_ordered(ready, service, |r| {
-            if r < known_from {
-                return if behind { r } else { r + wait_max };
-            }
             trail.forget_before(r.saturating_sub(wait_max));
             at = trail.at(r);
             match at {
@@ -142,17 +127,8 @@ impl OpTimeline {
 
     /// Forgets the operations that end by `t`: no priority operation will
     /// be ready before (the host's clock, less the longest operation).
-    /// Stops recording when no priority operation has come for a while.
     #[inline]
     pub fn forget_before(&mut self, t: Ns) {
-        if self.known_from.is_none() {
-            return;
-        }
-        if t > self.last_prio + READS_GONE_NS {
-            self.known_from = None;
-            self.trail = Trail::default();
-            return;
-        }
         // A short trail is left to the next priority operation, which
         // forgets what it cannot meet before it looks (and this one would
         // touch the trail's memory for nothing).
@@ -221,6 +197,7 @@ impl Trail {
             j -= 1;
         }
         if j == 0 && end > start {
+            self.prepend(from, finish);
             return;
         }
         if j == self.ops.len() {
@@ -245,6 +222,26 @@ impl Trail {
         if self.ops.len() > TRAIL_MAX {
             self.pop();
         }
+    }
+
+    /// An operation before every one kept (placed in a gap the trail
+    /// began after, as when an operation seconds later started it anew):
+    /// kept as the first where it ends before the first one starts and
+    /// the idle time between fits.
+    #[cold]
+    fn prepend(&mut self, from: Ns, finish: Ns) {
+        if self.ops.len() >= TRAIL_MAX {
+            return;
+        }
+        let Some(first) = self.ops.front_mut() else { return };
+        let first_start = self.base + first.0 as Ns;
+        if finish > first_start || from >= finish {
+            return;
+        }
+        let Ok(idle) = u32::try_from(first_start - finish) else { return };
+        first.0 = idle;
+        self.ops.push_front((0, narrow(finish - from)));
+        self.base = from;
     }
 
     fn pop(&mut self) {
