@@ -204,21 +204,6 @@ pub struct FtlProfile {
     /// that have nothing else to do, writes or not.
     #[serde(default)]
     pub gc_background_share: f64,
-    /// How far the GC threads' queued work may run ahead of a host write,
-    /// nanoseconds: a controller that paces GC against host writes holds
-    /// a write (before it takes a buffer slot's data) until a GC thread
-    /// could take new work within this time, so that GC never falls far
-    /// behind and the write buffer drains as GC frees blocks rather than
-    /// in bursts. Absent: 0, no hold; a write waits only for its buffer
-    /// slot.
-    #[serde(default)]
-    pub gc_lead_max_ns: u64,
-    /// The period of that pacing loop, nanoseconds: the controller checks
-    /// GC's lead once a period, and a write it holds goes at the first
-    /// check that finds the lead within bound, not the instant it is.
-    /// Absent: 0, the hold releases a write the instant GC's lead allows.
-    #[serde(default)]
-    pub gc_pace_period_ns: u64,
     /// The rate at which the background rebuild after a die failure moves
     /// data, bytes per second (Linux md's `speed_limit_max` in spirit:
     /// host I/O goes on meanwhile). Bounded by what GC threads and dies
@@ -388,14 +373,6 @@ impl Profile {
         }
         self.within("ftl.gc_ns_per_slot", f.gc_ns_per_slot, 0..=1_000_000, "at most 1 ms")?;
         self.within("ftl.map_ns_per_page", f.map_ns_per_page, 0..=1_000_000, "at most 1 ms")?;
-        if f.gc_lead_max_ns != 0 {
-            self.within("ftl.gc_lead_max_ns", f.gc_lead_max_ns, 100_000..=1_000_000_000, "0 (no hold) or in 100 us..=1 s")?;
-        }
-        if f.gc_pace_period_ns != 0 {
-            let max = f.gc_lead_max_ns;
-            let what = "0 (no period) or in 10 us..=ftl.gc_lead_max_ns (a pacing loop needs the hold it paces)";
-            self.within("ftl.gc_pace_period_ns", f.gc_pace_period_ns, 10_000..=max.max(1), what)?;
-        }
         self.within("ftl.rebuild_bytes_per_sec", f.rebuild_bytes_per_sec, 1_000_000..=100_000_000_000, "in 1 MB/s..=100 GB/s")
     }
 

@@ -75,14 +75,6 @@ fn malformed_profiles_are_refused_naming_the_field() {
         ("gc_threads = 1", "gc_threads = 0", "ftl.gc_threads = 0"),
         ("gc_threads = 1", "gc_threads = 1\ngc_background_superblocks = 4\ngc_background_share = 1.0", "ftl.gc_background_share = 1: must be in 0..=0.9"),
         ("gc_threads = 1", "gc_threads = 1\ngc_background_share = 0.1", "ftl.gc_background_share = 0.1: must be 0 without ftl.gc_background_superblocks"),
-        ("gc_threads = 1", "gc_threads = 1\ngc_lead_max_ns = 5", "ftl.gc_lead_max_ns = 5: must be 0 (no hold) or in 100 us..=1 s"),
-        // A pacing loop without the hold it paces, or slower than the hold.
-        (
-            "gc_threads = 1",
-            "gc_threads = 1\ngc_pace_period_ns = 1_000_000",
-            "ftl.gc_pace_period_ns = 1000000: must be 0 (no period) or in 10 us..=ftl.gc_lead_max_ns",
-        ),
-        ("gc_threads = 1", "gc_threads = 1\ngc_lead_max_ns = 5_000_000\ngc_pace_period_ns = 6_000_000", "ftl.gc_pace_period_ns = 6000000"),
         ("os_complete_ns = 2_000", "os_complete_ns = 2_000\ncommand_slots = 0", "host.command_slots = 0: must be in 1..=1048576"),
         ("count = 2", "count = 3", "controller.count = 3"),
         ("ecc_bits = 40", "ecc_bits = 0", "nand.errors.ecc_bits = 0: must be in 1..=200"),

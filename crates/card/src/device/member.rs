@@ -232,7 +232,7 @@ impl Member {
         }
         let mut done = t;
         for lba in first..last + 1 {
-            let ack = self.timing.write_admit(c, t);
+            let ack = self.timing.write_admit(t);
             self.apply(c, Start::At(ack), HostRead::NONE, |f| f.write_in_io(lba, None, (first, last)))?;
             done = done.max(ack);
         }
@@ -308,7 +308,7 @@ impl Member {
                 self.merge_read(c, t, lba, slot)?;
             }
             slot[(lo - start) as usize..(hi - start) as usize].copy_from_slice(&data[(lo - offset) as usize..(hi - offset) as usize]);
-            let ack = self.timing.write_admit(c, t);
+            let ack = self.timing.write_admit(t);
             self.apply(c, Start::At(ack), HostRead::NONE, |f| f.write_in_io(lba, Some(&slot[..]), (first, last)))?;
             done = done.max(ack);
         }

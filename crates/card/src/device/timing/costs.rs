@@ -58,12 +58,6 @@ pub(in crate::device) struct Costs {
     pub(in crate::device) gc_read_ahead_ns: Ns,
     /// The GC threads' time for each page a host I/O reads or programs.
     pub(super) map_page_ns: Ns,
-    /// How far GC's queued work may run ahead of a host write
-    /// (`ftl.gc_lead_max_ns`), where the controller paces it.
-    pub(super) gc_lead_max_ns: Option<Ns>,
-    /// The period at which the controller's pacing loop releases held
-    /// writes (`ftl.gc_pace_period_ns`); at least 1.
-    pub(super) gc_pace_period_ns: Ns,
     /// Whether GC threads run on the host's cores (host-managed cards).
     pub(super) gc_on_host: bool,
     /// The channel and the controller of each die (fixed; tables save a
@@ -117,8 +111,6 @@ impl Costs {
             gc_read_ahead_ns: die_op_typical_ns
                 + 2 * (t.read_ns + transfer_ns(g.mpage_bytes(), t.channel_bytes_per_sec) + transfer_ns(g.mpage_bytes(), c.read_path_bytes_per_sec)),
             map_page_ns: profile.ftl.map_ns_per_page,
-            gc_lead_max_ns: (profile.ftl.gc_lead_max_ns > 0).then_some(profile.ftl.gc_lead_max_ns),
-            gc_pace_period_ns: profile.ftl.gc_pace_period_ns.max(1),
             gc_on_host: host_managed,
             die_channel: (0..g.dies()).map(|d| g.channel_of(d)).collect(),
             die_controller: (0..g.dies()).map(|d| g.channel_of(d) / (g.channels / c.count)).collect(),

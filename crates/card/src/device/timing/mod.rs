@@ -96,19 +96,16 @@ impl MemberTiming {
     }
 
     /// When a host write's data arriving at `ready` is taken into the
-    /// buffer: a slot must be free and, where the controller paces GC
-    /// against host writes, GC's queued work no further ahead than its
-    /// bound (a GC thread free within it). A write so held goes at the
-    /// pacing loop's first check after that.
+    /// buffer: when a slot is free. Nothing else holds a write: once GC's
+    /// work is what the card does, host programs queue behind it on the
+    /// dies, channels and program paths, the buffer fills, and a write
+    /// waits for the first host page of any die to be programmed (behind
+    /// whatever that die was doing: an erase, a program). That is how a
+    /// card-managed controller's writes are paced against its GC, and
+    /// where their latency spread and maxima come from.
     #[inline]
-    pub(super) fn write_admit(&mut self, c: &Costs, ready: Ns) -> Ns {
-        let ack = self.buffer.acquire(ready);
-        let Some(lead) = c.gc_lead_max_ns else { return ack };
-        let hold = self.gc_cpu.free_first().saturating_sub(lead);
-        if hold <= ack {
-            return ack;
-        }
-        hold.div_ceil(c.gc_pace_period_ns) * c.gc_pace_period_ns
+    pub(super) fn write_admit(&mut self, ready: Ns) -> Ns {
+        self.buffer.acquire(ready)
     }
 
     /// A read's data over the host link once it is out of the card.
@@ -327,6 +324,32 @@ mod tests {
         }
         assert_eq!(b.acquire(40), 500);
         assert_eq!(b.acquire(900), 900, "data arriving after the program waits for nothing");
+    }
+
+    /// A card-managed controller paces host writes against its GC with
+    /// the buffer alone: when the buffer is full, a write waits for a host
+    /// page to be programmed, and that program waits for what its die was
+    /// doing first. Behind an erase, the write waits out the erase and the
+    /// program (the steady 4K write's maximum: its mean, then a tBERS and
+    /// a tPROG).
+    #[test]
+    fn a_write_to_a_full_buffer_waits_out_the_erase_ahead_of_the_program_that_frees_it() {
+        let (profile, g, c) = card("p420m", 1024);
+        let page_slots = g.slots_per_mpage();
+        let mut t = MemberTiming::new(&profile, &g, &c, page_slots, 0);
+        let erase = MediaOp { kind: OpKind::Erase, tag: OpTag::Gc, die: 0, block: 2, page: 0, mask: 0, retries: 0, stripe_part: false };
+        t.charge(&c, &[erase], 0, HostRead::NONE);
+        let erased = t.dies[0].idle_at();
+        assert!(erased >= profile.nand.timings().erase_ns, "die 0 erases first ({erased} ns)");
+        for _ in 0..page_slots {
+            assert_eq!(t.write_admit(0), 0, "an empty buffer takes a page of data at once");
+        }
+        let program = MediaOp { kind: OpKind::Program, tag: OpTag::User, die: 0, block: 3, page: 1, mask: 0, retries: 0, stripe_part: false };
+        t.charge(&c, &[program], 0, HostRead::NONE);
+        let programmed = t.dies[0].idle_at();
+        assert!(programmed >= erased + c.program_ns_of(1), "the host page is programmed after the erase ({programmed} < {erased} + tPROG)");
+        let ack = t.write_admit(1_000);
+        assert_eq!(ack, programmed, "the next write takes the slot the program frees, when it ends");
     }
 
     /// The timing model on a bare list of operations: a host read waits
