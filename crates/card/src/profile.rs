@@ -125,6 +125,26 @@ pub struct ControllerProfile {
     /// Fixed time an I/O spends outside any queue (doorbell, completion,
     /// interrupt): it sets the latency at queue depth 1, not the throughput.
     pub io_overhead_ns: u64,
+    /// The most reads a member's hardware holds outstanding at once, host
+    /// reads and GC's alike (a read holds its place from its command to
+    /// its data out); more wait for a place. Absent: no limit.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_slots: Option<u32>,
+    /// Whether a host read goes ahead of the operations queued on its die
+    /// (it still waits for the one in progress: no suspend). `false`: the
+    /// controller runs each die's operations in the order it was given
+    /// them, and a read waits for the programs and erases queued before
+    /// it. Absent: true.
+    #[serde(default = "yes", skip_serializing_if = "is_yes")]
+    pub read_priority: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn is_yes(b: &bool) -> bool {
+    *b
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -184,6 +204,15 @@ pub struct FtlProfile {
     /// nothing.
     #[serde(default)]
     pub map_ns_per_page: u64,
+    /// Time the same threads spend on each 4 KiB slot a host writes, on
+    /// top of its page's map work, taken when its page is programmed: a
+    /// card's firmware moving the slot from its buffer into a program
+    /// (the buffer's bookkeeping, the slot's map entry, its share of the
+    /// stripe's parity). It does not delay the write's acknowledgement,
+    /// but the buffer waits for it, and host reads and GC share it.
+    /// Absent: 0.
+    #[serde(default)]
+    pub write_ns_per_slot: u64,
     /// Background GC: superblocks beyond the level at which GC paced by
     /// host writes rests (the reserve, one more it keeps and one it may
     /// free going from victim to victim) that the GC threads free while
@@ -306,6 +335,9 @@ impl Profile {
             self.within(k, v, 1_000_000..=1_000_000_000_000, "in 1 MB/s..=1 TB/s")?;
         }
         self.within("controller.io_overhead_ns", c.io_overhead_ns, 0..=10_000_000, "at most 10 ms")?;
+        if let Some(n) = c.read_slots {
+            self.within("controller.read_slots", n, 1..=1 << 16, "in 1..=65536")?;
+        }
         let cw = self.nand.codeword_bytes;
         if !(512..=4096).contains(&cw) || !cw.is_power_of_two() {
             return Err(self.field("nand.codeword_bytes", cw, "a power of two in 512..=4096"));
@@ -373,6 +405,7 @@ impl Profile {
         }
         self.within("ftl.gc_ns_per_slot", f.gc_ns_per_slot, 0..=1_000_000, "at most 1 ms")?;
         self.within("ftl.map_ns_per_page", f.map_ns_per_page, 0..=1_000_000, "at most 1 ms")?;
+        self.within("ftl.write_ns_per_slot", f.write_ns_per_slot, 0..=1_000_000, "at most 1 ms")?;
         self.within("ftl.rebuild_bytes_per_sec", f.rebuild_bytes_per_sec, 1_000_000..=100_000_000_000, "in 1 MB/s..=100 GB/s")
     }
 

@@ -225,14 +225,12 @@ impl Member {
         if let Payload::Write(data) = payload {
             return self.write_data(c, t, offset, data);
         }
-        for (lba, partial) in [(first, head_partial), (last, tail_partial && last != first)] {
-            if partial {
-                self.apply(c, Start::At(t), HostRead::NONE, |f| f.read_for_merge(lba, None))?;
-            }
-        }
         let mut done = t;
         for lba in first..last + 1 {
             let ack = self.timing.write_admit(t);
+            if (lba == first && head_partial) || (lba == last && last != first && tail_partial) {
+                self.merge(c, ack, lba, None)?;
+            }
             self.apply(c, Start::At(ack), HostRead::NONE, |f| f.write_in_io(lba, None, (first, last)))?;
             done = done.max(ack);
         }
@@ -259,6 +257,15 @@ impl Member {
                 done
             }
         };
+        let unflashed = last - first + 1 - self.timing.read_slots_flashed;
+        if unflashed == 0 {
+            return Ok(self.timing.read_out(c, done, len));
+        }
+        let done = done.max(self.timing.read_unflashed(c, unflashed));
+        if c.gc_on_host && self.timing.read_slots_flashed == 0 {
+            // The driver's zeros are in host memory: nothing crosses the link.
+            return Ok(done);
+        }
         Ok(self.timing.read_out(c, done, len))
     }
 
@@ -304,25 +311,38 @@ impl Member {
         for lba in first..last + 1 {
             let start = lba as u64 * SLOT_BYTES;
             let (lo, hi) = (offset.max(start), (offset + data.len() as u64).min(start + SLOT_BYTES));
+            let ack = self.timing.write_admit(t);
             if hi - lo < SLOT_BYTES {
-                self.merge_read(c, t, lba, slot)?;
+                self.merge_read(c, ack, lba, slot)?;
             }
             slot[(lo - start) as usize..(hi - start) as usize].copy_from_slice(&data[(lo - offset) as usize..(hi - offset) as usize]);
-            let ack = self.timing.write_admit(t);
             self.apply(c, Start::At(ack), HostRead::NONE, |f| f.write_in_io(lba, Some(&slot[..]), (first, last)))?;
             done = done.max(ack);
         }
         Ok(done)
     }
 
-    /// The rest of a slot a write covers in part, read (its time taken from
-    /// `t`; the write does not wait for it) into `slot`: a slot that
-    /// cannot be read fails the write, which merges no guessed bytes.
-    fn merge_read(&mut self, c: &Costs, t: Ns, lba: u32, slot: &mut [u8; SLOT_BYTES as usize]) -> Result<(), DeviceError> {
+    /// The rest of a slot a write covers in part, read into `slot` once
+    /// the write's slot is taken into the buffer (`ack`; the write does
+    /// not wait for it), and merged (`merge`): a slot that cannot be read
+    /// fails the write, which merges no guessed bytes.
+    fn merge_read(&mut self, c: &Costs, ack: Ns, lba: u32, slot: &mut [u8; SLOT_BYTES as usize]) -> Result<(), DeviceError> {
         self.unreadable = false;
-        self.apply(c, Start::At(t), HostRead::NONE, |f| f.read_for_merge(lba, Some(&mut slot[..])))?;
+        self.merge(c, ack, lba, Some(&mut slot[..]))?;
         if std::mem::take(&mut self.unreadable) {
             return Err(DeviceError::Unreadable { offset: lba as u64 * SLOT_BYTES, len: SLOT_BYTES });
+        }
+        Ok(())
+    }
+
+    /// A partial slot's merge: the rest of slot `lba` is read from the
+    /// media (into `out`, for a data-holding card) once its write is in
+    /// the buffer (`ack`), and a GC thread merges it; a slot never
+    /// written merges with zeros, at no cost.
+    fn merge(&mut self, c: &Costs, ack: Ns, lba: u32, out: Option<&mut [u8]>) -> Result<(), DeviceError> {
+        let (from, read) = self.apply(c, Start::At(ack), HostRead::NONE, |f| f.read_for_merge(lba, out))?;
+        if from != ftl::ReadFrom::Unmapped {
+            self.timing.merge(c, ack, read);
         }
         Ok(())
     }

@@ -121,7 +121,7 @@ impl Device {
         // The host's cores: those of the I/O paths, and those a host-managed
         // card's GC threads hold (their busy time is the GC threads').
         let host_gc = if self.profile.host_gc_threads() > 0 { gc } else { (0, 0) };
-        vec![
+        let mut rows = vec![
             row("host CPU", (self.cpu.servers() + host_gc.0, self.cpu.busy_by(t) + host_gc.1)),
             row("GC threads", gc),
             row("controller commands", tl(ms, t, |m| &m.command)),
@@ -131,7 +131,15 @@ impl Device {
             row("host link out", tl(ms, t, |m| std::slice::from_ref(&m.link_out))),
             row("channels", tl(ms, t, |m| &m.channels)),
             row("dies", (self.dies(), self.die_busy_by(t))),
-        ]
+        ];
+        // Where the hardware holds few reads outstanding, their places are a
+        // resource of their own (held from a read's issue to its data out).
+        let slots = ms.iter().filter_map(|m| m.timing.read_slots.as_ref());
+        let (n, busy) = slots.fold((0, 0), |(n, b), p| (n + p.servers(), b + p.busy_by(t)));
+        if n > 0 {
+            rows.push(row("hardware read slots", (n, busy)));
+        }
+        rows
     }
 
     /// When the first host core of the I/O paths is free: a host I/O

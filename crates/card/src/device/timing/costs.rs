@@ -33,6 +33,9 @@ pub(in crate::device) struct Costs {
     pub(in crate::device) codeword_bytes: u64,
     pub(super) codeword_transfer_ns: Ns,
     pub(super) read_command_ns: Ns,
+    /// Whether host reads go ahead of the work queued on their die
+    /// (`controller.read_priority`).
+    pub(super) read_priority: bool,
     pub(super) write_command_ns: Ns,
     /// Whether GC data passes the program path (host-managed cards).
     pub(super) gc_through_program_path: bool,
@@ -59,7 +62,7 @@ pub(in crate::device) struct Costs {
     /// The GC threads' time for each page a host I/O reads or programs.
     pub(super) map_page_ns: Ns,
     /// Whether GC threads run on the host's cores (host-managed cards).
-    pub(super) gc_on_host: bool,
+    pub(in crate::device) gc_on_host: bool,
     /// The channel and the controller of each die (fixed; tables save a
     /// division per operation).
     pub(super) die_channel: Vec<u32>,
@@ -70,6 +73,18 @@ pub(in crate::device) struct Costs {
     pub(super) plane_masks: Vec<u32>,
     /// Whether each slot lies on one plane (plane pages of 4 KiB or more).
     pub(super) slot_in_one_plane: bool,
+    /// Slots a plane page holds (at least 1): a read of slots no page
+    /// holds looks up as many map entries as a read of them from the
+    /// flash would (`unflashed_pages`).
+    pub(super) slots_per_plane_page: u32,
+    /// The GC threads' time for a host page programmed: its map work,
+    /// and each of its slots' write work where the profile sets it
+    /// (`ftl.write_ns_per_slot`: a card's firmware taking a slot from
+    /// its buffer into a program).
+    pub(super) user_program_ns: Ns,
+    /// A GC thread's time to relocate one slot, which a partial write's
+    /// merge also takes (read the rest of the slot, merge, place it).
+    pub(super) gc_slot_cpu_ns: Ns,
 }
 
 impl Costs {
@@ -98,6 +113,7 @@ impl Costs {
             codeword_bytes: profile.nand.codeword_bytes as u64,
             codeword_transfer_ns: transfer_ns(profile.nand.codeword_bytes as u64, t.channel_bytes_per_sec),
             read_command_ns: per_op_ns(c.read_commands_per_sec),
+            read_priority: c.read_priority,
             write_command_ns: per_op_ns(c.write_commands_per_sec),
             gc_through_program_path: host_managed,
             link_bytes_per_sec: c.link_bytes_per_sec,
@@ -118,6 +134,9 @@ impl Costs {
             spm: g.slots_per_mpage(),
             plane_masks: crate::device::stream::plane_masks(g.slots_per_mpage(), g.planes_per_die),
             slot_in_one_plane: g.page_size_bytes as u64 >= SLOT_BYTES,
+            slots_per_plane_page: (g.page_size_bytes as u64 / SLOT_BYTES).max(1) as u32,
+            user_program_ns: profile.ftl.map_ns_per_page + profile.ftl.write_ns_per_slot * g.slots_per_mpage() as u64,
+            gc_slot_cpu_ns: profile.ftl.gc_ns_per_slot,
         }
     }
 
@@ -137,6 +156,14 @@ impl Costs {
             return 1;
         }
         self.planes_touched(mask)
+    }
+
+    /// The map pages a host read of `slots` slots that no flash page
+    /// holds (never written, or trimmed) looks up: as many as reading
+    /// them would, a page's worth of slots at a time.
+    #[inline]
+    pub(super) fn unflashed_pages(&self, slots: u32) -> u64 {
+        slots.div_ceil(self.slots_per_plane_page) as u64
     }
 
     #[inline(never)]

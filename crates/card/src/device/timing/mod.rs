@@ -44,6 +44,18 @@ pub(super) struct MemberTiming {
     pub(super) gc_ready: Ns,
     /// The threads that run GC.
     pub(super) gc_cpu: Pool,
+    /// The reads the member's hardware holds outstanding at once, where
+    /// the profile limits them (`controller.read_slots`).
+    pub(super) read_slots: Option<Pool>,
+    /// When the host read being charged took its place among them.
+    read_slot_taken: Option<Ns>,
+    /// The host read being charged: when its command was taken, and the
+    /// slots its page reads cover (the rest no page holds).
+    pub(super) read_ready: Ns,
+    pub(super) read_slots_flashed: u32,
+    /// When the data of the partial slots merged into the host page
+    /// being filled is read: the page is not programmed before.
+    merged_ready: Ns,
     /// When each die's block of each superblock was last erased,
     /// superblock-major (`erased_index`): nothing may be programmed into
     /// the block before (the die timelines alone could slot a program into
@@ -77,6 +89,11 @@ impl MemberTiming {
             buffer: WriteBuffer::new(buffer_slots, g.slots_per_mpage()),
             gc_ready: 0,
             gc_cpu: Pool::new(profile.ftl.gc_threads),
+            read_slots: profile.controller.read_slots.map(Pool::new),
+            read_slot_taken: None,
+            read_ready: 0,
+            read_slots_flashed: 0,
+            merged_ready: 0,
             erased_at: vec![0; g.blocks_per_plane as usize * g.dies() as usize],
             dies_n: g.dies() as usize,
             die_erases: vec![0; g.dies() as usize],
@@ -108,6 +125,26 @@ impl MemberTiming {
         self.buffer.acquire(ready)
     }
 
+    /// When a read ready at `ready` gets a place among the hardware's
+    /// outstanding reads (at once without a limit).
+    #[inline(always)]
+    fn read_slot_take(&self, ready: Ns) -> Ns {
+        match &self.read_slots {
+            Some(p) => ready.max(p.free_first()),
+            None => ready,
+        }
+    }
+
+    /// The host read just charged, if it took a place among the
+    /// hardware's outstanding reads, holds it until its data is out
+    /// (`done`).
+    #[inline(always)]
+    fn read_slot_release(&mut self, done: Ns) {
+        if let (Some(start), Some(p)) = (self.read_slot_taken.take(), &mut self.read_slots) {
+            p.reserve(start, done.saturating_sub(start).max(1));
+        }
+    }
+
     /// A read's data over the host link once it is out of the card.
     #[inline]
     pub(super) fn read_out(&mut self, c: &Costs, done: Ns, len: u64) -> Ns {
@@ -120,12 +157,20 @@ impl MemberTiming {
         match start {
             Start::At(t) => t,
             Start::ReadCommand { now, slot } => {
+                self.read_slots_flashed = 0;
                 let ctl = match ops.first() {
                     Some(op) => c.die_controller[op.die as usize],
+                    // A host driver answers a read that no page holds
+                    // itself: nothing goes to the card.
+                    None if c.gc_on_host => {
+                        self.read_ready = now;
+                        return now;
+                    }
                     None if c.controllers == 1 => 0,
                     None => c.controller_of_slot(slot),
                 };
-                self.command[ctl as usize].reserve(now, c.read_command_ns)
+                self.read_ready = self.command[ctl as usize].reserve(now, c.read_command_ns);
+                self.read_ready
             }
         }
     }
@@ -150,7 +195,12 @@ impl MemberTiming {
                         user_done = user_done.max(done);
                     }
                 }
-                OpKind::Read => user_done = user_done.max(self.read(c, op, ready, read)),
+                OpKind::Read => {
+                    if op.tag == OpTag::User {
+                        self.read_slots_flashed += op.mask.count_ones();
+                    }
+                    user_done = user_done.max(self.read(c, op, ready, read))
+                }
                 OpKind::Program => self.program(c, op, ready),
                 OpKind::Erase => {
                     // A victim is erased once all its valid data is read out,
@@ -166,6 +216,7 @@ impl MemberTiming {
                 }
             }
         }
+        self.read_slot_release(user_done);
         user_done
     }
 
@@ -222,7 +273,19 @@ impl MemberTiming {
         // operation in progress on the die (what is left of it).
         let planes = c.plane_reads(op.mask, read);
         let ready = self.map_work(c, ready, planes);
-        let sensed = self.dies[d].reserve_priority(ready, (c.read_ns * planes + xfer) * attempts);
+        // The map looked up, the read goes to the hardware once it has a
+        // place among its outstanding reads (one for all the pages of a
+        // host read, held until its data is out: `charge`).
+        let ready = match (self.read_slot_taken, &self.read_slots) {
+            (None, Some(_)) => {
+                let t = self.read_slot_take(ready);
+                self.read_slot_taken = Some(t);
+                t
+            }
+            _ => ready,
+        };
+        let sense = (c.read_ns * planes + xfer) * attempts;
+        let sensed = if c.read_priority { self.dies[d].reserve_priority(ready, sense) } else { self.dies[d].reserve(ready, sense) };
         let out = self.channels[ch].reserve_priority(sensed - xfer, xfer, c.mpage_transfer_ns).max(sensed);
         self.read_path[ctl].reserve_priority(out, path * attempts, c.read_path_mpage_ns)
     }
@@ -238,6 +301,29 @@ impl MemberTiming {
         let sensed = self.dies[d].reserve_priority(ready, c.read_ns + c.mpage_transfer_ns);
         let out = self.channels[ch].reserve_priority(sensed - c.mpage_transfer_ns, c.mpage_transfer_ns, c.mpage_transfer_ns).max(sensed);
         self.read_path[ctl].reserve_priority(out, c.read_path_mpage_ns, c.read_path_mpage_ns)
+    }
+
+    /// A host read's slots that no flash page holds (`slots`: never
+    /// written or trimmed), looked up from its command (`read_ready`):
+    /// the map work of as many pages, and nothing of the flash; returns
+    /// when the answer (zeros) is ready. On a card-managed card the
+    /// firmware looks them up; on a host-managed one the driver, under
+    /// the map lock.
+    #[inline(never)]
+    pub(super) fn read_unflashed(&mut self, c: &Costs, slots: u32) -> Ns {
+        let ready = self.read_ready;
+        self.map_work(c, ready, c.unflashed_pages(slots))
+    }
+
+    /// A partial slot's merge with the rest of the slot, which holds data
+    /// (`ready`: its write's data in the card): a GC thread's work of
+    /// relocating a slot, ahead of GC's queued work, and the page it goes
+    /// into is programmed only once the rest of the slot is read
+    /// (`read_done`). A slot never written merges with zeros: no work.
+    #[inline(never)]
+    pub(super) fn merge(&mut self, c: &Costs, ready: Ns, read_done: Ns) {
+        let done = self.gc_cpu.reserve_priority(ready, c.gc_slot_cpu_ns, c.gc_row_cpu_ns);
+        self.merged_ready = self.merged_ready.max(read_done).max(done);
     }
 
     /// The GC threads' map work for `pages` pages a host I/O reads or
@@ -270,7 +356,12 @@ impl MemberTiming {
                 self.gc_cpu.reserve(thread_ready, c.gc_mpage_cpu_ns).max(self.gc_ready)
             }
             OpTag::GcParity => ready.max(self.gc_ready),
-            OpTag::User | OpTag::Parity => self.map_work(c, ready, 1),
+            OpTag::User => {
+                // The page's merged slots are read and merged first.
+                let m = std::mem::take(&mut self.merged_ready);
+                self.gc_cpu.reserve_priority(ready, c.user_program_ns, c.gc_row_cpu_ns).max(m)
+            }
+            OpTag::Parity => self.map_work(c, ready, 1),
             _ => ready,
         };
         let r = r.max(self.erased_at[self.erased_index(d, op.block)]);
