@@ -14,7 +14,7 @@ workload = "4k-write"
 duration = 0.2
 
 [axes]
-workload = ["4k-write", "8k-7030"]
+workload = ["4k-write", "64k-seq-write"]
 "controller.program_path_bytes_per_sec" = [500e6, 740e6, 1000e6]
 "#;
 
@@ -41,7 +41,7 @@ fn a_sweep_runs_all_at_once_or_point_by_point_alike_and_resumes() {
     let file = sweep_file(&d, SWEEP);
     let (code, out, err) = flashlab(&["sweep", "plan", &file]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("6 points") && out.contains("controller.program_path_bytes_per_sec=1000000000.0 workload=8k-7030"), "{out}");
+    assert!(out.contains("6 points") && out.contains("controller.program_path_bytes_per_sec=1000000000.0 workload=64k-seq-write"), "{out}");
 
     let (all, one) = (d.join("all"), d.join("one"));
     let (code, out, err) = flashlab(&["sweep", "run", &file, "--out", all.to_str().unwrap(), "--jobs", "2"]);

@@ -131,6 +131,9 @@ pub struct Ftl<M: Media> {
     /// A host read's page (data-holding media only).
     scratch: Vec<u8>,
     counters: FtlCounters,
+    /// The slots of the last host read's span that no page held (never
+    /// written, or trimmed): read as zeros, from no flash.
+    span_unmapped: u32,
 }
 
 const ONE: u64 = 1 << 16;
@@ -196,6 +199,7 @@ impl<M: Media> Ftl<M> {
             host_seq: 0,
             data,
             scratch: if data { vec![0; mpage_bytes] } else { Vec::new() },
+            span_unmapped: 0,
             counters: FtlCounters::default(),
             media,
             layout,
@@ -306,6 +310,7 @@ impl<M: Media> Ftl<M> {
             host_seq: self.host_seq,
             data: self.data,
             scratch: self.scratch.clone(),
+            span_unmapped: self.span_unmapped,
             counters: self.counters.clone(),
         })
     }
@@ -472,6 +477,12 @@ impl<M: Media> Ftl<M> {
         self.slot_peek(a, out)
     }
 
+    /// The slots of the last `read_span` (or `read_span_bytes`) that no
+    /// page held: never written, or trimmed, read as zeros from no flash.
+    pub fn span_unmapped(&self) -> u32 {
+        self.span_unmapped
+    }
+
     /// Reads logical slots `first..=last` without moving their bytes (the
     /// simulator's path): the slots of one multi-plane page that follow one
     /// another are one page read, as a controller issues it, and slots
@@ -496,6 +507,7 @@ impl<M: Media> Ftl<M> {
         debug_assert!(first <= last);
         self.lba_check(last)?;
         self.counters.host_slots_read += (last - first) as u64 + 1;
+        self.span_unmapped = 0;
         let (user_page, gc_page) = (self.writers[WriterId::User].open_page_first(), self.writers[WriterId::Gc].open_page_first());
         let mut page = PPA_INVALID;
         let mut mask = 0u32;
@@ -507,6 +519,7 @@ impl<M: Media> Ftl<M> {
             let at = (lba - first) as usize;
             if ppa == PPA_INVALID {
                 self.lost_check(lba)?;
+                self.span_unmapped += 1;
                 if BYTES {
                     slot_of(out, at).fill(0);
                 }

@@ -111,6 +111,10 @@ impl Member {
         call: impl FnOnce(&mut Ftl<Recorder>) -> Result<R, FtlError>,
     ) -> Result<(R, Ns), FtlError> {
         let r = call(&mut self.ftl);
+        if let Start::ReadCommand { span, .. } = start {
+            // Whether the driver of a host-managed card answers it alone.
+            self.timing.read_unmapped_all = self.ftl.span_unmapped() == span;
+        }
         if self.ftl.media().hook.ops.is_empty() {
             // Most host writes only fill the open page.
             let ready = match start {
@@ -241,7 +245,7 @@ impl Member {
     /// the command; the data leaves over the host link.
     fn read(&mut self, c: &Costs, now: Ns, offset: u64, len: u64, payload: Payload) -> Result<Ns, DeviceError> {
         let (first, last) = ((offset / SLOT_BYTES) as u32, ((offset + len - 1) / SLOT_BYTES) as u32);
-        let start = Start::ReadCommand { now, slot: first };
+        let start = Start::ReadCommand { now, slot: first, span: last - first + 1 };
         let in_stream = c.may_span_planes(len) && self.timing.streams.continues(offset, len);
         let read = c.host_read(offset, len, in_stream);
         self.unreadable = false;
@@ -257,12 +261,12 @@ impl Member {
                 done
             }
         };
-        let unflashed = last - first + 1 - self.timing.read_slots_flashed;
-        if unflashed == 0 {
+        let unmapped = self.ftl.span_unmapped();
+        if unmapped == 0 {
             return Ok(self.timing.read_out(c, done, len));
         }
-        let done = done.max(self.timing.read_unflashed(c, unflashed));
-        if c.gc_on_host && self.timing.read_slots_flashed == 0 {
+        let done = done.max(self.timing.read_unflashed(c, unmapped));
+        if c.gc_on_host && self.timing.read_unmapped_all {
             // The driver's zeros are in host memory: nothing crosses the link.
             return Ok(done);
         }

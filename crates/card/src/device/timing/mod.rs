@@ -25,8 +25,8 @@ pub(super) enum Start {
     At(Ns),
     /// A host read's command, taken at `now` by the controller that owns
     /// the die of the first page read (or, with none, the controller of
-    /// `slot`), then its reads.
-    ReadCommand { now: Ns, slot: u32 },
+    /// `slot`), then its reads; `span`, its slots.
+    ReadCommand { now: Ns, slot: u32, span: u32 },
 }
 
 /// One member's resources, reserved in issue order.
@@ -49,10 +49,10 @@ pub(super) struct MemberTiming {
     pub(super) read_slots: Option<Pool>,
     /// When the host read being charged took its place among them.
     read_slot_taken: Option<Ns>,
-    /// The host read being charged: when its command was taken, and the
-    /// slots its page reads cover (the rest no page holds).
+    /// The host read being charged: when its command was taken, and
+    /// whether no page holds any of its slots (never written, trimmed).
     pub(super) read_ready: Ns,
-    pub(super) read_slots_flashed: u32,
+    pub(super) read_unmapped_all: bool,
     /// When the data of the partial slots merged into the host page
     /// being filled is read: the page is not programmed before.
     merged_ready: Ns,
@@ -92,7 +92,7 @@ impl MemberTiming {
             read_slots: profile.controller.read_slots.map(Pool::new),
             read_slot_taken: None,
             read_ready: 0,
-            read_slots_flashed: 0,
+            read_unmapped_all: false,
             merged_ready: 0,
             erased_at: vec![0; g.blocks_per_plane as usize * g.dies() as usize],
             dies_n: g.dies() as usize,
@@ -156,13 +156,12 @@ impl MemberTiming {
     pub(super) fn start(&mut self, c: &Costs, start: Start, ops: &[MediaOp]) -> Ns {
         match start {
             Start::At(t) => t,
-            Start::ReadCommand { now, slot } => {
-                self.read_slots_flashed = 0;
+            Start::ReadCommand { now, slot, .. } => {
                 let ctl = match ops.first() {
                     Some(op) => c.die_controller[op.die as usize],
                     // A host driver answers a read that no page holds
                     // itself: nothing goes to the card.
-                    None if c.gc_on_host => {
+                    None if c.gc_on_host && self.read_unmapped_all => {
                         self.read_ready = now;
                         return now;
                     }
@@ -195,12 +194,7 @@ impl MemberTiming {
                         user_done = user_done.max(done);
                     }
                 }
-                OpKind::Read => {
-                    if op.tag == OpTag::User {
-                        self.read_slots_flashed += op.mask.count_ones();
-                    }
-                    user_done = user_done.max(self.read(c, op, ready, read))
-                }
+                OpKind::Read => user_done = user_done.max(self.read(c, op, ready, read)),
                 OpKind::Program => self.program(c, op, ready),
                 OpKind::Erase => {
                     // A victim is erased once all its valid data is read out,
