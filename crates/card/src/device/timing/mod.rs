@@ -279,7 +279,9 @@ impl MemberTiming {
             _ => ready,
         };
         let sense = (c.read_ns * planes + xfer) * attempts;
-        let sensed = if c.read_priority { self.dies[d].reserve_priority(ready, sense) } else { self.dies[d].reserve(ready, sense) };
+        // In die order a read is queued work like any other, and short: the
+        // die's trail (kept for reads that go ahead) need not keep it.
+        let sensed = if c.read_priority { self.dies[d].reserve_priority(ready, sense) } else { self.dies[d].reserve_unkept(ready, sense) };
         let out = self.channels[ch].reserve_priority(sensed - xfer, xfer, c.mpage_transfer_ns).max(sensed);
         self.read_path[ctl].reserve_priority(out, path * attempts, c.read_path_mpage_ns)
     }
