@@ -7,6 +7,7 @@ use ftl::GcPolicy;
 use nand::{CellType, Geometry, Timings};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use units::{NS_PER_MS, NS_PER_SEC};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -213,6 +214,19 @@ pub struct FtlProfile {
     /// Absent: 0.
     #[serde(default)]
     pub write_ns_per_slot: u64,
+    /// A map checkpoint: every `map_checkpoint_interval_ns` of virtual
+    /// time the FTL persists the map pages (512 entries of 8 bytes) host
+    /// writes changed since the last one, holding the map lock meanwhile:
+    /// every GC thread and every host I/O's map work waits for it (with
+    /// `map_ns_per_page`, the lock's work). Time-based, so a scaled card
+    /// meets as many checkpoints a second as the full-size one. Absent:
+    /// none (with `map_checkpoint_ns_per_page`, both or neither).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub map_checkpoint_interval_ns: Option<u64>,
+    /// The lock's hold per map page changed since the last checkpoint
+    /// (gathering its entries and writing it out).
+    #[serde(default)]
+    pub map_checkpoint_ns_per_page: u64,
     /// Background GC: superblocks beyond the level at which GC paced by
     /// host writes rests (the reserve, one more it keeps and one it may
     /// free going from victim to victim) that the GC threads free while
@@ -406,6 +420,15 @@ impl Profile {
         self.within("ftl.gc_ns_per_slot", f.gc_ns_per_slot, 0..=1_000_000, "at most 1 ms")?;
         self.within("ftl.map_ns_per_page", f.map_ns_per_page, 0..=1_000_000, "at most 1 ms")?;
         self.within("ftl.write_ns_per_slot", f.write_ns_per_slot, 0..=1_000_000, "at most 1 ms")?;
+        self.within("ftl.map_checkpoint_ns_per_page", f.map_checkpoint_ns_per_page, 0..=1_000_000, "at most 1 ms")?;
+        match f.map_checkpoint_interval_ns {
+            Some(i) => self.within("ftl.map_checkpoint_interval_ns", i, NS_PER_MS..=3_600 * NS_PER_SEC, "from 1 ms to an hour")?,
+            None if f.map_checkpoint_ns_per_page > 0 => {
+                let msg = "set without ftl.map_checkpoint_interval_ns (how often the map is checkpointed)";
+                return Err(self.field("ftl.map_checkpoint_ns_per_page", f.map_checkpoint_ns_per_page, msg));
+            }
+            None => {}
+        }
         self.within("ftl.rebuild_bytes_per_sec", f.rebuild_bytes_per_sec, 1_000_000..=100_000_000_000, "in 1 MB/s..=100 GB/s")
     }
 

@@ -609,3 +609,78 @@ fn a_read_beyond_the_hardwares_read_slots_waits_for_one() {
     let slots = dev.busy().into_iter().find(|r| r.name == "hardware read slots").expect("a resource of its own");
     assert_eq!(slots.servers, 2);
 }
+
+/// Writes `n` slots at `now`, each in another map page than the one
+/// before (512 entries a page), from slot `from` on: random writes as a
+/// full-size card's map sees them.
+fn write_scattered(dev: &mut Device, now: Ns, from: u64, n: u64) {
+    for i in 0..n {
+        let slot = from + (i % 20) * 512 + i / 20;
+        dev.submit(now, &io(slot * 4096, 4096, true)).unwrap();
+    }
+}
+
+/// A map checkpoint (`ftl.map_checkpoint_*`) holds the map lock, every
+/// GC thread and each host I/O's map work, once an interval of virtual
+/// time, for its share of each map page host writes changed since the
+/// last: a read just after it waits out the hold; one after a quiet
+/// interval (nothing written, nothing to persist) waits for nothing; a
+/// stream changes a page every 512 slots; a write to a full buffer waits
+/// for the programs the hold delays. Time-based, so a scaled card meets
+/// as many a second as the full-size one.
+#[test]
+fn a_map_checkpoint_holds_the_map_lock_for_the_map_pages_written_since_the_last() {
+    let (interval, per_page) = (10 * NS_PER_MS, 1_000);
+    let card = |per_page: Option<u64>| {
+        let mut p = tiny("host", 12);
+        p.ftl.map_ns_per_page = 2_000;
+        if let Some(per_page) = per_page {
+            p.ftl.map_checkpoint_interval_ns = Some(interval);
+            p.ftl.map_checkpoint_ns_per_page = per_page;
+        }
+        p.validate().unwrap();
+        Device::new(&p, "stock", 1).unwrap()
+    };
+    let (mut plain, mut held) = (card(None), card(Some(per_page)));
+    // 200 slots in as many map pages in the first interval, programmed
+    // well before its end (50 pages on 8 dies, 1 ms each).
+    for dev in [&mut plain, &mut held] {
+        write_scattered(dev, 0, 0, 200);
+    }
+    let read = |dev: &mut Device, t: Ns| latency(dev, t, io(0, 4096, false));
+    // The read's map work is ready after its host path (the OS's and the
+    // driver's per-I/O work, ~13 us): it waits the rest of the hold.
+    let hold_left = |pages: u64| (pages * per_page).saturating_sub(20_000)..=(pages * per_page - 1_000);
+    let stall = read(&mut held, interval + 1_000) - read(&mut plain, interval + 1_000);
+    assert!(hold_left(200).contains(&stall), "the hold of 200 map pages, less the read's host path: {stall} ns");
+    // The next interval wrote nothing: its checkpoint holds nothing.
+    assert_eq!(read(&mut held, 2 * interval + 1_000), read(&mut plain, 2 * interval + 1_000));
+    // 40 pages in the third: a fifth of the first hold.
+    for dev in [&mut plain, &mut held] {
+        write_scattered(dev, 2 * interval + 2 * NS_PER_MS, 10, 40);
+    }
+    let stall = read(&mut held, 3 * interval + 1_000) - read(&mut plain, 3 * interval + 1_000);
+    assert!(hold_left(40).contains(&stall), "the hold of 40 map pages: {stall} ns");
+    // A stream of 200 slots in the fourth changes one page.
+    for dev in [&mut plain, &mut held] {
+        write_slots(dev, 3 * interval + 2 * NS_PER_MS, 2048, 200);
+    }
+    let stall = read(&mut held, 4 * interval + 1_000) - read(&mut plain, 4 * interval + 1_000);
+    assert!(stall < per_page, "one page's hold, mostly past before the read's map work: {stall} ns");
+    // Writes to a full buffer wait for its pages' programs, which the
+    // hold delays: 600 writes from just before a checkpoint, at 100 us a
+    // page held, meet the hold of the map pages changed by then (longer
+    // than the dies' own backlog).
+    let burst = |per_page: Option<u64>| {
+        let mut dev = card(per_page);
+        let t = interval - 100 * NS_PER_US;
+        (0..600u64).map(|i| latency(&mut dev, t, io(((i % 20) * 512 + i / 20) * 4096, 4096, true))).max().unwrap()
+    };
+    let (free, stalled) = (burst(None), burst(Some(100_000)));
+    assert!(stalled >= free + 3 * NS_PER_MS, "the last write meets the hold: {stalled} ns against {free}");
+    // A checkpoint without its interval is refused.
+    let mut p = tiny("host", 12);
+    p.ftl.map_checkpoint_ns_per_page = per_page;
+    let err = p.validate().unwrap_err().to_string();
+    assert!(err.contains("ftl.map_checkpoint_interval_ns"), "{err}");
+}

@@ -67,6 +67,25 @@ impl Pool {
         end
     }
 
+    /// Holds every server for `service` from `at` (each from when it is
+    /// free), and the priority operations' lane as well: an exclusive lock
+    /// over the servers (a map checkpoint), which the work queued on them
+    /// and every priority operation ready meanwhile wait for.
+    pub fn hold_all(&mut self, at: Ns, service: Ns) {
+        let k = self.servers();
+        self.hold_each(at, service);
+        self.prio.get_or_insert_with(|| Box::new(Pool::new(k))).hold_each(at, service);
+    }
+
+    /// Every server busy for `service` from `at` or when it is free. The
+    /// ring stays in order: a later free time stays the later.
+    fn hold_each(&mut self, at: Ns, service: Ns) {
+        for f in &mut self.free_at {
+            *f = (*f).max(at) + service;
+        }
+        self.busy_ns += service * self.free_at.len() as Ns;
+    }
+
     /// Reserves `service` among the priority operations alone, from
     /// `ready`, for work already reserved on the servers that the priority
     /// operations must yield to (a time slice the servers' scheduler gives

@@ -214,3 +214,21 @@ fn priority_operations_wait_for_a_slice_booked_in_their_lane() {
     assert_eq!(prio_after(false), 10 + 10 + 10);
     assert_eq!(prio_after(true), 10 + 50 + 10);
 }
+
+/// A hold of every server (an exclusive lock) delays the work queued on
+/// each of them and every priority operation ready while it lasts; a
+/// server busy past its start is held from when it frees; work ready
+/// after the hold waits for nothing.
+#[test]
+fn a_hold_of_every_server_delays_queued_and_priority_work() {
+    let mut p = Pool::new(2);
+    p.reserve(0, 100);
+    p.hold_all(50, 30);
+    assert_eq!(p.free_first(), 80, "the idle server is held from 50");
+    assert_eq!(p.idle_at(), 130, "the busy one from when it frees");
+    assert_eq!(p.busy_ns, 100 + 2 * 30);
+    assert_eq!(p.reserve_priority(60, 5, 20), 85, "a priority operation ready during the hold waits for it");
+    let mut q = Pool::new(1);
+    q.hold_all(50, 30);
+    assert_eq!(q.reserve_priority(200, 5, 20), 205, "after the hold, nothing to wait for");
+}

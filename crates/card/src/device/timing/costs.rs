@@ -85,6 +85,17 @@ pub(in crate::device) struct Costs {
     /// A GC thread's time to relocate one slot, which a partial write's
     /// merge also takes (read the rest of the slot, merge, place it).
     pub(super) gc_slot_cpu_ns: Ns,
+    /// The map checkpoint, where the profile sets one.
+    pub(super) checkpoint: Option<Checkpoint>,
+}
+
+/// A map checkpoint (`ftl.map_checkpoint_*`): every `interval_ns`, the
+/// map lock held `ns_per_page` a map page host writes changed since the
+/// last.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Checkpoint {
+    pub(super) interval_ns: Ns,
+    pub(super) ns_per_page: Ns,
 }
 
 impl Costs {
@@ -137,6 +148,10 @@ impl Costs {
             slots_per_plane_page: (g.page_size_bytes as u64 / SLOT_BYTES).max(1) as u32,
             user_program_ns: profile.ftl.map_ns_per_page + profile.ftl.write_ns_per_slot * g.slots_per_mpage() as u64,
             gc_slot_cpu_ns: profile.ftl.gc_ns_per_slot,
+            checkpoint: profile
+                .ftl
+                .map_checkpoint_interval_ns
+                .map(|interval_ns| Checkpoint { interval_ns, ns_per_page: profile.ftl.map_checkpoint_ns_per_page }),
         }
     }
 
