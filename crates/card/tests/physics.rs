@@ -630,7 +630,9 @@ fn write_scattered(dev: &mut Device, now: Ns, from: u64, n: u64) {
 /// as many a second as the full-size one.
 #[test]
 fn a_map_checkpoint_holds_the_map_lock_for_the_map_pages_written_since_the_last() {
-    let (interval, per_page) = (10 * NS_PER_MS, 1_000);
+    let (interval, per_page) = (20 * NS_PER_MS, 1_000);
+    // The k-th checkpoint: the first half an interval in.
+    let at = |k: u64| interval / 2 + k * interval;
     let card = |per_page: Option<u64>| {
         let mut p = tiny("host", 12);
         p.ftl.map_ns_per_page = 2_000;
@@ -642,8 +644,8 @@ fn a_map_checkpoint_holds_the_map_lock_for_the_map_pages_written_since_the_last(
         Device::new(&p, "stock", 1).unwrap()
     };
     let (mut plain, mut held) = (card(None), card(Some(per_page)));
-    // 200 slots in as many map pages in the first interval, programmed
-    // well before its end (50 pages on 8 dies, 1 ms each).
+    // 200 slots in as many map pages before the first checkpoint,
+    // programmed well before it (50 pages on 8 dies, 1 ms each).
     for dev in [&mut plain, &mut held] {
         write_scattered(dev, 0, 0, 200);
     }
@@ -651,21 +653,21 @@ fn a_map_checkpoint_holds_the_map_lock_for_the_map_pages_written_since_the_last(
     // The read's map work is ready after its host path (the OS's and the
     // driver's per-I/O work, ~13 us): it waits the rest of the hold.
     let hold_left = |pages: u64| (pages * per_page).saturating_sub(20_000)..=(pages * per_page - 1_000);
-    let stall = read(&mut held, interval + 1_000) - read(&mut plain, interval + 1_000);
+    let stall = read(&mut held, at(0) + 1_000) - read(&mut plain, at(0) + 1_000);
     assert!(hold_left(200).contains(&stall), "the hold of 200 map pages, less the read's host path: {stall} ns");
-    // The next interval wrote nothing: its checkpoint holds nothing.
-    assert_eq!(read(&mut held, 2 * interval + 1_000), read(&mut plain, 2 * interval + 1_000));
-    // 40 pages in the third: a fifth of the first hold.
+    // Nothing was written before the next: its checkpoint holds nothing.
+    assert_eq!(read(&mut held, at(1) + 1_000), read(&mut plain, at(1) + 1_000));
+    // 40 pages before the third: a fifth of the first hold.
     for dev in [&mut plain, &mut held] {
-        write_scattered(dev, 2 * interval + 2 * NS_PER_MS, 10, 40);
+        write_scattered(dev, at(1) + 2 * NS_PER_MS, 10, 40);
     }
-    let stall = read(&mut held, 3 * interval + 1_000) - read(&mut plain, 3 * interval + 1_000);
+    let stall = read(&mut held, at(2) + 1_000) - read(&mut plain, at(2) + 1_000);
     assert!(hold_left(40).contains(&stall), "the hold of 40 map pages: {stall} ns");
-    // A stream of 200 slots in the fourth changes one page.
+    // A stream of 200 slots before the fourth changes one page.
     for dev in [&mut plain, &mut held] {
-        write_slots(dev, 3 * interval + 2 * NS_PER_MS, 2048, 200);
+        write_slots(dev, at(2) + 2 * NS_PER_MS, 2048, 200);
     }
-    let stall = read(&mut held, 4 * interval + 1_000) - read(&mut plain, 4 * interval + 1_000);
+    let stall = read(&mut held, at(3) + 1_000) - read(&mut plain, at(3) + 1_000);
     assert!(stall < per_page, "one page's hold, mostly past before the read's map work: {stall} ns");
     // Writes to a full buffer wait for its pages' programs, which the
     // hold delays: 600 writes from just before a checkpoint, at 100 us a
@@ -673,7 +675,7 @@ fn a_map_checkpoint_holds_the_map_lock_for_the_map_pages_written_since_the_last(
     // than the dies' own backlog).
     let burst = |per_page: Option<u64>| {
         let mut dev = card(per_page);
-        let t = interval - 100 * NS_PER_US;
+        let t = at(0) - 100 * NS_PER_US;
         (0..600u64).map(|i| latency(&mut dev, t, io(((i % 20) * 512 + i / 20) * 4096, 4096, true))).max().unwrap()
     };
     let (free, stalled) = (burst(None), burst(Some(100_000)));

@@ -109,7 +109,11 @@ impl MemberTiming {
             member: member as u64,
             streams: Default::default(),
             host_now: 0,
-            checkpoint_next: c.checkpoint.map_or(Ns::MAX, |cp| cp.interval_ns),
+            // The first half an interval in: where a test's rounds fall
+            // against the checkpoints is arbitrary, and half an interval
+            // is the mean; a round shorter than the interval (a scaled
+            // card's) then meets one from the first.
+            checkpoint_next: c.checkpoint.map_or(Ns::MAX, |cp| cp.interval_ns / 2),
             checkpoint_pages: 0,
             checkpoint_last_page: u64::MAX,
         }
