@@ -219,7 +219,7 @@ impl Member {
             return self.read(c, now, offset, len, payload);
         }
         let t = self.timing.write_in(c, now, first, len);
-        self.timing.map_written(c, first, last);
+        self.timing.map_written(first, last);
         // A partial first or last slot is merged in the buffer with the rest
         // of the slot, read from the media: the read costs die, channel and
         // read-path time, but the write is acknowledged from the buffer

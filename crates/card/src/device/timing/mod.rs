@@ -7,6 +7,7 @@
 //! as a read of each other page of the stripe after it).
 
 mod buffer;
+mod checkpoint;
 mod costs;
 
 pub(super) use buffer::WriteBuffer;
@@ -73,16 +74,9 @@ pub(super) struct MemberTiming {
     /// The host's clock at the last I/O: no host read will be ready
     /// before it, so the dies forget what ends earlier.
     pub(super) host_now: Ns,
-    /// When the next map checkpoint is due (`Costs::checkpoint`), the
-    /// map pages host writes changed since the last, and the page the
-    /// last write changed.
-    checkpoint_next: Ns,
-    checkpoint_pages: u64,
-    checkpoint_last_page: u64,
+    /// The map checkpoints (`Costs::checkpoint`).
+    checkpoints: checkpoint::MapCheckpoints,
 }
-
-/// The entries of a map page: 8-byte entries in 4 KiB pages.
-pub(super) const MAP_PAGE_SLOTS: u64 = 512;
 
 impl MemberTiming {
     pub(super) fn new(profile: &Profile, g: &nand::Geometry, c: &Costs, buffer_slots: u32, member: u32) -> MemberTiming {
@@ -109,13 +103,7 @@ impl MemberTiming {
             member: member as u64,
             streams: Default::default(),
             host_now: 0,
-            // The first half an interval in: where a test's rounds fall
-            // against the checkpoints is arbitrary, and half an interval
-            // is the mean; a round shorter than the interval (a scaled
-            // card's) then meets one from the first.
-            checkpoint_next: c.checkpoint.map_or(Ns::MAX, |cp| cp.interval_ns / 2),
-            checkpoint_pages: 0,
-            checkpoint_last_page: u64::MAX,
+            checkpoints: checkpoint::MapCheckpoints::new(c.checkpoint),
         }
     }
 
@@ -334,7 +322,7 @@ impl MemberTiming {
     /// (`read_done`). A slot never written merges with zeros: no work.
     #[inline(never)]
     pub(super) fn merge(&mut self, c: &Costs, ready: Ns, read_done: Ns) {
-        self.checkpoint_due(c, ready);
+        self.checkpoint_due(ready);
         let done = self.gc_cpu.reserve_priority(ready, c.gc_slot_cpu_ns, c.gc_row_cpu_ns);
         self.merged_ready = self.merged_ready.max(read_done).max(done);
     }
@@ -344,51 +332,24 @@ impl MemberTiming {
     /// busy thread is relocating: when the flash command can go.
     #[inline(always)]
     fn map_work(&mut self, c: &Costs, ready: Ns, pages: u64) -> Ns {
-        self.checkpoint_due(c, ready);
+        self.checkpoint_due(ready);
         self.gc_cpu.reserve_priority(ready, c.map_page_ns * pages, c.gc_row_cpu_ns)
     }
 
-    /// Takes the map checkpoints due by `ready` before the GC threads'
-    /// work ready then is booked.
+    /// Takes the map checkpoint due by `ready`, if one is, before the GC
+    /// threads' work ready then is booked: it holds the map lock (every GC
+    /// thread, and the host I/Os' map work behind it).
     #[inline(always)]
-    fn checkpoint_due(&mut self, c: &Costs, ready: Ns) {
-        if ready >= self.checkpoint_next {
-            self.checkpoint(c, ready);
+    fn checkpoint_due(&mut self, ready: Ns) {
+        if let Some((at, hold)) = self.checkpoints.due(ready) {
+            self.gc_cpu.hold_all(at, hold);
         }
     }
 
-    /// Host slots `first..=last` written: the map pages holding their
-    /// entries join the next checkpoint (a page the write before left
-    /// dirty, once). Random writes on a full-size card's map (millions of
-    /// pages) change a page each; a stream, a page every 512 slots. The
-    /// count is the full-size card's on a scaled one too, whose smaller
-    /// map random writes would revisit more often.
+    /// Host slots `first..=last` written (`MapCheckpoints::written`).
     #[inline]
-    pub(super) fn map_written(&mut self, c: &Costs, first: u32, last: u32) {
-        if c.checkpoint.is_none() {
-            return;
-        }
-        let (a, b) = (first as u64 / MAP_PAGE_SLOTS, last as u64 / MAP_PAGE_SLOTS);
-        self.checkpoint_pages += b - a + 1 - (a == self.checkpoint_last_page) as u64;
-        self.checkpoint_last_page = b;
-    }
-
-    /// The map checkpoints due by `ready`: the first holds the map lock
-    /// (every GC thread, and the host I/Os' map work behind it) for its
-    /// share of each map page host writes changed since the last; those after it,
-    /// due while nothing was written, find nothing to persist.
-    #[cold]
-    #[inline(never)]
-    fn checkpoint(&mut self, c: &Costs, ready: Ns) {
-        let cp = c.checkpoint.expect("a checkpoint is due only where the profile sets one");
-        let hold = std::mem::take(&mut self.checkpoint_pages) * cp.ns_per_page;
-        self.checkpoint_last_page = u64::MAX;
-        if hold > 0 {
-            self.gc_cpu.hold_all(self.checkpoint_next, hold);
-        }
-        let missed = (ready - self.checkpoint_next) / cp.interval_ns;
-        self.checkpoint_next += (missed + 1) * cp.interval_ns;
-        debug_assert!(self.checkpoint_next > ready);
+    pub(super) fn map_written(&mut self, first: u32, last: u32) {
+        self.checkpoints.written(first, last);
     }
 
     /// A program: GC data must first have been read out of the victim, and
@@ -401,7 +362,7 @@ impl MemberTiming {
         let d = op.die as usize;
         let (ch, ctl) = (c.die_channel[d] as usize, c.die_controller[d] as usize);
         let gc = matches!(op.tag, OpTag::Gc | OpTag::GcParity);
-        self.checkpoint_due(c, ready);
+        self.checkpoint_due(ready);
         let r = match op.tag {
             OpTag::Gc => {
                 // A host thread relocates a page once it has read it (a
