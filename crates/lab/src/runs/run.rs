@@ -293,7 +293,7 @@ pub struct Session {
 }
 
 /// How a measured step ends.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Length {
     Duration(Ns),
     Ios(u64),
