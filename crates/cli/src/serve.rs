@@ -27,6 +27,19 @@ pub struct ServeArgs {
     /// Serve on this TCP address, e.g. 127.0.0.1:10809.
     #[arg(long)]
     pub listen: Option<String>,
+    /// Clients connected at once (handshakes included); more are refused,
+    /// and the refusal logged.
+    #[arg(long, default_value_t = emu::listen::Limits::CONNECTIONS_DEFAULT as u32, value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub max_connections: u32,
+    /// How long a client may take over its handshake before it is cut
+    /// off (a connection it holds meanwhile counts against
+    /// --max-connections).
+    #[arg(long, value_name = "SECS", default_value_t = emu::listen::Limits::HANDSHAKE_DEFAULT.as_secs_f64())]
+    pub handshake_timeout: f64,
+    /// Close a connection after SECS without a request, or with a reply
+    /// its client does not take (default: never).
+    #[arg(long, value_name = "SECS", value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    pub idle_timeout: Option<u64>,
     /// The export's name (default: the device id); a split card's volumes
     /// are NAME-1 and NAME-2.
     #[arg(long)]
@@ -117,6 +130,9 @@ pub fn serve(a: ServeArgs) -> Result<()> {
     if !(a.time_scale.is_finite() && (1.0..=1e6).contains(&a.time_scale)) {
         bail!("--time-scale {}: must be in 1..=1000000", a.time_scale);
     }
+    if !(a.handshake_timeout.is_finite() && (0.1..=3600.0).contains(&a.handshake_timeout)) {
+        bail!("--handshake-timeout {}: must be in 0.1..=3600 seconds", a.handshake_timeout);
+    }
     let kept_card = card::CardFile::load(&a.store).map_err(anyhow::Error::msg)?;
     let format = card_format(&a, &profile, kept_card.as_ref())?;
     card::Device::validate(&profile, &format, a.scale)?;
@@ -167,10 +183,16 @@ pub fn serve(a: ServeArgs) -> Result<()> {
         server.trace_to(t);
     }
     let server = Arc::new(server);
-    let control = emu::channel::serve(Arc::clone(&server), &a.store)?;
+    let refusals = Arc::new(emu::service::RefusalLog::default());
+    let control = emu::channel::serve(Arc::clone(&server), &a.store, &refusals)?;
     eprintln!("flashlab serve: control socket {} (flashlab status {})", control.display(), a.store.display());
     stop_on_signal(Arc::clone(&server), terminate, [Some(control), listener.socket_path()], timing);
-    listener.serve(&server, |exports| exports.iter().for_each(|e| eprintln!("flashlab serve: {e}")))
+    let limits = emu::listen::Limits {
+        connections: a.max_connections as usize,
+        handshake: std::time::Duration::from_secs_f64(a.handshake_timeout),
+        idle: a.idle_timeout.map(std::time::Duration::from_secs),
+    };
+    listener.serve(&server, limits, &refusals, |exports| exports.iter().for_each(|e| eprintln!("flashlab serve: {e}")))
 }
 
 /// Where to serve, as asked.

@@ -17,6 +17,7 @@ pub mod pace;
 pub mod presentation;
 mod replies;
 pub mod server;
+pub mod service;
 pub mod status;
 pub mod trace;
 pub mod writelog;

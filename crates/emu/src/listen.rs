@@ -1,13 +1,38 @@
 //! Where a card is served: a Unix socket or a TCP address, bound at once
 //! (so that an address in use is refused before the store is touched) and
 //! listening only once the card can answer (so that a client that
-//! connects finds it ready). Each connection runs on a thread of its own.
+//! connects finds it ready; a Unix socket is bound beside its path and
+//! given its name only then). Each connection runs on a thread of its
+//! own, as many at once as `Limits` allow (`service::Gate`).
 
+use crate::server::Ended;
+use crate::service::{Gate, RefusalLog};
 use crate::Server;
 use anyhow::{bail, Context, Result};
 use socket2::{Domain, SockAddr, Socket, Type};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
+
+/// What the exports' socket allows its clients.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Connections at once (handshakes included); more are refused.
+    pub connections: usize,
+    /// How long a client may take over its handshake.
+    pub handshake: Duration,
+    /// How long a connection may wait for a request, or for its client to
+    /// take a reply, before it is closed (`None`: for ever).
+    pub idle: Option<Duration>,
+}
+
+impl Limits {
+    /// The default cap on connections at once.
+    pub const CONNECTIONS_DEFAULT: usize = 16;
+    /// The default time a handshake may take (qemu-nbd's default
+    /// handshake limit is the same 10 s).
+    pub const HANDSHAKE_DEFAULT: Duration = Duration::from_secs(10);
+}
 
 /// Where to serve.
 #[derive(Debug, Clone)]
@@ -28,13 +53,34 @@ enum Bound {
     Tcp(String),
 }
 
-/// A socket file this process bound, removed when dropped.
-struct SocketFile(PathBuf);
+/// A socket file this process bound: at `bound` until it listens, then at
+/// `path`; removed when dropped.
+struct SocketFile {
+    path: PathBuf,
+    bound: PathBuf,
+}
+
+impl SocketFile {
+    /// Gives the socket its name: clients find it once it listens.
+    fn name(&mut self) -> Result<()> {
+        std::fs::rename(&self.bound, &self.path).with_context(|| format!("naming the socket {}", self.path.display()))?;
+        self.bound = self.path.clone();
+        Ok(())
+    }
+}
 
 impl Drop for SocketFile {
     fn drop(&mut self) {
-        let _ = std::fs::remove_file(&self.0);
+        let _ = std::fs::remove_file(&self.bound);
     }
+}
+
+/// Where a Unix socket for `path` is bound until it listens: beside it,
+/// named for this process.
+fn bound_beside(path: &Path) -> PathBuf {
+    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    name.push(format!(".binding-{}", std::process::id()));
+    path.with_file_name(name)
 }
 
 impl Listener {
@@ -45,9 +91,11 @@ impl Listener {
         match at {
             Address::Unix(path) => {
                 socket_free(path, "--unix")?;
+                let bound = bound_beside(path);
+                let _ = std::fs::remove_file(&bound);
                 let socket = Socket::new(Domain::UNIX, Type::STREAM, None).context("a Unix socket")?;
-                socket.bind(&SockAddr::unix(path)?).with_context(|| format!("--unix {}", path.display()))?;
-                Ok(Listener { socket, at: Bound::Unix(SocketFile(path.clone())) })
+                socket.bind(&SockAddr::unix(&bound)?).with_context(|| format!("--unix {}", path.display()))?;
+                Ok(Listener { socket, at: Bound::Unix(SocketFile { path: path.clone(), bound }) })
             }
             Address::Tcp(addr) => {
                 use std::net::ToSocketAddrs;
@@ -63,7 +111,7 @@ impl Listener {
     /// "unix:PATH" or the TCP address.
     pub fn describe(&self) -> String {
         match &self.at {
-            Bound::Unix(f) => format!("unix:{}", f.0.display()),
+            Bound::Unix(f) => format!("unix:{}", f.path.display()),
             Bound::Tcp(addr) => addr.clone(),
         }
     }
@@ -71,7 +119,7 @@ impl Listener {
     /// The socket file, for a Unix socket.
     pub fn socket_path(&self) -> Option<PathBuf> {
         match &self.at {
-            Bound::Unix(f) => Some(f.0.clone()),
+            Bound::Unix(f) => Some(f.path.clone()),
             Bound::Tcp(..) => None,
         }
     }
@@ -85,7 +133,7 @@ impl Listener {
             .into_iter()
             .map(|e| {
                 let uri = match &self.at {
-                    Bound::Unix(f) => format!("nbd+unix:///{}?socket={}", e.name, f.0.display()),
+                    Bound::Unix(f) => format!("nbd+unix:///{}?socket={}", e.name, f.path.display()),
                     Bound::Tcp(addr) => format!("nbd://{addr}/{}", e.name),
                 };
                 format!("export '{}', {:.2} GB, {} on {at} ({uri})", e.name, e.size_bytes as f64 / 1e9, e.description)
@@ -94,30 +142,32 @@ impl Listener {
     }
 
     /// Listens, tells `listening` each export (`exports_text`), then
-    /// serves connections until accepting fails.
-    pub fn serve(self, server: &Arc<Server>, listening: impl FnOnce(&[String])) -> Result<()> {
+    /// serves connections within `limits` until the socket breaks (a
+    /// connection refused, or accepting that fails for want of
+    /// descriptors, is logged and the server goes on).
+    pub fn serve(mut self, server: &Arc<Server>, limits: Limits, log: &Arc<RefusalLog>, listening: impl FnOnce(&[String])) -> Result<()> {
         self.socket.listen(128).with_context(|| format!("listening on {}", self.describe()))?;
+        if let Bound::Unix(f) = &mut self.at {
+            f.name()?;
+        }
         listening(&self.exports_text(server));
-        match self.at {
+        let gate = Gate::new("NBD", limits.connections, Arc::clone(log));
+        let e = match self.at {
             Bound::Unix(_file) => {
                 let l: std::os::unix::net::UnixListener = self.socket.into();
-                for stream in l.incoming() {
-                    let stream = stream.context("accepting a connection")?;
-                    let writer = stream.try_clone().context("a connection's writer")?;
-                    spawn(server, stream, writer);
-                }
+                gate.serve(|| l.accept().map(|(s, _)| s), || connection(server, limits, log))
             }
             Bound::Tcp(_) => {
                 let l: std::net::TcpListener = self.socket.into();
-                for stream in l.incoming() {
-                    let stream = stream.context("accepting a connection")?;
-                    let _ = stream.set_nodelay(true);
-                    let writer = stream.try_clone().context("a connection's writer")?;
-                    spawn(server, stream, writer);
-                }
+                let accept = || {
+                    let (s, _) = l.accept()?;
+                    let _ = s.set_nodelay(true);
+                    Ok(s)
+                };
+                gate.serve(accept, || connection(server, limits, log))
             }
-        }
-        Ok(())
+        };
+        Err(e).context("accepting connections")
     }
 }
 
@@ -137,14 +187,22 @@ pub fn socket_free(path: &Path, what: &str) -> Result<()> {
     std::fs::remove_file(path).with_context(|| format!("{what} {}: removing a socket no server answers on", path.display()))
 }
 
-/// A connection on a thread of its own; a broken client is logged and
-/// ends only its own connection.
-fn spawn<S: std::io::Read + std::io::Write + Send + 'static>(server: &Arc<Server>, stream: S, writer: S) {
-    let server = Arc::clone(server);
-    std::thread::spawn(move || {
-        let why = match server.connection(stream, writer) {
-            Ok(()) => "client done".to_string(),
-            Err(e) => e.to_string(),
+/// A connection's work (on a thread of its own): served, then logged
+/// with why it ended; a broken client ends only its own connection. One
+/// that ends in its handshake is logged as a refusal (once per cause, at
+/// most every `service::LOG_EVERY`): a scan of the port does not flood
+/// the log.
+fn connection<S: crate::service::Socket>(server: &Arc<Server>, limits: Limits, log: &Arc<RefusalLog>) -> impl FnOnce(S) + Send + 'static {
+    let (server, log) = (Arc::clone(server), Arc::clone(log));
+    move |stream| {
+        let why = match server.connection(stream, limits) {
+            Ended::Handshake(Ok(())) => return,
+            Ended::Handshake(Err(e)) => {
+                log.note("NBD", "handshake not finished", &e.to_string());
+                return;
+            }
+            Ended::Served(Ok(())) => "client done".to_string(),
+            Ended::Served(Err(e)) => e.to_string(),
         };
         let card = server.counters().map_or(String::new(), |c| {
             format!(
@@ -158,5 +216,5 @@ fn spawn<S: std::io::Read + std::io::Write + Send + 'static>(server: &Arc<Server
         });
         let late = if server.lateness.counts().iter().sum::<u64>() > 0 { format!("; {}", server.lateness.summary()) } else { String::new() };
         eprintln!("flashlab serve: connection closed ({why}){card}{late}");
-    });
+    }
 }

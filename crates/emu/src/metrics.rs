@@ -2,6 +2,7 @@
 //! text on `http://ADDR/metrics`, for dashboards (`flashlab monitor
 //! --metrics ADDR`).
 
+use crate::service::{line_read, Gate, RefusalLog, Socket};
 use anyhow::{Context, Result};
 use serde_json::Value;
 use std::sync::{Arc, Mutex};
@@ -53,33 +54,67 @@ pub fn text(stats: &Value, status: &Value) -> String {
     o
 }
 
+/// Scrapes served at once.
+pub const SCRAPES_MAX: usize = 8;
+
+/// How long a scrape may take to send its request.
+pub const REQUEST_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The longest line of a request's head, and the most lines in it.
+pub const HEAD_LINE_BYTES_MAX: usize = 8 * 1024;
+pub const HEAD_LINES_MAX: usize = 100;
+
 /// Serves `GET /metrics` on `addr` from the latest figures (HTTP/1.0, one
-/// request a connection: all a Prometheus scrape needs).
+/// request a connection: all a Prometheus scrape needs), up to
+/// `SCRAPES_MAX` at once, each on a thread of its own and given
+/// `REQUEST_TIMEOUT` to send a head of bounded lines.
 pub fn serve(addr: &str, latest: Arc<Mutex<String>>) -> Result<std::net::SocketAddr> {
-    use std::io::{BufRead, Write};
     let listener = std::net::TcpListener::bind(addr).with_context(|| format!("--metrics {addr}"))?;
     let bound = listener.local_addr()?;
-    std::thread::spawn(move || {
-        for stream in listener.incoming().flatten() {
-            let Ok(mut w) = stream.try_clone() else { continue };
-            let mut line = String::new();
-            let mut r = std::io::BufReader::new(stream);
-            if r.read_line(&mut line).is_err() {
-                continue;
-            }
-            // The rest of the request's head.
-            let mut h = String::new();
-            while r.read_line(&mut h).is_ok_and(|n| n > 2) {
-                h.clear();
-            }
-            let path = line.split_whitespace().nth(1).unwrap_or("");
-            let (code, body) = if line.starts_with("GET ") && path == "/metrics" {
-                ("200 OK", latest.lock().expect("the metrics lock").clone())
-            } else {
-                ("404 Not Found", "only GET /metrics is served here\n".to_string())
-            };
-            let _ = write!(w, "HTTP/1.0 {code}\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\n\r\n{body}", body.len());
-        }
-    });
+    let gate = Gate::new("metrics", SCRAPES_MAX, Arc::new(RefusalLog::default()));
+    std::thread::Builder::new().name("metrics".into()).spawn(move || {
+        let e = gate.serve(
+            || listener.accept().map(|(s, _)| s),
+            || {
+                let latest = Arc::clone(&latest);
+                move |stream| scrape(stream, &latest)
+            },
+        );
+        eprintln!("flashlab: the metrics endpoint no longer accepts ({e})");
+    })?;
     Ok(bound)
+}
+
+/// Answers one scrape: its request line, then the rest of its head (at
+/// most `HEAD_LINES_MAX` lines of `HEAD_LINE_BYTES_MAX`), then the text.
+fn scrape(stream: std::net::TcpStream, latest: &Mutex<String>) {
+    use std::io::Write;
+    if stream.time_limit(Some(REQUEST_TIMEOUT)).is_err() {
+        return;
+    }
+    let Ok(mut w) = stream.try_clone() else { return };
+    let mut r = std::io::BufReader::new(stream);
+    let mut line = String::new();
+    if !line_read(&mut r, &mut line, HEAD_LINE_BYTES_MAX).unwrap_or(false) {
+        return;
+    }
+    let mut h = String::new();
+    let mut ended = false;
+    for _ in 0..HEAD_LINES_MAX {
+        match line_read(&mut r, &mut h, HEAD_LINE_BYTES_MAX) {
+            Ok(true) if h.trim_end().is_empty() => {
+                ended = true;
+                break;
+            }
+            Ok(true) => {}
+            _ => return,
+        }
+    }
+    let path = line.split_whitespace().nth(1).unwrap_or("");
+    let (code, body) = match (ended, line.starts_with("GET ") && path == "/metrics") {
+        (false, _) => ("431 Request Header Fields Too Large", format!("at most {HEAD_LINES_MAX} header lines\n")),
+        (true, true) => ("200 OK", latest.lock().unwrap_or_else(std::sync::PoisonError::into_inner).clone()),
+        (true, false) => ("404 Not Found", "only GET /metrics is served here\n".to_string()),
+    };
+    let _ = write!(w, "HTTP/1.0 {code}\r\nContent-Type: text/plain; version=0.0.4\r\nContent-Length: {}\r\n\r\n{body}", body.len());
 }

@@ -90,6 +90,20 @@ pub enum ProtoError {
     Io(#[from] io::Error),
     #[error("protocol violation: {0}")]
     Violation(String),
+    /// The client let a time limit pass (what it did not do in time).
+    #[error("{0}")]
+    Late(String),
+}
+
+impl ProtoError {
+    /// A read or write that waited past its socket's time limit, as
+    /// `Late(what)`; any other error as it is.
+    pub fn late(self, what: impl FnOnce() -> String) -> ProtoError {
+        match &self {
+            ProtoError::Io(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => ProtoError::Late(what()),
+            _ => self,
+        }
+    }
 }
 
 fn be_u32(r: &mut impl Read) -> io::Result<u32> {

@@ -7,16 +7,18 @@
 //! export; a bad client ends only its own connection.
 
 use crate::control::Control;
+use crate::listen::Limits;
 use crate::live::Live;
 use crate::nbd::{self, Export, Negotiated, ProtoError, Request};
 use crate::pace::{Clock, Lateness, Timing};
 use crate::presentation::{card_description, Presentation};
 use crate::replies::{Replies, Reply};
+use crate::service::Socket;
 use crate::status::{CardStatus, Known};
 use crate::writelog::{self, WriteLog};
 use card::{Device, DeviceError, Volume, Volumes};
 use serde_json::{json, Value};
-use std::io::{BufReader, Read, Write};
+use std::io::{BufReader, ErrorKind, Read};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -278,29 +280,54 @@ impl Server {
         }
     }
 
-    /// Serves one connection until the client leaves or breaks the
-    /// protocol; returns why it ended.
-    pub fn connection<S: Read + Write + Send + 'static>(&self, stream: S, writer: S) -> Result<(), ProtoError> {
+    /// Serves one connection until the client leaves, breaks the
+    /// protocol, or lets a time limit of `limits` pass: its handshake's,
+    /// then the idle one (none where `None`) for each request to come and
+    /// each reply to be taken. Returns how it ended.
+    pub fn connection<S: Socket>(&self, stream: S, limits: Limits) -> Ended {
+        match self.handshake(stream, limits) {
+            Ok(Some((stream, volume, _client))) => Ended::Served(self.transmission(stream, volume, limits.idle)),
+            Ok(None) => Ended::Handshake(Ok(())),
+            // A client that closes during the handshake (a probe of the
+            // socket, a listing) left; nothing went wrong.
+            Err(ProtoError::Io(e)) if matches!(e.kind(), ErrorKind::UnexpectedEof | ErrorKind::BrokenPipe | ErrorKind::ConnectionReset) => {
+                Ended::Handshake(Ok(()))
+            }
+            Err(e) => Ended::Handshake(Err(e)),
+        }
+    }
+
+    /// The handshake, within its time limit: the stream, the volume of
+    /// the export the client chose and the client counted in, or `None`
+    /// when the client left without choosing one.
+    fn handshake<S: Socket>(&self, stream: S, limits: Limits) -> Result<Option<(S, Volume, Client)>, ProtoError> {
         let mut stream = stream;
+        stream.time_limit(Some(limits.handshake))?;
         let exports = self.exports();
-        let i = match nbd::negotiate(&mut stream, &exports)? {
-            Negotiated::Abort => return Ok(()),
+        let late = || format!("the handshake took longer than {:.1} s (--handshake-timeout)", limits.handshake.as_secs_f64());
+        let i = match nbd::negotiate(&mut stream, &exports).map_err(|e| e.late(late))? {
+            Negotiated::Abort => return Ok(None),
             Negotiated::Export(i) => i,
         };
         // The card may have been formatted or re-split during the
         // handshake: the client joins only the card it was told of.
-        let (volume, _client) = {
-            let p = self.presentation.lock().expect("the presentation lock");
-            if p.exports.get(i) != Some(&exports[i]) {
-                return Err(ProtoError::Violation(format!(
-                    "export '{}' changed during the handshake (the card was formatted or re-split): connect again",
-                    exports[i].name
-                )));
-            }
-            (p.volumes[i], Client::join(&self.clients))
-        };
+        let p = self.presentation.lock().expect("the presentation lock");
+        if p.exports.get(i) != Some(&exports[i]) {
+            return Err(ProtoError::Violation(format!(
+                "export '{}' changed during the handshake (the card was formatted or re-split): connect again",
+                exports[i].name
+            )));
+        }
+        Ok(Some((stream, p.volumes[i], Client::join(&self.clients))))
+    }
+
+    /// The transmission phase: requests run on `volume` until the client
+    /// leaves, breaks the protocol or lets `idle` pass.
+    fn transmission<S: Socket>(&self, stream: S, volume: Volume, idle: Option<Duration>) -> Result<(), ProtoError> {
+        stream.time_limit(idle)?;
+        let writer = stream.duplicate()?;
         let mut reader = BufReader::with_capacity(256 * 1024, stream);
-        let mut replies = Replies::new(writer, self.paced, &self.lateness);
+        let mut replies = Replies::new(writer, self.paced, &self.lateness)?;
         let mut batch = Vec::with_capacity(BATCH_MAX);
         let result = loop {
             // Replies waiting go out before the thread waits for the client.
@@ -322,26 +349,50 @@ impl Server {
         };
         // Replies to requests already taken still go out.
         replies.close();
-        result
+        result.map_err(|e| e.late(|| format!("no request came, or a reply was not taken, for {} s (--idle-timeout)", idle.map_or(0, |d| d.as_secs()))))
     }
+}
+
+/// How a connection ended: before its client chose an export (a
+/// handshake given up, cut off or broken), or after, each with why.
+#[derive(Debug)]
+pub enum Ended {
+    Handshake(Result<(), ProtoError>),
+    Served(Result<(), ProtoError>),
 }
 
 /// The most requests a connection runs under one taking of the card's lock.
 const BATCH_MAX: usize = 32;
 
+/// The most bytes (WRITE payloads and READ replies) a batch holds, past
+/// its first request.
+const BATCH_BYTES_MAX: usize = 4 * 1024 * 1024;
+
+/// The bytes a request holds in a batch: its payload, or its reply's data.
+fn request_bytes(r: &Request) -> usize {
+    match r.kind {
+        nbd::CMD_READ => r.length as usize,
+        _ => r.data.len(),
+    }
+}
+
 /// Reads a request (waiting for it), then those already buffered whole,
-/// up to `BATCH_MAX`, each with when it was read, into `batch`; how the
-/// connection ends, if it does (the client left, said so, or broke the
-/// protocol) after the requests read.
+/// up to `BATCH_MAX` of them or `BATCH_BYTES_MAX`, each with when it was
+/// read, into `batch`; how the connection ends, if it does (the client
+/// left, said so, or broke the protocol) after the requests read.
 fn requests_read(reader: &mut BufReader<impl Read>, batch: &mut Vec<(Request, Instant)>) -> Option<Result<(), ProtoError>> {
+    let mut bytes = 0;
     loop {
         match nbd::request_read(reader) {
             Ok(None) => return Some(Ok(())),
             Ok(Some(req)) if req.kind == nbd::CMD_DISC => return Some(Ok(())),
-            Ok(Some(req)) => batch.push((req, Instant::now())),
+            Ok(Some(req)) => {
+                bytes += request_bytes(&req);
+                batch.push((req, Instant::now()));
+            }
             Err(e) => return Some(Err(e)),
         }
-        if batch.len() == BATCH_MAX || !nbd::request_whole(reader.buffer()) {
+        if batch.len() == BATCH_MAX || bytes >= BATCH_BYTES_MAX || !nbd::request_whole(reader.buffer()) {
             return None;
         }
     }

@@ -18,8 +18,8 @@ use crate::runs::published::{for_format, mix_of, of_phase, same_load, Check};
 use crate::runs::run::{Length, Rule, RunError, Session, REVIEWERS_QUEUE_DEPTH, REVIEWERS_THREADS};
 use crate::runs::workload::Mix;
 use card::{Metric, Profile, Published, State, ROUND_FULL_SIZE_S};
-use units::{Ns, NS_PER_SEC};
 use serde::Serialize;
+use units::{Ns, NS_PER_SEC};
 
 /// The rule a profile's published steady-state figures came from: the
 /// reviewers' hours where the profile states them, else SNIA steady state.
@@ -272,7 +272,14 @@ impl Chain {
 
     /// Runs the chain on a card `new` builds (a steady chain that starts
     /// from a kept card builds none).
-    fn run(&self, new: &NewSession, rule: Rule, rounds: Rounds, kept: Option<&Keeping>, progress: &mut dyn FnMut(&crate::Progress)) -> Result<ChainOut, RunError> {
+    fn run(
+        &self,
+        new: &NewSession,
+        rule: Rule,
+        rounds: Rounds,
+        kept: Option<&Keeping>,
+        progress: &mut dyn FnMut(&crate::Progress),
+    ) -> Result<ChainOut, RunError> {
         let mut out = ChainOut::default();
         match self {
             Chain::Fresh(l) => {
