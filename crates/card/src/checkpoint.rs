@@ -82,6 +82,9 @@ fn pages_read(r: &mut impl Read, len: u64) -> Result<Option<Vec<u16>>, String> {
     Ok(Some(pages.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect()))
 }
 
+/// Why a checkpoint older than its media is refused.
+pub(crate) const STALE: &str = "the checkpoint is older than its media (the store was written after it was)";
+
 /// A member's checkpoint file, opened: its blocks' pages (or why they
 /// were refused), and a reader at the FTL's checkpoint with its length,
 /// none when the pages section was refused.
@@ -118,14 +121,22 @@ pub(crate) fn exists(dir: &Path, member: usize) -> bool {
 
 /// A member's checkpoint, left in place (a card looked at, not started):
 /// its pages section read, its FTL's checkpoint left to be read as it is
-/// mounted (a full-size card's is gigabytes).
-pub(crate) fn peek(dir: &Path, member: usize) -> std::io::Result<Option<Opened>> {
+/// mounted (a full-size card's is gigabytes). One older than the member's
+/// store file (`media`: written after the checkpoint was, by a process
+/// that had no right to, or restored from elsewhere) describes media that
+/// are no longer there: refused (`pages` says why), so that the media
+/// are scanned.
+pub(crate) fn peek(dir: &Path, member: usize, media: &Path) -> std::io::Result<Option<Opened>> {
     let file = match std::fs::File::open(path_of(dir, member)) {
         Ok(f) => f,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),
     };
-    let len = file.metadata()?.len();
+    let meta = file.metadata()?;
+    if std::fs::metadata(media)?.modified()? > meta.modified()? {
+        return Ok(Some(Opened { pages: Err(STALE.into()), ftl: None }));
+    }
+    let len = meta.len();
     let mut r = std::io::BufReader::new(file);
     let pages = pages_read(&mut r, len);
     let ftl = match &pages {

@@ -507,7 +507,7 @@ mod tests {
         let _ = std::fs::remove_file(&path);
         let oob = [1u32, 2, 3, 4];
         let data = vec![7u8; 16384];
-        let mut a = Array::with_store(g.clone(), Some(Store::file(&path, &g, "card").unwrap().0));
+        let mut a = Array::with_store(g.clone(), Some(Store::file(&path, &g, "card", crate::store::Access::Own).unwrap().0));
         assert_eq!(a.blocks_scanned(), 0, "a new store has no block to read");
         a.page_program(0, 1, 0, OpTag::User, &oob, Some(&data)).unwrap();
         a.page_program(0, 1, 1, OpTag::User, &oob, Some(&data)).unwrap();
@@ -521,7 +521,7 @@ mod tests {
         assert!(marked(0, 1) && marked(0, 2) && marked(1, 3), "blocks written are marked");
         assert!(!marked(1, 2) && !marked(0, 0), "erased and unwritten blocks are not");
         drop(store);
-        let a = Array::with_store(g.clone(), Some(Store::file(&path, &g, "card").unwrap().0));
+        let a = Array::with_store(g.clone(), Some(Store::file(&path, &g, "card", crate::store::Access::Own).unwrap().0));
         assert_eq!(a.blocks_scanned(), 3, "die 0 blocks 1 and 2, die 1 block 3");
         assert_eq!((a.next_page(0, 1), a.next_page(1, 3), a.next_page(1, 2), a.next_page(0, 2)), (2, 1, 0, 1), "the staged page programmed at power-on");
         assert_eq!(a.staged_pages(), 1);

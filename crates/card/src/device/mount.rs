@@ -94,7 +94,8 @@ impl Device {
                 if matches!(backing, Backing::Inspect { .. }) && !path.exists() {
                     return Err(DeviceError::Store(format!("{}: no card here (no {})", dir.display(), path.display())));
                 }
-                let (store, created) = nand::Store::file(&path, g, &Device::member_owner(owner, member))?;
+                let access = if matches!(backing, Backing::Inspect { .. }) { nand::Access::Look } else { nand::Access::Own };
+                let (store, created) = nand::Store::file(&path, g, &Device::member_owner(owner, member), access)?;
                 (Some(store), !created)
             }
         };
@@ -131,16 +132,26 @@ impl Device {
         };
         let ck_err = |dir: &std::path::Path, e: std::io::Error| DeviceError::Store(format!("{}: checkpoint: {e}", dir.display()));
         let saved = match backing {
-            Backing::Files { dir, .. } if store_there => crate::checkpoint::peek(dir, member).map_err(|e| ck_err(dir, e))?,
-            Backing::Inspect { dir, .. } if store_there => match crate::checkpoint::peek(dir, member).map_err(|e| ck_err(dir, e))? {
-                Some(b) => Some(b),
-                None => {
-                    return Err(DeviceError::Store(format!(
+            Backing::Files { dir, .. } if store_there => {
+                crate::checkpoint::peek(dir, member, &Device::member_store_path(dir, member)).map_err(|e| ck_err(dir, e))?
+            }
+            Backing::Inspect { dir, .. } if store_there => {
+                match crate::checkpoint::peek(dir, member, &Device::member_store_path(dir, member)).map_err(|e| ck_err(dir, e))? {
+                    Some(crate::checkpoint::Opened { pages: Err(e), .. }) if e == crate::checkpoint::STALE => {
+                        return Err(DeviceError::Store(format!(
+                            "{}: member {member}: {e}: only a mount can tell its state, and a mount repairs; serve it once, then ask again",
+                            dir.display()
+                        )))
+                    }
+                    Some(b) => Some(b),
+                    None => {
+                        return Err(DeviceError::Store(format!(
                     "{}: the card did not stop cleanly (no checkpoint): only a mount can tell its state, and a mount repairs; serve it once, then ask again",
                     dir.display()
                 )))
+                    }
                 }
-            },
+            }
             _ => None,
         };
         let had_checkpoint = saved.is_some();
@@ -299,7 +310,8 @@ mod tests {
         // A scan of the stores sees the same pages.
         let g = p.scaling(scale).geometry(&p.nand.geometry());
         for (m, want) in kept.iter().enumerate() {
-            let (store, created) = nand::Store::file(&Device::member_store_path(&dir, m), &g, &Device::member_owner("p420m test", m)).unwrap();
+            let (store, created) =
+                nand::Store::file(&Device::member_store_path(&dir, m), &g, &Device::member_owner("p420m test", m), nand::Access::Own).unwrap();
             assert!(!created);
             assert_eq!(Array::with_store(g.clone(), Some(store)).next_pages(), &want[..], "member {m}");
         }

@@ -62,6 +62,18 @@ pub enum StoreError {
     Version { path: String, found: u32, expected: u32 },
     #[error("store {path} was made for {found}; asked for {expected}")]
     Mismatch { path: String, found: String, expected: String },
+    #[error("store {path} is open in another process (a live server, whatever its lock file says): one process at a time owns a store; stop it first")]
+    InUse { path: String },
+}
+
+/// How a process holds a store file: owning it (to serve or change it:
+/// no other process may hold it in any way) or looking at it (with other
+/// lookers, while no one owns it). Held on the file itself (`flock`), so
+/// that no lock file removed or store moved lets a second owner in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Own,
+    Look,
 }
 
 /// Bytes that live in memory or in a mapped file.
@@ -162,12 +174,23 @@ impl Store {
 
     /// A store in a file: created (sparse) with `owner` in its header when
     /// it does not exist, else opened if its header names the same geometry
-    /// and owner. Returns the store and whether it was created.
-    pub fn file(path: &Path, g: &Geometry, owner: &str) -> Result<(Store, bool), StoreError> {
+    /// and owner; held as `access` says for as long as the store lives
+    /// (refused while another process holds it otherwise). Returns the
+    /// store and whether it was created.
+    pub fn file(path: &Path, g: &Geometry, owner: &str, access: Access) -> Result<(Store, bool), StoreError> {
         let p = path.display().to_string();
         let io = |source| StoreError::Io { path: p.clone(), source };
         let created = !path.exists();
         let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path).map_err(io)?;
+        let held = match access {
+            Access::Own => file.try_lock(),
+            Access::Look => file.try_lock_shared(),
+        };
+        match held {
+            Ok(()) => {}
+            Err(std::fs::TryLockError::WouldBlock) => return Err(StoreError::InUse { path: p }),
+            Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
+        }
         let described = describe(g, owner);
         let (slots, blocks) = counts(g);
         let oob_bytes = slots * OOB_BYTES;
@@ -414,6 +437,27 @@ fn counts(g: &Geometry) -> (usize, usize) {
 mod tests {
     use super::*;
 
+    /// A store is held on its file: a second owner is refused whatever
+    /// became of the store's lock file, lookers share it while no one owns
+    /// it, and the hold goes with the store.
+    #[test]
+    fn a_store_file_has_one_owner_or_lookers() {
+        let (g, p) = (geo(), tmp("held"));
+        let (owner, _) = Store::file(&p, &g, "card", Access::Own).unwrap();
+        let e = Store::file(&p, &g, "card", Access::Own).err().unwrap();
+        assert!(matches!(e, StoreError::InUse { .. }), "{e}");
+        assert!(e.to_string().contains("open in another process"), "{e}");
+        assert!(matches!(Store::file(&p, &g, "card", Access::Look).err().unwrap(), StoreError::InUse { .. }));
+        drop(owner);
+        let (a, _) = Store::file(&p, &g, "card", Access::Look).unwrap();
+        let (b, _) = Store::file(&p, &g, "card", Access::Look).unwrap();
+        assert!(matches!(Store::file(&p, &g, "card", Access::Own).err().unwrap(), StoreError::InUse { .. }));
+        drop((a, b));
+        assert!(Store::file(&p, &g, "card", Access::Own).is_ok());
+        let _ = std::fs::remove_file(&p);
+        let _ = std::fs::remove_file(p.with_extension("system"));
+    }
+
     fn geo() -> Geometry {
         Geometry { channels: 2, dies_per_channel: 1, planes_per_die: 2, blocks_per_plane: 4, pages_per_block: 4, page_size_bytes: 8192, oob_bytes: 448 }
     }
@@ -431,13 +475,13 @@ mod tests {
     fn the_trim_journal_marks_its_pages_and_keeps_the_newest_trim() {
         let g = Geometry { blocks_per_plane: 16, pages_per_block: 64, ..geo() };
         let p = tmp("trims");
-        let (mut s, _) = Store::file(&p, &g, "card T").unwrap();
+        let (mut s, _) = Store::file(&p, &g, "card T", Access::Own).unwrap();
         assert_eq!((s.trim_seq_newest(), s.trim_seq(700)), (0, 0));
         s.trim_seq_set(700, 5);
         s.trim_seq_set(3, 9);
         s.trim_seq_set(701, 7);
         drop(s);
-        let (s, created) = Store::file(&p, &g, "card T").unwrap();
+        let (s, created) = Store::file(&p, &g, "card T", Access::Own).unwrap();
         assert!(!created);
         assert_eq!((s.trim_seq(700), s.trim_seq(701), s.trim_seq(3), s.trim_seq(4), s.trim_seq(1500)), (5, 7, 9, 0, 0));
         assert_eq!(s.trim_seq_newest(), 9);
@@ -450,7 +494,7 @@ mod tests {
     #[test]
     fn a_file_store_keeps_bytes_and_lbas_across_opens_and_refuses_another_owner() {
         let (g, p) = (geo(), tmp("reopen"));
-        let (mut s, created) = Store::file(&p, &g, "card A").unwrap();
+        let (mut s, created) = Store::file(&p, &g, "card A", Access::Own).unwrap();
         assert!(created);
         s.data_write(100, &[7]).unwrap();
         s.oob_seq_set(3, 9);
@@ -458,15 +502,15 @@ mod tests {
         s.trim_seq_set(6, 77);
         s.erase_count_set(5, 11);
         drop(s);
-        let (s, created) = Store::file(&p, &g, "card A").unwrap();
+        let (s, created) = Store::file(&p, &g, "card A", Access::Own).unwrap();
         assert!(!created && s.data()[100] == 7 && s.oob_lba(3) == 42 && s.oob_seq(3) == 9 && s.oob_programmed(3) && s.slot_intact(3));
         assert_eq!((s.trim_seq(6), s.trim_seq(5)), (77, 0));
         assert!(s.oob_lba(4) == units::LBA_UNMAPPED && !s.oob_programmed(4) && s.erase_count(5) == 11);
         drop(s);
-        let e = Store::file(&p, &g, "card B").err().unwrap().to_string();
+        let e = Store::file(&p, &g, "card B", Access::Own).err().unwrap().to_string();
         assert!(e.contains("card A") && e.contains("card B"), "{e}");
         std::fs::write(&p, b"not a store at all, just text").unwrap();
-        assert!(Store::file(&p, &g, "card A").err().unwrap().to_string().contains("not a flashlab store"));
+        assert!(Store::file(&p, &g, "card A", Access::Own).err().unwrap().to_string().contains("not a flashlab store"));
         let _ = std::fs::remove_file(&p);
     }
 
@@ -477,7 +521,7 @@ mod tests {
     #[test]
     fn zeros_are_an_erased_slot_and_a_clear_skips_unmarked_blocks() {
         let (g, p) = (geo(), tmp("zeros"));
-        let (mut s, _) = Store::file(&p, &g, "card").unwrap();
+        let (mut s, _) = Store::file(&p, &g, "card", Access::Own).unwrap();
         let slots = counts(&g).0;
         assert!((0..slots).all(|i| s.oob_lba(i) == units::LBA_UNMAPPED && !s.oob_programmed(i) && !s.block_used(i)), "a new store is erased");
         s.oob_program(0, 0);
@@ -498,7 +542,7 @@ mod tests {
     fn a_discarded_range_is_a_hole_in_the_file() {
         use std::os::unix::fs::MetadataExt;
         let (g, p) = (Geometry { blocks_per_plane: 64, ..geo() }, tmp("hole"));
-        let (mut s, _) = Store::file(&p, &g, "card").unwrap();
+        let (mut s, _) = Store::file(&p, &g, "card", Access::Own).unwrap();
         let len = s.data().len();
         s.data_write(0, &vec![1; len]).unwrap();
         let full = std::fs::metadata(&p).unwrap().blocks();
@@ -513,7 +557,7 @@ mod tests {
     #[test]
     fn a_purge_leaves_no_byte_written_before_and_a_new_owner_is_the_one_checked() {
         let (g, p) = (geo(), tmp("purge"));
-        let (mut s, _) = Store::file(&p, &g, "card A").unwrap();
+        let (mut s, _) = Store::file(&p, &g, "card A", Access::Own).unwrap();
         let marker = b"flashlab purge marker";
         s.data_write(8192, marker).unwrap();
         s.sync().unwrap();
@@ -524,8 +568,8 @@ mod tests {
         s.sync().unwrap();
         assert!(!has_marker(), "the marker is gone from the file");
         drop(s);
-        assert!(Store::file(&p, &g, "card A").is_err());
-        assert!(!Store::file(&p, &g, "card B").unwrap().1);
+        assert!(Store::file(&p, &g, "card A", Access::Own).is_err());
+        assert!(!Store::file(&p, &g, "card B", Access::Own).unwrap().1);
         let mut m = Store::memory(&g);
         m.data_write(0, &[7]).unwrap();
         m.purge().unwrap();
