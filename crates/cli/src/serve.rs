@@ -27,6 +27,11 @@ pub struct ServeArgs {
     /// Serve on this TCP address, e.g. 127.0.0.1:10809.
     #[arg(long)]
     pub listen: Option<String>,
+    /// Who may reach the card's store, sockets and logs: `owner` (files
+    /// 0600, directories and sockets 0700, whatever the umask) or `group`
+    /// (the owner's group too: 0660, 0770).
+    #[arg(long, default_value = "owner", value_parser = ["owner", "group"])]
+    pub access: String,
     /// Clients connected at once (handshakes included); more are refused,
     /// and the refusal logged.
     #[arg(long, default_value_t = emu::listen::Limits::CONNECTIONS_DEFAULT as u32, value_parser = clap::value_parser!(u32).range(1..=4096))]
@@ -123,6 +128,7 @@ pub fn serve(a: ServeArgs) -> Result<()> {
     // is bound (a client may signal as soon as it answers) and before any
     // thread starts (threads inherit the mask), awaited by one thread.
     let terminate = terminate_signals();
+    emu::access::Access::parse(&a.access).map_err(anyhow::Error::msg)?.apply();
     let mut profile = card::profile_load(&a.device).map_err(anyhow::Error::msg)?;
     if let Some(plp) = &a.power_loss_protection {
         profile.ftl.power_loss_protection = plp == "on";

@@ -182,3 +182,49 @@ fn a_control_line_without_end_is_cut_off_and_the_server_answers_on() {
     let (code, out, err) = common::flashlab(&["status", card.dir.join("store").to_str().unwrap()]);
     assert_eq!(code, 0, "{out}{err}");
 }
+
+/// The modes of a directory's entries (and its own), by name.
+fn modes(dir: &std::path::Path) -> Vec<(String, u32)> {
+    use std::os::unix::fs::PermissionsExt;
+    let mut out = vec![(".".to_string(), std::fs::metadata(dir).unwrap().permissions().mode() & 0o777)];
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        out.push((e.file_name().to_string_lossy().into_owned(), std::fs::symlink_metadata(e.path()).unwrap().permissions().mode() & 0o777));
+    }
+    out
+}
+
+/// Started with umask 000, a server's store, sockets and logs are its
+/// owner's alone (with `--access group`, its group's too, never others');
+/// a change at rest keeps the store's access.
+#[test]
+fn the_store_and_sockets_are_the_owners_whatever_the_umask() {
+    for (access, allowed) in [("owner", 0o700), ("group", 0o770)] {
+        let dir = Scratch::new(&format!("serve-umask-{access}"));
+        std::fs::create_dir_all(&*dir).unwrap();
+        let (store, socket, trace) = (dir.join("store"), dir.join("nbd.sock"), dir.join("trace.csv"));
+        let cmd = format!(
+            "umask 000 && exec {} serve p420m --scale 8192 --timing none --access {access} --store {} --unix {} --trace {}",
+            env!("CARGO_BIN_EXE_flashlab"),
+            store.display(),
+            socket.display(),
+            trace.display()
+        );
+        let mut child: Child = Command::new("sh").args(["-c", &cmd]).stderr(Stdio::piped()).spawn().unwrap();
+        eventually("the server listens", || UnixStream::connect(&socket).is_ok());
+        let mut found = modes(&store);
+        found.extend(modes(&dir).into_iter().filter(|(n, _)| n == "nbd.sock" || n == "trace.csv"));
+        assert!(found.len() >= 6, "{found:?}");
+        for (name, mode) in &found {
+            assert_eq!(mode & !allowed, 0, "--access {access}: {name} is {mode:o}");
+            assert_eq!(mode & 0o060 != 0, access == "group", "--access {access}: {name} is {mode:o}");
+        }
+        let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+        child.wait().unwrap();
+        let out =
+            Command::new("sh").args(["-c", &format!("umask 000 && exec {} beacon {} on", env!("CARGO_BIN_EXE_flashlab"), store.display())]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        for (name, mode) in modes(&store) {
+            assert_eq!(mode & !allowed, 0, "after a change at rest, --access {access}: {name} is {mode:o}");
+        }
+    }
+}

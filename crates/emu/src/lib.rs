@@ -6,6 +6,7 @@
 //! and its metrics endpoint. The only crate that opens sockets and reads
 //! the wall clock for the device's time.
 
+pub mod access;
 pub mod channel;
 pub mod control;
 pub mod listen;

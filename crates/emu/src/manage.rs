@@ -19,6 +19,7 @@ pub fn tell(store: &Path, c: &Control) -> Result<Value> {
         return channel::request(store, &c.request());
     }
     at_rest_check(store)?;
+    crate::access::Access::of_store(store).apply();
     match c {
         Control::Status => Ok(serde_json::to_value(status_at_rest(store)?)?),
         Control::Beacon(on) => {
@@ -110,6 +111,15 @@ fn volumes_at_rest(store: &Path, capacity: u64) -> Result<card::Volumes> {
 /// it: a server whose control socket does not answer (removed, or the
 /// server hung) is still a server.
 fn at_rest_check(store: &Path) -> Result<()> {
+    let socket = channel::socket_path(store);
+    if let Err(e) = std::os::unix::net::UnixStream::connect(&socket) {
+        if e.kind() == std::io::ErrorKind::PermissionDenied {
+            bail!(
+                "{}: permission denied: the card's server does not let this user in (its owner serves it with --access owner; --access group lets the group in)",
+                socket.display()
+            );
+        }
+    }
     if let Some(holder) = card::StoreLock::holder(store) {
         bail!(
             "{}: the card is in use by {holder}, but its control socket {} does not answer (a server still mounting the store, or hung): it is not at rest; ask again once it serves, or stop that process (SIGTERM stops a server cleanly)",
