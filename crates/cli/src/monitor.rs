@@ -17,7 +17,9 @@ pub struct MonitorArgs {
     #[arg(long)]
     pub json: bool,
     /// Also serve the latest figures as Prometheus text on
-    /// http://ADDR/metrics (e.g. 127.0.0.1:9101).
+    /// http://ADDR/metrics: a port alone (9101) binds loopback
+    /// (127.0.0.1:9101); an address other machines reach (0.0.0.0:9101)
+    /// shows the figures to them.
     #[arg(long)]
     pub metrics: Option<String>,
     /// Stop after this many seconds (default: until interrupted, or q on
@@ -105,7 +107,11 @@ pub fn monitor(a: MonitorArgs) -> Result<()> {
     }
     let latest = Arc::new(Mutex::new(String::new()));
     if let Some(addr) = &a.metrics {
-        let bound = emu::metrics::serve(addr, Arc::clone(&latest))?;
+        let addr = if addr.parse::<u16>().is_ok() { format!("127.0.0.1:{addr}") } else { addr.clone() };
+        let bound = emu::metrics::serve(&addr, Arc::clone(&latest))?;
+        if !bound.ip().is_loopback() {
+            eprintln!("flashlab monitor: note: the metrics on {bound} are open to every machine that reaches it (no authentication)");
+        }
         eprintln!("flashlab monitor: Prometheus metrics on http://{bound}/metrics");
     }
     let mut status = status_of(&a.store)?;

@@ -24,9 +24,17 @@ pub struct ServeArgs {
     /// Serve on this Unix socket.
     #[arg(long, conflicts_with = "listen")]
     pub unix: Option<PathBuf>,
-    /// Serve on this TCP address, e.g. 127.0.0.1:10809.
+    /// Serve on this TCP address, e.g. 127.0.0.1:10809. An address other
+    /// machines reach is refused without --insecure-listen: NBD carries no
+    /// encryption or authentication of its own, and flashlab does not
+    /// serve NBD over TLS yet.
     #[arg(long)]
     pub listen: Option<String>,
+    /// Serve on a --listen address beyond this machine (not loopback)
+    /// unencrypted and unauthenticated: anyone who reaches it can read and
+    /// overwrite the card. For a network you trust.
+    #[arg(long, requires = "listen")]
+    pub insecure_listen: bool,
     /// Who may reach the card's store, sockets and logs: `owner` (files
     /// 0600, directories and sockets 0700, whatever the umask) or `group`
     /// (the owner's group too: 0660, 0770).
@@ -205,7 +213,19 @@ pub fn serve(a: ServeArgs) -> Result<()> {
 fn address(a: &ServeArgs) -> Result<emu::listen::Address> {
     match (&a.unix, &a.listen) {
         (Some(path), _) => Ok(emu::listen::Address::Unix(path.clone())),
-        (None, Some(addr)) => Ok(emu::listen::Address::Tcp(addr.clone())),
+        (None, Some(addr)) => {
+            let at = emu::listen::resolve(addr)?;
+            if !at.ip().is_loopback() && !a.insecure_listen {
+                bail!(
+                    "--listen {addr}: {} is reachable from other machines, and NBD is neither encrypted nor authenticated (flashlab does not serve it over TLS yet): serve on 127.0.0.1 or a Unix socket, or pass --insecure-listen on a network you trust",
+                    at.ip()
+                );
+            }
+            if !at.ip().is_loopback() {
+                eprintln!("flashlab serve: warning: --insecure-listen: anyone who reaches {at} can read and overwrite the card");
+            }
+            Ok(emu::listen::Address::Tcp(addr.clone()))
+        }
         (None, None) => bail!("say where to serve: --unix PATH or --listen ADDR:PORT"),
     }
 }

@@ -342,6 +342,11 @@ fn bad_serve_arguments_are_refused_naming_the_problem() {
     refused(&["serve", "p420m", "--scale", "8192", "--store", store], "--unix PATH or --listen ADDR:PORT");
     refused(&["serve", "p420m", "--scale", "100000", "--store", store, "--unix", "x.sock"], "--scale 100000");
     refused(&["serve", "nonesuch", "--store", store, "--unix", "x.sock"], "unknown device");
+    // Beyond loopback, NBD would carry the card to anyone, in clear.
+    refused(&["serve", "p420m", "--scale", "8192", "--store", store, "--listen", "0.0.0.0:0"], "--insecure-listen");
+    refused(&["serve", "p420m", "--scale", "8192", "--store", store, "--unix", "x.sock", "--handshake-timeout", "0"], "--handshake-timeout 0");
+    refused(&["serve", "p420m", "--scale", "8192", "--store", store, "--unix", "x.sock", "--max-connections", "0"], "--max-connections");
+    assert!(!std::path::Path::new(store).exists(), "nothing made for a refused server");
     // A store made for another card is refused with both descriptions.
     std::fs::create_dir_all(store).unwrap();
     std::fs::write(format!("{store}/member-0.flash"), b"not a store").unwrap();

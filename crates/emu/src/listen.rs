@@ -98,8 +98,7 @@ impl Listener {
                 Ok(Listener { socket, at: Bound::Unix(SocketFile { path: path.clone(), bound }) })
             }
             Address::Tcp(addr) => {
-                use std::net::ToSocketAddrs;
-                let sa = addr.to_socket_addrs().with_context(|| format!("--listen {addr}"))?.next().with_context(|| format!("--listen {addr}: no address"))?;
+                let sa = resolve(addr)?;
                 let socket = Socket::new(Domain::for_address(sa), Type::STREAM, None).context("a TCP socket")?;
                 socket.set_reuse_address(true)?;
                 socket.bind(&sa.into()).with_context(|| format!("--listen {addr}"))?;
@@ -169,6 +168,13 @@ impl Listener {
         };
         Err(e).context("accepting connections")
     }
+}
+
+/// The address `addr` ("HOST:PORT") names, its first where it names
+/// several.
+pub fn resolve(addr: &str) -> Result<std::net::SocketAddr> {
+    use std::net::ToSocketAddrs;
+    addr.to_socket_addrs().with_context(|| format!("--listen {addr}"))?.next().with_context(|| format!("--listen {addr}: no address"))
 }
 
 /// Makes way for a socket at `path`: nothing there, or a socket file no
