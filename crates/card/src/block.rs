@@ -47,6 +47,10 @@ impl Device {
     /// a trim is only advice.
     pub fn trim_at(&mut self, now: Ns, offset: u64, len: u64) -> Result<Ns, DeviceError> {
         self.range_check(offset, len)?;
+        // A read-only card trims nothing (no member's part of the range).
+        if let Some(why) = self.read_only() {
+            return Err(DeviceError::read_only(why));
+        }
         let (first, end) = (offset.div_ceil(SLOT_BYTES), (offset + len) / SLOT_BYTES);
         for slot in first..end {
             let (member, member_off) = self.member_of(slot * SLOT_BYTES);

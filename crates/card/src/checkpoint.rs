@@ -101,15 +101,20 @@ pub(crate) fn write(dir: &Path, member: usize, bytes: &[u8]) -> std::io::Result<
 /// Writes a file whole, or leaves it as it was: a temporary file beside
 /// it, synced, renamed over it, the directory synced. The one way
 /// flashlab writes a file a reader must never find half written (the
-/// store's small files, results files, reports).
+/// store's small files, results files, reports). A write that fails (a
+/// full disk) leaves no temporary file behind.
 pub fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
     let tmp = PathBuf::from(tmp);
-    let mut f = std::fs::File::create(&tmp)?;
-    f.write_all(bytes)?;
-    f.sync_all()?;
-    std::fs::rename(&tmp, path)?;
+    let written = std::fs::File::create(&tmp).and_then(|mut f| {
+        f.write_all(bytes)?;
+        f.sync_all()
+    });
+    if let Err(e) = written.and_then(|()| std::fs::rename(&tmp, path)) {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
     let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
     std::fs::File::open(dir)?.sync_all()
 }

@@ -63,6 +63,23 @@ pub const OPTION_BYTES_MAX: u32 = 64 * 1024;
 /// The largest request payload: what NBD_INFO_BLOCK_SIZE announces, and
 /// what qemu and the Linux client send at most.
 pub const PAYLOAD_BYTES_MAX: u32 = 32 * 1024 * 1024;
+
+/// The longest string the protocol allows (export names among them).
+pub const NAME_BYTES_MAX: usize = 4096;
+
+/// NBD_CMD_FLAG_NO_HOLE: a WRITE_ZEROES that must allocate.
+pub const CMD_FLAG_NO_HOLE: u16 = 2;
+
+/// The command flags a request of `kind` may carry: FUA on the commands
+/// that change the card, NO_HOLE on WRITE_ZEROES; any other (or any on a
+/// READ or FLUSH) is the client's mistake (EINVAL).
+pub fn flags_allowed(kind: u16) -> u16 {
+    match kind {
+        CMD_WRITE | CMD_TRIM => CMD_FLAG_FUA,
+        CMD_WRITE_ZEROES => CMD_FLAG_FUA | CMD_FLAG_NO_HOLE,
+        _ => 0,
+    }
+}
 pub const BLOCK_MIN: u32 = 512;
 pub const BLOCK_PREFERRED: u32 = 4096;
 
@@ -168,6 +185,9 @@ pub fn negotiate<S: Read + Write>(s: &mut S, exports: &[Export]) -> Result<Negot
 fn option_handle<S: Write>(s: &mut S, exports: &[Export], option: u32, data: &[u8], no_zeroes: bool) -> Result<Option<Negotiated>, ProtoError> {
     match option {
         OPT_EXPORT_NAME => {
+            if data.len() > NAME_BYTES_MAX {
+                return Err(ProtoError::Violation(format!("an export name of {} bytes: at most {NAME_BYTES_MAX}", data.len())));
+            }
             let name = String::from_utf8_lossy(data);
             let Some(i) = export_find(exports, &name) else {
                 // No reply is possible to EXPORT_NAME: the server closes.
@@ -230,6 +250,10 @@ fn info_or_go<S: Write>(s: &mut S, exports: &[Export], option: u32, data: &[u8])
         option_reply(s, option, REP_ERR_INVALID, b"malformed NBD_OPT_INFO/GO request")?;
         return Ok(None);
     };
+    if name.len() > NAME_BYTES_MAX {
+        option_reply(s, option, REP_ERR_INVALID, format!("an export name of {} bytes: at most {NAME_BYTES_MAX}", name.len()).as_bytes())?;
+        return Ok(None);
+    }
     let Some(i) = export_find(exports, &name) else {
         option_reply(s, option, REP_ERR_UNKNOWN, format!("no export named '{name}'").as_bytes())?;
         return Ok(None);
@@ -390,6 +414,33 @@ mod tests {
         assert_eq!(r.unwrap(), Negotiated::Export(0));
         let has = |kind: u32| out.windows(4).any(|w| w == kind.to_be_bytes());
         assert!(has(REP_ERR_UNSUP) && has(REP_SERVER) && has(REP_ERR_UNKNOWN) && has(REP_INFO));
+    }
+
+    /// Strings are at most 4096 bytes (the specification): a longer
+    /// export name is refused, and never echoed back.
+    #[test]
+    fn export_names_past_the_protocols_limit_are_refused_unechoed() {
+        let long = "n".repeat(NAME_BYTES_MAX + 1);
+        let mut script = (FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES).to_be_bytes().to_vec();
+        script.extend(go(&long));
+        script.extend(go("card"));
+        let (r, out) = run(script);
+        assert_eq!(r.unwrap(), Negotiated::Export(0));
+        assert!(out.windows(4).any(|w| w == REP_ERR_INVALID.to_be_bytes()));
+        assert!(out.len() < 4096, "the name was echoed: {} bytes out", out.len());
+        let mut script = (FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES).to_be_bytes().to_vec();
+        script.extend(option(OPT_EXPORT_NAME, long.as_bytes()));
+        let (r, out) = run(script);
+        assert!(r.unwrap_err().to_string().contains("at most 4096"));
+        assert!(out.len() < 4096);
+    }
+
+    #[test]
+    fn only_the_flags_a_command_takes_are_allowed() {
+        assert_eq!(flags_allowed(CMD_READ), 0);
+        assert_eq!(flags_allowed(CMD_FLUSH), 0);
+        assert_eq!(flags_allowed(CMD_WRITE), CMD_FLAG_FUA);
+        assert_eq!(flags_allowed(CMD_WRITE_ZEROES), CMD_FLAG_FUA | CMD_FLAG_NO_HOLE);
     }
 
     #[test]

@@ -572,6 +572,9 @@ fn log_record(l: &mut WriteLog, req: &Request, offset: u64) -> std::io::Result<(
 /// success), its modelled completion, and a READ's data.
 fn execute<'a>(device: &mut Device, now: u64, req: &Request, offset: u64, buf: &'a mut Vec<u8>) -> (u32, u64, &'a [u8]) {
     let len = req.length as u64;
+    if req.flags & !nbd::flags_allowed(req.kind) != 0 {
+        return (nbd::EINVAL, now, &[]);
+    }
     let result = match req.kind {
         nbd::CMD_READ => {
             if req.length > nbd::PAYLOAD_BYTES_MAX {
@@ -591,15 +594,17 @@ fn execute<'a>(device: &mut Device, now: u64, req: &Request, offset: u64, buf: &
     match result {
         Ok(done) if req.kind == nbd::CMD_READ => (0, done, &buf[..]),
         Ok(done) => (0, done, &[]),
-        Err(e) => (error_code(&e, req.kind), now, &[]),
+        Err(e) => (error_code(&e, req.kind, device.store_full()), now, &[]),
     }
 }
 
 /// The NBD error for a device error: out of range is the client's
 /// mistake (EINVAL, or ENOSPC for a write past the end); anything else is
-/// the card's (EIO; EPERM for a write to a card turned read-only).
-fn error_code(e: &DeviceError, kind: u16) -> u32 {
+/// the card's (EIO; for a card turned read-only, EPERM, or ENOSPC for a
+/// write where its store's disk is full, `store_full`).
+fn error_code(e: &DeviceError, kind: u16, store_full: bool) -> u32 {
     match e {
+        e if e.is_read_only() && store_full && matches!(kind, nbd::CMD_WRITE | nbd::CMD_WRITE_ZEROES) => nbd::ENOSPC,
         e if e.is_read_only() => nbd::EPERM,
         DeviceError::OutOfRange { offset, len, capacity } if offset.saturating_add(*len) > *capacity && kind == nbd::CMD_WRITE => nbd::ENOSPC,
         DeviceError::OutOfRange { .. } => nbd::EINVAL,
@@ -616,8 +621,22 @@ mod tests {
     #[test]
     fn an_unreadable_page_is_eio_to_the_client() {
         let e = DeviceError::Unreadable { offset: 4096, len: 4096 };
-        assert_eq!(error_code(&e, nbd::CMD_READ), nbd::EIO);
+        assert_eq!(error_code(&e, nbd::CMD_READ, false), nbd::EIO);
         let fault = DeviceError::Fault("a die failed".into());
-        assert_eq!(error_code(&fault, nbd::CMD_READ), nbd::EIO);
+        assert_eq!(error_code(&fault, nbd::CMD_READ, false), nbd::EIO);
+    }
+
+    /// A card turned read-only refuses every change with EPERM; one whose
+    /// store's disk is full refuses writes with ENOSPC (the NBD
+    /// specification's "no space"), a trim still with EPERM.
+    #[test]
+    fn a_read_only_card_answers_eperm_and_a_full_store_enospc_for_writes() {
+        let ro = DeviceError::read_only("worn out");
+        for kind in [nbd::CMD_WRITE, nbd::CMD_TRIM, nbd::CMD_WRITE_ZEROES] {
+            assert_eq!(error_code(&ro, kind, false), nbd::EPERM);
+        }
+        assert_eq!(error_code(&ro, nbd::CMD_WRITE, true), nbd::ENOSPC);
+        assert_eq!(error_code(&ro, nbd::CMD_WRITE_ZEROES, true), nbd::ENOSPC);
+        assert_eq!(error_code(&ro, nbd::CMD_TRIM, true), nbd::EPERM);
     }
 }

@@ -92,6 +92,8 @@ pub(crate) struct FaultState {
     pub(crate) lost: std::collections::HashMap<u32, u64>,
     pub(crate) rebuild: Option<Rebuild>,
     pub(crate) read_only: Option<String>,
+    /// Read-only because the store's disk had no room.
+    pub(crate) store_full: bool,
     pub(crate) counters: FaultCounters,
     /// A degraded read's member page, and the rebuild's page
     /// (data-holding media only).
@@ -108,6 +110,7 @@ impl FaultState {
             lost: std::collections::HashMap::new(),
             rebuild: None,
             read_only: None,
+            store_full: false,
             counters: FaultCounters::default(),
             xor_scratch: page(),
             rebuild_scratch: page(),
@@ -169,13 +172,20 @@ impl<M: Media> Ftl<M> {
     /// full): the card turns read-only, so that nothing acknowledged
     /// after this is written where it cannot be kept. Returns the error
     /// the write that met it gets.
-    pub(crate) fn store_failed(&mut self, why: &str) -> FtlError {
+    pub(crate) fn store_failed(&mut self, why: &str, full: bool) -> FtlError {
         let msg = format!(
             "the store holding the card's pages could not take a write ({why}): the card is read-only; what was acknowledged before is kept (give its disk room and serve it again)"
         );
         self.faults.read_only = Some(msg.clone());
+        self.faults.store_full |= full;
         self.faults.faulted = true;
         FtlError::ReadOnly(msg)
+    }
+
+    /// Whether the card is read-only because its store's disk had no room
+    /// (a host's full disk, not the card's wear).
+    pub fn store_full(&self) -> bool {
+        self.faults.store_full
     }
 
     /// Why the card refuses writes, if it does.

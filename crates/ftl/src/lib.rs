@@ -350,7 +350,7 @@ impl<M: Media> Ftl<M> {
     #[inline(never)]
     fn write_failed(&mut self, r: Result<(), FtlError>) -> Result<(), FtlError> {
         match r {
-            Err(FtlError::Nand(NandError::Store(why))) => Err(self.store_failed(&why)),
+            Err(FtlError::Nand(NandError::Store { why, full })) => Err(self.store_failed(&why, full)),
             r => r,
         }
     }
@@ -582,6 +582,10 @@ impl<M: Media> Ftl<M> {
     pub fn trim(&mut self, lba: SlotLba) -> Result<(), FtlError> {
         self.lba_check(lba)?;
         if self.faults.faulted {
+            // A read-only card changes nothing, a trim no more than a write.
+            if let Some(why) = &self.faults.read_only {
+                return Err(FtlError::ReadOnly(why.clone()));
+            }
             self.lost_clear(lba);
         }
         if self.map.l2p[lba as usize] != PPA_INVALID {

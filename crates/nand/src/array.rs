@@ -335,7 +335,7 @@ impl Nand for Array {
         // The bytes first: a store that cannot take them leaves the page
         // unprogrammed.
         if let (Some(store), Some(data)) = (&mut self.store, data) {
-            store.page_write(base, &data[..len]).map_err(|e| NandError::Store(e.to_string()))?;
+            store.page_write(base, &data[..len]).map_err(|e| NandError::store(&e))?;
         }
         self.next_page[b] += 1;
         let Some(store) = &mut self.store else { return Ok(()) };
@@ -416,7 +416,7 @@ impl Persist for Array {
         debug_assert_eq!(page, self.next_page(die, block), "only the next page of a block is staged");
         let i = self.slot_index(die, block, page, slot);
         match &mut self.store {
-            Some(s) => s.slot_stage(i, oob.0, oob.1, data).map_err(|e| NandError::Store(e.to_string())),
+            Some(s) => s.slot_stage(i, oob.0, oob.1, data).map_err(|e| NandError::store(&e)),
             None => Ok(()),
         }
     }

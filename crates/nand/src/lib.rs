@@ -47,10 +47,20 @@ pub enum NandError {
     DieFailed { die: u32 },
     #[error("system area: {0}")]
     System(String),
-    /// The store that holds the pages' bytes could not take them (a full
-    /// disk): the page is not programmed.
-    #[error("the store holding the pages could not write them: {0}")]
-    Store(String),
+    /// The store that holds the pages' bytes could not take them (`full`:
+    /// its disk had no room): the page is not programmed.
+    #[error("the store holding the pages could not write them: {why}")]
+    Store { why: String, full: bool },
     #[error("power cut")]
     PowerCut,
+}
+
+impl NandError {
+    /// A store's failed write, as `NandError::Store`: `full` where its
+    /// disk had no room (ENOSPC, or EDQUOT: a quota reached).
+    pub fn store(e: &std::io::Error) -> NandError {
+        const ENOSPC: i32 = 28;
+        const EDQUOT: i32 = 122;
+        NandError::Store { why: e.to_string(), full: matches!(e.raw_os_error(), Some(ENOSPC | EDQUOT)) }
+    }
 }

@@ -70,6 +70,11 @@ impl DeviceError {
     pub fn is_read_only(&self) -> bool {
         matches!(self, DeviceError::Ftl(FtlError::ReadOnly(_)))
     }
+
+    /// The card's refusal of a change because it is read-only (`why`).
+    pub fn read_only(why: &str) -> DeviceError {
+        DeviceError::Ftl(FtlError::ReadOnly(why.to_string()))
+    }
 }
 
 impl From<nand::StoreError> for DeviceError {

@@ -211,6 +211,11 @@ impl Device {
         self.members.iter().find_map(|m| m.ftl.read_only())
     }
 
+    /// Whether the card is read-only because its store's disk had no room.
+    pub fn store_full(&self) -> bool {
+        self.members.iter().any(|m| m.ftl.store_full())
+    }
+
     /// The card's wear, bad blocks and spare, over its members.
     pub fn health(&self) -> Health {
         let (mut sum, mut blocks, mut lo, mut hi) = (0u64, 0u64, u32::MAX, 0u32);

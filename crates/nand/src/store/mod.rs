@@ -159,13 +159,16 @@ impl Store {
         self.system = Some(bytes.to_vec());
         let Some(path) = &self.system_path else { return Ok(()) };
         let tmp = path.with_extension("system.new");
-        {
+        let written = File::create(&tmp).and_then(|mut f| {
             use std::io::Write;
-            let mut f = File::create(&tmp)?;
             f.write_all(bytes)?;
-            f.sync_all()?;
+            f.sync_all()
+        });
+        // A full disk leaves the old area and no new file.
+        if let Err(e) = written.and_then(|()| std::fs::rename(&tmp, path)) {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(e);
         }
-        std::fs::rename(&tmp, path)?;
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             File::open(dir)?.sync_all()?;
         }
