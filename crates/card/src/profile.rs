@@ -387,6 +387,16 @@ impl Profile {
             return Err(self.field("ftl.stripe_width", f.stripe_width, &format!("at least 1 and divide the {} dies of a member", g.dies())));
         }
         let sb_max = g.blocks_per_plane / 4;
+        if sb_max == 0 {
+            let msg = "at least 4: the FTL needs superblocks (a block of each plane), a reserve of at least one and at most a quarter of them";
+            return Err(self.field("nand.geometry.blocks_per_plane", g.blocks_per_plane, msg));
+        }
+        self.within(
+            "ftl.wear_spread_max",
+            f.wear_spread_max,
+            1..=65_536,
+            "in 1..=65536 erase cycles (how far superblocks' wear may spread before static wear leveling moves cold data)",
+        )?;
         self.within("ftl.reserve_superblocks", f.reserve_superblocks, 1..=sb_max, &format!("in 1..={sb_max}"))?;
         let bg_max = sb_max - f.reserve_superblocks;
         self.within(

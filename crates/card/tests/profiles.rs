@@ -85,6 +85,12 @@ fn malformed_profiles_are_refused_naming_the_field() {
         ("rated_pe_cycles = 3000", "rated_pe_cycles = 3", "nand.endurance.rated_pe_cycles = 3: must be 100..=1000000 cycles"),
         ("valid_blocks_min = 0.9609", "valid_blocks_min = 1.5", "nand.endurance.valid_blocks_min = 1.5"),
         ("rated_petabytes_written = 33.0", "rated_petabytes_written = -1.0", "nand.endurance.rated_petabytes_written = -1"),
+        // Each field names itself and a range it can take: no room for a
+        // slot's out-of-band record, a wear spread of nothing, too few
+        // blocks for the FTL's superblocks.
+        ("oob_bytes = 744", "oob_bytes = 0", "nand.geometry.oob_bytes = 0: must be in 48..=65536"),
+        ("wear_spread_max = 64", "wear_spread_max = 0", "ftl.wear_spread_max = 0: must be in 1..=65536"),
+        ("blocks_per_plane = 2048", "blocks_per_plane = 1", "nand.geometry.blocks_per_plane = 1: must be at least 4"),
         // An id names result files and report rows: no path characters.
         ("id = \"flashmax2\"", "id = \"../x\"", "id: must be 1 to 40 letters"),
         // Syntax errors and unknown fields name the place.

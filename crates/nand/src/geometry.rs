@@ -63,7 +63,7 @@ pub struct Timings {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum GeometryError {
     #[error("{field} = {value}: must be in {range}")]
-    Field { field: &'static str, value: u64, range: &'static str },
+    Field { field: &'static str, value: u64, range: String },
     #[error("geometry: {0}")]
     Inconsistent(String),
     /// A timing that breaks a rule of its own, the field named first.
@@ -95,9 +95,9 @@ impl Geometry {
 
     /// Checks every field against its physical range, naming the first that is off.
     pub fn validate(&self) -> Result<(), GeometryError> {
-        let f = |field, value: u32, lo: u32, hi: u32, range| {
+        let f = |field, value: u32, lo: u32, hi: u32, range: &str| {
             if value < lo || value > hi {
-                Err(GeometryError::Field { field, value: value as u64, range })
+                Err(GeometryError::Field { field, value: value as u64, range: range.to_string() })
             } else {
                 Ok(())
             }
@@ -108,7 +108,11 @@ impl Geometry {
         f("geometry.blocks_per_plane", self.blocks_per_plane, 1, 1 << 20, "1..=1048576")?;
         f("geometry.pages_per_block", self.pages_per_block, 1, 65535, "1..=65535")?;
         f("geometry.page_size_bytes", self.page_size_bytes, 512, 1 << 20, "512..=1048576")?;
-        f("geometry.oob_bytes", self.oob_bytes, 0, 1 << 16, "0..=65536")?;
+        // Each 4 KiB slot a page holds keeps its record (LBA, sequence
+        // number) in the page's out-of-band area.
+        let oob_min = self.page_size_bytes.div_ceil(SLOT_BYTES as u32) * crate::OOB_BYTES as u32;
+        let oob_range = format!("{oob_min}..=65536 (a {}-byte page's slots' out-of-band records, {} bytes each)", self.page_size_bytes, crate::OOB_BYTES);
+        f("geometry.oob_bytes", self.oob_bytes, oob_min, 1 << 16, &oob_range)?;
         if !self.mpage_bytes().is_multiple_of(SLOT_BYTES) {
             return Err(GeometryError::Inconsistent(format!(
                 "a multi-plane page ({} planes x {} B) must hold a whole number of 4 KiB slots",
@@ -191,9 +195,9 @@ impl Timings {
     }
 
     pub fn validate(&self) -> Result<(), GeometryError> {
-        let f = |field, value: u64, lo: u64, hi: u64, range| {
+        let f = |field, value: u64, lo: u64, hi: u64, range: &str| {
             if value < lo || value > hi {
-                Err(GeometryError::Field { field, value, range })
+                Err(GeometryError::Field { field, value, range: range.to_string() })
             } else {
                 Ok(())
             }

@@ -44,7 +44,7 @@ mod oob;
 use crate::Geometry;
 use file::{allocate, describe, header_check, header_write, kept_parse, punch_hole, Pages, HEADER_BYTES, KEPT_MARK, KEPT_OFFSET};
 pub use file::{kept_counters_read, KEPT_COUNTERS, STORE_MAGIC, STORE_VERSION};
-use oob::OOB_BYTES;
+pub use oob::OOB_BYTES;
 use std::fs::{File, OpenOptions};
 use std::path::Path;
 use units::SLOT_BYTES as SLOT;

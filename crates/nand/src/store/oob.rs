@@ -11,7 +11,7 @@ use units::SLOT_BYTES as SLOT;
 /// kept inverted (no LBA, `LBA_UNMAPPED`, is stored as 0), so that a new
 /// file's areas, zeros as the file system allocates them, need no
 /// writing.
-pub(super) const OOB_BYTES: usize = 24;
+pub const OOB_BYTES: usize = 24;
 /// The OOB state of a slot whose page is programmed.
 const OOB_PROGRAMMED: u32 = 1;
 /// The OOB state of a slot held in the power-loss-protected buffer: its
