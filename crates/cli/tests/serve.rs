@@ -279,6 +279,11 @@ fn a_store_whose_disk_fills_turns_the_card_read_only_and_keeps_what_it_acknowled
     assert!(code == 0 || log.contains("clean stop failed"), "{log}");
     let left: Vec<String> = std::fs::read_dir(&_unmount.0).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();
     assert!(!left.iter().any(|n| n.ends_with(".tmp") || n.ends_with(".new")), "{left:?}");
+    // A restart with no room is refused, its reason said once.
+    let (code, _, err) =
+        flashlab(&["serve", "p420m", "--scale", "8192", "--store", _unmount.0.to_str().unwrap(), "--unix", card.dir.join("again.sock").to_str().unwrap()]);
+    assert_ne!(code, 0, "{err}");
+    assert_eq!(err.matches("No space left on device").count(), 1, "{err}");
     run(Command::new("mount").args(["-o", "remount,size=400m"]).arg(&_unmount.0));
     card.start_again();
     intact(&mut Client::connect(&card.socket, &card.name).unwrap());

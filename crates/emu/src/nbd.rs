@@ -103,7 +103,7 @@ pub enum Negotiated {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ProtoError {
-    #[error("{0}")]
+    #[error(transparent)]
     Io(#[from] io::Error),
     #[error("protocol violation: {0}")]
     Violation(String),

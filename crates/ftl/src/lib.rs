@@ -78,7 +78,9 @@ pub enum FtlError {
     Config(String),
     #[error("device full: no free superblock could be reclaimed ({0})")]
     NoSpace(String),
-    #[error("media: {0}")]
+    /// The media's error, said as it is (a wrapper that also printed it
+    /// would say it twice in an error's chain).
+    #[error(transparent)]
     Nand(#[from] NandError),
     #[error("{0}")]
     Fault(String),

@@ -33,7 +33,7 @@ pub enum MeasureError {
     Target(String),
     #[error("fio's report: {0}")]
     Report(String),
-    #[error("{0}")]
+    #[error(transparent)]
     Io(#[from] std::io::Error),
 }
 
