@@ -47,7 +47,7 @@ fn run(ftl: &mut Ftl<Cutter>, c: &Case, user_slots: u64) -> Result<Vec<Owed>, Te
                     o.owed = o.sent;
                 }
             }),
-            1 => ftl.trim(lba).map(|_| owed[lba as usize] = Owed { sent: 0, owed: 0, floor: generation }),
+            1 => ftl.trim(lba).map(|_| owed[lba as usize] = Owed { sent: 0, owed: 0, floor: generation, zeroed: 0 }),
             _ => {
                 generation += 1;
                 owed[lba as usize].sent = generation;

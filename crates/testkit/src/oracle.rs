@@ -44,20 +44,27 @@ pub fn found(lba: u64, bytes: &[u8]) -> Result<Found, String> {
 }
 
 /// What one slot may read: the newest generation sent, the newest owed,
-/// and the generation counter at its last trim or loss (nothing at or
-/// before it may return).
+/// the generation counter at its last trim or loss (nothing at or before
+/// it may return), and the generation of the newest trim or write of
+/// zeros sent and not yet read back (`zeroed`; 0 for none): a TRIM or
+/// WRITE_ZEROES takes a generation as a write does, and reads back as
+/// zeros.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Owed {
     pub sent: u64,
     pub owed: u64,
     pub floor: u64,
+    pub zeroed: u64,
 }
 
 impl Owed {
-    /// Whether slot `lba` may have read `found`.
+    /// Whether slot `lba` may have read `found`: zeros where nothing is
+    /// owed or a trim at or after what is owed was sent; else a stamp no
+    /// older than what is owed, no newer than what was sent, and newer
+    /// than its floor.
     pub fn check(&self, lba: u64, found: Found) -> Result<(), String> {
         match found {
-            Found::Zeros if self.owed > 0 => Err(format!("slot {lba} reads zeros, but generation {} was owed", self.owed)),
+            Found::Zeros if self.owed > 0 && self.zeroed < self.owed => Err(format!("slot {lba} reads zeros, but generation {} was owed", self.owed)),
             Found::Zeros => Ok(()),
             Found::Generation(g) if g < self.owed => Err(format!("slot {lba} reads generation {g}, {} was owed", self.owed)),
             Found::Generation(g) if g > self.sent => Err(format!("slot {lba} reads generation {g}, newest sent {}", self.sent)),
@@ -71,8 +78,8 @@ impl Owed {
     /// read, no write sent before may come back.
     pub fn settle(&mut self, found: Found) {
         *self = match found {
-            Found::Zeros => Owed { sent: 0, owed: 0, floor: self.floor.max(self.sent) },
-            Found::Generation(g) => Owed { sent: g, owed: g, floor: self.floor },
+            Found::Zeros => Owed { sent: 0, owed: 0, floor: self.floor.max(self.sent), zeroed: 0 },
+            Found::Generation(g) => Owed { sent: g, owed: g, floor: self.floor, zeroed: 0 },
         };
     }
 }
@@ -91,10 +98,17 @@ mod tests {
         let mut torn = stamp(3, 9);
         torn[100] ^= 1;
         assert!(found(3, &torn).unwrap_err().contains("torn"));
-        let o = Owed { sent: 9, owed: 5, floor: 2 };
+        let o = Owed { sent: 9, owed: 5, floor: 2, zeroed: 0 };
         assert!(o.check(3, Found::Generation(5)).is_ok() && o.check(3, Found::Generation(9)).is_ok());
         assert!(o.check(3, Found::Generation(4)).is_err() && o.check(3, Found::Generation(10)).is_err());
         assert!(o.check(3, Found::Zeros).is_err());
-        assert!(Owed { sent: 9, owed: 0, floor: 4 }.check(3, Found::Generation(3)).is_err());
+        assert!(Owed { sent: 9, owed: 0, floor: 4, zeroed: 0 }.check(3, Found::Generation(3)).is_err());
+        // A trim at 7 owed: zeros, or a later write (9); not the write it
+        // trimmed (5). A trim sent after what is owed may have landed.
+        let t = Owed { sent: 9, owed: 7, floor: 0, zeroed: 7 };
+        assert!(t.check(3, Found::Zeros).is_ok() && t.check(3, Found::Generation(9)).is_ok());
+        assert!(t.check(3, Found::Generation(5)).is_err());
+        assert!(Owed { sent: 8, owed: 5, floor: 0, zeroed: 8 }.check(3, Found::Zeros).is_ok());
+        assert!(Owed { sent: 9, owed: 9, floor: 0, zeroed: 7 }.check(3, Found::Zeros).is_err(), "a write owed after the trim");
     }
 }
