@@ -5,19 +5,15 @@
 //! reason a vendor figure cannot hold together with the reviewers'.
 //!
 //! Scale 16 keeps every card's dies, channels, superblocks and timings
-//! (see docs/model.md, "Scaling"). Maxima are not held (one I/O each):
-//! the loads are measured in five of the card's rounds, as `fit` measures
-//! them, not over the full-size round `flashlab calibrate` gives a load
-//! with a published maximum (`calibrate::Rounds`), which would double the
-//! P420m's and the MX6300's time here for figures no test holds.
+//! (see docs/model.md, "Scaling").
 
-use lab::procedures::calibrate::{calibrate_keeping, Rounds};
+use lab::calibrate::calibrate;
 
 fn check(id: &str) {
     let profile = card::profile_load(id).unwrap();
     let mut checks = Vec::new();
     for format in lab::runs::published::formats_with_figures(&profile) {
-        let c = calibrate_keeping(&profile, &format, 16, 1, Rounds::only(5), None, &mut |_| {}).unwrap();
+        let c = calibrate(&profile, &format, 16, 1, 5, &mut |_| {}).unwrap();
         for pre in &c.preconditions {
             let ss = pre.steady_state.as_ref().unwrap();
             assert!(ss.reached, "{id} {format}: steady state not reached after {} drive writes ({})", ss.drive_writes, ss.rule);
