@@ -128,16 +128,16 @@ fn a_write_only_format_is_not_calibrated_again_for_the_read_command_rate() {
 /// equals one from a secure erase, and the rate did move the read.
 #[test]
 fn a_card_kept_after_its_writes_calibrates_as_a_fresh_one() {
-    use lab::procedures::calibrate::{calibrate, calibrate_keeping, Rounds};
+    use lab::procedures::calibrate::{calibrate, calibrate_keeping};
     use lab::procedures::prefixes::Prefixes;
     let mut profile = card::profile_load("p420m").unwrap();
     profile.published = vec![figure("4K write, steady", "4k-write", State::Steady, 99_000.0), figure("4K read, steady", "4k-read", State::Steady, 587_000.0)];
     let rate = "controller.read_commands_per_sec";
     let slower = profile.with_number(rate, profile.number(rate).unwrap() / 2.0).unwrap();
     let kept = Prefixes::new(1);
-    let first = calibrate_keeping(&profile, "stock", 64, 1, Rounds::only(5), Some(&kept), &mut |_| {}).unwrap();
+    let first = calibrate_keeping(&profile, "stock", 64, 1, 5, Some(&kept), &mut |_| {}).unwrap();
     assert_eq!(kept.reused(), 0);
-    let from_kept = calibrate_keeping(&slower, "stock", 64, 1, Rounds::only(5), Some(&kept), &mut |_| {}).unwrap();
+    let from_kept = calibrate_keeping(&slower, "stock", 64, 1, 5, Some(&kept), &mut |_| {}).unwrap();
     assert_eq!(kept.reused(), 1, "the second calibration started from the kept card");
     let from_erase = calibrate(&slower, "stock", 64, 1, 5, &mut |_| {}).unwrap();
     assert_eq!(from_kept, from_erase);
@@ -145,6 +145,6 @@ fn a_card_kept_after_its_writes_calibrates_as_a_fresh_one() {
     assert!(from_kept.checks[1].simulated < first.checks[1].simulated * 0.9, "{} against {}", from_kept.checks[1].simulated, first.checks[1].simulated);
     // Any other number builds another card.
     let gc = profile.with_number("ftl.gc_ns_per_slot", profile.number("ftl.gc_ns_per_slot").unwrap() * 1.1).unwrap();
-    let _ = calibrate_keeping(&gc, "stock", 64, 1, Rounds::only(5), Some(&kept), &mut |_| {}).unwrap();
+    let _ = calibrate_keeping(&gc, "stock", 64, 1, 5, Some(&kept), &mut |_| {}).unwrap();
     assert_eq!(kept.reused(), 1);
 }

@@ -17,9 +17,8 @@ use crate::runs::phase::Phase;
 use crate::runs::published::{for_format, mix_of, of_phase, same_load, Check};
 use crate::runs::run::{Length, Rule, RunError, Session, REVIEWERS_QUEUE_DEPTH, REVIEWERS_THREADS};
 use crate::runs::workload::Mix;
-use card::{Metric, Profile, Published, State, ROUND_FULL_SIZE_S};
+use card::{Metric, Profile, Published, State};
 use serde::Serialize;
-use units::{Ns, NS_PER_SEC};
 
 /// The rule a profile's published steady-state figures came from: the
 /// reviewers' hours where the profile states them, else SNIA steady state.
@@ -57,56 +56,17 @@ impl Calibration {
     }
 }
 
-/// How long each steady load is measured: `count` rounds of the card's
-/// round, and, where `maxima_full_size` and a figure of the load is a
-/// maximum, at least one full-size round (`ROUND_FULL_SIZE_S` of virtual
-/// time, in rounds that long): a maximum is the longest of the round's
-/// I/Os, and a scaled card's round holds as many times fewer of them as
-/// it is scaled, so a stall rarer than one in them would be missed.
-/// `flashlab calibrate` judges maxima so; `fit`, which holds no maximum,
-/// measures every load in `count` rounds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Rounds {
-    pub count: u32,
-    pub maxima_full_size: bool,
-}
-
-impl Rounds {
-    /// `count` rounds, maxima over a full-size round's I/Os.
-    pub fn judging_maxima(count: u32) -> Rounds {
-        Rounds { count, maxima_full_size: true }
-    }
-
-    /// `count` rounds for every load.
-    pub fn only(count: u32) -> Rounds {
-        Rounds { count, maxima_full_size: false }
-    }
-
-    /// The round and the length `l` is measured in, on a card whose round
-    /// is `round_ns`.
-    fn of(self, l: &Load, round_ns: Ns) -> (Ns, Length) {
-        let scaled = self.count.max(1) as u64 * round_ns;
-        let full = ROUND_FULL_SIZE_S * NS_PER_SEC;
-        match self.maxima_full_size && l.maximum && scaled < full {
-            true => (full, Length::Duration(full)),
-            false => (round_ns, Length::Duration(scaled)),
-        }
-    }
-}
-
-/// One load to measure: a workload at threads x queue depth; `maximum`
-/// where a figure of it is a maximum latency.
+/// One load to measure: a workload at threads x queue depth.
 #[derive(Clone)]
 struct Load {
     mix: Mix,
     threads: u32,
     qd: u32,
-    maximum: bool,
 }
 
 impl Load {
     fn of(p: &Published) -> Result<Load, RunError> {
-        Ok(Load { mix: mix_of(p).map_err(RunError::Input)?, threads: p.threads, qd: p.qd, maximum: p.metric == Metric::LatencyMaxMs })
+        Ok(Load { mix: mix_of(p).map_err(RunError::Input)?, threads: p.threads, qd: p.qd })
     }
     fn same(&self, o: &Load) -> bool {
         self.threads == o.threads && self.qd == o.qd && same_load(&self.mix, &o.mix)
@@ -121,9 +81,8 @@ fn loads(figures: &[&Published], state: State, key: impl Fn(&Load) -> u32) -> Re
     let mut out: Vec<Load> = Vec::new();
     for p in figures.iter().filter(|p| p.state == state) {
         let l = Load::of(p)?;
-        match out.iter_mut().find(|o| o.same(&l)) {
-            Some(o) => o.maximum |= l.maximum,
-            None => out.push(l),
+        if !out.iter().any(|o| o.same(&l)) {
+            out.push(l);
         }
     }
     out.sort_by_key(|l| key(l));
@@ -148,7 +107,7 @@ pub fn calibrate(
     rounds: u32,
     progress: &mut (dyn FnMut(&crate::Progress) + Send),
 ) -> Result<Calibration, RunError> {
-    calibrate_keeping(profile, format, scale, seed, Rounds::judging_maxima(rounds), None, progress)
+    calibrate_keeping(profile, format, scale, seed, rounds, None, progress)
 }
 
 /// As `calibrate`, each steady chain starting from a card `kept` holds
@@ -160,14 +119,14 @@ pub fn calibrate_keeping(
     format: &str,
     scale: u32,
     seed: u64,
-    rounds: Rounds,
+    rounds: u32,
     kept: Option<&Prefixes>,
     progress: &mut (dyn FnMut(&crate::Progress) + Send),
 ) -> Result<Calibration, RunError> {
     let figures: Vec<&Published> = for_format(profile, format).collect();
     let chains = chains(&figures)?;
     let session = || Session::new(profile, format, scale, seed, None);
-    let kept = kept.map(|k| (k, profile, format!("{format} scale {scale} seed {seed} {rounds:?}")));
+    let kept = kept.map(|k| (k, profile, format!("{format} scale {scale} seed {seed} rounds {rounds}")));
     let run = |chain: &Chain, progress: &mut dyn FnMut(&crate::Progress)| chain.run(&session, rule_for(profile), rounds, kept.as_ref(), progress);
     let (mut phases, mut preconditions, mut beside) = (Vec::new(), Vec::new(), Vec::new());
     for out in on_cores(&chains, &run, progress)? {
@@ -272,14 +231,7 @@ impl Chain {
 
     /// Runs the chain on a card `new` builds (a steady chain that starts
     /// from a kept card builds none).
-    fn run(
-        &self,
-        new: &NewSession,
-        rule: Rule,
-        rounds: Rounds,
-        kept: Option<&Keeping>,
-        progress: &mut dyn FnMut(&crate::Progress),
-    ) -> Result<ChainOut, RunError> {
+    fn run(&self, new: &NewSession, rule: Rule, rounds: u32, kept: Option<&Keeping>, progress: &mut dyn FnMut(&crate::Progress)) -> Result<ChainOut, RunError> {
         let mut out = ChainOut::default();
         match self {
             Chain::Fresh(l) => {
@@ -287,7 +239,7 @@ impl Chain {
                 let round = Length::Duration(s.interval_ns);
                 out.phases.push((State::Fresh, s.measure(&format!("fresh {}", l.name()), &l.mix, l.threads, l.qd, round, progress)?));
             }
-            Chain::Filled(loads) => out.beside = filled_phases(new()?, loads, Rounds { count: 1, ..rounds }, &mut out.phases, progress)?,
+            Chain::Filled(loads) => out.beside = filled_phases(new()?, loads, &mut out.phases, progress)?,
             Chain::Steady(pm, loads) => {
                 // The loads before the first that reads, and their
                 // preconditioning, are the write-only part.
@@ -320,7 +272,7 @@ fn write_only_part(
     pm: &Mix,
     rule: Rule,
     loads: &[Load],
-    rounds: Rounds,
+    rounds: u32,
     out: &mut ChainOut,
     progress: &mut dyn FnMut(&crate::Progress),
 ) -> Result<Session, RunError> {
@@ -346,30 +298,20 @@ fn write_only_part(
 }
 
 /// Measures `loads` one after another on the preconditioned card `s`,
-/// each as long as `rounds` says.
+/// each for `rounds` rounds.
 fn steady_loads(
     s: &mut Session,
     loads: &[Load],
-    rounds: Rounds,
+    rounds: u32,
     phases: &mut Vec<(State, Phase)>,
     progress: &mut dyn FnMut(&crate::Progress),
 ) -> Result<(), RunError> {
+    let length = Length::Duration(rounds.max(1) as u64 * s.interval_ns);
     for l in loads {
-        phases.push((State::Steady, measure_load(s, &l.name(), l, rounds, progress)?));
+        phases.push((State::Steady, s.measure(&l.name(), &l.mix, l.threads, l.qd, length, progress)?));
         go_on()?;
     }
     Ok(())
-}
-
-/// Measures `l` on `s` as long as `rounds` says, in rounds as long as it
-/// says (the card's own round where it says nothing else).
-fn measure_load(s: &mut Session, name: &str, l: &Load, rounds: Rounds, progress: &mut dyn FnMut(&crate::Progress)) -> Result<Phase, RunError> {
-    let card_round = s.interval_ns;
-    let (round, length) = rounds.of(l, card_round);
-    s.interval_ns = round;
-    let measured = s.measure(name, &l.mix, l.threads, l.qd, length, progress);
-    s.interval_ns = card_round;
-    measured
 }
 
 /// Runs `run` on each chain, as many at once as the machine has cores;
@@ -390,12 +332,10 @@ where
 
 /// The filled card's figures, on one card filled once with 128 KiB
 /// sequential writes and left idle between loads; beside a queue-depth-1
-/// figure at a smaller size, the 4 KiB latency (returned). Each load is
-/// measured as `rounds` says.
+/// figure at a smaller size, the 4 KiB latency (returned).
 fn filled_phases(
     mut s: Session,
     filled: &[Load],
-    rounds: Rounds,
     phases: &mut Vec<(State, Phase)>,
     progress: &mut dyn FnMut(&crate::Progress),
 ) -> Result<Vec<Beside>, RunError> {
@@ -406,14 +346,15 @@ fn filled_phases(
     s.idle();
     let mut twins = Vec::new();
     for l in filled {
-        phases.push((State::Filled, measure_load(&mut s, &format!("filled {}", l.name()), l, rounds, progress)?));
+        let round = Length::Duration(s.interval_ns);
+        phases.push((State::Filled, s.measure(&format!("filled {}", l.name()), &l.mix, l.threads, l.qd, round, progress)?));
         go_on()?;
         s.idle();
         if l.threads == 1 && l.qd == 1 && l.mix.sizes != [(4096, 1_000_000)] {
             let mut m = l.mix.clone();
             m.sizes = vec![(4096, 1_000_000)];
             m.name = format!("{}% read, 4 KiB", m.read_ppm / 10_000);
-            twins.push(Load { mix: m, threads: 1, qd: 1, maximum: false });
+            twins.push(Load { mix: m, threads: 1, qd: 1 });
         }
     }
     let mut beside = Vec::new();
@@ -435,51 +376,5 @@ fn go_on() -> Result<(), RunError> {
     match crate::runs::interrupt::asked() {
         true => Err(RunError::Interrupted),
         false => Ok(()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// A maximum is the longest of a round's I/Os: a load with a maximum
-    /// figure is measured over at least a full-size round (in rounds that
-    /// long) where the card's rounds add up to less, and only then.
-    #[test]
-    fn a_load_with_a_maximum_is_measured_over_a_full_size_round() {
-        let load = |maximum| Load { mix: Mix::parse("4k-write").unwrap(), threads: 16, qd: 16, maximum };
-        let full = ROUND_FULL_SIZE_S * NS_PER_SEC;
-        let scaled = full / 16;
-        assert_eq!(Rounds::judging_maxima(5).of(&load(true), scaled), (full, Length::Duration(full)));
-        assert_eq!(Rounds::judging_maxima(5).of(&load(false), scaled), (scaled, Length::Duration(5 * scaled)));
-        assert_eq!(Rounds::only(5).of(&load(true), scaled), (scaled, Length::Duration(5 * scaled)));
-        assert_eq!(Rounds::judging_maxima(5).of(&load(true), full), (full, Length::Duration(5 * full)));
-        assert_eq!(Rounds::judging_maxima(20).of(&load(true), scaled), (scaled, Length::Duration(20 * scaled)), "rounds already longer");
-    }
-
-    /// Of the figures of one load, any maximum marks the load.
-    #[test]
-    fn a_maximum_among_a_loads_figures_marks_the_load() {
-        let fig = |metric| Published {
-            by: card::By::Reviewer,
-            source: "s".into(),
-            what: "w".into(),
-            format: None,
-            workload: "4k-read".into(),
-            threads: 16,
-            qd: 16,
-            state: State::Steady,
-            metric,
-            value: 1.0,
-            range: None,
-            bound: card::Bound::About,
-            conflict: None,
-            gap: None,
-        };
-        let figures = [fig(Metric::Iops), fig(Metric::LatencyMaxMs)];
-        let refs: Vec<&Published> = figures.iter().collect();
-        let ls = loads(&refs, State::Steady, |_| 0).unwrap();
-        assert_eq!(ls.len(), 1);
-        assert!(ls[0].maximum);
     }
 }

@@ -23,7 +23,7 @@
 //! alone (`card::HOST_READS_ONLY`) runs no format again whose
 //! figures are writes alone.
 
-use crate::procedures::calibrate::{calibrate_keeping, chain_groups, host_reads, Rounds};
+use crate::procedures::calibrate::{calibrate_keeping, chain_groups, host_reads};
 use crate::procedures::prefixes::Prefixes;
 use crate::runs::published::{held, Check};
 use crate::runs::run::RunError;
@@ -344,7 +344,7 @@ impl<'a> Calibrations<'a> {
         p.published = figures.iter().map(|&i| self.spec.figures[i].clone()).collect();
         let c = {
             let _slot = self.running_slot();
-            calibrate_keeping(&p, format, self.spec.scale, self.spec.seed, Rounds::only(5), Some(&self.kept), &mut |_| {})?
+            calibrate_keeping(&p, format, self.spec.scale, self.spec.seed, 5, Some(&self.kept), &mut |_| {})?
         };
         assert_eq!(c.checks.len(), figures.len(), "a check for each figure");
         self.run[self.groups[g].format].fetch_add(1, Ordering::Relaxed);

@@ -293,7 +293,7 @@ pub struct Session {
 }
 
 /// How a measured step ends.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy)]
 pub enum Length {
     Duration(Ns),
     Ios(u64),
