@@ -188,8 +188,10 @@ pub struct FtlProfile {
     /// Absent: false, the weaker promise.
     #[serde(default)]
     pub power_loss_protection: bool,
-    #[serde(default)]
-    pub wear_spread_max: u32,
+    /// Static wear leveling: how far (in erase cycles) superblocks' wear
+    /// may spread before the coldest data is moved. Absent: none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub wear_spread_max: Option<u32>,
     /// Threads that run garbage collection (host threads for a host-managed
     /// card, firmware cores for a card-managed one).
     pub gc_threads: u32,
@@ -391,12 +393,10 @@ impl Profile {
             let msg = "at least 4: the FTL needs superblocks (a block of each plane), a reserve of at least one and at most a quarter of them";
             return Err(self.field("nand.geometry.blocks_per_plane", g.blocks_per_plane, msg));
         }
-        self.within(
-            "ftl.wear_spread_max",
-            f.wear_spread_max,
-            1..=65_536,
-            "in 1..=65536 erase cycles (how far superblocks' wear may spread before static wear leveling moves cold data)",
-        )?;
+        if let Some(spread) = f.wear_spread_max {
+            let allowed = "in 1..=65536 erase cycles (how far superblocks' wear may spread before static wear leveling moves cold data; leave it out for none)";
+            self.within("ftl.wear_spread_max", spread, 1..=65_536, allowed)?;
+        }
         self.within("ftl.reserve_superblocks", f.reserve_superblocks, 1..=sb_max, &format!("in 1..={sb_max}"))?;
         let bg_max = sb_max - f.reserve_superblocks;
         self.within(

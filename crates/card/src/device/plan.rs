@@ -114,7 +114,8 @@ impl Device {
             user_slots,
             reserve_superblocks: reserve,
             gc_policy: profile.ftl.gc_policy,
-            wear_spread_max: profile.ftl.wear_spread_max,
+            // The FTL's 0: no static wear leveling.
+            wear_spread_max: profile.ftl.wear_spread_max.unwrap_or(0),
             power_loss_protection: profile.ftl.power_loss_protection,
         };
         Ok((g, cfg, usable))
