@@ -162,7 +162,15 @@ impl Oracle {
         let generation = self.generation;
         match kind % 32 {
             0 => ftl.flush().map(|_| owed.iter_mut().filter(|o| !o.unsure).for_each(|o| o.owed = o.issued)),
-            1 => ftl.trim(lba).map(|_| owed[lba as usize] = Owed { trimmed_at: generation, ..Owed::default() }),
+            1 => match ftl.trim(lba) {
+                Ok(()) => {
+                    owed[lba as usize] = Owed { trimmed_at: generation, ..Owed::default() };
+                    Ok(())
+                }
+                // A read-only card trims nothing: what was owed stays owed.
+                Err(FtlError::ReadOnly(_)) => Ok(()),
+                Err(e) => Err(e),
+            },
             _ if (kind == 2 || kind == 3) && self.failures < 3 => {
                 self.failures += 1;
                 ftl.die_fail(x % geometry().dies()).map(|f| {
