@@ -17,6 +17,7 @@ pub mod nbd;
 pub mod pace;
 pub mod presentation;
 mod replies;
+mod request;
 pub mod server;
 pub mod service;
 pub mod status;
