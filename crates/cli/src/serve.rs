@@ -25,16 +25,28 @@ pub struct ServeArgs {
     #[arg(long, conflicts_with = "listen")]
     pub unix: Option<PathBuf>,
     /// Serve on this TCP address, e.g. 127.0.0.1:10809. An address other
-    /// machines reach is refused without --insecure-listen: NBD carries no
-    /// encryption or authentication of its own, and flashlab does not
-    /// serve NBD over TLS yet.
+    /// machines reach needs TLS with client certificates (--tls-cert,
+    /// --tls-key, --tls-client-ca) or --insecure-listen: NBD carries no
+    /// encryption or authentication of its own.
     #[arg(long)]
     pub listen: Option<String>,
     /// Serve on a --listen address beyond this machine (not loopback)
-    /// unencrypted and unauthenticated: anyone who reaches it can read and
-    /// overwrite the card. For a network you trust.
+    /// without TLS, or with TLS but no client certificates: anyone who
+    /// reaches it can read and overwrite the card. For a network you trust.
     #[arg(long, requires = "listen")]
     pub insecure_listen: bool,
+    /// Require TLS of every client (NBD's STARTTLS, as qemu-nbd
+    /// --tls-creds and nbdkit --tls=require do): the server's certificate
+    /// chain, PEM. Clients connect with nbds:// URIs.
+    #[arg(long, value_name = "PEM", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert, PEM (PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// Admit only TLS clients whose certificate one of these authorities
+    /// signed (PEM); others fail the TLS handshake.
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    pub tls_client_ca: Option<PathBuf>,
     /// Who may reach the card's store, sockets and logs: `owner` (files
     /// 0600, directories and sockets 0700, whatever the umask) or `group`
     /// (the owner's group too: 0660, 0770).
@@ -153,7 +165,11 @@ pub fn serve(a: ServeArgs) -> Result<()> {
     // The address first, then the store's lock: a port in use, a socket
     // another server answers on, or a store another process owns is
     // refused before anything in the store changes.
-    let listener = emu::listen::Listener::bind(&address(&a)?)?;
+    let tls = tls_of(&a)?;
+    let mut listener = emu::listen::Listener::bind(&address(&a)?)?;
+    if let Some(config) = tls {
+        listener.require_tls(config);
+    }
     std::fs::create_dir_all(&a.store).with_context(|| format!("--store {}", a.store.display()))?;
     let card = card::CardFile::new(&profile.id, &format, a.scale);
     let backing = card::Backing::files(&a.store, &card.owner(), &format!("flashlab serve on {}", listener.describe()))?;
@@ -209,25 +225,37 @@ pub fn serve(a: ServeArgs) -> Result<()> {
     listener.serve(&server, limits, &refusals, |exports| exports.iter().for_each(|e| eprintln!("flashlab serve: {e}")))
 }
 
-/// Where to serve, as asked.
+/// Where to serve, as asked: beyond this machine only with TLS that
+/// authenticates clients, or where the user says the network is trusted.
 fn address(a: &ServeArgs) -> Result<emu::listen::Address> {
     match (&a.unix, &a.listen) {
         (Some(path), _) => Ok(emu::listen::Address::Unix(path.clone())),
         (None, Some(addr)) => {
             let at = emu::listen::resolve(addr)?;
-            if !at.ip().is_loopback() && !a.insecure_listen {
-                bail!(
-                    "--listen {addr}: {} is reachable from other machines, and NBD is neither encrypted nor authenticated (flashlab does not serve it over TLS yet): serve on 127.0.0.1 or a Unix socket, or pass --insecure-listen on a network you trust",
-                    at.ip()
-                );
-            }
-            if !at.ip().is_loopback() {
-                eprintln!("flashlab serve: warning: --insecure-listen: anyone who reaches {at} can read and overwrite the card");
+            let missing = match (&a.tls_cert, &a.tls_client_ca) {
+                _ if at.ip().is_loopback() => None,
+                (None, _) => Some("NBD is neither encrypted nor authenticated without TLS: add --tls-cert, --tls-key and --tls-client-ca"),
+                (Some(_), None) => Some("TLS without client certificates lets any client in: add --tls-client-ca"),
+                (Some(_), Some(_)) => None,
+            };
+            match missing {
+                Some(why) if !a.insecure_listen => {
+                    bail!("--listen {addr}: {} is reachable from other machines, and {why}; or serve on 127.0.0.1 or a Unix socket, or pass --insecure-listen on a network you trust", at.ip())
+                }
+                Some(_) => eprintln!("flashlab serve: warning: --insecure-listen: anyone who reaches {at} can read and overwrite the card"),
+                None => {}
             }
             Ok(emu::listen::Address::Tcp(addr.clone()))
         }
         (None, None) => bail!("say where to serve: --unix PATH or --listen ADDR:PORT"),
     }
+}
+
+/// The TLS every client must start, where --tls-cert asks for it.
+fn tls_of(a: &ServeArgs) -> Result<Option<emu::tls::Config>> {
+    let (Some(cert), Some(key)) = (&a.tls_cert, &a.tls_key) else { return Ok(None) };
+    let creds = emu::tls::Credentials { cert: cert.clone(), key: key.clone(), client_ca: a.tls_client_ca.clone() };
+    Ok(Some(creds.config()?))
 }
 
 /// The age to serve at: as asked (either option alone keeps the store's

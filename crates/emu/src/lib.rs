@@ -1,7 +1,7 @@
 //! The card with real data: a data-holding device served as a block device
 //! over NBD (`nbd`: the protocol; `server`: the connections and the thread
 //! that owns the device; `listen`: the Unix or TCP socket it is served
-//! on), its control channel (`control`: the protocol; `channel`: its
+//! on; `tls`: NBD over TLS), its control channel (`control`: the protocol; `channel`: its
 //! socket), its management served or at rest (`manage`, one `status`),
 //! and its metrics endpoint. The only crate that opens sockets and reads
 //! the wall clock for the device's time.
@@ -21,6 +21,7 @@ mod request;
 pub mod server;
 pub mod service;
 pub mod status;
+pub mod tls;
 pub mod trace;
 pub mod writelog;
 

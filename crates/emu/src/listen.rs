@@ -46,6 +46,8 @@ pub enum Address {
 pub struct Listener {
     socket: Socket,
     at: Bound,
+    /// Where set, every client must start TLS before anything else.
+    tls: Option<crate::tls::Config>,
 }
 
 enum Bound {
@@ -95,16 +97,22 @@ impl Listener {
                 let _ = std::fs::remove_file(&bound);
                 let socket = Socket::new(Domain::UNIX, Type::STREAM, None).context("a Unix socket")?;
                 socket.bind(&SockAddr::unix(&bound)?).with_context(|| format!("--unix {}", path.display()))?;
-                Ok(Listener { socket, at: Bound::Unix(SocketFile { path: path.clone(), bound }) })
+                Ok(Listener { socket, at: Bound::Unix(SocketFile { path: path.clone(), bound }), tls: None })
             }
             Address::Tcp(addr) => {
                 let sa = resolve(addr)?;
                 let socket = Socket::new(Domain::for_address(sa), Type::STREAM, None).context("a TCP socket")?;
                 socket.set_reuse_address(true)?;
                 socket.bind(&sa.into()).with_context(|| format!("--listen {addr}"))?;
-                Ok(Listener { socket, at: Bound::Tcp(addr.clone()) })
+                Ok(Listener { socket, at: Bound::Tcp(addr.clone()), tls: None })
             }
         }
+    }
+
+    /// Requires every client to start TLS (NBD's STARTTLS) with `config`
+    /// before anything else.
+    pub fn require_tls(&mut self, config: crate::tls::Config) {
+        self.tls = Some(config);
     }
 
     /// "unix:PATH" or the TCP address.
@@ -131,9 +139,10 @@ impl Listener {
             .exports()
             .into_iter()
             .map(|e| {
+                let s = if self.tls.is_some() { "s" } else { "" };
                 let uri = match &self.at {
-                    Bound::Unix(f) => format!("nbd+unix:///{}?socket={}", e.name, f.path.display()),
-                    Bound::Tcp(addr) => format!("nbd://{addr}/{}", e.name),
+                    Bound::Unix(f) => format!("nbd{s}+unix:///{}?socket={}", e.name, f.path.display()),
+                    Bound::Tcp(addr) => format!("nbd{s}://{addr}/{}", e.name),
                 };
                 format!("export '{}', {:.2} GB, {} on {at} ({uri})", e.name, e.size_bytes as f64 / 1e9, e.description)
             })
@@ -154,7 +163,7 @@ impl Listener {
         let e = match self.at {
             Bound::Unix(_file) => {
                 let l: std::os::unix::net::UnixListener = self.socket.into();
-                gate.serve(|| l.accept().map(|(s, _)| s), || connection(server, limits, log))
+                gate.serve(|| l.accept().map(|(s, _)| s), || connection(server, limits, &self.tls, log))
             }
             Bound::Tcp(_) => {
                 let l: std::net::TcpListener = self.socket.into();
@@ -163,7 +172,7 @@ impl Listener {
                     let _ = s.set_nodelay(true);
                     Ok(s)
                 };
-                gate.serve(accept, || connection(server, limits, log))
+                gate.serve(accept, || connection(server, limits, &self.tls, log))
             }
         };
         Err(e).context("accepting connections")
@@ -198,10 +207,15 @@ pub fn socket_free(path: &Path, what: &str) -> Result<()> {
 /// that ends in its handshake is logged as a refusal (once per cause, at
 /// most every `service::LOG_EVERY`): a scan of the port does not flood
 /// the log.
-fn connection<S: crate::service::Socket>(server: &Arc<Server>, limits: Limits, log: &Arc<RefusalLog>) -> impl FnOnce(S) + Send + 'static {
-    let (server, log) = (Arc::clone(server), Arc::clone(log));
+fn connection<S: crate::service::Socket>(
+    server: &Arc<Server>,
+    limits: Limits,
+    tls: &Option<crate::tls::Config>,
+    log: &Arc<RefusalLog>,
+) -> impl FnOnce(S) + Send + 'static {
+    let (server, tls, log) = (Arc::clone(server), tls.clone(), Arc::clone(log));
     move |stream| {
-        let why = match server.connection(stream, limits) {
+        let why = match server.connection(stream, limits, tls.as_ref()) {
             Ended::Handshake(Ok(())) => return,
             Ended::Handshake(Err(e)) => {
                 log.note("NBD", "handshake not finished", &e.to_string());

@@ -1,7 +1,9 @@
 //! The NBD protocol, server side, from its specification (the
 //! NetworkBlockDevice project's `doc/proto.md`): the fixed newstyle
-//! handshake with NBD_OPT_EXPORT_NAME, LIST, INFO, GO and ABORT (other
-//! options refused with NBD_REP_ERR_UNSUP), and the transmission phase's
+//! handshake with NBD_OPT_EXPORT_NAME, LIST, INFO, GO, ABORT and STARTTLS
+//! (other options refused with NBD_REP_ERR_UNSUP; where the server
+//! requires TLS, everything but STARTTLS and ABORT refused with
+//! NBD_REP_ERR_TLS_REQD until the client starts it), and the transmission phase's
 //! requests and simple replies. Pure parsing and encoding over `Read` and
 //! `Write`: no sockets, no device.
 
@@ -21,6 +23,7 @@ pub const FLAG_C_NO_ZEROES: u32 = 2;
 pub const OPT_EXPORT_NAME: u32 = 1;
 pub const OPT_ABORT: u32 = 2;
 pub const OPT_LIST: u32 = 3;
+pub const OPT_STARTTLS: u32 = 5;
 pub const OPT_INFO: u32 = 6;
 pub const OPT_GO: u32 = 7;
 
@@ -29,6 +32,7 @@ pub const REP_SERVER: u32 = 2;
 pub const REP_INFO: u32 = 3;
 pub const REP_ERR_UNSUP: u32 = (1 << 31) + 1;
 pub const REP_ERR_INVALID: u32 = (1 << 31) + 3;
+pub const REP_ERR_TLS_REQD: u32 = (1 << 31) + 5;
 pub const REP_ERR_UNKNOWN: u32 = (1 << 31) + 6;
 
 pub const INFO_EXPORT: u16 = 0;
@@ -99,6 +103,22 @@ pub enum Negotiated {
     Export(usize),
     /// The client aborted, or ended the handshake.
     Abort,
+    /// The client asked for TLS and was told to go ahead: the TLS
+    /// handshake follows on the socket, then the options go on over it
+    /// (`options`, with `Tls::Started`).
+    StartTls,
+}
+
+/// TLS in a handshake: what the server offers and where the client is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tls {
+    /// The server offers none: STARTTLS is not supported.
+    Off,
+    /// The server requires it and the client has not started it: only
+    /// STARTTLS and ABORT are answered.
+    Required,
+    /// The client started it: the options go on over TLS.
+    Started,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -145,8 +165,15 @@ fn option_reply(w: &mut impl Write, option: u32, kind: u32, data: &[u8]) -> io::
 }
 
 /// The fixed newstyle handshake, server side, up to the export the client
-/// chooses.
-pub fn negotiate<S: Read + Write>(s: &mut S, exports: &[Export]) -> Result<Negotiated, ProtoError> {
+/// chooses (or its request for TLS, where `tls` offers it).
+pub fn negotiate<S: Read + Write>(s: &mut S, exports: &[Export], tls: Tls) -> Result<(Negotiated, bool), ProtoError> {
+    let no_zeroes = greet(s)?;
+    Ok((options(s, exports, no_zeroes, tls)?, no_zeroes))
+}
+
+/// The server's greeting and the client's flags: whether the client asked
+/// for no zeroes after the export's flags.
+fn greet<S: Read + Write>(s: &mut S) -> Result<bool, ProtoError> {
     let mut hello = Vec::with_capacity(18);
     hello.extend_from_slice(&NBDMAGIC.to_be_bytes());
     hello.extend_from_slice(&IHAVEOPT.to_be_bytes());
@@ -160,7 +187,12 @@ pub fn negotiate<S: Read + Write>(s: &mut S, exports: &[Export]) -> Result<Negot
     if client & !(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES) != 0 {
         return Err(ProtoError::Violation(format!("client flags {client:#x}: unknown flags")));
     }
-    let no_zeroes = client & FLAG_C_NO_ZEROES != 0;
+    Ok(client & FLAG_C_NO_ZEROES != 0)
+}
+
+/// The options, up to the one that ends the handshake: an export chosen,
+/// an abort, or TLS to start (then called again over it, `Tls::Started`).
+pub fn options<S: Read + Write>(s: &mut S, exports: &[Export], no_zeroes: bool, tls: Tls) -> Result<Negotiated, ProtoError> {
     loop {
         let magic = be_u64(s)?;
         if magic != IHAVEOPT {
@@ -173,11 +205,54 @@ pub fn negotiate<S: Read + Write>(s: &mut S, exports: &[Export]) -> Result<Negot
         }
         let mut data = vec![0; len as usize];
         s.read_exact(&mut data)?;
-        if let Some(done) = option_handle(s, exports, option, &data, no_zeroes)? {
-            s.flush()?;
+        let done = match tls_gate(s, option, &data, tls)? {
+            Gate::Pass => option_handle(s, exports, option, &data, no_zeroes)?,
+            Gate::Answered => None,
+            Gate::StartTls => Some(Negotiated::StartTls),
+        };
+        s.flush()?;
+        if let Some(done) = done {
             return Ok(done);
         }
-        s.flush()?;
+    }
+}
+
+/// What TLS makes of an option.
+enum Gate {
+    /// Handled as any option.
+    Pass,
+    /// Answered here (refused).
+    Answered,
+    /// STARTTLS accepted: the TLS handshake follows.
+    StartTls,
+}
+
+/// STARTTLS and the options a server that requires TLS refuses before it.
+fn tls_gate<S: Write>(s: &mut S, option: u32, data: &[u8], tls: Tls) -> Result<Gate, ProtoError> {
+    match (option, tls) {
+        (OPT_STARTTLS, Tls::Off) => {
+            option_reply(s, option, REP_ERR_UNSUP, b"this server does not offer TLS")?;
+            Ok(Gate::Answered)
+        }
+        (OPT_STARTTLS, Tls::Started) => {
+            option_reply(s, option, REP_ERR_INVALID, b"TLS is already started")?;
+            Ok(Gate::Answered)
+        }
+        (OPT_STARTTLS, Tls::Required) if !data.is_empty() => {
+            option_reply(s, option, REP_ERR_INVALID, b"NBD_OPT_STARTTLS takes no data")?;
+            Ok(Gate::Answered)
+        }
+        (OPT_STARTTLS, Tls::Required) => {
+            option_reply(s, option, REP_ACK, &[])?;
+            Ok(Gate::StartTls)
+        }
+        // No reply is possible to EXPORT_NAME: the server closes.
+        (OPT_EXPORT_NAME, Tls::Required) => Err(ProtoError::Violation("NBD_OPT_EXPORT_NAME before STARTTLS: this server requires TLS".into())),
+        (OPT_ABORT, _) | (_, Tls::Off | Tls::Started) => Ok(Gate::Pass),
+        (_, Tls::Required) => {
+            option_reply(s, option, REP_ERR_TLS_REQD, b"this server requires TLS: start it with NBD_OPT_STARTTLS")?;
+            Ok(Gate::Answered)
+        }
     }
 }
 
@@ -398,9 +473,62 @@ mod tests {
     }
 
     fn run(script: Vec<u8>) -> (Result<Negotiated, ProtoError>, Vec<u8>) {
+        run_tls(script, Tls::Off)
+    }
+
+    fn run_tls(script: Vec<u8>, tls: Tls) -> (Result<Negotiated, ProtoError>, Vec<u8>) {
         let mut s = Duplex { input: Cursor::new(script), output: Vec::new() };
-        let r = negotiate(&mut s, &exports());
+        let r = negotiate(&mut s, &exports(), tls).map(|(n, _)| n);
         (r, s.output)
+    }
+
+    /// The option replies in `out` (past the 18-byte greeting), in order.
+    fn replies(out: &[u8]) -> Vec<u32> {
+        let mut kinds = Vec::new();
+        let mut at = 18;
+        while at + 20 <= out.len() && out[at..at + 8] == REPLY_MAGIC.to_be_bytes() {
+            kinds.push(u32::from_be_bytes(out[at + 12..at + 16].try_into().unwrap()));
+            at += 20 + u32::from_be_bytes(out[at + 16..at + 20].try_into().unwrap()) as usize;
+        }
+        kinds
+    }
+
+    /// Where TLS is required, every option but STARTTLS and ABORT is
+    /// refused with TLS_REQD (EXPORT_NAME, which takes no reply, ends the
+    /// handshake); STARTTLS takes no data and is acknowledged; started,
+    /// TLS cannot start again; not offered, STARTTLS is unsupported.
+    #[test]
+    fn tls_required_refuses_every_option_until_starttls() {
+        let hello = (FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES).to_be_bytes().to_vec();
+        let mut script = hello.clone();
+        script.extend(option(OPT_LIST, b""));
+        script.extend(go("card"));
+        script.extend(option(OPT_INFO, b""));
+        script.extend(option(OPT_STARTTLS, b"x"));
+        script.extend(option(OPT_STARTTLS, b""));
+        let (r, out) = run_tls(script, Tls::Required);
+        assert_eq!(r.unwrap(), Negotiated::StartTls);
+        assert_eq!(replies(&out), [REP_ERR_TLS_REQD, REP_ERR_TLS_REQD, REP_ERR_TLS_REQD, REP_ERR_INVALID, REP_ACK]);
+
+        let mut script = hello.clone();
+        script.extend(option(OPT_EXPORT_NAME, b"card"));
+        let (r, out) = run_tls(script, Tls::Required);
+        assert!(r.unwrap_err().to_string().contains("requires TLS"));
+        assert_eq!(out.len(), 18, "EXPORT_NAME before TLS was answered");
+
+        let mut script = hello.clone();
+        script.extend(option(OPT_ABORT, b""));
+        assert_eq!(run_tls(script, Tls::Required).0.unwrap(), Negotiated::Abort);
+
+        let mut script = hello.clone();
+        script.extend(option(OPT_STARTTLS, b""));
+        script.extend(go("card"));
+        let (r, out) = run_tls(script.clone(), Tls::Started);
+        assert_eq!(r.unwrap(), Negotiated::Export(0));
+        assert_eq!(replies(&out)[0], REP_ERR_INVALID);
+        let (r, out) = run_tls(script, Tls::Off);
+        assert_eq!(r.unwrap(), Negotiated::Export(0));
+        assert_eq!(replies(&out)[0], REP_ERR_UNSUP);
     }
 
     #[test]
@@ -479,7 +607,9 @@ mod tests {
             let _ = run(bytes.clone());
             let mut with_flags = (FLAG_C_FIXED_NEWSTYLE).to_be_bytes().to_vec();
             with_flags.extend_from_slice(&bytes);
-            let _ = run(with_flags);
+            for tls in [Tls::Off, Tls::Required, Tls::Started] {
+                let _ = run_tls(with_flags.clone(), tls);
+            }
             let mut c = Cursor::new(bytes);
             while let Ok(Some(_)) = request_read(&mut c) {}
         }

@@ -16,6 +16,7 @@ use crate::replies::{Replies, Reply};
 use crate::request::{execute, log_record, volume_offset};
 use crate::service::Socket;
 use crate::status::{CardStatus, Known};
+use crate::tls::{Link, TlsStream};
 use crate::writelog::WriteLog;
 use card::{Device, DeviceError, Volume, Volumes};
 use serde_json::{json, Value};
@@ -284,9 +285,10 @@ impl Server {
     /// Serves one connection until the client leaves, breaks the
     /// protocol, or lets a time limit of `limits` pass: its handshake's,
     /// then the idle one (none where `None`) for each request to come and
-    /// each reply to be taken. Returns how it ended.
-    pub fn connection<S: Socket>(&self, stream: S, limits: Limits) -> Ended {
-        match self.handshake(stream, limits) {
+    /// each reply to be taken. Where `tls` is given, the client must start
+    /// TLS before anything else (NBD's STARTTLS). Returns how it ended.
+    pub fn connection<S: Socket>(&self, stream: S, limits: Limits, tls: Option<&crate::tls::Config>) -> Ended {
+        match self.handshake(stream, limits, tls) {
             Ok(Some((stream, volume, _client))) => Ended::Served(self.transmission(stream, volume, limits.idle)),
             Ok(None) => Ended::Handshake(Ok(())),
             // A client that closes during the handshake (a probe of the
@@ -298,17 +300,29 @@ impl Server {
         }
     }
 
-    /// The handshake, within its time limit: the stream, the volume of
-    /// the export the client chose and the client counted in, or `None`
-    /// when the client left without choosing one.
-    fn handshake<S: Socket>(&self, stream: S, limits: Limits) -> Result<Option<(S, Volume, Client)>, ProtoError> {
+    /// The handshake, within its time limit: the connection's stream
+    /// (over TLS where the client started it), the volume of the export
+    /// the client chose and the client counted in, or `None` when the
+    /// client left without choosing one.
+    fn handshake<S: Socket>(&self, stream: S, limits: Limits, tls: Option<&crate::tls::Config>) -> Result<Option<(Link<S>, Volume, Client)>, ProtoError> {
         let mut stream = stream;
         stream.time_limit(Some(limits.handshake))?;
         let exports = self.exports();
         let late = || format!("the handshake took longer than {:.1} s (--handshake-timeout)", limits.handshake.as_secs_f64());
-        let i = match nbd::negotiate(&mut stream, &exports).map_err(|e| e.late(late))? {
+        let offer = if tls.is_some() { nbd::Tls::Required } else { nbd::Tls::Off };
+        let (first, no_zeroes) = nbd::negotiate(&mut stream, &exports, offer).map_err(|e| e.late(late))?;
+        let (chosen, link) = match (first, tls) {
+            (Negotiated::StartTls, Some(config)) => {
+                let mut t = TlsStream::accept(stream, config).map_err(|e| ProtoError::from(e).late(late))?;
+                let chosen = nbd::options(&mut t, &exports, no_zeroes, nbd::Tls::Started).map_err(|e| e.late(late))?;
+                (chosen, Link::Tls(t))
+            }
+            (chosen, _) => (chosen, Link::Plain(stream)),
+        };
+        let i = match chosen {
             Negotiated::Abort => return Ok(None),
             Negotiated::Export(i) => i,
+            Negotiated::StartTls => return Err(ProtoError::Violation("STARTTLS where TLS is not offered or already started".into())),
         };
         // The card may have been formatted or re-split during the
         // handshake: the client joins only the card it was told of.
@@ -319,14 +333,16 @@ impl Server {
                 exports[i].name
             )));
         }
-        Ok(Some((stream, p.volumes[i], Client::join(&self.clients))))
+        Ok(Some((link, p.volumes[i], Client::join(&self.clients))))
     }
 
     /// The transmission phase: requests run on `volume` until the client
-    /// leaves, breaks the protocol or lets `idle` pass.
-    fn transmission<S: Socket>(&self, stream: S, volume: Volume, idle: Option<Duration>) -> Result<(), ProtoError> {
+    /// leaves, breaks the protocol or lets `idle` pass; a TLS session is
+    /// then ended after the last reply.
+    fn transmission<S: Socket>(&self, stream: Link<S>, volume: Volume, idle: Option<Duration>) -> Result<(), ProtoError> {
         stream.time_limit(idle)?;
         let writer = stream.duplicate()?;
+        let mut closer = stream.duplicate()?;
         let mut reader = BufReader::with_capacity(256 * 1024, stream);
         let mut replies = Replies::new(writer, self.paced, &self.lateness)?;
         let mut batch = Vec::with_capacity(BATCH_MAX);
@@ -350,6 +366,7 @@ impl Server {
         };
         // Replies to requests already taken still go out.
         replies.close();
+        closer.close();
         result.map_err(|e| e.late(|| format!("no request came, or a reply was not taken, for {} s (--idle-timeout)", idle.map_or(0, |d| d.as_secs()))))
     }
 }

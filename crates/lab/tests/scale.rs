@@ -1,7 +1,10 @@
 //! A scaled card settles where the full-size card does: the FlashMAX II
-//! (host-managed) and the MX6300 (card-managed, its writes paced against
-//! GC, background GC). Heavy (four full-size runs, ~5.4 GB each, about an
-//! hour on two cores), so ignored by default:
+//! (host-managed, its driver's map checkpoints), the MX6300 (card-managed,
+//! its writes paced against GC, background GC), the P420m (its firmware's
+//! write path and background GC's time slice) and the ioDrive2 Duo (two
+//! members, the hardware's read places, die order). Heavy (each card four
+//! full-size runs, ~5.4 GB each, about an hour on two cores), so ignored
+//! by default:
 //!
 //! `cargo test --release -p lab --test scale -- --ignored --nocapture`
 
@@ -67,4 +70,16 @@ fn a_scaled_flashmax2_settles_where_the_full_size_card_does() {
 #[ignore]
 fn a_scaled_mx6300_settles_where_the_full_size_card_does() {
     settles_where_the_full_size_card_does("mx6300");
+}
+
+#[test]
+#[ignore]
+fn a_scaled_p420m_settles_where_the_full_size_card_does() {
+    settles_where_the_full_size_card_does("p420m");
+}
+
+#[test]
+#[ignore]
+fn a_scaled_iodrive2_duo_settles_where_the_full_size_card_does() {
+    settles_where_the_full_size_card_does("iodrive2-duo");
 }
