@@ -85,7 +85,12 @@ pub struct Gate {
     max: usize,
     active: Arc<AtomicUsize>,
     log: Arc<RefusalLog>,
+    /// Each connection thread's stack.
+    stack_bytes: usize,
 }
+
+/// A connection thread's stack: Rust's default for spawned threads.
+pub const CONNECTION_STACK_BYTES: usize = 2 << 20;
 
 /// A connection counted at its gate while it lives.
 struct Pass(Arc<AtomicUsize>);
@@ -99,7 +104,7 @@ impl Drop for Pass {
 impl Gate {
     pub fn new(who: &'static str, max: usize, log: Arc<RefusalLog>) -> Gate {
         assert!(max >= 1, "a gate lets a connection in");
-        Gate { who, max, active: Arc::new(AtomicUsize::new(0)), log }
+        Gate { who, max, active: Arc::new(AtomicUsize::new(0)), log, stack_bytes: CONNECTION_STACK_BYTES }
     }
 
     /// Connections in now.
@@ -117,7 +122,8 @@ impl Gate {
             return;
         }
         let pass = Pass(Arc::clone(&self.active));
-        let spawned = std::thread::Builder::new().name(format!("{}-conn", self.who.to_lowercase())).spawn(move || {
+        let thread = std::thread::Builder::new().name(format!("{}-conn", self.who.to_lowercase())).stack_size(self.stack_bytes);
+        let spawned = thread.spawn(move || {
             let _pass = pass;
             work(stream)
         });
@@ -237,6 +243,36 @@ mod tests {
             assert!(t.elapsed() < Duration::from_secs(10), "the connections ended");
             std::thread::sleep(Duration::from_millis(1));
         }
+    }
+
+    /// A thread the system will not give (here a stack no address space
+    /// holds; in service, a thread limit reached) refuses that one
+    /// connection: it is closed and counted out, and the gate admits the
+    /// next once threads can be had.
+    #[test]
+    fn a_connection_the_system_gives_no_thread_is_refused_and_the_next_admitted() {
+        let mut gate = Gate::new("test", 2, Arc::new(RefusalLog::default()));
+        gate.stack_bytes = usize::MAX / 2;
+        let (ran_tx, ran) = mpsc::channel::<u32>();
+        let (closed_tx, closed) = mpsc::channel::<u32>();
+        /// A stream that says when it is dropped (closed).
+        struct Stream(u32, mpsc::Sender<u32>);
+        impl Drop for Stream {
+            fn drop(&mut self) {
+                let _ = self.1.send(self.0);
+            }
+        }
+        for i in 0..3 {
+            let tx = ran_tx.clone();
+            gate.admit(Stream(i, closed_tx.clone()), move |s| tx.send(s.0).unwrap());
+        }
+        assert_eq!(gate.active(), 0, "refused connections are counted out");
+        assert_eq!((0..3).map(|_| closed.recv_timeout(Duration::from_secs(1)).unwrap()).collect::<Vec<_>>(), [0, 1, 2], "each refused stream is closed");
+        assert!(ran.try_recv().is_err(), "no work ran");
+        gate.stack_bytes = CONNECTION_STACK_BYTES;
+        let tx = ran_tx.clone();
+        gate.admit(Stream(3, closed_tx), move |s| tx.send(s.0).unwrap());
+        assert_eq!(ran.recv_timeout(Duration::from_secs(10)).unwrap(), 3);
     }
 
     #[test]
