@@ -229,6 +229,16 @@ pub struct FtlProfile {
     /// (gathering its entries and writing it out).
     #[serde(default)]
     pub map_checkpoint_ns_per_page: u64,
+    /// A host driver's hold on writes (host-managed cards): the erase
+    /// blocks its groomer may fall behind the host's writes (the blocks
+    /// between where grooming starts and the reserve at which the driver
+    /// holds writes) before host writes are held, each until the groomer
+    /// frees the next whole block. Host pages then go to the card as they
+    /// fill, ahead of the groomer's pages still to be relocated, into
+    /// blocks the reserve holds erased. Absent: 0, no hold: host writes
+    /// are paced by the buffer, behind the groomer's pages.
+    #[serde(default)]
+    pub write_hold_erase_blocks: u32,
     /// Background GC: superblocks beyond the level at which GC paced by
     /// host writes rests (the reserve, one more it keeps and one it may
     /// free going from victim to victim) that the GC threads free while
@@ -438,6 +448,11 @@ impl Profile {
                 return Err(self.field("ftl.map_checkpoint_ns_per_page", f.map_checkpoint_ns_per_page, msg));
             }
             None => {}
+        }
+        self.within("ftl.write_hold_erase_blocks", f.write_hold_erase_blocks, 0..=64, "in 0..=64")?;
+        if f.write_hold_erase_blocks > 0 && self.management != Management::Host {
+            let msg = "a host driver's hold on writes against its groomer: a card-managed card's writes are paced by its buffer (management = \"host\" only)";
+            return Err(self.field("ftl.write_hold_erase_blocks", f.write_hold_erase_blocks, msg));
         }
         self.within("ftl.rebuild_bytes_per_sec", f.rebuild_bytes_per_sec, 1_000_000..=100_000_000_000, "in 1 MB/s..=100 GB/s")
     }

@@ -686,3 +686,67 @@ fn a_map_checkpoint_holds_the_map_lock_for_the_map_pages_written_since_the_last(
     let err = p.validate().unwrap_err().to_string();
     assert!(err.contains("ftl.map_checkpoint_interval_ns"), "{err}");
 }
+
+/// Random 4 KiB writes at queue depth 4 from `now`, `n` of them (each
+/// sent when one completes): their latencies and when the last ended.
+fn closed_writes(dev: &mut Device, rng: &mut sim::Rng, slots: u64, now: Ns, n: usize) -> (Vec<Ns>, Ns) {
+    use std::cmp::Reverse;
+    let mut inflight: std::collections::BinaryHeap<Reverse<Ns>> = (0..4).map(|_| Reverse(now)).collect();
+    let mut lat = Vec::with_capacity(n);
+    let mut end = now;
+    for _ in 0..n {
+        let Reverse(t) = inflight.pop().unwrap();
+        let done = dev.submit(t, &io(rng.below(slots) * 4096, 4096, true)).unwrap();
+        lat.push(done - t);
+        end = end.max(done);
+        inflight.push(Reverse(done));
+    }
+    (lat, end)
+}
+
+/// A host driver's hold on writes (`ftl.write_hold_erase_blocks`): host
+/// writes run ahead of the groomer until it owes that many erase blocks
+/// (a block on each die of a stripe: here, with no parity, a die's), then
+/// wait until it frees the next. At steady state the groomer sets the
+/// pace either way, but writes come in bursts between its erase blocks:
+/// their latency spreads twice as wide, the longest waiting about an
+/// erase block's grooming; and a card scaled down (superblocks half the
+/// size, groomed twice as fast) holds them as long.
+#[test]
+fn a_host_drivers_hold_makes_writes_wait_for_the_groomers_erase_blocks() {
+    let run = |hold: u32, scale: u32| {
+        let mut p = tiny("host", 12);
+        p.ftl.gc_ns_per_slot = 100_000;
+        p.ftl.write_hold_erase_blocks = hold;
+        p.validate().unwrap();
+        let mut dev = Device::new(&p, "stock", scale).unwrap();
+        let slots = dev.capacity_bytes() / 4096;
+        let mut rng = sim::Rng::new(5);
+        let (_, now) = closed_writes(&mut dev, &mut rng, slots, 0, 3 * slots as usize);
+        let (moved, written) = (dev.counters().gc_slots_moved, dev.counters().host_slots_written);
+        let (lat, end) = closed_writes(&mut dev, &mut rng, slots, now, slots as usize);
+        let c = dev.counters();
+        let wa = 1.0 + (c.gc_slots_moved - moved) as f64 / (c.host_slots_written - written) as f64;
+        let iops = slots as f64 / ((end - now) as f64 / 1e9);
+        let mean = lat.iter().sum::<Ns>() as f64 / lat.len() as f64;
+        let sd = (lat.iter().map(|&l| (l as f64 - mean).powi(2)).sum::<f64>() / lat.len() as f64).sqrt();
+        (iops, sd, *lat.iter().max().unwrap() as f64, wa)
+    };
+    let (paced_iops, paced_sd, _, wa) = run(0, 1);
+    let (held_iops, held_sd, held_max, _) = run(2, 1);
+    let (_, scaled_sd, scaled_max, _) = run(2, 2);
+    // An erase block: a die's block of 16 pages of 4 slots, its valid
+    // share (1 - 1/WA) moved at 100 us a slot.
+    let block = 64.0 * (1.0 - 1.0 / wa) * 100_000.0;
+    assert!((held_iops / paced_iops - 1.0).abs() < 0.05, "the groomer sets the pace: {held_iops:.0} IOPS held, {paced_iops:.0} paced");
+    assert!(held_sd >= 1.5 * paced_sd, "held writes spread wider: std dev {held_sd:.0} ns against {paced_sd:.0}");
+    assert!(held_max >= 0.5 * block && held_max <= 2.0 * block, "the longest wait is about an erase block's grooming ({block:.0} ns): {held_max:.0} ns");
+    for (what, scaled, full) in [("std dev", scaled_sd, held_sd), ("maximum", scaled_max, held_max)] {
+        assert!((scaled / full - 1.0).abs() < 0.25, "at scale 2 writes are held as long: {what} {scaled:.0} ns against {full:.0}");
+    }
+    // Only a host driver holds writes so.
+    let mut p = tiny("card", 12);
+    p.ftl.write_hold_erase_blocks = 2;
+    let err = p.validate().unwrap_err().to_string();
+    assert!(err.contains("ftl.write_hold_erase_blocks"), "{err}");
+}

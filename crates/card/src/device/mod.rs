@@ -246,6 +246,7 @@ impl Device {
     pub fn secure_erase(&mut self) -> Result<(), DeviceError> {
         for m in &mut self.members {
             m.untimed(|f| f.secure_erase())?;
+            m.timing.erased();
         }
         Ok(())
     }
@@ -271,6 +272,7 @@ impl Device {
         let card = crate::CardFile::new(&self.profile.id, format, self.scale);
         for (i, m) in self.members.iter_mut().enumerate() {
             m.untimed(|f| f.reformat(cfg.user_slots))?;
+            m.timing.erased();
             if let Some(store) = m.ftl.media_mut().array.store_mut() {
                 if purge {
                     store.purge().map_err(|e| DeviceError::Store(format!("sanitize: member {i}: {e}")))?;

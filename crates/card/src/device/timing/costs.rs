@@ -87,6 +87,10 @@ pub(in crate::device) struct Costs {
     pub(super) gc_slot_cpu_ns: Ns,
     /// The map checkpoint, where the profile sets one.
     pub(super) checkpoint: Option<Checkpoint>,
+    /// Whether the driver holds writes against its groomer
+    /// (`ftl.write_hold_erase_blocks`): host pages then go ahead of the
+    /// groomer's on the program path, into blocks held erased.
+    pub(super) write_hold: bool,
 }
 
 /// A map checkpoint (`ftl.map_checkpoint_*`): every `interval_ns`, the
@@ -152,6 +156,7 @@ impl Costs {
                 .ftl
                 .map_checkpoint_interval_ns
                 .map(|interval_ns| Checkpoint { interval_ns, ns_per_page: profile.ftl.map_checkpoint_ns_per_page }),
+            write_hold: profile.ftl.write_hold_erase_blocks > 0,
         }
     }
 

@@ -9,6 +9,7 @@
 mod buffer;
 mod checkpoint;
 mod costs;
+mod hold;
 
 pub(super) use buffer::WriteBuffer;
 pub(super) use costs::{Costs, HostRead};
@@ -36,7 +37,7 @@ pub(super) struct MemberTiming {
     pub(super) dies: Vec<OpTimeline>,
     pub(super) channels: Vec<PrioTimeline>,
     pub(super) command: Vec<Timeline>,
-    pub(super) program_path: Vec<Timeline>,
+    pub(super) program_path: Vec<PrioTimeline>,
     pub(super) read_path: Vec<PrioTimeline>,
     pub(super) link_in: Timeline,
     pub(super) link_out: Timeline,
@@ -76,6 +77,9 @@ pub(super) struct MemberTiming {
     pub(super) host_now: Ns,
     /// The map checkpoints (`Costs::checkpoint`).
     checkpoints: checkpoint::MapCheckpoints,
+    /// The driver's hold on writes against its groomer, where the
+    /// profile sets one.
+    hold: Option<hold::WriteHold>,
 }
 
 impl MemberTiming {
@@ -85,7 +89,7 @@ impl MemberTiming {
             dies: vec![OpTimeline::new(c.die_op_typical_ns); g.dies() as usize],
             channels: vec![PrioTimeline::default(); g.channels as usize],
             command: vec![Timeline::default(); controllers],
-            program_path: vec![Timeline::default(); controllers],
+            program_path: vec![PrioTimeline::default(); controllers],
             read_path: vec![PrioTimeline::default(); controllers],
             link_in: Timeline::default(),
             link_out: Timeline::default(),
@@ -104,6 +108,15 @@ impl MemberTiming {
             streams: Default::default(),
             host_now: 0,
             checkpoints: checkpoint::MapCheckpoints::new(c.checkpoint),
+            hold: match profile.ftl.write_hold_erase_blocks {
+                0 => None,
+                // The driver's erase block: a block on each die of a
+                // parity stripe (a bank).
+                n => {
+                    let superblock_slots = g.dies() as u64 * g.pages_per_block as u64 * g.slots_per_mpage() as u64;
+                    Some(hold::WriteHold::new(n, (g.dies() / profile.ftl.stripe_width).max(1), c.scaling.pages_div, superblock_slots))
+                }
+            },
         }
     }
 
@@ -117,7 +130,9 @@ impl MemberTiming {
     }
 
     /// When a host write's data arriving at `ready` is taken into the
-    /// buffer: when a slot is free. Nothing else holds a write: once GC's
+    /// buffer: when a slot is free, and where the driver holds writes
+    /// against its groomer (`hold`), once the groomer owes few enough
+    /// erase blocks. Without a hold nothing else holds a write: once GC's
     /// work is what the card does, host programs queue behind it on the
     /// dies, channels and program paths, the buffer fills, and a write
     /// waits for the first host page of any die to be programmed (behind
@@ -126,6 +141,10 @@ impl MemberTiming {
     /// where their latency spread and maxima come from.
     #[inline]
     pub(super) fn write_admit(&mut self, ready: Ns) -> Ns {
+        let ready = match &mut self.hold {
+            Some(h) => h.admit(ready),
+            None => ready,
+        };
         self.buffer.acquire(ready)
     }
 
@@ -211,6 +230,9 @@ impl MemberTiming {
                     let i = self.erased_index(d, op.block);
                     let e = &mut self.erased_at[i];
                     *e = (*e).max(end);
+                    if let (Some(h), OpTag::Gc) = (&mut self.hold, op.tag) {
+                        h.victim(op.block, self.gc_cpu.idle_at());
+                    }
                 }
             }
         }
@@ -383,19 +405,49 @@ impl MemberTiming {
             OpTag::Parity => self.map_work(c, ready, 1),
             _ => ready,
         };
-        let r = r.max(self.erased_at[self.erased_index(d, op.block)]);
-        let staged = if gc && !c.gc_through_program_path { r } else { self.program_path[ctl].reserve(r, c.program_path_mpage_ns) };
-        let loaded = self.channels[ch].reserve(staged, c.mpage_transfer_ns);
-        let end = self.dies[d].reserve_loaded(loaded, c.program_ns_of(op.page), c.mpage_transfer_ns);
+        // Where the driver holds writes against its groomer (`hold`), a
+        // host page goes to the card as it fills, ahead of the groomer's
+        // pages not yet relocated (booked at the times its thread will
+        // have them), into a block the driver's reserve holds erased: the
+        // hold, not the block's erase, is what it waits for.
+        let end = if c.write_hold && matches!(op.tag, OpTag::User | OpTag::Parity) {
+            self.program_ahead(c, (ctl, ch, d), r, op.page)
+        } else {
+            let r = r.max(self.erased_at[self.erased_index(d, op.block)]);
+            let staged = if gc && !c.gc_through_program_path { r } else { self.program_path[ctl].reserve(r, c.program_path_mpage_ns) };
+            let loaded = self.channels[ch].reserve(staged, c.mpage_transfer_ns);
+            self.dies[d].reserve_loaded(loaded, c.program_ns_of(op.page), c.mpage_transfer_ns)
+        };
         if op.tag == OpTag::User {
             self.buffer.release(end);
+        }
+        if let Some(h) = &mut self.hold {
+            h.consumed(c.spm);
+        }
+    }
+
+    /// A host page programmed ahead of the work queued on the program
+    /// path, the channel and the die (`ctl`, `ch`, `d`), from `ready`;
+    /// returns when the program ends.
+    #[inline(never)]
+    fn program_ahead(&mut self, c: &Costs, (ctl, ch, d): (usize, usize, usize), ready: Ns, page: u32) -> Ns {
+        let staged = self.program_path[ctl].reserve_priority(ready, c.program_path_mpage_ns, c.program_path_mpage_ns);
+        let loaded = self.channels[ch].reserve_priority(staged, c.mpage_transfer_ns, c.mpage_transfer_ns);
+        self.dies[d].reserve_priority(loaded, c.program_ns_of(page))
+    }
+
+    /// The card was erased: the groomer owes nothing.
+    pub(super) fn erased(&mut self) {
+        if let Some(h) = &mut self.hold {
+            h.reset();
         }
     }
 
     /// When everything reserved so far has ended.
     pub(super) fn quiet_at(&self) -> Ns {
         let prio = self.channels.iter().chain(&self.read_path).map(AsRef::as_ref);
-        let lines = self.dies.iter().map(AsRef::as_ref).chain(prio).chain(&self.command).chain(&self.program_path);
+        let prio = prio.chain(self.program_path.iter().map(AsRef::as_ref));
+        let lines = self.dies.iter().map(AsRef::as_ref).chain(prio).chain(&self.command);
         let t = lines.chain([&self.link_in, &self.link_out]).map(Timeline::idle_at).max().unwrap_or(0);
         t.max(self.gc_ready).max(self.gc_cpu.idle_at()).max(self.erased_at.iter().copied().max().unwrap_or(0))
     }
