@@ -126,7 +126,7 @@ impl WriteHold {
 
     /// Forgets the groomer's debt: the card was erased.
     pub(super) fn reset(&mut self) {
-        *self = WriteHold { owed: VecDeque::new(), ..self.clone() };
+        self.owed.clear();
         self.parts = 0;
         self.last_block = u32::MAX;
         self.last_done = 0;

@@ -10,6 +10,8 @@ mod buffer;
 mod checkpoint;
 mod costs;
 mod hold;
+mod program;
+mod read;
 
 pub(super) use buffer::WriteBuffer;
 pub(super) use costs::{Costs, HostRead};
@@ -18,7 +20,7 @@ use crate::profile::Profile;
 use crate::recorder::{MediaOp, OpKind};
 use nand::OpTag;
 use sim::{OpTimeline, Pool, PrioTimeline, Timeline};
-use units::{transfer_ns, Ns};
+use units::Ns;
 
 /// When the operations of an FTL call are ready to be charged.
 #[derive(Debug, Clone, Copy)]
@@ -148,26 +150,6 @@ impl MemberTiming {
         self.buffer.acquire(ready)
     }
 
-    /// When a read ready at `ready` gets a place among the hardware's
-    /// outstanding reads (at once without a limit).
-    #[inline(always)]
-    fn read_slot_take(&self, ready: Ns) -> Ns {
-        match &self.read_slots {
-            Some(p) => ready.max(p.free_first()),
-            None => ready,
-        }
-    }
-
-    /// The host read just charged, if it took a place among the
-    /// hardware's outstanding reads, holds it until its data is out
-    /// (`done`).
-    #[inline(always)]
-    fn read_slot_release(&mut self, done: Ns) {
-        if let (Some(start), Some(p)) = (self.read_slot_taken.take(), &mut self.read_slots) {
-            p.reserve(start, done.saturating_sub(start).max(1));
-        }
-    }
-
     /// A read's data over the host link once it is out of the card.
     #[inline]
     pub(super) fn read_out(&mut self, c: &Costs, done: Ns, len: u64) -> Ns {
@@ -262,81 +244,6 @@ impl MemberTiming {
         c.erase.of(self.member << 48 | (die as u64) << 24 | block as u64)
     }
 
-    /// A read: sense (tR), then the named slots (or a short read's
-    /// codewords) cross the channel, the die holding the data in its
-    /// register until then; then ECC decode and DMA. Each retry senses and
-    /// moves the data again and is decoded again (the die held meanwhile;
-    /// the channel is charged once). A host read returns when its data is
-    /// out; a GC read moves `gc_ready` (and returns `ready`).
-    #[inline(always)]
-    fn read(&mut self, c: &Costs, op: &MediaOp, ready: Ns, read: HostRead) -> Ns {
-        let d = op.die as usize;
-        let (ch, ctl) = (c.die_channel[d] as usize, c.die_controller[d] as usize);
-        let (xfer, path) = match read.sub_slot() {
-            Some(bytes) if op.tag == OpTag::User => (bytes / c.codeword_bytes * c.codeword_transfer_ns, transfer_ns(bytes, c.read_path_bytes_per_sec)),
-            _ => {
-                let n = op.mask.count_ones() as u64;
-                (n * c.slot_transfer_ns, n * c.read_path_slot_ns)
-            }
-        };
-        let attempts = 1 + op.retries as u64;
-        if op.tag == OpTag::Gc {
-            // Not kept in the die's trail: a host read meets what is left
-            // of a GC read (tens of microseconds) as idle time.
-            let sensed = self.dies[d].reserve_unkept(ready, (c.read_ns + xfer) * attempts);
-            let out = self.channels[ch].reserve(sensed - xfer, xfer).max(sensed);
-            let done = self.read_path[ctl].reserve(out, path * attempts);
-            self.gc_ready = self.gc_ready.max(done);
-            return ready;
-        }
-        // Host reads go ahead of queued programs and GC work, behind the
-        // operation in progress on the die (what is left of it).
-        let planes = c.plane_reads(op.mask, read);
-        let ready = self.map_work(c, ready, planes);
-        // The map looked up, the read goes to the hardware once it has a
-        // place among its outstanding reads (one for all the pages of a
-        // host read, held until its data is out: `charge`).
-        let ready = match (self.read_slot_taken, &self.read_slots) {
-            (None, Some(_)) => {
-                let t = self.read_slot_take(ready);
-                self.read_slot_taken = Some(t);
-                t
-            }
-            _ => ready,
-        };
-        let sense = (c.read_ns * planes + xfer) * attempts;
-        // In die order a read is queued work like any other, and short: the
-        // die's trail (kept for reads that go ahead) need not keep it.
-        let sensed = if c.read_priority { self.dies[d].reserve_priority(ready, sense) } else { self.dies[d].reserve_unkept(ready, sense) };
-        let out = self.channels[ch].reserve_priority(sensed - xfer, xfer, c.mpage_transfer_ns).max(sensed);
-        self.read_path[ctl].reserve_priority(out, path * attempts, c.read_path_mpage_ns)
-    }
-
-    /// One page of the stripe read to rebuild a page beyond ECC (the XOR
-    /// follows): a whole multi-plane page sensed and moved, ahead of queued
-    /// work as a host read is. Returns when its data is out.
-    #[inline(never)]
-    fn stripe_read(&mut self, c: &Costs, op: &MediaOp, ready: Ns) -> Ns {
-        let d = op.die as usize;
-        let (ch, ctl) = (c.die_channel[d] as usize, c.die_controller[d] as usize);
-        let ready = self.map_work(c, ready, 1);
-        let sensed = self.dies[d].reserve_priority(ready, c.read_ns + c.mpage_transfer_ns);
-        let out = self.channels[ch].reserve_priority(sensed - c.mpage_transfer_ns, c.mpage_transfer_ns, c.mpage_transfer_ns).max(sensed);
-        self.read_path[ctl].reserve_priority(out, c.read_path_mpage_ns, c.read_path_mpage_ns)
-    }
-
-    /// A host read's slots that no flash page holds (`slots`: never
-    /// written or trimmed), looked up from its command (`read_ready`):
-    /// the map work of as many pages, and nothing of the flash; returns
-    /// when the answer (zeros) is ready. On a card-managed card the
-    /// firmware looks them up; on a host-managed one the driver, under
-    /// the map lock.
-    #[inline(never)]
-    pub(super) fn read_unflashed(&mut self, c: &Costs, slots: u32) -> Ns {
-        let ready = self.read_ready;
-        self.map_work(c, ready, c.unflashed_pages(slots))
-    }
-
     /// A partial slot's merge with the rest of the slot, which holds data
     /// (`ready`: its write's data in the card): a GC thread's work of
     /// relocating a slot, ahead of GC's queued work, and the page it goes
@@ -372,68 +279,6 @@ impl MemberTiming {
     #[inline]
     pub(super) fn map_written(&mut self, first: u32, last: u32) {
         self.checkpoints.written(first, last);
-    }
-
-    /// A program: GC data must first have been read out of the victim, and
-    /// a GC thread must have handled the page's slots (on a host core, for
-    /// a host-managed card); the block must be erased; then the program
-    /// path, the channel and the die. A host page frees its buffer slots
-    /// when its program ends.
-    #[inline(always)]
-    fn program(&mut self, c: &Costs, op: &MediaOp, ready: Ns) {
-        let d = op.die as usize;
-        let (ch, ctl) = (c.die_channel[d] as usize, c.die_controller[d] as usize);
-        let gc = matches!(op.tag, OpTag::Gc | OpTag::GcParity);
-        self.checkpoint_due(ready);
-        let r = match op.tag {
-            OpTag::Gc => {
-                // A host thread relocates a page once it has read it (a
-                // blocking read); a controller's firmware handles the
-                // page's map work while the read is under way, and the
-                // program waits for both. (On a host-managed card the GC
-                // threads run on host cores of their own, which host I/O
-                // does not get: `Device::host_io_cores`.)
-                let thread_ready = if c.gc_on_host { ready.max(self.gc_ready) } else { ready };
-                self.gc_cpu.reserve(thread_ready, c.gc_mpage_cpu_ns).max(self.gc_ready)
-            }
-            OpTag::GcParity => ready.max(self.gc_ready),
-            OpTag::User => {
-                // The page's merged slots are read and merged first.
-                let m = std::mem::take(&mut self.merged_ready);
-                self.gc_cpu.reserve_priority(ready, c.user_program_ns, c.gc_row_cpu_ns).max(m)
-            }
-            OpTag::Parity => self.map_work(c, ready, 1),
-            _ => ready,
-        };
-        // Where the driver holds writes against its groomer (`hold`), a
-        // host page goes to the card as it fills, ahead of the groomer's
-        // pages not yet relocated (booked at the times its thread will
-        // have them), into a block the driver's reserve holds erased: the
-        // hold, not the block's erase, is what it waits for.
-        let end = if c.write_hold && matches!(op.tag, OpTag::User | OpTag::Parity) {
-            self.program_ahead(c, (ctl, ch, d), r, op.page)
-        } else {
-            let r = r.max(self.erased_at[self.erased_index(d, op.block)]);
-            let staged = if gc && !c.gc_through_program_path { r } else { self.program_path[ctl].reserve(r, c.program_path_mpage_ns) };
-            let loaded = self.channels[ch].reserve(staged, c.mpage_transfer_ns);
-            self.dies[d].reserve_loaded(loaded, c.program_ns_of(op.page), c.mpage_transfer_ns)
-        };
-        if op.tag == OpTag::User {
-            self.buffer.release(end);
-        }
-        if let Some(h) = &mut self.hold {
-            h.consumed(c.spm);
-        }
-    }
-
-    /// A host page programmed ahead of the work queued on the program
-    /// path, the channel and the die (`ctl`, `ch`, `d`), from `ready`;
-    /// returns when the program ends.
-    #[inline(never)]
-    fn program_ahead(&mut self, c: &Costs, (ctl, ch, d): (usize, usize, usize), ready: Ns, page: u32) -> Ns {
-        let staged = self.program_path[ctl].reserve_priority(ready, c.program_path_mpage_ns, c.program_path_mpage_ns);
-        let loaded = self.channels[ch].reserve_priority(staged, c.mpage_transfer_ns, c.mpage_transfer_ns);
-        self.dies[d].reserve_priority(loaded, c.program_ns_of(page))
     }
 
     /// The card was erased: the groomer owes nothing.

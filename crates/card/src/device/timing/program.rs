@@ -1,0 +1,74 @@
+//! A member's programs: a GC page after its data is read and its thread
+//! has handled it, a host page after its map work and its merged slots,
+//! each into an erased block through the program path, the channel and
+//! the die; or, where the driver holds writes against its groomer, a host
+//! page ahead of the groomer's bookings.
+
+use super::{Costs, MemberTiming};
+use crate::recorder::MediaOp;
+use nand::OpTag;
+use units::Ns;
+
+impl MemberTiming {
+    /// A program: GC data must first have been read out of the victim, and
+    /// a GC thread must have handled the page's slots (on a host core, for
+    /// a host-managed card); the block must be erased; then the program
+    /// path, the channel and the die. A host page frees its buffer slots
+    /// when its program ends.
+    #[inline(always)]
+    pub(super) fn program(&mut self, c: &Costs, op: &MediaOp, ready: Ns) {
+        let d = op.die as usize;
+        let (ch, ctl) = (c.die_channel[d] as usize, c.die_controller[d] as usize);
+        let gc = matches!(op.tag, OpTag::Gc | OpTag::GcParity);
+        self.checkpoint_due(ready);
+        let r = match op.tag {
+            OpTag::Gc => {
+                // A host thread relocates a page once it has read it (a
+                // blocking read); a controller's firmware handles the
+                // page's map work while the read is under way, and the
+                // program waits for both. (On a host-managed card the GC
+                // threads run on host cores of their own, which host I/O
+                // does not get: `Device::host_io_cores`.)
+                let thread_ready = if c.gc_on_host { ready.max(self.gc_ready) } else { ready };
+                self.gc_cpu.reserve(thread_ready, c.gc_mpage_cpu_ns).max(self.gc_ready)
+            }
+            OpTag::GcParity => ready.max(self.gc_ready),
+            OpTag::User => {
+                // The page's merged slots are read and merged first.
+                let m = std::mem::take(&mut self.merged_ready);
+                self.gc_cpu.reserve_priority(ready, c.user_program_ns, c.gc_row_cpu_ns).max(m)
+            }
+            OpTag::Parity => self.map_work(c, ready, 1),
+            _ => ready,
+        };
+        // Where the driver holds writes against its groomer (`hold`), a
+        // host page goes to the card as it fills, ahead of the groomer's
+        // pages not yet relocated (booked at the times its thread will
+        // have them), into a block the driver's reserve holds erased: the
+        // hold, not the block's erase, is what it waits for.
+        let end = if c.write_hold && matches!(op.tag, OpTag::User | OpTag::Parity) {
+            self.program_ahead(c, (ctl, ch, d), r, op.page)
+        } else {
+            let r = r.max(self.erased_at[self.erased_index(d, op.block)]);
+            let staged = if gc && !c.gc_through_program_path { r } else { self.program_path[ctl].reserve(r, c.program_path_mpage_ns) };
+            let loaded = self.channels[ch].reserve(staged, c.mpage_transfer_ns);
+            self.dies[d].reserve_loaded(loaded, c.program_ns_of(op.page), c.mpage_transfer_ns)
+        };
+        if op.tag == OpTag::User {
+            self.buffer.release(end);
+        }
+        if let Some(h) = &mut self.hold {
+            h.consumed(c.spm);
+        }
+    }
+
+    /// A host page programmed ahead of the work queued on the program
+    /// path, the channel and the die (`ctl`, `ch`, `d`), from `ready`;
+    /// returns when the program ends.
+    #[inline(never)]
+    fn program_ahead(&mut self, c: &Costs, (ctl, ch, d): (usize, usize, usize), ready: Ns, page: u32) -> Ns {
+        let staged = self.program_path[ctl].reserve_priority(ready, c.program_path_mpage_ns, c.program_path_mpage_ns);
+        let loaded = self.channels[ch].reserve_priority(staged, c.mpage_transfer_ns, c.mpage_transfer_ns);
+        self.dies[d].reserve_priority(loaded, c.program_ns_of(page))
+    }
+}
