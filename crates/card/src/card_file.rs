@@ -47,7 +47,7 @@ impl CardFile {
     pub fn save(&self, dir: &Path) -> Result<(), String> {
         let path = dir.join(FILE_NAME);
         let text = toml::to_string(self).expect("a card file serialises");
-        crate::checkpoint::write_whole(&path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
+        crate::output::write_whole(&path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
     }
 
     /// The name its exports take: the one it was last served under, else

@@ -11,7 +11,7 @@
 //! (the FTL's alone) still mounts: its blocks' pages are read from the
 //! media.
 
-use std::io::{Read, Seek, Write};
+use std::io::{Read, Seek};
 use std::path::{Path, PathBuf};
 
 fn path_of(dir: &Path, member: usize) -> PathBuf {
@@ -95,28 +95,7 @@ pub(crate) struct Opened {
 
 /// Writes a member's checkpoint whole.
 pub(crate) fn write(dir: &Path, member: usize, bytes: &[u8]) -> std::io::Result<()> {
-    write_whole(&path_of(dir, member), bytes)
-}
-
-/// Writes a file whole, or leaves it as it was: a temporary file beside
-/// it, synced, renamed over it, the directory synced. The one way
-/// flashlab writes a file a reader must never find half written (the
-/// store's small files, results files, reports). A write that fails (a
-/// full disk) leaves no temporary file behind.
-pub fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut tmp = path.as_os_str().to_owned();
-    tmp.push(".tmp");
-    let tmp = PathBuf::from(tmp);
-    let written = std::fs::File::create(&tmp).and_then(|mut f| {
-        f.write_all(bytes)?;
-        f.sync_all()
-    });
-    if let Err(e) = written.and_then(|()| std::fs::rename(&tmp, path)) {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(e);
-    }
-    let dir = path.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    std::fs::File::open(dir)?.sync_all()
+    crate::output::write_whole(&path_of(dir, member), bytes)
 }
 
 /// Whether a member's checkpoint is there.

@@ -9,6 +9,7 @@ pub mod faults;
 mod fitted;
 mod health;
 mod lock;
+pub mod output;
 mod profile;
 pub mod published;
 mod recorder;
@@ -18,7 +19,7 @@ mod status;
 mod volumes;
 
 pub use card_file::CardFile;
-pub use checkpoint::write_whole;
+pub use output::write_whole;
 pub use device::{capacity_parse, Backing, Device, DeviceCounters, DeviceError, Payload, ResourceBusy};
 pub use faults::{FailTarget, FailureEvent};
 pub use fitted::{figures_check, figures_parse, FitParam, HOST_READS_ONLY};

@@ -63,7 +63,7 @@ impl SmartLog {
     pub fn save(&self, dir: &Path) -> Result<(), String> {
         let path = dir.join(FILE_NAME);
         let text = toml::to_string(self).expect("a SMART log serialises");
-        crate::checkpoint::write_whole(&path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
+        crate::output::write_whole(&path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
     }
 
     /// A power-on: one more cycle, an unclean shutdown counted where the

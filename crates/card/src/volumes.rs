@@ -90,7 +90,7 @@ impl Volumes {
     pub fn save(&self, dir: &Path) -> Result<(), String> {
         let text = toml::to_string(self).map_err(|e| e.to_string())?;
         let path = dir.join(FILE_NAME);
-        crate::checkpoint::write_whole(&path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
+        crate::output::write_whole(&path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
     }
 }
 

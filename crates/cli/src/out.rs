@@ -34,7 +34,7 @@ macro_rules! outln {
 static SUMMARY_TO_STDERR: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// Where a `--json` result goes, proven writable before the run so that a
-/// bad path is refused before any work; `-` is standard output (the
+/// bad path is refused before any work; `-` (or `/dev/stdout`) is standard output (the
 /// console summary then goes to standard error). The file is written whole
 /// at the end (`card::write_whole`): until then, and if the run fails or
 /// is stopped, a file already there is left as it was.
@@ -46,16 +46,12 @@ pub enum JsonSink {
 impl JsonSink {
     pub fn open(path: &std::path::Path) -> anyhow::Result<JsonSink> {
         use anyhow::Context;
-        if path.as_os_str() == "-" {
+        let target = card::output::Target::of(path).with_context(|| format!("cannot write --json {}", path.display()))?;
+        if target.is_stdout() {
             SUMMARY_TO_STDERR.store(true, std::sync::atomic::Ordering::Relaxed);
             return Ok(JsonSink::Stdout);
         }
-        if path.is_dir() {
-            anyhow::bail!("cannot write --json {}: it is a directory", path.display());
-        }
-        let mut probe = path.as_os_str().to_owned();
-        probe.push(format!(".flashlab-write-test-{}", std::process::id()));
-        std::fs::write(&probe, b"").and_then(|()| std::fs::remove_file(&probe)).with_context(|| format!("cannot write --json {}", path.display()))?;
+        card::output::check(path).with_context(|| format!("cannot write --json {}", path.display()))?;
         Ok(JsonSink::File(path.to_path_buf()))
     }
 

@@ -28,7 +28,7 @@ use std::path::Path;
 pub const TRACE_HEADER: &str = "flashlab trace v1";
 
 pub struct TraceLog {
-    out: BufWriter<std::fs::File>,
+    out: BufWriter<Box<dyn Write + Send>>,
     /// When the buffer was last written out, and whether lines wait in it.
     flushed: std::time::Instant,
     pending: bool,
@@ -40,7 +40,7 @@ const FLUSH_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 impl TraceLog {
     /// A new trace of the card `id` in `format` at `scale`.
     pub fn create(path: &Path, id: &str, format: &str, scale: u32) -> std::io::Result<TraceLog> {
-        let mut out = BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?);
+        let mut out = BufWriter::with_capacity(1 << 20, card::output::stream(path)?);
         writeln!(out, "{TRACE_HEADER}\n# card {id} {format} scale {scale}")?;
         out.flush()?;
         Ok(TraceLog { out, flushed: std::time::Instant::now(), pending: false })

@@ -19,7 +19,7 @@ pub const TRIM: u8 = 3;
 pub const WRITE_ZEROES: u8 = 4;
 
 pub struct WriteLog {
-    out: BufWriter<std::fs::File>,
+    out: BufWriter<Box<dyn Write + Send>>,
 }
 
 /// One record read back.
@@ -42,7 +42,7 @@ pub fn monotonic_ns() -> u64 {
 
 impl WriteLog {
     pub fn create(path: &Path) -> std::io::Result<WriteLog> {
-        Ok(WriteLog { out: BufWriter::with_capacity(1 << 20, std::fs::File::create(path)?) })
+        Ok(WriteLog { out: BufWriter::with_capacity(1 << 20, card::output::stream(path)?) })
     }
 
     pub fn record(&mut self, kind: u8, offset: u64, length: u32, data: &[u8]) -> std::io::Result<()> {

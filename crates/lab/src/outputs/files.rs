@@ -5,25 +5,21 @@ use std::path::Path;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {
-    #[error("cannot write {path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    /// (The I/O error is in the message, not a source: printed once.)
+    #[error("cannot write {path}: {err}")]
+    Io { path: String, err: std::io::Error },
     #[error("cannot write {path}: {msg}")]
     Csv { path: String, msg: String },
 }
 
 pub(crate) fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> ReportError + '_ {
-    move |source| ReportError::Io { path: path.display().to_string(), source }
+    move |err| ReportError::Io { path: path.display().to_string(), err }
 }
 
 /// Makes `dir` and proves it writable, before hours of work go into it;
 /// nothing is left in it until there is something to write.
 pub fn out_dir_prepare(dir: &Path) -> Result<(), ReportError> {
-    std::fs::create_dir_all(dir).map_err(io_err(dir))?;
-    // Named by the process: several may prepare one directory at once
-    // (a sweep's tasks).
-    let probe = dir.join(format!(".flashlab-write-test-{}", std::process::id()));
-    std::fs::write(&probe, b"").map_err(io_err(dir))?;
-    std::fs::remove_file(&probe).map_err(io_err(dir))
+    card::output::dir_prepare(dir).map_err(io_err(dir))
 }
 
 /// Writes a results file, a table, a chart or a report whole, or leaves

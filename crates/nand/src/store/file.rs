@@ -104,7 +104,7 @@ pub(super) fn header_write(h: &mut [u8], described: &str) {
 pub(super) fn header_check(file: &File, path: &str, expected: &str) -> Result<(), StoreError> {
     use std::os::unix::fs::FileExt;
     let mut h = vec![0u8; HEADER_BYTES];
-    let n = file.read_at(&mut h, 0).map_err(|source| StoreError::Io { path: path.into(), source })?;
+    let n = file.read_at(&mut h, 0).map_err(|err| StoreError::Io { path: path.into(), err })?;
     if n < 16 || &h[..8] != STORE_MAGIC {
         return Err(StoreError::NotAStore { path: path.into() });
     }

@@ -54,8 +54,9 @@ const HOLE_BYTES_MIN: usize = 2 << 20;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("store {path}: {source}")]
-    Io { path: String, source: std::io::Error },
+    /// (The I/O error is in the message, not a source: printed once.)
+    #[error("store {path}: {err}")]
+    Io { path: String, err: std::io::Error },
     #[error("store {path} is not a flashlab store (no header)")]
     NotAStore { path: String },
     #[error("store {path} has layout version {found}; this flashlab reads version {expected}")]
@@ -182,7 +183,7 @@ impl Store {
     /// store and whether it was created.
     pub fn file(path: &Path, g: &Geometry, owner: &str, access: Access) -> Result<(Store, bool), StoreError> {
         let p = path.display().to_string();
-        let io = |source| StoreError::Io { path: p.clone(), source };
+        let io = |err| StoreError::Io { path: p.clone(), err };
         let created = !path.exists();
         let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path).map_err(io)?;
         let held = match access {
@@ -253,7 +254,7 @@ impl Store {
                 _ => {}
             }
         } else if system_path.exists() {
-            store.system = Some(std::fs::read(&system_path).map_err(|e| StoreError::Io { path: system_path.display().to_string(), source: e })?);
+            store.system = Some(std::fs::read(&system_path).map_err(|e| StoreError::Io { path: system_path.display().to_string(), err: e })?);
         }
         Ok((store, created))
     }
