@@ -19,7 +19,6 @@ mod status;
 mod volumes;
 
 pub use card_file::CardFile;
-pub use output::write_whole;
 pub use device::{capacity_parse, Backing, Device, DeviceCounters, DeviceError, Payload, ResourceBusy};
 pub use faults::{FailTarget, FailureEvent};
 pub use fitted::{figures_check, figures_parse, FitParam, HOST_READS_ONLY};
@@ -28,6 +27,7 @@ pub use health::{Age, Aging, EnduranceProfile, Health, RETENTION_FITTED_DAYS};
 pub use lock::StoreLock;
 pub use nand::errors;
 pub use nand::wear::ErrorCounters;
+pub use output::write_whole;
 pub use profile::{ControllerProfile, FtlProfile, HostProfile, Management, NandProfile, PowerProfile, Profile, ProfileError};
 pub use published::{Bound, By, Metric, Published, State};
 pub use scale::{Scaling, ROUND_FULL_SIZE_S};

@@ -148,11 +148,23 @@ pub fn dir_prepare(dir: &Path) -> std::io::Result<()> {
 /// or not at all for a file, through for a pipe or a device. A write that
 /// fails (a full disk) leaves no temporary file behind.
 pub fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_with(path, |w| w.write_all(bytes))
+}
+
+/// Writes what `fill` writes to `path` as [`write_whole`] does, through a
+/// buffer: an output too large to hold (a trace exported) is streamed, and
+/// still replaces a file only when whole.
+pub fn write_with(path: &Path, fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> std::io::Result<()> {
+    let buffered = |w: &mut dyn Write| -> std::io::Result<()> {
+        let mut b = std::io::BufWriter::with_capacity(1 << 16, w);
+        fill(&mut b)?;
+        b.flush()
+    };
     match Target::of(path)? {
-        Target::Stdout => write_all_flushed(&mut std::io::stdout().lock(), bytes),
-        Target::Stderr => write_all_flushed(&mut std::io::stderr().lock(), bytes),
-        Target::Through(p) => write_all_flushed(&mut through_open(&p)?, bytes),
-        Target::Replace(p) => replace(&p, bytes),
+        Target::Stdout => buffered(&mut std::io::stdout().lock()),
+        Target::Stderr => buffered(&mut std::io::stderr().lock()),
+        Target::Through(p) => buffered(&mut through_open(&p)?),
+        Target::Replace(p) => replace(&p, buffered),
     }
 }
 
@@ -167,11 +179,6 @@ pub fn stream(path: &Path) -> std::io::Result<Box<dyn Write + Send>> {
         Target::Through(p) => Box::new(through_open(&p)?),
         Target::Replace(p) => Box::new(std::fs::File::create(p)?),
     })
-}
-
-fn write_all_flushed(w: &mut impl Write, bytes: &[u8]) -> std::io::Result<()> {
-    w.write_all(bytes)?;
-    w.flush()
 }
 
 /// A pipe, a device or a shell's redirection, opened as it is: never
@@ -217,10 +224,10 @@ fn mode_for(path: &Path) -> std::io::Result<std::fs::Permissions> {
     Ok(std::fs::Permissions::from_mode(0o666 & !(mask as u32)))
 }
 
-fn replace(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+fn replace(path: &Path, fill: impl FnOnce(&mut dyn Write) -> std::io::Result<()>) -> std::io::Result<()> {
     let mode = mode_for(path)?;
     let (tmp, mut f) = temporary_beside(path)?;
-    let written = f.write_all(bytes).and_then(|()| f.set_permissions(mode)).and_then(|()| f.sync_all());
+    let written = fill(&mut f).and_then(|()| f.set_permissions(mode)).and_then(|()| f.sync_all());
     drop(f);
     if let Err(e) = written.and_then(|()| std::fs::rename(&tmp, path)) {
         let _ = std::fs::remove_file(&tmp);

@@ -12,7 +12,10 @@ use std::path::PathBuf;
 pub struct ReplayArgs {
     /// The trace: a capture of `flashlab serve --trace`, an fio iolog
     /// (version 2 or 3), an MSR Cambridge CSV (SNIA IOTTA) or blkparse's
-    /// text, told apart by its first line.
+    /// text, told apart by its first line; `-` is standard input. Read
+    /// once, as a stream (lines of at most 64 KiB, up to 65,536 out of
+    /// arrival order), its requests kept in a temporary file (24 bytes
+    /// each) for the replays.
     pub trace: PathBuf,
     /// Catalog device ids (see `flashlab devices`; `all`: the catalog) or
     /// profile files (.toml); with several, the replays are ranked by
@@ -68,13 +71,12 @@ pub struct ReplayArgs {
 }
 
 pub fn replay(a: ReplayArgs) -> Result<()> {
-    let text = std::fs::read_to_string(&a.trace).with_context(|| format!("cannot read the trace {}", a.trace.display()))?;
-    let trace = Trace::parse(&text).with_context(|| format!("{}", a.trace.display()))?;
+    let trace = Trace::open(&a.trace).with_context(|| format!("{}", a.trace.display()))?;
     if let Some(path) = &a.export_fio {
-        card::write_whole(path, trace.to_fio_v3("/dev/card").as_bytes()).with_context(|| format!("cannot write {}", path.display()))?;
+        card::output::write_with(path, |w| trace.write_fio_v3("/dev/card", w)).with_context(|| format!("cannot write {}", path.display()))?;
     }
     if let Some(path) = &a.export_blkparse {
-        card::write_whole(path, trace.to_blkparse().as_bytes()).with_context(|| format!("cannot write {}", path.display()))?;
+        card::output::write_with(path, |w| trace.write_blkparse(w)).with_context(|| format!("cannot write {}", path.display()))?;
     }
     let pace = match a.timing.as_str() {
         "trace" => Pace::Trace { speed: a.speed },
@@ -89,7 +91,7 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
             "flashlab replay: {} ({}, {} reads and writes, {} other lines skipped) on {} card-format pair(s), {} card first",
             a.trace.display(),
             trace.format.name(),
-            trace.ios(),
+            trace.ios,
             trace.skipped,
             cards.len(),
             before.name()

@@ -99,3 +99,84 @@ fn an_out_directory_naming_a_file_says_it_is_not_a_directory_once() {
     assert!(!err.contains("os error 17"), "no OS error twice: {err}");
     assert_eq!(std::fs::read_to_string(&file).unwrap(), "mine", "the file is untouched");
 }
+
+/// Runs `flashlab ARGS` as the bound says: under a 2 GB address
+/// space limit and 60 s (status 124 is the timeout's, 137 a kill).
+fn bounded(args: &[&str]) -> (i32, String, String) {
+    let quoted: Vec<String> = args.iter().map(|a| format!("'{a}'")).collect();
+    let script = format!("ulimit -v 2000000; exec timeout 60 \"$F\" {}", quoted.join(" "));
+    let out = std::process::Command::new("bash").arg("-c").arg(script).env("F", env!("CARGO_BIN_EXE_flashlab")).output().unwrap();
+    let (code, out, err) = (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).to_string());
+    assert!(code != 124 && code != 137 && code >= 0, "{args:?} ran past 60 s or 2 GB (status {code}): {err}");
+    assert!(!err.contains("panicked") && !err.contains("memory allocation"), "{args:?}: {err}");
+    (code, out, err)
+}
+
+/// A trace's cost follows its requests, not its time span: a second
+/// request 10^16 ns after the first replays at once, in little memory.
+#[test]
+fn a_trace_with_a_vast_gap_replays_in_bounded_time_and_memory() {
+    let dir = Scratch::new("gap");
+    std::fs::create_dir_all(&dir).unwrap();
+    let log = dir.join("gap.log");
+    std::fs::write(&log, "fio version 3 iolog\n0 /dev/x write 0 4096\n1000 /dev/x write 4096 4096\n10000000000000 /dev/x read 0 4096\n").unwrap();
+    let (code, out, err) = bounded(&["replay", log.to_str().unwrap(), "p420m", "--scale", "1024", "-q"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("3 I/Os"), "{out}");
+    // Slowed beyond what virtual time holds: refused, not wrapped.
+    let (code, _, err) = bounded(&["replay", log.to_str().unwrap(), "p420m", "--scale", "1024", "-q", "--speed", "0.001"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("more than virtual time holds"), "{err}");
+}
+
+/// A trace is read as a stream with a bound on a line: a device that
+/// never ends a line, or a megabyte of zeros, is refused at line 1.
+#[test]
+fn an_endless_or_binary_trace_is_refused_at_its_first_line() {
+    let dir = Scratch::new("zeros");
+    std::fs::create_dir_all(&dir).unwrap();
+    let zeros = dir.join("zeros");
+    std::fs::write(&zeros, vec![0u8; 1 << 20]).unwrap();
+    for input in ["/dev/zero", zeros.to_str().unwrap()] {
+        let (code, _, err) = bounded(&["replay", input, "p420m", "-q"]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains("line 1: longer than 65536 bytes"), "{input}: {err}");
+    }
+}
+
+/// Values read from a trace that do not fit are refused with their line,
+/// never wrapped: a sector of 2^55 (times 512 passes 2^64) is not byte 0.
+#[test]
+fn trace_values_that_do_not_fit_are_refused_with_their_line() {
+    let dir = Scratch::new("wrap");
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases = [
+        (
+            "  8,0    0        1     0.000000000  1  Q   W 0 + 8 [x]\n  8,0    0        2     0.000001000  1  Q   W 36028797018963968 + 8 [x]\n",
+            "line 2: sector 36028797018963968 is too large",
+        ),
+        ("fio version 3 iolog\n0 /dev/x write 0 4096\n18446744073709552 /dev/x read 0 4096\n", "line 3: timestamp (us) 18446744073709552"),
+        ("184467440737095517,hm,0,Write,0,4096,1\n", "line 1: timestamp (100 ns ticks)"),
+        (
+            "flashlab trace v1\n0 W 0 4096 0 1 0\n18446744073709551615 W 18446744073709551615 4096 0 1 0\n",
+            "line 3: offset 18446744073709551615 and length 4096 end past byte 2^64",
+        ),
+    ];
+    for (i, (text, why)) in cases.iter().enumerate() {
+        let p = dir.join(format!("t{i}"));
+        std::fs::write(&p, text).unwrap();
+        let (code, _, err) = bounded(&["replay", p.to_str().unwrap(), "p420m", "--scale", "1024", "-q"]);
+        assert_eq!(code, 2, "{why}: {err}");
+        assert!(err.contains(why), "expected '{why}' in: {err}");
+    }
+}
+
+/// A trace can come through a pipe (`-`, standard input): it is read once.
+#[test]
+fn a_trace_on_standard_input_replays() {
+    let script = "printf '1,hm,0,Write,0,4096,1\\n2,hm,0,Read,0,4096,1\\n' | \"$F\" replay - p420m flashmax2 --scale 1024 -q";
+    let out = std::process::Command::new("bash").arg("-c").arg(script).env("F", env!("CARGO_BIN_EXE_flashlab")).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(text.matches("2 I/Os of a MSR Cambridge CSV").count(), 2, "both cards replay it: {text}");
+}

@@ -21,7 +21,7 @@ use crate::runs::host::{self, HostError, Process};
 use crate::runs::mariadb::{self, Mariadb};
 use crate::runs::run::DeviceInfo;
 use crate::runs::sysbench::{self, Report};
-use crate::runs::trace::{capture_lines, CaptureLine};
+use crate::runs::trace::{capture_for_each, CaptureLine};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -377,14 +377,13 @@ fn note(spec: &SysbenchSpec) -> String {
 
 /// The card's figures over each window, from its trace.
 fn card_windows(trace: &Path, windows: &[Window]) -> Result<Vec<CardWindow>, String> {
-    let text = std::fs::read_to_string(trace).map_err(|e| e.to_string())?;
     // Per window: its counts, a latency histogram, the latencies' sum
     // and maximum (kept exactly: a histogram rounds its top bucket).
     let mut acc: Vec<(CardWindow, hdrhistogram::Histogram<u64>, u128, u64)> =
         windows.iter().map(|_| (CardWindow::default(), crate::runs::metrics::hist(), 0, 0)).collect();
-    for l in capture_lines(&text) {
-        let CaptureLine::Request(c) = l.map_err(|e| e.to_string())?.1 else { continue };
-        let Some(i) = windows.iter().position(|(a, b)| (a.card_ns..b.card_ns).contains(&c.at_ns)) else { continue };
+    capture_for_each(trace, |_, l| {
+        let CaptureLine::Request(c) = l else { return Ok(()) };
+        let Some(i) = windows.iter().position(|(a, b)| (a.card_ns..b.card_ns).contains(&c.at_ns)) else { return Ok(()) };
         let (w, hist, sum, max) = &mut acc[i];
         match c.op {
             'R' | 'W' if c.error == 0 => {
@@ -401,7 +400,9 @@ fn card_windows(trace: &Path, windows: &[Window]) -> Result<Vec<CardWindow>, Str
             'F' => w.flushes += 1,
             _ => {}
         }
-    }
+        Ok(())
+    })
+    .map_err(|e| format!("{}: {e}", trace.display()))?;
     Ok(acc
         .into_iter()
         .zip(windows)

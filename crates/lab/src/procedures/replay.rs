@@ -6,7 +6,7 @@
 
 use crate::metrics::{Closed, Meter, Summary};
 use crate::run::{device_info, DeviceInfo, Rule, RunError, Session};
-use crate::runs::trace::{Op, Record, Trace};
+use crate::runs::trace::{Op, Record, Trace, ARRIVAL_NS_MAX};
 use crate::workload::Mix;
 use card::Profile;
 use serde::{Deserialize, Serialize};
@@ -108,36 +108,58 @@ fn spec_check(spec: &ReplaySpec) -> Result<(), RunError> {
 
 /// The trace's I/Os placed on a card of `capacity` bytes: wrapped around
 /// it when asked, else the first past it refused.
-fn placed(trace: &Trace, capacity: u64, wrap: bool) -> Result<(Vec<Record>, u64), RunError> {
-    let mut wrapped = 0;
-    let mut out = Vec::with_capacity(trace.records.len());
-    for (i, r) in trace.records.iter().enumerate() {
-        let mut r = *r;
+struct Placer {
+    capacity: u64,
+    wrap: bool,
+    /// The trace's highest byte, for the refusal's message.
+    end_bytes: u64,
+    /// Requests placed so far, and those that wrapped.
+    n: u64,
+    wrapped: u64,
+}
+
+impl Placer {
+    fn place(&mut self, mut r: Record) -> Result<Record, RunError> {
+        self.n += 1;
+        let (i, capacity) = (self.n, self.capacity);
         if r.op == Op::Flush {
-            out.push(r);
-            continue;
+            return Ok(r);
         }
         if r.len as u64 > capacity {
-            return Err(RunError::Input(format!("I/O {} of the trace moves {} bytes, more than the card's {capacity}", i + 1, r.len)));
+            return Err(RunError::Input(format!("I/O {i} of the trace moves {} bytes, more than the card's {capacity}", r.len)));
         }
         if r.offset + r.len as u64 > capacity {
-            if !wrap {
+            if !self.wrap {
                 return Err(RunError::Input(format!(
-                    "I/O {} of the trace ends at byte {}, past the card's {capacity} (the trace reaches {}): give --wrap to fold offsets around the card, or a larger format",
-                    i + 1,
+                    "I/O {i} of the trace ends at byte {}, past the card's {capacity} (the trace reaches {}): give --wrap to fold offsets around the card, or a larger format",
                     r.offset + r.len as u64,
-                    trace.end_bytes()
+                    self.end_bytes
                 )));
             }
             r.offset %= capacity;
             if r.offset + r.len as u64 > capacity {
                 r.offset = capacity - r.len as u64;
             }
-            wrapped += 1;
+            self.wrapped += 1;
         }
-        out.push(r);
+        Ok(r)
     }
-    Ok((out, wrapped))
+}
+
+/// The trace's requests as the card takes them, read from its file.
+fn placed<'a>(trace: &'a Trace, placer: &'a mut Placer) -> impl Iterator<Item = Result<Record, RunError>> + 'a {
+    trace.records().map(move |r| r.map_err(|e| RunError::Input(format!("the trace, {e}"))).and_then(|r| placer.place(r)))
+}
+
+/// Refuses, before the card is prepared, a trace the card cannot take
+/// (read through only when its highest byte is past the card).
+fn placement_check(trace: &Trace, capacity: u64, wrap: bool) -> Result<(), RunError> {
+    if trace.end_bytes <= capacity {
+        return Ok(());
+    }
+    let mut placer = Placer { capacity, wrap, end_bytes: trace.end_bytes, n: 0, wrapped: 0 };
+    let checked = placed(trace, &mut placer).try_for_each(|r| r.map(|_| ()));
+    checked
 }
 
 fn io_of(r: &Record) -> Io {
@@ -172,23 +194,38 @@ fn prepare(s: &mut Session, before: Before) -> Result<(), RunError> {
     Ok(())
 }
 
+/// A time on the trace's clock at `speed`, ns; the trace's span at that
+/// speed must fit virtual time.
+fn at_speed(at_ns: Ns, speed: f64) -> Ns {
+    (at_ns as f64 / speed).round() as Ns
+}
+
 /// Replays `trace` on the card of `profile` as `spec` says.
 pub fn replay(profile: &Profile, trace: &Trace, spec: &ReplaySpec) -> Result<ReplayResult, RunError> {
     spec_check(spec)?;
+    let speed = if let Pace::Trace { speed } = spec.pace { speed } else { 1.0 };
+    if trace.span_ns as f64 / speed > ARRIVAL_NS_MAX as f64 {
+        return Err(RunError::Input(format!(
+            "--speed {speed}: the trace's {:.3e} s would span more than virtual time holds (2^62 ns, about 146 years)",
+            trace.span_ns as f64 / 1e9
+        )));
+    }
     let mut s = Session::new(profile, &spec.format, spec.scale, spec.seed, None)?;
-    let (records, wrapped) = placed(trace, s.device.capacity_bytes(), spec.wrap)?;
+    let capacity = s.device.capacity_bytes();
+    placement_check(trace, capacity, spec.wrap)?;
     prepare(&mut s, spec.before)?;
     let base = s.device.counters();
     let start = s.engine.now;
-    let mut meter = Meter::new(start, NS_PER_SEC);
+    let mut meter = Meter::whole(start);
+    let mut placer = Placer { capacity, wrap: spec.wrap, end_bytes: trace.end_bytes, n: 0, wrapped: 0 };
+    let records = placed(trace, &mut placer);
     let end = match spec.pace {
-        Pace::Trace { speed } => open_loop(&mut s, &records, speed, &mut meter)?,
-        Pace::Closed { qd } => closed_loop(&mut s, &records, qd, &mut meter)?,
+        Pace::Trace { speed } => open_loop(&mut s, records, speed, &mut meter)?,
+        Pace::Closed { qd } => closed_loop(&mut s, records, qd, &mut meter)?,
     };
     let elapsed = end.saturating_sub(start);
-    let speed = if let Pace::Trace { speed } = spec.pace { speed } else { 1.0 };
     let mut warnings = Vec::new();
-    if spec.before == Before::Fresh && records.iter().any(|r| r.op == Op::Read) {
+    if spec.before == Before::Fresh && trace.reads > 0 {
         warnings.push(
             "the card was fresh: reads of data the trace did not write first touch no flash and cost only the command path (--before filled or steady)"
                 .to_string(),
@@ -200,12 +237,12 @@ pub fn replay(profile: &Profile, trace: &Trace, spec: &ReplaySpec) -> Result<Rep
         spec: spec.clone(),
         trace_format: trace.format.name().into(),
         device: device_info(profile, &spec.format, spec.scale, &s.device),
-        ios: records.iter().filter(|r| r.is_io()).count() as u64,
-        flushes: records.iter().filter(|r| r.op == Op::Flush).count() as u64,
-        trims: records.iter().filter(|r| r.op == Op::Trim).count() as u64,
-        wrapped,
+        ios: trace.ios,
+        flushes: trace.flushes,
+        trims: trace.trims,
+        wrapped: placer.wrapped,
         virtual_seconds: elapsed as f64 / NS_PER_SEC as f64,
-        trace_seconds: records.last().map_or(0.0, |r| r.at_ns as f64 / speed / NS_PER_SEC as f64),
+        trace_seconds: trace.span_ns as f64 / speed / NS_PER_SEC as f64,
         summary: meter.summary(elapsed),
         recorded_avg_ms: trace
             .recorded_avg_ms
@@ -216,48 +253,55 @@ pub fn replay(profile: &Profile, trace: &Trace, spec: &ReplaySpec) -> Result<Rep
 }
 
 /// A request's completion: metered if it is a read or a write (the
-/// intervals it closes are not kept: a replay reports the whole).
+/// meter keeps no intervals: a replay reports the whole).
 fn metered(meter: &mut Meter, closed: &mut Vec<Closed>, r: &Record, issued: Ns, done: Ns) {
     if r.is_io() {
         meter.record(issued, done, &io_of(r), closed);
-        closed.clear();
+        debug_assert!(closed.is_empty(), "a whole meter closes no interval");
     }
 }
 
-/// Requests in flight: (completion, issue, record) in completion order,
-/// and those waiting in the host for one of the card's command slots.
+/// A request in flight: its completion, its issue, its place in the
+/// trace (ties keep the trace's order) and itself.
+type Flying = (Ns, Ns, u64, Record);
+
+/// Requests in flight in completion order, and those waiting in the host
+/// for one of the card's command slots: what a replay holds.
 struct InFlight {
-    pending: BinaryHeap<Reverse<(Ns, Ns, usize)>>,
-    gate: Option<Gate<(Ns, usize)>>,
+    pending: BinaryHeap<Reverse<Flying>>,
+    gate: Option<Gate<(Ns, u64, Record)>>,
+    issued: u64,
 }
 
 impl InFlight {
     fn new(s: &Session) -> InFlight {
-        InFlight { pending: BinaryHeap::new(), gate: s.device.command_slots().map(Gate::new) }
+        InFlight { pending: BinaryHeap::new(), gate: s.device.command_slots().map(Gate::new), issued: 0 }
     }
 
-    /// Record `i` issued at `t`: submitted now if the card has a command
-    /// slot for it, else when one frees.
-    fn issue(&mut self, s: &mut Session, records: &[Record], t: Ns, i: usize) -> Result<(), RunError> {
-        if self.gate.as_mut().is_some_and(|g| !g.take((t, i))) {
+    /// `r` issued at `t`: submitted now if the card has a command slot for
+    /// it, else when one frees.
+    fn issue(&mut self, s: &mut Session, t: Ns, r: Record) -> Result<(), RunError> {
+        let i = self.issued;
+        self.issued += 1;
+        if self.gate.as_mut().is_some_and(|g| !g.take((t, i, r))) {
             return Ok(());
         }
-        let done = submit(s, t, &records[i])?;
-        self.pending.push(Reverse((done, t, i)));
+        let done = submit(s, t, &r)?;
+        self.pending.push(Reverse((done, t, i, r)));
         Ok(())
     }
 
     /// The next completion at or before `upto`, taken out; its command
     /// slot goes to the request that has waited longest, submitted then.
-    fn complete(&mut self, s: &mut Session, records: &[Record], upto: Ns) -> Result<Option<(Ns, Ns, usize)>, RunError> {
+    fn complete(&mut self, s: &mut Session, upto: Ns) -> Result<Option<Flying>, RunError> {
         match self.pending.peek() {
-            Some(&Reverse((done, issued, i))) if done <= upto => {
+            Some(&Reverse(f)) if f.0 <= upto => {
                 self.pending.pop();
-                if let Some((waited_since, j)) = self.gate.as_mut().and_then(|g| g.release()) {
-                    let t = submit(s, done, &records[j])?;
-                    self.pending.push(Reverse((t, waited_since, j)));
+                if let Some((waited_since, j, r)) = self.gate.as_mut().and_then(|g| g.release()) {
+                    let t = submit(s, f.0, &r)?;
+                    self.pending.push(Reverse((t, waited_since, j, r)));
                 }
-                Ok(Some((done, issued, i)))
+                Ok(Some(f))
             }
             _ => Ok(None),
         }
@@ -266,21 +310,22 @@ impl InFlight {
 
 /// Each I/O issued at its arrival; completions metered in time order
 /// as later arrivals pass them. Returns the last completion.
-fn open_loop(s: &mut Session, records: &[Record], speed: f64, meter: &mut Meter) -> Result<Ns, RunError> {
+fn open_loop(s: &mut Session, records: impl Iterator<Item = Result<Record, RunError>>, speed: f64, meter: &mut Meter) -> Result<Ns, RunError> {
     let start = s.engine.now;
     let mut flight = InFlight::new(s);
     let mut closed: Vec<Closed> = Vec::new();
     let mut last = start;
-    for (i, r) in records.iter().enumerate() {
-        let t = start + (r.at_ns as f64 / speed).round() as Ns;
-        while let Some((done, issued, k)) = flight.complete(s, records, t)? {
-            metered(meter, &mut closed, &records[k], issued, done);
+    for r in records {
+        let r = r?;
+        let t = start + at_speed(r.at_ns, speed);
+        while let Some((done, issued, _, k)) = flight.complete(s, t)? {
+            metered(meter, &mut closed, &k, issued, done);
             last = done;
         }
-        flight.issue(s, records, t, i)?;
+        flight.issue(s, t, r)?;
     }
-    while let Some((done, issued, k)) = flight.complete(s, records, Ns::MAX)? {
-        metered(meter, &mut closed, &records[k], issued, done);
+    while let Some((done, issued, _, k)) = flight.complete(s, Ns::MAX)? {
+        metered(meter, &mut closed, &k, issued, done);
         last = done;
     }
     s.engine.now = last;
@@ -289,22 +334,19 @@ fn open_loop(s: &mut Session, records: &[Record], speed: f64, meter: &mut Meter)
 
 /// The trace's I/Os in order, `qd` in flight: each completion issues the
 /// next, and the last ones drain with nothing after them.
-fn closed_loop(s: &mut Session, records: &[Record], qd: u32, meter: &mut Meter) -> Result<Ns, RunError> {
+fn closed_loop(s: &mut Session, mut records: impl Iterator<Item = Result<Record, RunError>>, qd: u32, meter: &mut Meter) -> Result<Ns, RunError> {
     let start = s.engine.now;
     let mut flight = InFlight::new(s);
     let mut closed: Vec<Closed> = Vec::new();
-    let mut next = 0;
-    while next < records.len() && next < qd as usize {
-        flight.issue(s, records, start, next)?;
-        next += 1;
+    for r in records.by_ref().take(qd as usize) {
+        flight.issue(s, start, r?)?;
     }
     let mut last = start;
-    while let Some((done, issued, i)) = flight.complete(s, records, Ns::MAX)? {
-        metered(meter, &mut closed, &records[i], issued, done);
+    while let Some((done, issued, _, r)) = flight.complete(s, Ns::MAX)? {
+        metered(meter, &mut closed, &r, issued, done);
         last = done;
-        if next < records.len() {
-            flight.issue(s, records, done, next)?;
-            next += 1;
+        if let Some(next) = records.next() {
+            flight.issue(s, done, next?)?;
         }
     }
     s.engine.now = last;

@@ -174,6 +174,12 @@ impl Meter {
         }
     }
 
+    /// A meter of the whole, without intervals: what a replay reports. Its
+    /// cost is its completions', whatever time they span.
+    pub fn whole(start: Ns) -> Meter {
+        Meter { next_boundary: Ns::MAX, ..Meter::new(start, Ns::MAX - start) }
+    }
+
     /// Records a completion. Returns the intervals it closes (completions
     /// arrive in time order, so an interval closes when one lands past it).
     #[inline]
