@@ -58,10 +58,12 @@ pub struct RunArgs {
     /// same drive writes). `reviewers` takes the hours the profile states.
     #[arg(long, requires = "precondition", value_name = "HOURS|reviewers")]
     pub precondition_hours: Option<String>,
-    /// Virtual seconds of the measured phase (default: 5 rounds).
+    /// Virtual seconds of the measured phase (default: 5 rounds); at most
+    /// 10,000,000, and at most 1,000,000 rounds (--interval).
     #[arg(long, conflicts_with = "ios")]
     pub duration: Option<f64>,
-    /// I/Os in the measured phase, instead of a duration.
+    /// I/Os in the measured phase, instead of a duration (at most 10^11;
+    /// a run keeps at most 1,000,000 rounds).
     #[arg(long)]
     pub ios: Option<u64>,
     /// Shrink the card N times (pages of each block first, then blocks;

@@ -144,7 +144,7 @@ fn run(file: &Path, out: &Path, index: Option<usize>, jobs: Option<usize>) -> Re
     crate::out::sigint_stops_the_lab();
     if let Some(i) = index {
         let p = s.plan(i).map_err(anyhow::Error::msg)?;
-        match sweep::run_point(&p, out).map_err(anyhow::Error::msg)? {
+        match sweep::run_point(&s, &p, out).map_err(anyhow::Error::msg)? {
             Some(_) => eprintln!("point {i} done: {}", sweep::point_path(out, i).display()),
             None => eprintln!("point {i} was done before: {}", sweep::point_path(out, i).display()),
         }

@@ -180,3 +180,93 @@ fn a_trace_on_standard_input_replays() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert_eq!(text.matches("2 I/Os of a MSR Cambridge CSV").count(), 2, "both cards replay it: {text}");
 }
+
+/// A sweep of 10^9 points is refused at once, in little memory, with the
+/// count and the bound; `sweep plan` refuses what `sweep run` would.
+#[test]
+fn a_vast_or_impossible_sweep_is_refused_by_its_plan() {
+    let dir = Scratch::new("sweeps");
+    std::fs::create_dir_all(&dir).unwrap();
+    let axis = |name: &str| format!("{name} = [{}]\n", (1..=1000).map(|i| i.to_string()).collect::<Vec<_>>().join(", "));
+    let huge = dir.join("huge.toml");
+    std::fs::write(
+        &huge,
+        format!("[base]\ndevice = \"p420m\"\nscale = 1024\nworkload = \"4k-write\"\nduration = 0.2\n[axes]\n{}{}{}", axis("threads"), axis("qd"), axis("seed")),
+    )
+    .unwrap();
+    let (code, _, err) = bounded(&["sweep", "plan", huge.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("1000000000 points, more than the 10000 a sweep holds"), "{err}");
+    let neg = dir.join("neg.toml");
+    std::fs::write(&neg, "[base]\ndevice = \"p420m\"\nscale = 1024\nworkload = \"4k-write\"\nduration = -5\n[axes]\nseed = [1, 2]\n").unwrap();
+    let (code, _, err) = bounded(&["sweep", "plan", neg.to_str().unwrap()]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("point 0: --duration -5: must be in (0, 10000000]"), "{err}");
+}
+
+/// A damaged point file (cut short, garbage, or figures no run gives) is
+/// not "done": `collect` names it, the next `run` runs it again.
+#[test]
+fn damaged_sweep_points_are_named_and_run_again() {
+    let dir = Scratch::new("damaged");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("s.toml");
+    std::fs::write(&file, "[base]\ndevice = \"p420m\"\nscale = 1024\nworkload = \"4k-write\"\nduration = 0.05\n[axes]\nseed = [1, 2, 3]\n").unwrap();
+    let out = dir.join("out");
+    let (f, o) = (file.to_str().unwrap(), out.to_str().unwrap());
+    let (code, _, err) = flashlab(&["sweep", "run", f, "--out", o, "--jobs", "1"]);
+    assert_eq!(code, 0, "{err}");
+    let point = |i: usize| out.join(format!("point-{i:05}.json"));
+    let whole = std::fs::read_to_string(point(0)).unwrap();
+    std::fs::write(point(0), &whole[..whole.len() / 2]).unwrap();
+    std::fs::write(point(1), "garbage").unwrap();
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(point(2)).unwrap()).unwrap();
+    let tampered = serde_json::to_string(&v).unwrap().replacen("\"iops\":", "\"iops\":-", 1);
+    std::fs::write(point(2), tampered).unwrap();
+    let (code, _, err) = flashlab(&["sweep", "collect", o]);
+    assert_eq!(code, 2, "{err}");
+    for i in 0..3 {
+        assert!(err.contains(&format!("{i} (damaged results file")), "point {i} named damaged: {err}");
+    }
+    assert!(err.contains(".iops = -"), "the field named: {err}");
+    let (code, _, err) = flashlab(&["sweep", "run", f, "--out", o, "--jobs", "1"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("point 0 done") && err.contains("point 1 done") && err.contains("point 2 done"), "run again: {err}");
+    let (code, out_text, err) = flashlab(&["sweep", "collect", o]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read_to_string(point(0)).unwrap().len(), whole.len(), "{out_text}");
+}
+
+/// A results file read back by `compare` or `fit --figures` with figures
+/// no run gives is refused with the field named.
+#[test]
+fn a_tampered_results_file_is_refused_with_the_field_named() {
+    let dir = Scratch::new("tampered");
+    let (d, out) = (dir.to_str().unwrap().to_string(), dir.join("r"));
+    let (code, _, err) = flashlab(&[
+        "review",
+        "p420m",
+        "--profiles",
+        "4k",
+        "--scale",
+        "1024",
+        "--rounds-4k",
+        "1",
+        "--precondition-min",
+        "0.3",
+        "--precondition-max",
+        "0.5",
+        "--snia-precondition",
+        "-q",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let results = out.join("results.json");
+    let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&results).unwrap()).unwrap();
+    v["jobs"][0]["tests"][0]["summary"]["all"]["latency_avg_ms"] = serde_json::json!(-1.5);
+    std::fs::write(&results, serde_json::to_string(&v).unwrap()).unwrap();
+    let (code, _, err) = flashlab(&["compare", results.to_str().unwrap(), "--out", &format!("{d}/cmp")]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("summary.all.latency_avg_ms = -1.5") && err.contains("not negative"), "{err}");
+}

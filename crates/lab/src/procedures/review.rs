@@ -391,8 +391,22 @@ pub fn results_parse(text: &str, source: &str) -> Result<ReviewResults, RunError
             env!("CARGO_PKG_VERSION")
         )));
     }
-    serde_json::from_value(v)
-        .map_err(|e| RunError::Input(format!("results file {source}: does not match schema version {RESULTS_SCHEMA_VERSION} ({e}); is it corrupted?")))
+    let r: ReviewResults = serde_json::from_value(v)
+        .map_err(|e| RunError::Input(format!("results file {source}: does not match schema version {RESULTS_SCHEMA_VERSION} ({e}); is it corrupted?")))?;
+    r.check().map_err(|e| RunError::Input(format!("results file {source}: {e}; is it corrupted or altered?")))?;
+    Ok(r)
+}
+
+impl ReviewResults {
+    /// Results read back: every phase's figures (`Phase::check`).
+    pub fn check(&self) -> Result<(), String> {
+        for (i, j) in self.jobs.iter().enumerate() {
+            let at = format!("jobs[{i}] ({})", j.label());
+            j.precondition.check(&at)?;
+            j.tests.iter().try_for_each(|t| t.check(&at))?;
+        }
+        self.pts.iter().enumerate().try_for_each(|(i, p)| p.wipc.check(&format!("pts[{i}]")))
+    }
 }
 
 /// Several results files as one review (for `flashlab compare`): their jobs

@@ -164,6 +164,10 @@ pub struct PointResult {
 
 pub const POINT_KIND: &str = "flashlab sweep point";
 
+/// The most points a sweep holds (a sweep is planned whole: each point
+/// checked, its card and run made ready).
+pub const POINTS_MAX: usize = 10_000;
+
 /// The run settings an axis may name besides a profile number's path.
 const RUN_AXES: [&str; 6] = ["device", "format", "workload", "threads", "qd", "seed"];
 
@@ -192,6 +196,17 @@ impl Sweep {
         }
         if axes.is_empty() {
             return Err("[axes] names no axis".into());
+        }
+        let count = match mode {
+            Mode::Grid => axes.iter().try_fold(1usize, |n, (_, v)| n.checked_mul(v.len())),
+            Mode::List => Some(axes[0].1.len()),
+        };
+        match count {
+            Some(n) if n <= POINTS_MAX => {}
+            n => {
+                let n = n.map_or("more than 2^64".to_string(), |n| n.to_string());
+                return Err(format!("[axes]: {n} points, more than the {POINTS_MAX} a sweep holds: split it into several sweep files or give fewer values"));
+            }
         }
         let points = match mode {
             Mode::Grid => axes
@@ -263,6 +278,9 @@ impl Sweep {
                 crate::runs::workload::Mix::parse(&workload).map_err(|e| at(format!("workload {workload}: {e}")))?;
                 let mut spec = RunSpec::new(&profile, &format, &workload, b.scale, seed);
                 (spec.threads, spec.queue_depth, spec.precondition, spec.duration_s) = (threads, qd, b.precondition, b.duration);
+                // The checks `run` makes, made here: a plan passes only
+                // what its run takes.
+                crate::runs::spec::spec_check(&spec).map_err(|e| at(e.to_string()))?;
                 let t = time_bound_s(&spec, capacity);
                 (Work::Run(spec), t)
             }
@@ -287,6 +305,11 @@ impl Sweep {
         Ok(Planned { index, settings, profile, format, scale: b.scale, work, memory_bytes, time_bound_s })
     }
 
+    /// Point `index`'s settings: each axis's value there.
+    pub fn settings_of(&self, index: usize) -> BTreeMap<String, toml::Value> {
+        self.axes.iter().map(|a| a.0.clone()).zip(self.points[index].iter().cloned()).collect()
+    }
+
     /// Every point checked; the first bad one's error.
     pub fn plan_all(&self) -> Result<Vec<Planned>, String> {
         (0..self.points.len()).map(|i| self.plan(i)).collect()
@@ -298,11 +321,52 @@ pub fn point_path(dir: &Path, index: usize) -> PathBuf {
     dir.join(format!("point-{index:05}.json"))
 }
 
-/// Runs a planned point unless its results file is in `dir` already
-/// (then `None`); the file is written whole.
-pub fn run_point(p: &Planned, dir: &Path) -> Result<Option<PointResult>, String> {
+/// A point's results file read back: absent, whole (of this point), or
+/// damaged (with why: not JSON, cut short, another point's, figures no
+/// run gives).
+pub enum PointFile {
+    Missing,
+    Whole(Box<PointResult>),
+    Damaged(String),
+}
+
+impl PointResult {
+    /// A point read back: of `settings`, every phase's figures believable.
+    pub fn check(&self, settings: &BTreeMap<String, toml::Value>) -> Result<(), String> {
+        if self.kind != POINT_KIND {
+            return Err(format!("kind {:?}, not \"{POINT_KIND}\"", self.kind));
+        }
+        if self.settings != *settings {
+            return Err("a point of another sweep (its settings are not this point's)".into());
+        }
+        match &self.output {
+            Output::Run(r) => r.phases.iter().try_for_each(|ph| ph.check("run")),
+            Output::Review(r) => r.check(),
+        }
+    }
+}
+
+/// Point `index`'s results file in `dir`, read and checked.
+pub fn point_read(sweep: &Sweep, dir: &Path, index: usize) -> PointFile {
+    let path = point_path(dir, index);
+    let text = match std::fs::read_to_string(&path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return PointFile::Missing,
+        Err(e) => return PointFile::Damaged(format!("{}: {e}", path.display())),
+        Ok(t) => t,
+    };
+    let settings = sweep.settings_of(index);
+    match serde_json::from_str::<PointResult>(&text).map_err(|e| e.to_string()).and_then(|p| p.check(&settings).map(|()| p)) {
+        Ok(p) => PointFile::Whole(Box::new(p)),
+        Err(why) => PointFile::Damaged(format!("{}: {why}", path.display())),
+    }
+}
+
+/// Runs a planned point unless its results file is in `dir` already and
+/// whole (then `None`); a damaged one is run again and replaced. The
+/// file is written whole.
+pub fn run_point(sweep: &Sweep, p: &Planned, dir: &Path) -> Result<Option<PointResult>, String> {
     let path = point_path(dir, p.index);
-    if path.is_file() {
+    if let PointFile::Whole(_) = point_read(sweep, dir, p.index) {
         return Ok(None);
     }
     let failed = |e: RunError| format!("point {}: {e}", p.index);
@@ -362,7 +426,7 @@ pub fn run_all(sweep: &Sweep, dir: &Path, jobs: usize, each: &(dyn Fn(usize, &Po
                     break;
                 }
                 let Some(p) = planned.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) else { break };
-                let r = run_point(p, dir);
+                let r = run_point(sweep, p, dir);
                 each(p.index, &r);
                 let mut o = outcome.lock().expect("no thread panics holding it");
                 match r {
@@ -431,26 +495,27 @@ pub fn collect(sweep: &Sweep, dir: &Path) -> Result<Collected, String> {
         missing: Vec::new(),
         failed: Vec::new(),
     };
-    for (index, values) in sweep.points.iter().enumerate() {
-        let path = point_path(dir, index);
-        let Ok(text) = std::fs::read_to_string(&path) else {
-            match std::fs::read_to_string(error_path(dir, index)) {
-                Ok(why) => c.failed.push((index, why.trim().to_string())),
-                Err(_) => c.missing.push(index),
+    for index in 0..sweep.points.len() {
+        let p = match point_read(sweep, dir, index) {
+            PointFile::Whole(p) => p,
+            PointFile::Missing => {
+                match std::fs::read_to_string(error_path(dir, index)) {
+                    Ok(why) => c.failed.push((index, why.trim().to_string())),
+                    Err(_) => c.missing.push(index),
+                }
+                continue;
             }
-            continue;
+            PointFile::Damaged(why) => {
+                c.failed.push((index, format!("damaged results file, run again by the next `sweep run`: {why}")));
+                continue;
+            }
         };
-        let p: PointResult = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
-        let want: BTreeMap<String, toml::Value> = sweep.axes.iter().map(|a| a.0.clone()).zip(values.iter().cloned()).collect();
-        if p.kind != POINT_KIND || p.settings != want {
-            return Err(format!("{}: a point of another sweep (its settings are not point {index}'s)", path.display()));
-        }
         let phases: Vec<(Option<String>, &Phase)> = match &p.output {
             Output::Run(r) => r.phases.last().map(|ph| (None, ph)).into_iter().collect(),
             Output::Review(r) => r.jobs.iter().flat_map(|j| j.tests.iter().map(move |t| (Some(format!("{} {}", j.profile, t.name)), t))).collect(),
         };
         if phases.is_empty() {
-            return Err(format!("{}: no measured phase", path.display()));
+            return Err(format!("{}: no measured phase", point_path(dir, index).display()));
         }
         for (test, phase) in phases {
             let a = &phase.summary.all;

@@ -76,7 +76,96 @@ pub struct Interval {
     pub free_superblocks: u64,
 }
 
+/// What a results file read back may hold: every figure finite, not
+/// negative and below the bounds no card reaches (a billion I/Os or
+/// megabytes a second, a latency or a span of a billion ms or seconds),
+/// percentiles in order and none above the maximum. The one check on
+/// results read back (`sweep` points, `compare`, `fit --figures`).
+pub mod readback {
+    /// The largest rate, latency (ms), span (s) or ratio believed.
+    pub const FIGURE_MAX: f64 = 1e9;
+
+    /// `x` as a figure of field `field`.
+    pub fn figure(field: &str, x: f64) -> Result<(), String> {
+        if x.is_finite() && (0.0..=FIGURE_MAX).contains(&x) {
+            Ok(())
+        } else {
+            Err(format!("{field} = {x}: a figure must be finite, not negative and at most {FIGURE_MAX:e}"))
+        }
+    }
+
+    /// Figures in order: each at most the next (p50 <= p99 <= ... <= max).
+    pub fn ordered(field: &str, xs: &[(&str, f64)]) -> Result<(), String> {
+        match xs.windows(2).find(|w| w[0].1 > w[1].1 * (1.0 + 1e-9)) {
+            Some(w) => Err(format!("{field}: {} = {} is above {} = {}", w[0].0, w[0].1, w[1].0, w[1].1)),
+            None => Ok(()),
+        }
+    }
+}
+
+impl DirStats {
+    /// Read back: see [`readback`].
+    pub fn check(&self, at: &str) -> Result<(), String> {
+        let fields = [
+            ("iops", self.iops),
+            ("mb_per_s", self.mb_per_s),
+            ("latency_avg_ms", self.latency_avg_ms),
+            ("latency_max_ms", self.latency_max_ms),
+            ("latency_std_ms", self.latency_std_ms),
+            ("latency_p50_ms", self.latency_p50_ms),
+            ("latency_p99_ms", self.latency_p99_ms),
+            ("latency_p999_ms", self.latency_p999_ms),
+            ("latency_p9999_ms", self.latency_p9999_ms),
+        ];
+        for (name, x) in fields {
+            readback::figure(&format!("{at}.{name}"), x)?;
+        }
+        readback::ordered(
+            at,
+            &[
+                ("latency_p50_ms", self.latency_p50_ms),
+                ("latency_p99_ms", self.latency_p99_ms),
+                ("latency_p999_ms", self.latency_p999_ms),
+                ("latency_p9999_ms", self.latency_p9999_ms),
+                ("latency_max_ms", self.latency_max_ms),
+            ],
+        )?;
+        readback::ordered(at, &[("latency_avg_ms", self.latency_avg_ms), ("latency_max_ms", self.latency_max_ms)])
+    }
+}
+
+impl Summary {
+    /// Read back: each direction's figures and the whole's.
+    pub fn check(&self, at: &str) -> Result<(), String> {
+        self.read.check(&format!("{at}.read"))?;
+        self.write.check(&format!("{at}.write"))?;
+        self.all.check(&format!("{at}.all"))
+    }
+}
+
 impl Interval {
+    /// Read back: see [`readback`].
+    pub fn check(&self, at: &str) -> Result<(), String> {
+        let fields = [
+            ("start_s", self.start_s),
+            ("length_s", self.length_s),
+            ("iops", self.iops),
+            ("read_iops", self.read_iops),
+            ("write_iops", self.write_iops),
+            ("mb_per_s", self.mb_per_s),
+            ("latency_avg_ms", self.latency_avg_ms),
+            ("latency_max_ms", self.latency_max_ms),
+            ("latency_std_ms", self.latency_std_ms),
+            ("read_latency_avg_ms", self.read_latency_avg_ms),
+            ("write_latency_avg_ms", self.write_latency_avg_ms),
+            ("wa", self.wa),
+        ];
+        for (name, x) in fields {
+            readback::figure(&format!("{at}.{name}"), x)?;
+        }
+        readback::ordered(at, &[("latency_avg_ms", self.latency_avg_ms), ("latency_max_ms", self.latency_max_ms)])
+    }
+
     /// Consecutive rounds as one: rates weighted by time, average
     /// latencies by I/Os, the maximum the largest. (A standard deviation
     /// is averaged by I/Os, as the rounds' own are over directions.)
@@ -148,7 +237,13 @@ pub struct Meter {
     write: Acc,
     hist_read: Histogram<u64>,
     hist_write: Histogram<u64>,
+    /// Intervals closed so far.
+    rounds: u64,
 }
+
+/// The most intervals a meter closes (a run keeps each): past it, the rest
+/// of the run is one, and the run says so (`Meter::full`).
+pub const ROUNDS_MAX: u64 = 1_000_000;
 
 /// What the meter hands back at an interval boundary, so the caller can
 /// sample the device and decide to stop.
@@ -171,7 +266,14 @@ impl Meter {
             write: Acc::default(),
             hist_read: hist(),
             hist_write: hist(),
+            rounds: 0,
         }
+    }
+
+    /// Whether the meter has closed `ROUNDS_MAX` intervals and closes no
+    /// more.
+    pub fn full(&self) -> bool {
+        self.rounds >= ROUNDS_MAX
     }
 
     /// A meter of the whole, without intervals: what a replay reports. Its
@@ -185,6 +287,11 @@ impl Meter {
     #[inline]
     pub fn record(&mut self, issued: Ns, completed: Ns, io: &Io, closed: &mut Vec<Closed>) {
         while completed >= self.next_boundary {
+            if self.full() {
+                self.next_boundary = Ns::MAX;
+                break;
+            }
+            self.rounds += 1;
             // The run's totals take each interval's sums when it closes (the
             // sums are integers: the same as adding every completion twice).
             self.read = self.read.merge(&self.cur_read);

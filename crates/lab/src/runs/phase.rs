@@ -70,6 +70,24 @@ pub struct Phase {
     pub interrupted: bool,
 }
 
+impl Phase {
+    /// A phase read back from a results file: its figures (see
+    /// `metrics::readback`), each named by its place under `at`.
+    pub fn check(&self, at: &str) -> Result<(), String> {
+        let at = format!("{at} phase {}", self.name);
+        use crate::runs::metrics::readback::figure;
+        figure(&format!("{at}: virtual_seconds"), self.virtual_seconds)?;
+        figure(&format!("{at}: wa"), self.wa)?;
+        figure(&format!("{at}: wa_with_parity"), self.wa_with_parity)?;
+        figure(&format!("{at}: drive_writes"), self.drive_writes)?;
+        if !(0.0..=1.0).contains(&self.die_utilisation) {
+            return Err(format!("{at}: die_utilisation = {}: a share in 0..=1", self.die_utilisation));
+        }
+        self.summary.check(&format!("{at}: summary"))?;
+        self.intervals.iter().enumerate().try_for_each(|(i, iv)| iv.check(&format!("{at}: intervals[{i}]")))
+    }
+}
+
 /// One kind of resource's share of time busy over a phase, in percent of
 /// its servers' time. Work booked past the phase's end is left out
 /// (`Device::busy_by`); an idle time a resource no longer remembers counts

@@ -151,7 +151,7 @@ impl Observer<Device> for PhaseRun<'_> {
         let mut go = true;
         if !self.closed.is_empty() {
             go = self.rounds_closed(dev, completed);
-            if self.interrupted {
+            if self.interrupted || self.meter.full() {
                 return false;
             }
         }
@@ -246,6 +246,13 @@ fn phase(
     let mut gen = MixGen::new(mix, dev.capacity_bytes());
     let start = engine.now;
     engine.run(dev, &mut gen, threads, qd, &mut run)?;
+    if run.meter.full() {
+        return Err(RunError::Input(format!(
+            "{name}: {} rounds of {} virtual s, the most a run keeps, before its end: lengthen --interval (or shorten the run)",
+            crate::runs::metrics::ROUNDS_MAX,
+            interval_ns as f64 / NS_PER_SEC as f64
+        )));
+    }
     let elapsed = engine.now - start;
     // The next step starts once this one's I/Os have completed, as a
     // benchmark's next job does: the card never holds two steps' I/Os.

@@ -25,6 +25,10 @@ pub fn interval_ns_of(interval_s: f64) -> Result<Ns, RunError> {
     }
 }
 
+/// The most I/Os a measured phase may be asked for: about five hours of
+/// simulation at a few million I/Os a wall second.
+pub const IOS_MAX: u64 = 100_000_000_000;
+
 /// Rebuild rates a user may give, bytes per second (1 MB/s to 100 GB/s).
 pub const REBUILD_RATES: std::ops::RangeInclusive<u64> = 1_000_000..=100_000_000_000;
 
@@ -187,8 +191,18 @@ pub fn spec_check(spec: &RunSpec) -> Result<(), RunError> {
             return bad(format!("--duration {d}: must be in (0, 10000000] virtual seconds"));
         }
     }
-    if spec.ios == Some(0) {
-        return bad("--ios 0: must be at least 1".into());
+    if let Some(n) = spec.ios.filter(|n| !(1..=IOS_MAX).contains(n)) {
+        return bad(format!("--ios {n}: must be in 1..={IOS_MAX} (about five hours of simulation on one core)"));
+    }
+    if let (Some(d), Ok(i)) = (spec.duration_s, interval_ns_of(spec.interval_s)) {
+        let rounds = d * NS_PER_SEC as f64 / i as f64;
+        if rounds > crate::runs::metrics::ROUNDS_MAX as f64 {
+            return bad(format!(
+                "--duration {d} in rounds of {} s is {rounds:.0} rounds, more than the {} a run keeps: lengthen --interval",
+                spec.interval_s,
+                crate::runs::metrics::ROUNDS_MAX
+            ));
+        }
     }
     if let (Some(d), None) = (spec.duration_s, spec.ios) {
         if let Some(f) = spec.fail.iter().find(|f| f.at_s >= d) {
