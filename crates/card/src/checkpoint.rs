@@ -150,6 +150,24 @@ pub(crate) fn forget(dir: &Path, member: usize) -> std::io::Result<()> {
 /// A versioned TOML file of the store's directory (`what` names its kind
 /// in errors): none where there is no file; one that does not parse, or
 /// whose `version` is not `expected`, is refused by name.
+/// Why a TOML file was refused, never empty: the parser's message (it has
+/// none for some malformed files), where in the file, and whether the
+/// file ends there (cut short).
+pub fn toml_why(text: &str, e: &toml::de::Error) -> String {
+    let message = e.message().lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ");
+    let message = message.as_str();
+    let Some(span) = e.span() else {
+        return if message.is_empty() { "malformed".into() } else { message.into() };
+    };
+    let before = &text[..span.start.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    let cut =
+        if text[span.start.min(text.len())..].trim().is_empty() || span.start >= text.trim_end().len() { ": the file ends there (cut short?)" } else { "" };
+    let what = if message.is_empty() { "malformed" } else { message };
+    format!("{what}, at line {line}, column {column}{cut}")
+}
+
 pub(crate) fn toml_load<T: serde::de::DeserializeOwned>(
     dir: &Path,
     name: &str,
@@ -163,7 +181,7 @@ pub(crate) fn toml_load<T: serde::de::DeserializeOwned>(
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("{}: {e}", path.display())),
     };
-    let v: T = toml::from_str(&text).map_err(|e| format!("{}: not a {what} this flashlab reads ({})", path.display(), e.message()))?;
+    let v: T = toml::from_str(&text).map_err(|e| format!("{}: not a {what} this flashlab reads ({})", path.display(), toml_why(&text, &e)))?;
     let found = version(&v);
     if found != expected {
         return Err(format!("{}: {what} version {found}; this flashlab reads version {expected}", path.display()));

@@ -61,7 +61,8 @@ pub fn figures_parse(file: &str, text: &str) -> Result<Vec<crate::Published>, St
     struct Figures {
         published: Vec<crate::Published>,
     }
-    let f: Figures = toml::from_str(text).map_err(|e| format!("{file}: not a TOML file of [[published]] figures ({})", e.message()))?;
+    let f: Figures =
+        toml::from_str(text).map_err(|e| format!("{file}: not a TOML file of [[published]] figures ({})", crate::checkpoint::toml_why(text, &e)))?;
     figures_check(file, &f.published)?;
     Ok(f.published)
 }
@@ -69,8 +70,20 @@ pub fn figures_parse(file: &str, text: &str) -> Result<Vec<crate::Published>, St
 /// Every figure of `file` checked (`Published::validate`): the first bad
 /// field named, with the figure and the allowed range.
 pub fn figures_check(file: &str, figures: &[crate::Published]) -> Result<(), String> {
-    for p in figures {
+    for (i, p) in figures.iter().enumerate() {
         p.validate().map_err(|(field, value, range)| format!("{file}: {}: {field} = {value}: must be {range}", p.what))?;
+        // Two figures of one measurement (same publisher, conditions and
+        // metric) that disagree cannot both be fitted.
+        if let Some(q) = figures[..i].iter().find(|q| q.same_measurement(p) && q.value != p.value) {
+            return Err(format!(
+                "{file}: {}: value = {} contradicts \"{}\" ({}): the same {} of the same conditions; keep one",
+                p.what,
+                p.value,
+                q.what,
+                q.value,
+                p.metric.unit()
+            ));
+        }
     }
     Ok(())
 }
@@ -152,6 +165,22 @@ mod tests {
         assert_ne!(reads.to_toml(), p.to_toml());
         let gc = p.with_number("ftl.gc_ns_per_slot", p.number("ftl.gc_ns_per_slot").unwrap() * 2.0).unwrap();
         assert_ne!(gc.writes_text(), p.writes_text());
+    }
+
+    #[test]
+    fn figures_beyond_belief_or_contradicting_each_other_are_refused() {
+        let one = |value: &str, what: &str| {
+            format!("[[published]]\nby = \"reviewer\"\nsource = \"s\"\nwhat = \"{what}\"\nworkload = \"4k-write\"\nthreads = 16\nqd = 16\nstate = \"steady\"\nmetric = \"iops\"\nvalue = {value}\n")
+        };
+        assert!(figures_parse("f.toml", &one("100000", "a")).is_ok());
+        let e = figures_parse("f.toml", &one("1e-300", "a")).unwrap_err();
+        assert!(e.contains("value = 0.000") || e.contains("value = 1e-300"), "{e}");
+        assert!(e.contains("a number of IOPS in 1e0..=1e9"), "{e}");
+        let e = figures_parse("f.toml", &(one("100000", "a") + &one("120000", "b"))).unwrap_err();
+        assert!(e.contains("b: value = 120000 contradicts \"a\" (100000)"), "{e}");
+        assert!(figures_parse("f.toml", &(one("100000", "a") + &one("100000", "b"))).is_ok(), "the same figure twice agrees");
+        let e = figures_parse("f.toml", "[[published]]\nby = ").unwrap_err();
+        assert!(e.contains("cut short"), "{e}");
     }
 
     #[test]

@@ -61,6 +61,21 @@ impl Metric {
     pub fn higher_is_better(self) -> bool {
         matches!(self, Metric::Iops | Metric::MbPerS)
     }
+
+    /// The values a figure of this metric may take: what a storage device
+    /// can measure, from one I/O a second or 100 ns to a billion I/Os a
+    /// second or about 11 days; outside them a figure is a typing slip
+    /// (a unit, an exponent).
+    pub fn believable(self) -> (f64, f64) {
+        match self {
+            Metric::Iops => (1.0, 1e9),
+            Metric::MbPerS => (1e-3, 1e7),
+            Metric::LatencyAvgMs | Metric::LatencyMaxMs => (1e-4, 1e6),
+            Metric::LatencyAvgUs => (0.1, 1e9),
+            // A spread may be far below the average, never below 1 ns.
+            Metric::LatencyStdMs => (1e-6, 1e6),
+        }
+    }
 }
 
 /// How the publisher states the figure.
@@ -126,10 +141,18 @@ impl Published {
     }
 
     /// Checks the figure's own fields; the error names the field.
+    /// Whether `other` measures what this figure does: the same
+    /// publisher, format, workload, load, state and metric.
+    pub fn same_measurement(&self, other: &Published) -> bool {
+        (self.by, &self.format, &self.workload, self.threads, self.qd, self.state, self.metric)
+            == (other.by, &other.format, &other.workload, other.threads, other.qd, other.state, other.metric)
+    }
+
     pub fn validate(&self) -> Result<(), (String, String, String)> {
         let bad = |field: &str, value: String, range: &str| Err((field.to_string(), value, range.to_string()));
-        if !(self.value.is_finite() && self.value > 0.0) {
-            return bad("value", self.value.to_string(), "a positive number");
+        let (lo, hi) = self.metric.believable();
+        if !(self.value.is_finite() && (lo..=hi).contains(&self.value)) {
+            return bad("value", self.value.to_string(), &format!("a number of {} in {lo:e}..={hi:e}", self.metric.unit()));
         }
         if let Some([lo, hi]) = self.range {
             if !(lo.is_finite() && hi.is_finite() && 0.0 < lo && lo <= self.value && self.value <= hi) {

@@ -69,10 +69,17 @@ impl Volumes {
         }
         let mut end = 0;
         for (i, v) in self.list.iter().enumerate() {
-            if v.base != end || v.bytes == 0 || v.base % SLOT_BYTES != 0 {
-                return Err(format!("volume {} ({} bytes at {}) does not follow the one before it, at {end}", i + 1, v.bytes, v.base));
+            let at = format!("volume {} ({} bytes at byte {})", i + 1, v.bytes, v.base);
+            if v.bytes == 0 {
+                return Err(format!("{at} is empty: a volume holds at least one 4 KiB slot"));
             }
-            end = v.base + v.bytes;
+            if v.base % SLOT_BYTES != 0 {
+                return Err(format!("{at} does not start on a 4 KiB slot"));
+            }
+            if v.base != end {
+                return Err(format!("{at} does not start where the one before it ends, at byte {end}"));
+            }
+            end = v.base.checked_add(v.bytes).ok_or_else(|| format!("{at} ends past byte 2^64"))?;
         }
         if end != capacity {
             return Err(format!("the volumes end at byte {end}, the card at {capacity}"));
@@ -123,6 +130,22 @@ mod tests {
         assert!(Volumes::load(&dir).unwrap_err().contains("version 9"));
         std::fs::write(dir.join(FILE_NAME), "volume = 3").unwrap();
         assert!(Volumes::load(&dir).unwrap_err().contains("volumes.toml"));
+        std::fs::write(dir.join(FILE_NAME), "version = 1\n\n[[vol").unwrap();
+        let e = Volumes::load(&dir).unwrap_err();
+        assert!(e.ends_with("invalid table header; expected `.`, `]]`, at line 3, column 6: the file ends there (cut short?))"), "a cut file says so: {e}");
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn each_check_on_a_volume_has_its_own_message() {
+        let v = |list: &[(u64, u64)]| Volumes { version: FILE_VERSION, list: list.iter().map(|&(base, bytes)| Volume { base, bytes }).collect() };
+        let cap = 8 * SLOT_BYTES;
+        assert!(v(&[(0, 0), (0, cap)]).check(cap).unwrap_err().contains("volume 1 (0 bytes at byte 0) is empty"));
+        assert!(v(&[(100, cap)]).check(cap).unwrap_err().contains("does not start on a 4 KiB slot"));
+        assert!(v(&[(0, 4 * SLOT_BYTES), (5 * SLOT_BYTES, 3 * SLOT_BYTES)])
+            .check(cap)
+            .unwrap_err()
+            .contains("does not start where the one before it ends, at byte 16384"));
+        assert!(v(&[(0, u64::MAX)]).check(cap).is_err());
     }
 }

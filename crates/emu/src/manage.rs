@@ -93,6 +93,7 @@ fn card_at_rest(store: &Path) -> Result<(card::CardFile, card::Profile)> {
         bail!("{}: no card here (no card.toml and no member-0.flash)", store.display());
     };
     let profile = card::profile_load(&card.device).map_err(anyhow::Error::msg)?;
+    card.fits(&profile).map_err(|e| anyhow::anyhow!("{}/{e}", store.display()))?;
     Ok((card, profile))
 }
 
@@ -103,7 +104,7 @@ fn volumes_at_rest(store: &Path, capacity: u64) -> Result<card::Volumes> {
         Some(v) => v,
         None => card::Volumes::split(capacity, 1).map_err(anyhow::Error::msg)?,
     };
-    volumes.check(capacity).map_err(|e| anyhow::anyhow!("{}: volumes.toml: {e}", store.display()))?;
+    volumes.check(capacity).map_err(|e| anyhow::anyhow!("{}: {e}", store.join("volumes.toml").display()))?;
     Ok(volumes)
 }
 
