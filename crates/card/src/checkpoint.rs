@@ -176,7 +176,7 @@ pub(crate) fn toml_load<T: serde::de::DeserializeOwned>(
     expected: u32,
 ) -> Result<Option<T>, String> {
     let path = dir.join(name);
-    let text = match std::fs::read_to_string(&path) {
+    let text = match crate::input::read_text(&path, crate::input::SMALL_BYTES_MAX) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(format!("{}: {e}", path.display())),

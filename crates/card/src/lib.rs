@@ -8,6 +8,7 @@ mod device;
 pub mod faults;
 mod fitted;
 mod health;
+pub mod input;
 mod lock;
 pub mod output;
 mod profile;
@@ -57,7 +58,7 @@ pub fn profile_load(name: &str) -> Result<Profile, String> {
         return Profile::parse(&format!("devices/{id}.toml"), text).map_err(|e| e.to_string());
     }
     if name.ends_with(".toml") || std::path::Path::new(name).exists() {
-        let text = std::fs::read_to_string(name).map_err(|e| format!("cannot read profile {name}: {e}"))?;
+        let text = input::read_text(std::path::Path::new(name), input::SMALL_BYTES_MAX).map_err(|e| format!("cannot read profile {name}: {e}"))?;
         return Profile::parse(name, &text).map_err(|e| e.to_string());
     }
     let ids: Vec<&str> = CATALOG.iter().map(|(id, _)| *id).collect();

@@ -166,7 +166,8 @@ fn figures_chosen(profile: &Profile, format: Option<&str>, figures: &str, tests:
     } else if figures == "reviewers" {
         profile.published.iter().filter(of_format).filter(|f| f.by == card::By::Reviewer).cloned().collect()
     } else {
-        let text = std::fs::read_to_string(figures).with_context(|| format!("--figures {figures}: cannot read it"))?;
+        let limit = if figures.ends_with(".json") { card::input::RESULTS_BYTES_MAX } else { card::input::SMALL_BYTES_MAX };
+        let text = card::input::read_text(std::path::Path::new(figures), limit).with_context(|| format!("--figures {figures}: cannot read it"))?;
         let f = match figures.ends_with(".json") {
             true => {
                 let results = lab::procedures::review::results_parse(&text, figures)?;

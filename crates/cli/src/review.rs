@@ -370,7 +370,7 @@ pub fn compare(a: CompareArgs) -> Result<()> {
     let labels = if a.label.is_empty() { run_labels(&a.results) } else { a.label.clone() };
     let mut all = Vec::new();
     for (p, label) in a.results.iter().zip(labels) {
-        let text = std::fs::read_to_string(p).with_context(|| format!("cannot read results file {}", p.display()))?;
+        let text = card::input::read_text(p, card::input::RESULTS_BYTES_MAX).with_context(|| format!("cannot read results file {}", p.display()))?;
         all.push((label, review::results_parse(&text, &p.display().to_string())?));
     }
     let merged = review::results_merge(all).expect("at least one results file");

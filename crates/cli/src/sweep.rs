@@ -123,7 +123,7 @@ fn plan(file: &Path) -> Result<()> {
 /// Keeps the sweep file in `dir`, or checks that the one kept there is
 /// the same sweep.
 fn keep(file: &Path, dir: &Path) -> Result<()> {
-    let text = std::fs::read_to_string(file).with_context(|| file.display().to_string())?;
+    let text = card::input::read_text(file, card::input::SMALL_BYTES_MAX).with_context(|| file.display().to_string())?;
     lab::outputs::files::out_dir_prepare(dir)?;
     let kept = dir.join(KEPT);
     match std::fs::read_to_string(&kept) {

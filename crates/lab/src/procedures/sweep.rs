@@ -174,7 +174,7 @@ const RUN_AXES: [&str; 6] = ["device", "format", "workload", "threads", "qd", "s
 impl Sweep {
     /// Reads a sweep file; every point is checked by `plan`.
     pub fn load(file: &Path) -> Result<Sweep, String> {
-        let text = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let text = card::input::read_text(file, card::input::SMALL_BYTES_MAX).map_err(|e| format!("{}: {e}", file.display()))?;
         Sweep::parse(file, &text).map_err(|e| format!("{}: {e}", file.display()))
     }
 
@@ -349,7 +349,7 @@ impl PointResult {
 /// Point `index`'s results file in `dir`, read and checked.
 pub fn point_read(sweep: &Sweep, dir: &Path, index: usize) -> PointFile {
     let path = point_path(dir, index);
-    let text = match std::fs::read_to_string(&path) {
+    let text = match card::input::read_text(&path, card::input::RESULTS_BYTES_MAX) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return PointFile::Missing,
         Err(e) => return PointFile::Damaged(format!("{}: {e}", path.display())),
         Ok(t) => t,
