@@ -270,3 +270,13 @@ fn a_tampered_results_file_is_refused_with_the_field_named() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("summary.all.latency_avg_ms = -1.5") && err.contains("not negative"), "{err}");
 }
+
+/// A card whose maps the process cannot have is refused before it is
+/// built, with what it takes and what there is, not ended by a failed
+/// allocation.
+#[test]
+fn a_card_too_large_for_the_address_space_is_refused_before_it_is_built() {
+    let (code, _, err) = bounded(&["run", "p420m", "-w", "4k-write", "--ios", "1000", "-q"]);
+    assert_eq!(code, 2, "{err}");
+    assert!(err.contains("the card's maps take 3.6 GB, more than the address space this process may still take (ulimit -v)"), "{err}");
+}

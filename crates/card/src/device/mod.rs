@@ -53,6 +53,8 @@ pub enum DeviceError {
     Capacity { device: String, bytes: u64, max: u64 },
     #[error("--scale {scale}: must be in 1..={max} for {device} (pages per block are divided first, then the {blocks} blocks per plane; a scaled device keeps at least {min_superblocks} superblocks and room for its format)")]
     Scale { device: String, scale: u32, max: u32, blocks: u32, min_superblocks: u32 },
+    #[error("{device}: the card's maps take {:.1} GB, more than {what}, {:.1} GB: shrink it with --scale (64 settles where full size does)", *need as f64 / 1e9, *room as f64 / 1e9)]
+    Memory { device: String, need: u64, room: u64, what: &'static str },
     #[error("I/O at byte {offset} of {len} bytes is out of range: the device holds {capacity} bytes, and I/O must be whole 512-byte sectors")]
     OutOfRange { offset: u64, len: u64, capacity: u64 },
     #[error("read of {len} bytes at member byte {offset}: a page beyond ECC after every retry, and its stripe cannot rebuild it (no parity, or another die of the stripe has failed): an I/O error (a media error in the SMART log)")]
@@ -147,6 +149,7 @@ impl Device {
         backing: &Backing,
         aging: Option<Aging>,
     ) -> Result<Device, DeviceError> {
+        Device::memory_check(profile, &g, &cfg)?;
         let endurance = match (aging, &profile.nand.endurance) {
             (None, _) => None,
             (Some(a), Some(e)) => Some(e.model(a.cycles_per_erase, a.seed)),

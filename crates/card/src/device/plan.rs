@@ -60,6 +60,23 @@ impl Device {
         Ok(Ftl::<Recorder>::map_bytes(&layout, cfg.user_slots) * profile.members as u64)
     }
 
+    /// Refuses, before allocating, a card whose maps cannot be had: more
+    /// than the process's address-space limit (`ulimit -v`) leaves, or
+    /// than this host's memory and swap together. (Less than that may
+    /// still swap: the note `run` prints at full size says what it takes.)
+    pub(super) fn memory_check(profile: &Profile, g: &nand::Geometry, cfg: &FtlConfig) -> Result<(), DeviceError> {
+        let layout = ftl::Layout::new(g, cfg.stripe_width);
+        let need = Ftl::<Recorder>::map_bytes(&layout, cfg.user_slots) * profile.members as u64;
+        let refuse = |room: u64, what| Err(DeviceError::Memory { device: profile.id.clone(), need, room, what });
+        if let Some(room) = address_space_left().filter(|&r| need > r) {
+            return refuse(room, "the address space this process may still take (ulimit -v)");
+        }
+        if let Some(room) = memory_and_swap().filter(|&r| need > r) {
+            return refuse(room, "this host's memory and swap together");
+        }
+        Ok(())
+    }
+
     /// The scaled geometry and the FTL configuration of a format.
     pub(super) fn plan(profile: &Profile, format: &str, scale: u32) -> Result<(nand::Geometry, FtlConfig, u64), DeviceError> {
         let usable = match profile.formats.get(format) {
@@ -138,4 +155,24 @@ impl Device {
         }
         t / user as f64 - 1.0
     }
+}
+
+/// What the address-space limit leaves this process, bytes; none where
+/// there is no limit.
+fn address_space_left() -> Option<u64> {
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit fills the struct it is given.
+    if unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut lim) } != 0 || lim.rlim_cur == libc::RLIM_INFINITY {
+        return None;
+    }
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let used_kb: u64 = status.lines().find_map(|l| l.strip_prefix("VmSize:"))?.split_whitespace().next()?.parse().ok()?;
+    Some((lim.rlim_cur as u64).saturating_sub(used_kb * 1024))
+}
+
+/// This host's memory and swap, bytes (from /proc/meminfo).
+fn memory_and_swap() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kb = |key: &str| info.lines().find_map(|l| l.strip_prefix(key)).and_then(|r| r.split_whitespace().next()?.parse::<u64>().ok());
+    Some((kb("MemTotal:")? + kb("SwapTotal:").unwrap_or(0)) * 1024)
 }
