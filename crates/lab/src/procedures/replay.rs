@@ -261,50 +261,62 @@ fn metered(meter: &mut Meter, closed: &mut Vec<Closed>, r: &Record, issued: Ns, 
     }
 }
 
-/// A request in flight: its completion, its issue, its place in the
-/// trace (ties keep the trace's order) and itself.
-type Flying = (Ns, Ns, u64, Record);
+/// A request in flight: its completion, its issue and its place in the
+/// trace (ties keep the trace's order).
+type Flying = (Ns, Ns, u64);
 
 /// Requests in flight in completion order, and those waiting in the host
-/// for one of the card's command slots: what a replay holds.
+/// for one of the card's command slots: what a replay holds. The requests
+/// themselves are kept by their place, from the oldest not completed.
 struct InFlight {
     pending: BinaryHeap<Reverse<Flying>>,
-    gate: Option<Gate<(Ns, u64, Record)>>,
-    issued: u64,
+    gate: Option<Gate<(Ns, u64)>>,
+    held: std::collections::VecDeque<Option<Record>>,
+    /// The place of `held[0]`.
+    first: u64,
 }
 
 impl InFlight {
     fn new(s: &Session) -> InFlight {
-        InFlight { pending: BinaryHeap::new(), gate: s.device.command_slots().map(Gate::new), issued: 0 }
+        InFlight { pending: BinaryHeap::new(), gate: s.device.command_slots().map(Gate::new), held: Default::default(), first: 0 }
+    }
+
+    fn record(&self, i: u64) -> Record {
+        self.held[(i - self.first) as usize].expect("a request in flight is held")
     }
 
     /// `r` issued at `t`: submitted now if the card has a command slot for
     /// it, else when one frees.
     fn issue(&mut self, s: &mut Session, t: Ns, r: Record) -> Result<(), RunError> {
-        let i = self.issued;
-        self.issued += 1;
-        if self.gate.as_mut().is_some_and(|g| !g.take((t, i, r))) {
+        let i = self.first + self.held.len() as u64;
+        self.held.push_back(Some(r));
+        if self.gate.as_mut().is_some_and(|g| !g.take((t, i))) {
             return Ok(());
         }
         let done = submit(s, t, &r)?;
-        self.pending.push(Reverse((done, t, i, r)));
+        self.pending.push(Reverse((done, t, i)));
         Ok(())
     }
 
-    /// The next completion at or before `upto`, taken out; its command
-    /// slot goes to the request that has waited longest, submitted then.
-    fn complete(&mut self, s: &mut Session, upto: Ns) -> Result<Option<Flying>, RunError> {
-        match self.pending.peek() {
-            Some(&Reverse(f)) if f.0 <= upto => {
-                self.pending.pop();
-                if let Some((waited_since, j, r)) = self.gate.as_mut().and_then(|g| g.release()) {
-                    let t = submit(s, f.0, &r)?;
-                    self.pending.push(Reverse((t, waited_since, j, r)));
-                }
-                Ok(Some(f))
-            }
-            _ => Ok(None),
+    /// The next completion at or before `upto`, taken out with its
+    /// request; its command slot goes to the request that has waited
+    /// longest, submitted then.
+    fn complete(&mut self, s: &mut Session, upto: Ns) -> Result<Option<(Ns, Ns, Record)>, RunError> {
+        let Some(&Reverse((done, issued, i))) = self.pending.peek() else { return Ok(None) };
+        if done > upto {
+            return Ok(None);
         }
+        self.pending.pop();
+        if let Some((waited_since, j)) = self.gate.as_mut().and_then(|g| g.release()) {
+            let t = submit(s, done, &self.record(j))?;
+            self.pending.push(Reverse((t, waited_since, j)));
+        }
+        let r = self.held[(i - self.first) as usize].take().expect("a request in flight is held");
+        while self.held.front().is_some_and(Option::is_none) {
+            self.held.pop_front();
+            self.first += 1;
+        }
+        Ok(Some((done, issued, r)))
     }
 }
 
@@ -318,13 +330,13 @@ fn open_loop(s: &mut Session, records: impl Iterator<Item = Result<Record, RunEr
     for r in records {
         let r = r?;
         let t = start + at_speed(r.at_ns, speed);
-        while let Some((done, issued, _, k)) = flight.complete(s, t)? {
+        while let Some((done, issued, k)) = flight.complete(s, t)? {
             metered(meter, &mut closed, &k, issued, done);
             last = done;
         }
         flight.issue(s, t, r)?;
     }
-    while let Some((done, issued, _, k)) = flight.complete(s, Ns::MAX)? {
+    while let Some((done, issued, k)) = flight.complete(s, Ns::MAX)? {
         metered(meter, &mut closed, &k, issued, done);
         last = done;
     }
@@ -342,7 +354,7 @@ fn closed_loop(s: &mut Session, mut records: impl Iterator<Item = Result<Record,
         flight.issue(s, start, r?)?;
     }
     let mut last = start;
-    while let Some((done, issued, _, r)) = flight.complete(s, Ns::MAX)? {
+    while let Some((done, issued, r)) = flight.complete(s, Ns::MAX)? {
         metered(meter, &mut closed, &r, issued, done);
         last = done;
         if let Some(next) = records.next() {
