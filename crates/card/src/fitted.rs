@@ -133,12 +133,18 @@ impl Profile {
         for key in path.split('.') {
             at = at.get_mut(key).ok_or_else(|| inconsistent(format!("no field {path}")))?;
         }
+        if !value.is_finite() {
+            return Err(inconsistent(format!("{path} = {value}: not a number")));
+        }
         *at = match at {
+            toml::Value::Integer(_) if value.round().abs() >= i64::MAX as f64 => {
+                return Err(inconsistent(format!("{path} = {value:e}: too large for a whole number")))
+            }
             toml::Value::Integer(_) => toml::Value::Integer(value.round() as i64),
             toml::Value::Float(_) => toml::Value::Float(value),
             _ => return Err(inconsistent(format!("{path} is not a number"))),
         };
-        let p: Profile = v.try_into().map_err(|e: toml::de::Error| inconsistent(e.to_string()))?;
+        let p: Profile = v.try_into().map_err(|e: toml::de::Error| inconsistent(e.to_string().lines().map(str::trim).collect::<Vec<_>>().join(" ")))?;
         p.validate()?;
         Ok(p)
     }

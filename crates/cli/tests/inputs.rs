@@ -280,3 +280,23 @@ fn a_card_too_large_for_the_address_space_is_refused_before_it_is_built() {
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("the card's maps take 3.6 GB, more than the address space this process may still take (ulimit -v)"), "{err}");
 }
+
+/// A sweep's values are never wrapped or rounded into others: a thread
+/// count past 2^32 and a profile number past a whole number's range are
+/// refused by name.
+#[test]
+fn sweep_values_that_do_not_fit_are_refused_by_name() {
+    let dir = Scratch::new("sweep-wrap");
+    std::fs::create_dir_all(&dir).unwrap();
+    let base = "[base]\ndevice = \"p420m\"\nscale = 1024\nworkload = \"4k-write\"\nduration = 0.05\n[axes]\n";
+    for (axis, why) in [
+        ("threads = [4294967297]", "threads = 4294967297: at most 4294967295"),
+        ("\"controller.program_path_bytes_per_sec\" = [1e300]", "= 1e300: too large for a whole number"),
+    ] {
+        let f = dir.join("s.toml");
+        std::fs::write(&f, format!("{base}{axis}\n")).unwrap();
+        let (code, _, err) = flashlab(&["sweep", "plan", f.to_str().unwrap()]);
+        assert_eq!(code, 2, "{err}");
+        assert!(err.contains(why), "expected '{why}' in: {err}");
+    }
+}

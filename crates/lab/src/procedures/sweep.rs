@@ -256,13 +256,15 @@ impl Sweep {
                 "device" => {}
                 "format" => format = text()?,
                 "workload" => workload = Some(text()?),
-                "threads" => threads = whole()? as u32,
-                "qd" => qd = whole()? as u32,
-                "seed" => seed = whole()? as u64,
+                "threads" | "qd" => {
+                    let n = u32::try_from(whole()?).map_err(|_| at(format!("{name} = {v}: at most {}", u32::MAX)))?;
+                    *(if name == "threads" { &mut threads } else { &mut qd }) = n;
+                }
+                "seed" => seed = whole()?.unsigned_abs(),
                 path => {
                     let x = v.as_float().or_else(|| v.as_integer().map(|i| i as f64)).ok_or_else(|| at(format!("{path} = {v}: a number")))?;
                     profile.number(path).map_err(|e| at(format!("axis {path}: {e}; run settings are {}", RUN_AXES.join(", "))))?;
-                    profile = profile.with_number(path, x).map_err(|e| at(format!("{path} = {v}: {e}")))?;
+                    profile = profile.with_number(path, x).map_err(|e| at(e.to_string()))?;
                 }
             }
         }
