@@ -167,7 +167,7 @@ fn address_space_left() -> Option<u64> {
     }
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
     let used_kb: u64 = status.lines().find_map(|l| l.strip_prefix("VmSize:"))?.split_whitespace().next()?.parse().ok()?;
-    Some((lim.rlim_cur as u64).saturating_sub(used_kb * 1024))
+    Some(lim.rlim_cur.saturating_sub(used_kb * 1024))
 }
 
 /// This host's memory and swap, bytes (from /proc/meminfo).
