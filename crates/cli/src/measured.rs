@@ -149,12 +149,12 @@ pub fn review(a: &crate::review::ReviewArgs) -> Result<()> {
             );
         }
     })?;
-    let paths = lab::report::write_all(&results, &a.out, true)?;
+    let written = lab::report::write_all(&results, &a.out, true)?;
     crate::review::summary_print(&results);
-    outln!("\nwrote {} files to {}: report {}", paths.len(), a.out.display(), a.out.join("report.html").display());
+    crate::review::written_print(&written);
     outln!("wall time {:.1} s", started.elapsed().as_secs_f64());
     if let Some(why) = &results.incomplete {
-        out::interrupted_exit(&format!("INCOMPLETE: {why}"));
+        out::interrupted_exit(&format!("INCOMPLETE: {why}{}", crate::review::kept_note(&written, &a.out)));
     }
     Ok(())
 }

@@ -315,14 +315,28 @@ pub fn review(a: ReviewArgs) -> Result<()> {
     let results = review::review(&spec, &jobs, threads, &|e| display.event(e))?;
     let wall = started.elapsed().as_secs_f64();
     // Files first: a closed standard output ends the program at the summary.
-    let paths = lab::report::write_all(&results, &a.out, true)?;
+    let written = lab::report::write_all(&results, &a.out, true)?;
     summary_print(&results);
-    outln!("\nwrote {} files to {}: report {}", paths.len(), a.out.display(), a.out.join("report.html").display());
+    crate::review::written_print(&written);
     outln!("wall time {wall:.1} s");
     if let Some(why) = &results.incomplete {
-        crate::out::interrupted_exit(&format!("INCOMPLETE: {why}"));
+        crate::out::interrupted_exit(&format!("INCOMPLETE: {why}{}", kept_note(&written, &a.out)));
     }
     Ok(())
+}
+
+/// Where a review's files went.
+pub fn written_print(w: &lab::report::Written) {
+    outln!("\nwrote {} files to {}: report {}", w.paths.len(), w.dir.display(), w.dir.join("report.html").display());
+}
+
+/// What an interrupted review says of a complete one it did not replace.
+pub fn kept_note(w: &lab::report::Written, out: &std::path::Path) -> String {
+    if w.kept_complete {
+        format!("; the complete review in {} is kept as it was, this run's results are in {}", out.display(), w.dir.display())
+    } else {
+        String::new()
+    }
 }
 
 /// The review's settings from its arguments.
@@ -375,10 +389,10 @@ pub fn compare(a: CompareArgs) -> Result<()> {
     }
     let merged = review::results_merge(all).expect("at least one results file");
     lab::report::out_dir_prepare(&a.out).with_context(|| format!("--out {}", a.out.display()))?;
-    let paths = lab::report::write_all(&merged, &a.out, true)?;
+    let written = lab::report::write_all(&merged, &a.out, true)?;
     summary_print(&merged);
     deltas_print(&review::deltas(&merged));
-    outln!("\nwrote {} files to {}: report {}", paths.len(), a.out.display(), a.out.join("report.html").display());
+    crate::review::written_print(&written);
     Ok(())
 }
 

@@ -112,6 +112,13 @@ fn bounded(args: &[&str]) -> (i32, String, String) {
     (code, out, err)
 }
 
+/// `bounded`, refused: exit status 2 and `needle` in the error.
+fn bounded_refused(args: &[&str], needle: &str) {
+    let (code, _, err) = bounded(args);
+    assert_eq!(code, 2, "{args:?}: {err}");
+    assert!(err.contains(needle), "{args:?}: expected '{needle}' in: {err}");
+}
+
 /// A trace's cost follows its requests, not its time span: a second
 /// request 10^16 ns after the first replays at once, in little memory.
 #[test]
@@ -124,9 +131,7 @@ fn a_trace_with_a_vast_gap_replays_in_bounded_time_and_memory() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("3 I/Os"), "{out}");
     // Slowed beyond what virtual time holds: refused, not wrapped.
-    let (code, _, err) = bounded(&["replay", log.to_str().unwrap(), "p420m", "--scale", "1024", "-q", "--speed", "0.001"]);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("more than virtual time holds"), "{err}");
+    bounded_refused(&["replay", log.to_str().unwrap(), "p420m", "--scale", "1024", "-q", "--speed", "0.001"], "more than virtual time holds");
 }
 
 /// A trace is read as a stream with a bound on a line: a device that
@@ -138,9 +143,7 @@ fn an_endless_or_binary_trace_is_refused_at_its_first_line() {
     let zeros = dir.join("zeros");
     std::fs::write(&zeros, vec![0u8; 1 << 20]).unwrap();
     for input in ["/dev/zero", zeros.to_str().unwrap()] {
-        let (code, _, err) = bounded(&["replay", input, "p420m", "-q"]);
-        assert_eq!(code, 2, "{err}");
-        assert!(err.contains("line 1: longer than 65536 bytes"), "{input}: {err}");
+        bounded_refused(&["replay", input, "p420m", "-q"], "line 1: longer than 65536 bytes");
     }
 }
 
@@ -165,9 +168,7 @@ fn trace_values_that_do_not_fit_are_refused_with_their_line() {
     for (i, (text, why)) in cases.iter().enumerate() {
         let p = dir.join(format!("t{i}"));
         std::fs::write(&p, text).unwrap();
-        let (code, _, err) = bounded(&["replay", p.to_str().unwrap(), "p420m", "--scale", "1024", "-q"]);
-        assert_eq!(code, 2, "{why}: {err}");
-        assert!(err.contains(why), "expected '{why}' in: {err}");
+        bounded_refused(&["replay", p.to_str().unwrap(), "p420m", "--scale", "1024", "-q"], why);
     }
 }
 
@@ -194,14 +195,10 @@ fn a_vast_or_impossible_sweep_is_refused_by_its_plan() {
         format!("[base]\ndevice = \"p420m\"\nscale = 1024\nworkload = \"4k-write\"\nduration = 0.2\n[axes]\n{}{}{}", axis("threads"), axis("qd"), axis("seed")),
     )
     .unwrap();
-    let (code, _, err) = bounded(&["sweep", "plan", huge.to_str().unwrap()]);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("1000000000 points, more than the 10000 a sweep holds"), "{err}");
+    bounded_refused(&["sweep", "plan", huge.to_str().unwrap()], "1000000000 points, more than the 10000 a sweep holds");
     let neg = dir.join("neg.toml");
     std::fs::write(&neg, "[base]\ndevice = \"p420m\"\nscale = 1024\nworkload = \"4k-write\"\nduration = -5\n[axes]\nseed = [1, 2]\n").unwrap();
-    let (code, _, err) = bounded(&["sweep", "plan", neg.to_str().unwrap()]);
-    assert_eq!(code, 2, "{err}");
-    assert!(err.contains("point 0: --duration -5: must be in (0, 10000000]"), "{err}");
+    bounded_refused(&["sweep", "plan", neg.to_str().unwrap()], "point 0: --duration -5: must be in (0, 10000000]");
 }
 
 /// A damaged point file (cut short, garbage, or figures no run gives) is

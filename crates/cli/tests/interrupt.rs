@@ -66,7 +66,81 @@ fn an_interrupted_review_writes_its_files_marked_incomplete() {
     assert!(!v["jobs"].as_array().unwrap().is_empty(), "the jobs under way are kept");
     let report = std::fs::read_to_string(dir.join("report.html")).unwrap();
     assert!(report.contains("INCOMPLETE") && report.trim_end().ends_with("</html>"), "the report is whole and says it is incomplete");
-    for csv in ["precondition.csv", "tests.csv", "steady_state.csv", "published.csv"] {
+    for csv in ["precondition.csv", "steady_state.csv"] {
         assert!(dir.join(csv).exists(), "{csv}");
     }
+    no_file_empty(&dir);
+}
+
+/// No file under `dir` is empty (a table with no rows is absent).
+fn no_file_empty(dir: &Path) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            no_file_empty(&p);
+        } else {
+            assert!(std::fs::metadata(&p).unwrap().len() > 0, "{} is empty", p.display());
+        }
+    }
+}
+
+/// A complete review survives an interrupted re-run into its directory,
+/// stopped early or late: the directory is left as it was, byte for
+/// byte, and the interrupted run's whole results go beside it. A first
+/// run interrupted leaves whole files only.
+#[test]
+fn a_complete_review_survives_an_interrupted_rerun_into_it() {
+    let dir = Scratch::new("int-rerun");
+    std::fs::create_dir_all(&*dir).unwrap();
+    let out = dir.join("rv");
+    let o = out.to_str().unwrap();
+    let small = [
+        "review",
+        "p420m",
+        "--profiles",
+        "4k",
+        "--scale",
+        "1024",
+        "--rounds-4k",
+        "1",
+        "--precondition-min",
+        "0.3",
+        "--precondition-max",
+        "0.5",
+        "--snia-precondition",
+        "-q",
+        "--out",
+        o,
+    ];
+    let (code, _, err) = common::flashlab(&small);
+    assert_eq!(code, 0, "{err}");
+    let files = |d: &Path| -> Vec<(String, Vec<u8>)> {
+        let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.is_file())
+            .map(|p| (p.display().to_string(), std::fs::read(&p).unwrap()))
+            .collect();
+        v.sort();
+        v
+    };
+    let complete = files(&out);
+    for after_s in [0.3, 1.5, 3.0] {
+        let (code, err) = interrupted(&["review", "flashmax2", "--scale", "64", "--out", o, "-q"], after_s);
+        assert_eq!(code, 130, "{err}");
+        assert!(err.contains("the complete review in") && err.contains("rv.interrupted"), "{err}");
+        assert_eq!(files(&out), complete, "stopped after {after_s} s: the complete review is as it was");
+        let v = json_of(&dir.join("rv.interrupted/results.json"));
+        assert!(v["incomplete"].as_str().unwrap().contains("interrupted"), "{v:.300}");
+        no_file_empty(&dir);
+    }
+    // A first run into an empty directory, interrupted: whole files only.
+    let first = dir.join("first");
+    let (code, err) = interrupted(&["review", "flashmax2", "--scale", "64", "--out", first.to_str().unwrap(), "-q"], 1.0);
+    assert_eq!(code, 130, "{err}");
+    assert!(json_of(&first.join("results.json"))["incomplete"].is_string());
+    no_file_empty(&first);
+    let stages: Vec<_> =
+        std::fs::read_dir(&*dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().to_string()).filter(|n| n.contains("partial")).collect();
+    assert!(stages.is_empty(), "no stage left: {stages:?}");
 }

@@ -101,14 +101,19 @@ struct PublishedRow<'a> {
     sample_share: Option<f64>,
 }
 
-fn csv_write<T: Serialize>(path: &Path, rows: impl IntoIterator<Item = T>) -> Result<(), ReportError> {
+/// Writes a table whole; a table with no rows is not written (a file is
+/// whole or absent, never empty). Whether it was written.
+fn csv_write<T: Serialize>(path: &Path, rows: impl IntoIterator<Item = T>) -> Result<bool, ReportError> {
     let err = |e: csv::Error| ReportError::Csv { path: path.display().to_string(), msg: e.to_string() };
     let mut w = csv::Writer::from_writer(Vec::new());
     for r in rows {
         w.serialize(r).map_err(err)?;
     }
     let bytes = w.into_inner().map_err(|e| ReportError::Csv { path: path.display().to_string(), msg: e.to_string() })?;
-    crate::outputs::files::file_write(path, &bytes)
+    if bytes.is_empty() {
+        return Ok(false);
+    }
+    crate::outputs::files::file_write(path, &bytes).map(|()| true)
 }
 
 fn test_row<'a>(j: &'a JobResult, t: &'a Phase) -> TestRow<'a> {
@@ -140,10 +145,11 @@ fn test_row<'a>(j: &'a JobResult, t: &'a Phase) -> TestRow<'a> {
 /// Writes the CSV tables; returns their paths.
 pub fn csv_tables(r: &ReviewResults, dir: &Path) -> Result<Vec<PathBuf>, ReportError> {
     let mut paths = Vec::new();
-    let mut table = |name: &str, write: &dyn Fn(&Path) -> Result<(), ReportError>| {
+    let mut table = |name: &str, write: &dyn Fn(&Path) -> Result<bool, ReportError>| {
         let path = dir.join(name);
-        write(&path)?;
-        paths.push(path);
+        if write(&path)? {
+            paths.push(path);
+        }
         Ok::<(), ReportError>(())
     };
     table("precondition.csv", &|p| csv_write(p, r.jobs.iter().flat_map(precondition_rows)))?;

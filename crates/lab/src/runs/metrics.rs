@@ -94,6 +94,11 @@ pub mod readback {
         }
     }
 
+    /// Each of `fields` (name, value) a figure, named under `at`.
+    pub fn figures(at: &str, fields: &[(&str, f64)]) -> Result<(), String> {
+        fields.iter().try_for_each(|(name, x)| figure(&format!("{at}.{name}"), *x))
+    }
+
     /// Figures in order: each at most the next (p50 <= p99 <= ... <= max).
     pub fn ordered(field: &str, xs: &[(&str, f64)]) -> Result<(), String> {
         match xs.windows(2).find(|w| w[0].1 > w[1].1 * (1.0 + 1e-9)) {
@@ -117,9 +122,7 @@ impl DirStats {
             ("latency_p999_ms", self.latency_p999_ms),
             ("latency_p9999_ms", self.latency_p9999_ms),
         ];
-        for (name, x) in fields {
-            readback::figure(&format!("{at}.{name}"), x)?;
-        }
+        readback::figures(at, &fields)?;
         readback::ordered(
             at,
             &[
@@ -160,9 +163,7 @@ impl Interval {
             ("write_latency_avg_ms", self.write_latency_avg_ms),
             ("wa", self.wa),
         ];
-        for (name, x) in fields {
-            readback::figure(&format!("{at}.{name}"), x)?;
-        }
+        readback::figures(at, &fields)?;
         readback::ordered(at, &[("latency_avg_ms", self.latency_avg_ms), ("latency_max_ms", self.latency_max_ms)])
     }
 
