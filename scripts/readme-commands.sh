@@ -135,7 +135,7 @@ while IFS= read -r line; do
             for l in "${block[@]}"; do
                 case "$l" in
                 flashlab\ *) one "$l" ;;
-                cargo\ test*) ;; # the tests: what .ci/run runs
+                scripts/test.sh* | cargo\ test*) ;; # the tests: what .ci/run runs
                 "" | "#"* | git\ * | cargo\ install* | cd\ *) ;;
                 *) echo "not run: $l" ;;
                 esac
