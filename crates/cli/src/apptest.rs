@@ -181,7 +181,7 @@ fn print(r: &SysbenchResults) {
         );
     }
     outln!(
-        "{:>7} {:>9} {:>8} {:>8} {:>8} {:>8}  | card [simulated]: {:>8} {:>7} {:>8} {:>8} {:>5}",
+        "{:>7} {:>9} {:>8} {:>8} {:>8} {:>8}  | card [simulated]: {:>8} {:>7} {:>8} {:>8} {:>5} {:>9}",
         "threads",
         "TPS",
         "avg ms",
@@ -192,7 +192,8 @@ fn print(r: &SysbenchResults) {
         "read %",
         "avg us",
         "p99 us",
-        "WA"
+        "WA",
+        "GC moves"
     );
     for p in &r.points {
         let (s, c) = (&p.sysbench, &p.card);
@@ -228,9 +229,27 @@ fn write_files(r: &SysbenchResults, dir: &Path, json: Option<JsonSink>) -> Resul
         lab::outputs::files::file_write(&dir.join("sysbench-tps.svg"), lab::outputs::sysbench::tps_chart(r).as_bytes())?;
         lab::outputs::files::file_write(&dir.join("sysbench-latency.svg"), lab::outputs::sysbench::latency_chart(r).as_bytes())?;
     }
-    eprintln!("results, charts, logs and the card's store in {}", PathBuf::from(dir).display());
+    eprintln!("results, charts, logs and the card's trace in {}", PathBuf::from(dir).display());
+    let store = dir.join("store");
+    let bytes = store_bytes(&store);
+    if bytes > 0 {
+        eprintln!(
+            "the card's store, {:.1} GB on disk, is kept in {} (serve it again with `flashlab serve ... --store {}`; `rm -r {}` frees it)",
+            bytes as f64 / 1e9,
+            store.display(),
+            store.display(),
+            store.display()
+        );
+    }
     if let Some(sink) = json {
         sink.write(r, true)?;
     }
     Ok(())
+}
+
+/// The bytes a directory's files take on disk (sparse files count what
+/// they hold).
+fn store_bytes(dir: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::read_dir(dir).into_iter().flatten().flatten().filter_map(|e| e.metadata().ok()).filter(|m| m.is_file()).map(|m| m.blocks() * 512).sum()
 }

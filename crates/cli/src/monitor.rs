@@ -32,31 +32,56 @@ pub struct MonitorArgs {
     pub plain: bool,
 }
 
-/// One second as a line on a terminal.
-fn second_line(s: &Value, status: &Value) -> String {
-    let f = |k: &str| s[k].as_f64();
-    let us = |k: &str| f(k).map_or("-".to_string(), |u| format!("{u:.0}"));
-    let power = f("power_watts").map_or("-".to_string(), |w| format!("{w:.1}"));
-    let wa = f("write_amplification").map_or("-".to_string(), |w| format!("{w:.2}"));
-    let beacon = if status["beacon"].as_bool() == Some(true) { " BEACON" } else { "" };
-    format!(
-        "{:>5} {:>8} {:>8} {:>8.1} {:>8.1} {:>7} {:>7} {:>8} {:>8} {:>5} {:>5.0}% {:>6}{beacon}",
-        s["index"],
-        s["read_iops"],
-        s["write_iops"],
-        f("read_mb_s").unwrap_or(0.0),
-        f("write_mb_s").unwrap_or(0.0),
-        us("latency_avg_us"),
-        us("latency_p99_us"),
-        us("latency_max_us"),
-        s["gc_slots_moved"],
-        wa,
-        f("buffer_fill").unwrap_or(0.0) * 100.0,
-        power
-    )
+/// The plain lines' columns: title and width, the one place both the
+/// header and each line take them from.
+const COLUMNS: [(&str, usize); 12] = [
+    ("s", 5),
+    ("read/s", 8),
+    ("write/s", 8),
+    ("read MB/s", 9),
+    ("wr MB/s", 8),
+    ("avg us", 7),
+    ("p99 us", 7),
+    ("max us", 8),
+    ("GC slots", 8),
+    ("WA", 5),
+    ("buffer", 6),
+    ("watts", 6),
+];
+
+/// Cells right-aligned in `COLUMNS`' widths, one space apart.
+fn row(cells: &[String]) -> String {
+    debug_assert_eq!(cells.len(), COLUMNS.len());
+    cells.iter().zip(COLUMNS).map(|(c, (_, w))| format!("{c:>w$}")).collect::<Vec<_>>().join(" ")
 }
 
-const HEADER: &str = "    s   read/s  write/s  read MB/s wr MB/s  avg us  p99 us   max us  GC slots   WA  buffer  watts";
+fn header() -> String {
+    row(&COLUMNS.map(|(t, _)| t.to_string()))
+}
+
+/// A second as a plain line (`--plain`, or standard output not a
+/// terminal).
+fn second_line(s: &Value, status: &Value) -> String {
+    let f = |k: &str| s[k].as_f64();
+    let n = |k: &str| s[k].as_u64().map_or("-".to_string(), |v| v.to_string());
+    let fixed = |k: &str, d: usize| f(k).map_or("-".to_string(), |v| format!("{v:.d$}"));
+    let beacon = if status["beacon"].as_bool() == Some(true) { " BEACON" } else { "" };
+    let cells = [
+        n("index"),
+        n("read_iops"),
+        n("write_iops"),
+        fixed("read_mb_s", 1),
+        fixed("write_mb_s", 1),
+        fixed("latency_avg_us", 0),
+        fixed("latency_p99_us", 0),
+        fixed("latency_max_us", 0),
+        n("gc_slots_moved"),
+        fixed("write_amplification", 2),
+        f("buffer_fill").map_or("-".to_string(), |b| format!("{:.0}%", b * 100.0)),
+        fixed("power_watts", 1),
+    ];
+    format!("{}{beacon}", row(&cells))
+}
 
 /// Where the seconds go: a screen on a terminal, lines where standard
 /// output is not one (or with --plain), JSON lines with --json.
@@ -119,7 +144,7 @@ pub fn monitor(a: MonitorArgs) -> Result<()> {
     let mut out = if a.json {
         Output::Json
     } else if a.plain || !std::io::stdout().is_terminal() {
-        println!("{HEADER}");
+        println!("{}", header());
         Output::Lines
     } else {
         let view = crate::screen::View::new(status.clone());
@@ -155,4 +180,23 @@ pub fn monitor(a: MonitorArgs) -> Result<()> {
 /// The card's status, as the screen and the metrics read it.
 fn status_of(store: &std::path::Path) -> Result<Value> {
     Ok(serde_json::to_value(emu::manage::status(store)?)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each value ends where its title does (a JSON value formatted with a
+    /// width ignores it: the columns once drifted).
+    #[test]
+    fn a_plain_line_lines_up_under_the_header() {
+        let s = serde_json::json!({"index": 7, "read_iops": 123456, "write_iops": 9, "read_mb_s": 505.3, "write_mb_s": 0.0,
+            "latency_avg_us": 81.4, "latency_p99_us": 240.0, "latency_max_us": 1410.1, "gc_slots_moved": 0,
+            "write_amplification": null, "buffer_fill": 0.25, "power_watts": 8.4});
+        let (h, l) = (header(), second_line(&s, &serde_json::json!({})));
+        assert_eq!(h.len(), l.len(), "\n{h}\n{l}");
+        let ends = |t: &str| t.char_indices().filter(|&(i, c)| c != ' ' && t[i + 1..].starts_with(' ') || i + 1 == t.len()).map(|(i, _)| i).collect::<Vec<_>>();
+        assert_eq!(ends(&l).len(), COLUMNS.len(), "{l}");
+        assert!(ends(&l).iter().all(|e| h.as_bytes()[*e] != b' '), "every value ends under its title's end:\n{h}\n{l}");
+    }
 }
