@@ -6,8 +6,8 @@
 # served card's file system and database walk-through (as root: nbdfuse
 # and a loop mount). What a command needs that the README assumes is made
 # first: `old/` and `new/` results for `compare` (the tour's `cmp` review),
-# `mycard.toml` (the FlashMAX II's profile under another id) and `mine.toml`
-# (one measured figure for `fit`), and `docs/sweeps/` for `sweep`.
+# `mycard.toml` (the FlashMAX II's profile under another id), `mine.toml`
+# (the README's example of it, for `fit`), and `docs/sweeps/` for `sweep`.
 #
 #   scripts/readme-commands.sh [--skip-long]
 #
@@ -92,7 +92,8 @@ one() { # a tour line: one flashlab command and perhaps a comment
         mkdir -p old new && cp cmp/results.json old/ && cp cmp/results.json new/
         ;;
     "flashlab fit "*"--figures mine.toml"*)
-        printf '[[published]]\nby = "reviewer"\nsource = "my lab"\nwhat = "4K random write, burst"\nworkload = "4k-write"\nstate = "fresh"\nmetric = "iops"\nvalue = 140000\n' >mine.toml
+        # The README's own example of the file (its ```toml block).
+        awk '/^```toml$/ {on=1; next} /^```$/ && on {exit} on {print}' "$root/README.md" >mine.toml
         ;;
     "flashlab sweep "*"docs/sweeps/"*)
         mkdir -p docs/sweeps && cp "$root"/docs/sweeps/*.toml docs/sweeps/
@@ -111,6 +112,11 @@ one() { # a tour line: one flashlab command and perhaps a comment
     bash -c "$cmd" >out.log 2>&1 </dev/null
     local s=$?
     [ "$s" -ne 0 ] && tail -5 out.log
+    # A tour command's figures must mean something: none of an empty card.
+    if [ "$s" -eq 0 ] && grep -q "never-written LBA\|the card was fresh" out.log; then
+        grep "never-written LBA\|the card was fresh" out.log | head -2
+        s=3
+    fi
     record "$s" "$cmd"
 }
 
