@@ -112,7 +112,8 @@ pub fn replay(a: ReplayArgs) -> Result<()> {
     }
     if let Some(path) = &a.chart {
         let title = format!("{} replayed [simulated]", a.trace.file_name().map_or("trace".into(), |n| n.to_string_lossy().to_string()));
-        let svg = lab::outputs::replay::chart(&results.iter().collect::<Vec<_>>(), &title);
+        // In rank order, as the table: the best first.
+        let svg = lab::outputs::replay::chart(&lab::procedures::replay::ranked(&results), &title);
         card::write_whole(path, svg.as_bytes()).with_context(|| format!("cannot write --chart {}", path.display()))?;
     }
     if let Some(sink) = json {

@@ -605,4 +605,8 @@ fn a_captured_trace_replays_to_the_served_cards_latency() {
     assert!(!out.contains("recorded in the trace"), "another card's replay is not set beside the capture: {out}");
     let svg = std::fs::read_to_string(&chart).unwrap();
     assert!(svg.starts_with("<svg") && svg.contains(">mx6300<") && svg.contains(">flashmax2<"), "{}", &svg[..svg.len().min(400)]);
+    // The chart in the table's rank order.
+    let table: Vec<&str> = out.lines().skip_while(|l| !l.contains("ranked by")).skip(2).filter_map(|l| l.split_whitespace().nth(1)).collect();
+    let (m, f) = (svg.find(">mx6300<").unwrap(), svg.find(">flashmax2<").unwrap());
+    assert_eq!(if m < f { ["mx6300", "flashmax2"] } else { ["flashmax2", "mx6300"] }, table[..2], "chart order against the ranking: {out}");
 }
