@@ -128,19 +128,65 @@ pub struct ControlArgs {
     /// Send COMMAND as it is: a request line of the control protocol
     /// (docs/control.md), e.g. '{"v": 1, "cmd": "status"}'.
     #[arg(long)]
+    pub raw: bool,
+    /// The card's answer as one line of JSON (for scripts); without it, a
+    /// line a field, for people.
+    #[arg(long)]
     pub json: bool,
 }
 
-pub fn control(a: ControlArgs) -> Result<()> {
-    let request = if a.json { a.command.join(" ") } else { emu::Control::request_of_words(&a.command).map_err(anyhow::Error::msg)? };
+pub fn control(mut a: ControlArgs) -> Result<()> {
+    // The old form: `--json REQUEST` sent a raw request (and printed JSON).
+    if a.json && !a.raw && a.command.len() == 1 && a.command[0].trim_start().starts_with('{') {
+        eprintln!("flashlab: warning: `control --json REQUEST` is the old form of `control --raw REQUEST --json` (--raw: the request as it is; --json: the answer as JSON); the old form goes in a later release");
+        a.raw = true;
+    }
+    let request = if a.raw { a.command.join(" ") } else { emu::Control::request_of_words(&a.command).map_err(anyhow::Error::msg)? };
     let v = if emu::channel::is_served(&a.store) {
         emu::channel::request(&a.store, &request)?
     } else {
         let c = emu::Control::parse(&request).map_err(anyhow::Error::msg)?;
         emu::manage::tell(&a.store, &c)?
     };
-    println!("{v}");
+    if a.json {
+        outln!("{v}");
+    } else {
+        for line in fields(&v) {
+            outln!("{line}");
+        }
+    }
     Ok(())
+}
+
+/// A reply for people: a line a field, nested names joined by dots, lists
+/// of plain values on one line, the names aligned.
+fn fields(v: &serde_json::Value) -> Vec<String> {
+    fn walk(v: &serde_json::Value, at: &str, out: &mut Vec<(String, String)>) {
+        use serde_json::Value;
+        let plain = |x: &Value| match x {
+            Value::String(s) => s.clone(),
+            Value::Null => "-".into(),
+            x => x.to_string(),
+        };
+        match v {
+            Value::Object(m) if !m.is_empty() => {
+                for (k, x) in m {
+                    walk(x, &if at.is_empty() { k.clone() } else { format!("{at}.{k}") }, out);
+                }
+            }
+            Value::Array(a) if a.iter().any(|x| x.is_object() || x.is_array()) => {
+                for (i, x) in a.iter().enumerate() {
+                    walk(x, &format!("{at}[{i}]"), out);
+                }
+            }
+            Value::Array(a) => out.push((at.to_string(), if a.is_empty() { "none".into() } else { a.iter().map(plain).collect::<Vec<_>>().join(", ") })),
+            x => out.push((at.to_string(), plain(x))),
+        }
+    }
+    let mut pairs = Vec::new();
+    walk(v, "", &mut pairs);
+    let width = pairs.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    pairs.into_iter().map(|(k, x)| format!("{k:<width$}  {x}")).collect()
 }
 
 pub fn serve(a: ServeArgs) -> Result<()> {

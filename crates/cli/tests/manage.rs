@@ -51,11 +51,19 @@ fn status_shows_a_card_served_and_at_rest() {
     for (req, says) in
         [("{not json", "not JSON"), (r#"{"v":1,"cmd":"reboot"}"#, "unknown command 'reboot'"), (r#"{"v":9,"cmd":"status"}"#, "protocol version 9")]
     {
-        let (code, _, err) = flashlab(&["control", "--store", &store, "--json", req]);
+        let (code, _, err) = flashlab(&["control", "--store", &store, "--raw", req]);
         assert!(code == 2 && err.contains(says), "{req}: {err}");
     }
-    // The beacon: shown in the status and its alerts.
+    // The old form of a raw request still works, with a warning naming the new.
+    let (code, out, err) = flashlab(&["control", "--store", &store, "--json", r#"{"v":1,"cmd":"beacon","on":false}"#]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("old form of `control --raw REQUEST --json`") && out.contains("\"beacon\":false"), "{err}{out}");
+    // The beacon: shown in the status and its alerts; the answer for
+    // people by default, as JSON with --json.
     let (code, out, err) = flashlab(&["control", "--store", &store, "beacon", "on"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.lines().any(|l| l.split_whitespace().collect::<Vec<_>>() == ["beacon", "true"]), "{out}");
+    let (code, out, err) = flashlab(&["control", "--store", &store, "--json", "beacon", "on"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("\"beacon\":true"), "{out}");
     let (_, text, _) = flashlab(&["status", &store]);
@@ -488,7 +496,7 @@ fn two_dies_failed_at_once_end_everywhere_and_are_remembered() {
         assert!(f["rebuild_done_ns"].is_u64(), "every failure's rebuild ended: {f}");
     }
     assert!(!v["alerts"].as_array().unwrap().iter().any(|a| a.as_str().unwrap().contains("running")), "{v}");
-    let (_, stats, _) = flashlab(&["control", "--store", &store, "stats"]);
+    let (_, stats, _) = flashlab(&["control", "--store", &store, "--json", "stats"]);
     let stats: serde_json::Value = serde_json::from_str(&stats).unwrap();
     assert_eq!(stats["rebuilding"], false, "{stats}");
     let (code, line, err) = flashlab(&["monitor", &store, "--json", "--count", "1"]);

@@ -451,7 +451,7 @@ fn a_split_card_serves_two_volumes_independently() {
 /// `flashlab control` on a served card; its answer as JSON.
 fn control(card: &Served, args: &[&str]) -> serde_json::Value {
     let store = card.dir.join("store");
-    let mut a = vec!["control", "--store", store.to_str().unwrap()];
+    let mut a = vec!["control", "--store", store.to_str().unwrap(), "--json"];
     a.extend_from_slice(args);
     let (code, out, err) = flashlab(&a);
     assert_eq!(code, 0, "flashlab control {args:?}: {err}");
