@@ -9,10 +9,47 @@ use emu::CardStatus;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 
+/// A card's store directory as every command takes it: `--store DIR`.
+/// `STORE` alone, the old form of status, format, volumes, beacon and
+/// monitor, is still taken for a release, with a warning naming the new.
+#[derive(clap::Args)]
+pub struct StoreArg {
+    /// The card's store directory (served or at rest).
+    #[arg(long = "store", value_name = "DIR")]
+    flag: Option<PathBuf>,
+    /// The old form of --store DIR.
+    #[arg(value_name = "STORE", hide = true)]
+    old: Option<PathBuf>,
+}
+
+impl StoreArg {
+    /// The directory, from whichever form was given (the old one warned).
+    pub fn dir(&self, command: &str) -> Result<PathBuf> {
+        store_of(self.flag.as_deref(), self.old.as_deref(), command)
+    }
+}
+
+/// `--store DIR`, or the old positional form with its warning.
+fn store_of(flag: Option<&Path>, old: Option<&Path>, command: &str) -> Result<PathBuf> {
+    match (flag, old) {
+        (Some(d), None) => Ok(d.to_path_buf()),
+        (None, Some(d)) => {
+            eprintln!(
+                "flashlab: warning: `flashlab {command} {}` is the old form of `flashlab {command} --store {}`; the old form goes in a later release",
+                d.display(),
+                d.display()
+            );
+            Ok(d.to_path_buf())
+        }
+        (Some(_), Some(d)) => anyhow::bail!("{}: the store is given by --store already", d.display()),
+        (None, None) => anyhow::bail!("say which card: --store DIR (its store directory)"),
+    }
+}
+
 #[derive(clap::Args)]
 pub struct StatusArgs {
-    /// The card's store directory.
-    pub store: PathBuf,
+    #[command(flatten)]
+    pub store: StoreArg,
     /// The whole status as JSON (the control protocol's `status` result).
     #[arg(long)]
     pub json: bool,
@@ -20,8 +57,8 @@ pub struct StatusArgs {
 
 #[derive(clap::Args)]
 pub struct FormatArgs {
-    /// The card's store directory (served or at rest).
-    pub store: PathBuf,
+    #[command(flatten)]
+    pub store: StoreArg,
     /// The new format: a named one (see `flashlab devices`) or a capacity
     /// (e.g. 1000GB); the rest of the flash is spare.
     #[arg(long)]
@@ -41,8 +78,8 @@ pub struct FormatArgs {
 #[derive(clap::Args)]
 #[command(group(clap::ArgGroup::new("how").args(["split", "merge"])))]
 pub struct VolumesArgs {
-    /// The card's store directory (served or at rest).
-    pub store: PathBuf,
+    #[command(flatten)]
+    pub store: StoreArg,
     /// Split the card into N volumes of equal capacity, sharing its flash,
     /// spare and garbage collection.
     #[arg(long, value_parser = clap::value_parser!(u32).range(2..=card::VOLUMES_MAX as i64))]
@@ -61,10 +98,12 @@ pub struct VolumesArgs {
 #[derive(clap::Args)]
 pub struct BeaconArgs {
     /// The card's store directory (served or at rest).
-    pub store: PathBuf,
-    /// Light the identify beacon or put it out.
-    #[arg(value_parser = ["on", "off"])]
-    pub state: String,
+    #[arg(long, value_name = "DIR")]
+    pub store: Option<PathBuf>,
+    /// `on` lights the identify beacon, `off` puts it out (the old form
+    /// `beacon STORE on|off` is still taken, with a warning).
+    #[arg(num_args = 1..=2, required = true, value_name = "on|off")]
+    pub words: Vec<String>,
 }
 
 /// Volumes as a person reads them: each export's name and capacity.
@@ -85,8 +124,9 @@ fn reshaped_text(store: &Path, v: &Value) -> String {
 }
 
 pub fn format(a: FormatArgs) -> Result<()> {
+    let store = a.store.dir("format")?;
     let c = emu::Control::Format { format: a.format.clone(), secure_erase: a.secure_erase, force: a.force };
-    let v = tell(&a.store, &c)?;
+    let v = tell(&store, &c)?;
     if a.json {
         println!("{v}");
         return Ok(());
@@ -96,38 +136,49 @@ pub fn format(a: FormatArgs) -> Result<()> {
     } else {
         "formatted (every byte lost; wear kept)"
     };
-    println!("{how}\n{}", reshaped_text(&a.store, &v));
+    println!("{how}\n{}", reshaped_text(&store, &v));
     Ok(())
 }
 
 pub fn volumes(a: VolumesArgs) -> Result<()> {
+    let store = a.store.dir("volumes")?;
     let count = match (a.split, a.merge) {
         (Some(n), _) => n,
         (None, true) => 1,
         (None, false) => {
-            let s = emu::manage::status(&a.store)?;
-            println!("{}: volumes: {} (change with --split {} or --merge, and --force)", a.store.display(), volumes_list(&s.volumes), card::VOLUMES_MAX);
+            let s = emu::manage::status(&store)?;
+            println!("{}: volumes: {} (change with --split {} or --merge, and --force)", store.display(), volumes_list(&s.volumes), card::VOLUMES_MAX);
             return Ok(());
         }
     };
-    let v = tell(&a.store, &emu::Control::Volumes { count, force: a.force })?;
+    let v = tell(&store, &emu::Control::Volumes { count, force: a.force })?;
     if a.json {
         println!("{v}");
         return Ok(());
     }
-    println!("{} (every byte lost; wear kept)\n{}", if count == 1 { "merged into one volume" } else { "split" }, reshaped_text(&a.store, &v));
+    println!("{} (every byte lost; wear kept)\n{}", if count == 1 { "merged into one volume" } else { "split" }, reshaped_text(&store, &v));
     Ok(())
 }
 
 pub fn beacon(a: BeaconArgs) -> Result<()> {
-    let on = a.state == "on";
-    tell(&a.store, &emu::Control::Beacon(on))?;
-    println!("{}: beacon {}", a.store.display(), if on { "ON" } else { "off" });
+    let (old, state) = match &a.words[..] {
+        [state] => (None, state),
+        [store, state] => (Some(Path::new(store)), state),
+        _ => unreachable!("clap takes one or two words"),
+    };
+    let store = store_of(a.store.as_deref(), old, "beacon")?;
+    let on = match state.as_str() {
+        "on" => true,
+        "off" => false,
+        s => anyhow::bail!("beacon {s}: on or off"),
+    };
+    tell(&store, &emu::Control::Beacon(on))?;
+    println!("{}: beacon {}", store.display(), if on { "ON" } else { "off" });
     Ok(())
 }
 
 pub fn status(a: StatusArgs) -> Result<()> {
-    let s = emu::manage::status(&a.store)?;
+    let s = emu::manage::status(&a.store.dir("status")?)?;
     if a.json {
         println!("{}", serde_json::to_string_pretty(&s)?);
         return Ok(());

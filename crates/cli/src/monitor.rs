@@ -6,13 +6,12 @@
 use anyhow::{bail, Context, Result};
 use emu::channel::{is_served, request};
 use serde_json::Value;
-use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 #[derive(clap::Args)]
 pub struct MonitorArgs {
-    /// The served card's store directory.
-    pub store: PathBuf,
+    #[command(flatten)]
+    pub store: crate::manage::StoreArg,
     /// One JSON object a line, each second, for scripts.
     #[arg(long)]
     pub json: bool,
@@ -127,8 +126,9 @@ impl Output {
 
 pub fn monitor(a: MonitorArgs) -> Result<()> {
     use std::io::IsTerminal;
-    if !is_served(&a.store) {
-        bail!("{}: no card is served from this store (monitor shows a served card's live figures; `flashlab status` reads one at rest)", a.store.display());
+    let store = a.store.dir("monitor")?;
+    if !is_served(&store) {
+        bail!("{}: no card is served from this store (monitor shows a served card's live figures; `flashlab status` reads one at rest)", store.display());
     }
     let latest = Arc::new(Mutex::new(String::new()));
     if let Some(addr) = &a.metrics {
@@ -139,7 +139,7 @@ pub fn monitor(a: MonitorArgs) -> Result<()> {
         }
         eprintln!("flashlab monitor: Prometheus metrics on http://{bound}/metrics");
     }
-    let mut status = status_of(&a.store)?;
+    let mut status = status_of(&store)?;
 
     let mut out = if a.json {
         Output::Json
@@ -156,12 +156,12 @@ pub fn monitor(a: MonitorArgs) -> Result<()> {
     let mut shown = None;
     let mut count = 0u64;
     loop {
-        let stats = request(&a.store, &ask)?;
+        let stats = request(&store, &ask)?;
         let index = stats["second"]["index"].as_u64();
         if index.is_some() && index != shown {
             shown = index;
             if count > 0 && count.is_multiple_of(10) {
-                status = status_of(&a.store)?;
+                status = status_of(&store)?;
             }
             *latest.lock().expect("the metrics lock") = emu::metrics::text(&stats, &status);
             out.show(&stats, &status)?;

@@ -396,7 +396,7 @@ fn card_format(a: &ServeArgs, profile: &card::Profile, kept: Option<&card::CardF
     c.fits(profile).map_err(|e| anyhow::anyhow!("{store}/{e}"))?;
     match &a.format {
         Some(f) if *f != c.format => {
-            bail!("--format {f}: the card in {store} is formatted {}; serve it as it is (without --format), or format it anew (every byte lost): flashlab format {store} --format {f} --force", c.format)
+            bail!("--format {f}: the card in {store} is formatted {}; serve it as it is (without --format), or format it anew (every byte lost): flashlab format --store {store} --format {f} --force", c.format)
         }
         _ => Ok(c.format.clone()),
     }

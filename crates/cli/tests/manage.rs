@@ -14,7 +14,7 @@ mod common;
 use common::{flashlab, refused, tool, Scratch, Served};
 
 fn status_json(store: &str) -> serde_json::Value {
-    let (code, out, err) = flashlab(&["status", store, "--json"]);
+    let (code, out, err) = flashlab(&["status", "--store", store, "--json"]);
     assert_eq!(code, 0, "flashlab status {store}: {err}");
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("{out}: {e}"))
 }
@@ -66,7 +66,7 @@ fn status_shows_a_card_served_and_at_rest() {
     let (code, out, err) = flashlab(&["control", "--store", &store, "--json", "beacon", "on"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("\"beacon\":true"), "{out}");
-    let (_, text, _) = flashlab(&["status", &store]);
+    let (_, text, _) = flashlab(&["status", "--store", &store]);
     assert!(text.contains("beacon ON") && text.contains("! beacon on") && text.contains("served, 0 clients"), "{text}");
     let after = status_json(&store);
     assert_eq!(after["host_bytes_written"].as_u64(), Some(written), "a refused request changed nothing");
@@ -77,7 +77,7 @@ fn status_shows_a_card_served_and_at_rest() {
     assert_eq!((rest["served"].as_bool(), rest["host_bytes_written"].as_u64()), (Some(false), Some(written)), "{rest}");
     assert_eq!(rest["smart"]["power_cycles"].as_u64(), Some(1), "looking at a card at rest is no power cycle: {rest}");
     assert!(rest["power_watts"].is_null(), "a card at rest draws nothing: {rest}");
-    let (_, text, _) = flashlab(&["status", &store]);
+    let (_, text, _) = flashlab(&["status", "--store", &store]);
     assert!(text.contains("at rest; beacon ON") && text.contains("not drawing") && text.contains("! beacon on"), "the beacon stays lit at rest: {text}");
     // The restart still mounts from the checkpoint: looking kept it.
     card.start_again();
@@ -95,7 +95,7 @@ fn status_shows_a_card_served_and_at_rest() {
     // No card, and a card of no known kind.
     let empty = Scratch::new("status-empty");
     std::fs::create_dir_all(&*empty).unwrap();
-    let (code, _, err) = flashlab(&["status", empty.to_str().unwrap()]);
+    let (code, _, err) = flashlab(&["status", "--store", empty.to_str().unwrap()]);
     assert!(code == 2 && err.contains("no card here"), "{err}");
 }
 
@@ -157,19 +157,25 @@ fn format_split_merge_and_beacon_on_a_served_card() {
         let now = status_json(&store);
         assert_eq!((now["format"].clone(), now["host_bytes_written"].clone()), (before["format"].clone(), before["host_bytes_written"].clone()), "{why}");
     };
-    refused(&["format", &store, "--format", "1200GB"], "a format destroys every byte on the card: refused without force (--force to flashlab format");
-    refused(&["volumes", &store, "--split", "2"], "splitting the card destroys every byte on it (each volume's data would move): refused without force");
-    refused(&["format", &store, "--format", "no-such"], "no-such");
+    refused(
+        &["format", "--store", &store, "--format", "1200GB"],
+        "a format destroys every byte on the card: refused without force (--force to flashlab format",
+    );
+    refused(
+        &["volumes", "--store", &store, "--split", "2"],
+        "splitting the card destroys every byte on it (each volume's data would move): refused without force",
+    );
+    refused(&["format", "--store", &store, "--format", "no-such"], "no-such");
     unchanged("a refused command changes nothing");
     let held = Client::connect(&card.socket, "p420m").unwrap();
     clients_become(&store, 1);
-    refused(&["format", &store, "--format", "1200GB", "--force"], "1 client is connected: disconnect it first");
-    refused(&["volumes", &store, "--split", "2", "--force"], "1 client is connected: disconnect it first");
+    refused(&["format", "--store", &store, "--format", "1200GB", "--force"], "1 client is connected: disconnect it first");
+    refused(&["volumes", "--store", &store, "--split", "2", "--force"], "1 client is connected: disconnect it first");
     unchanged("a refusal while connected changes nothing");
     drop(held);
     clients_become(&store, 0);
     // A format by capacity.
-    let (code, out, err) = flashlab(&["format", &store, "--format", "1200GB", "--force"]);
+    let (code, out, err) = flashlab(&["format", "--store", &store, "--format", "1200GB", "--force"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("format 1200GB") && out.contains("every byte lost"), "{out}");
     let s = status_json(&store);
@@ -184,14 +190,14 @@ fn format_split_merge_and_beacon_on_a_served_card() {
     clients_become(&store, 0);
     assert!(media_holds_marker(&store), "a plain format leaves the old bytes on the media until they are erased");
     // A secure erase.
-    let (code, out, err) = flashlab(&["format", &store, "--format", "stock", "--secure-erase", "--force"]);
+    let (code, out, err) = flashlab(&["format", "--store", &store, "--format", "stock", "--secure-erase", "--force"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("purged"), "{out}");
     assert!(!media_holds_marker(&store), "a secure erase leaves no byte written before on the media");
     assert_eq!(status_json(&store)["capacity_bytes"].as_u64(), Some(capacity("stock")));
     split_and_merge(&card, &store);
     // The beacon, served: in the status; kept when the card stops.
-    let (code, _, err) = flashlab(&["beacon", &store, "on"]);
+    let (code, _, err) = flashlab(&["beacon", "--store", &store, "on"]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(status_json(&store)["beacon"].as_bool(), Some(true));
     let (code, log) = card.stop_clean();
@@ -203,14 +209,14 @@ fn format_split_merge_and_beacon_on_a_served_card() {
 /// again; merged, one export again.
 fn split_and_merge(card: &Served, store: &str) {
     use testkit::Client;
-    let (code, out, err) = flashlab(&["volumes", store, "--split", "2", "--force"]);
+    let (code, out, err) = flashlab(&["volumes", "--store", store, "--split", "2", "--force"]);
     assert_eq!(code, 0, "{err}");
     let half = capacity("stock") / 2 / 4096 * 4096;
     assert!(out.contains("'p420m-1'") && out.contains("'p420m-2'"), "{out}");
     let vols = status_json(store)["volumes"].clone();
     assert_eq!(vols, serde_json::json!([{"export": "p420m-1", "bytes": half}, {"export": "p420m-2", "bytes": capacity("stock") - half}]));
     // A split card split again was once wiped for nothing.
-    refused(&["volumes", store, "--split", "2", "--force"], "the card is already 2 volumes: nothing done");
+    refused(&["volumes", "--store", store, "--split", "2", "--force"], "the card is already 2 volumes: nothing done");
     let uri = |v: u32| format!("nbd+unix:///p420m-{v}?socket={}", card.socket.display());
     let out = fio_run(
         card,
@@ -220,7 +226,7 @@ fn split_and_merge(card: &Served, store: &str) {
     assert_eq!(out.matches("err= 0").count(), 2, "both volumes verified: {out}");
     assert!(Client::connect(&card.socket, "p420m").is_err(), "the whole card is no export while split");
     // Merge: one export again.
-    let (code, _, err) = flashlab(&["volumes", store, "--merge", "--force"]);
+    let (code, _, err) = flashlab(&["volumes", "--store", store, "--merge", "--force"]);
     assert_eq!(code, 0, "{err}");
     let c = Client::connect(&card.socket, "p420m").unwrap();
     assert_eq!(c.size, capacity("stock"));
@@ -239,20 +245,20 @@ fn format_split_and_beacon_on_a_card_at_rest() {
     let (code, log) = card.stop_clean();
     assert_eq!(code, 0, "{log}");
     let cycles = status_json(&store)["smart"]["power_cycles"].as_u64();
-    refused(&["format", &store, "--format", "1200GB"], "refused without force");
-    refused(&["volumes", &store, "--merge"], "merging the volumes destroys every byte on the card");
+    refused(&["format", "--store", &store, "--format", "1200GB"], "refused without force");
+    refused(&["volumes", "--store", &store, "--merge"], "merging the volumes destroys every byte on the card");
     refused(&["control", "--store", &store, "stats"], "'stats' needs a served card");
     assert_eq!(status_json(&store)["smart"]["power_cycles"].as_u64(), cycles, "a refusal opens nothing");
-    let (code, out, err) = flashlab(&["format", &store, "--format", "1200GB", "--force"]);
+    let (code, out, err) = flashlab(&["format", "--store", &store, "--format", "1200GB", "--force"]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("format 1200GB"), "{out}");
-    let (code, _, err) = flashlab(&["volumes", &store, "--split", "2", "--force"]);
+    let (code, _, err) = flashlab(&["volumes", "--store", &store, "--split", "2", "--force"]);
     assert_eq!(code, 0, "{err}");
-    let (code, _, err) = flashlab(&["beacon", &store, "on"]);
+    let (code, _, err) = flashlab(&["beacon", "--store", &store, "on"]);
     assert_eq!(code, 0, "{err}");
     let s = status_json(&store);
     assert_eq!((s["format"].as_str(), s["volumes"].as_array().map(Vec::len), s["beacon"].as_bool()), (Some("1200GB"), Some(2), Some(true)), "{s}");
-    let (_, text, _) = flashlab(&["status", &store]);
+    let (_, text, _) = flashlab(&["status", "--store", &store]);
     assert!(text.contains("at rest; beacon ON"), "{text}");
     // Served again as it was left.
     let sock = card.dir.join("again.sock");
@@ -265,7 +271,7 @@ fn format_split_and_beacon_on_a_card_at_rest() {
     let half = capacity("1200GB") / 2 / 4096 * 4096;
     assert_eq!(s["volumes"], serde_json::json!([{"export": "p420m-1", "bytes": half}, {"export": "p420m-2", "bytes": capacity("1200GB") - half}]), "{s}");
     assert_eq!(s["beacon"].as_bool(), Some(true), "{s}");
-    let (code, _, err) = flashlab(&["beacon", &store, "off"]);
+    let (code, _, err) = flashlab(&["beacon", "--store", &store, "off"]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(status_json(&store)["beacon"].as_bool(), Some(false));
     card.stop();
@@ -373,7 +379,7 @@ fn monitor_reports_what_fio_measures_and_serves_prometheus_text() {
     let card = Served::start("monitor", &[]);
     let store = store_of(&card);
     let mut monitor = Command::new(env!("CARGO_BIN_EXE_flashlab"))
-        .args(["monitor", &store, "--json", "--count", "12", "--metrics", "127.0.0.1:0"])
+        .args(["monitor", "--store", &store, "--json", "--count", "12", "--metrics", "127.0.0.1:0"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -499,18 +505,41 @@ fn two_dies_failed_at_once_end_everywhere_and_are_remembered() {
     let (_, stats, _) = flashlab(&["control", "--store", &store, "--json", "stats"]);
     let stats: serde_json::Value = serde_json::from_str(&stats).unwrap();
     assert_eq!(stats["rebuilding"], false, "{stats}");
-    let (code, line, err) = flashlab(&["monitor", &store, "--json", "--count", "1"]);
+    let (code, line, err) = flashlab(&["monitor", "--store", &store, "--json", "--count", "1"]);
     assert_eq!(code, 0, "{err}");
     let second: serde_json::Value = serde_json::from_str(line.trim()).unwrap_or_else(|e| panic!("{line}: {e}"));
     assert_eq!(second["rebuilding"], false, "monitor shows the rebuilds ended: {second}");
     let lost = v["slots_lost"].as_u64().unwrap();
     assert!(lost > 0, "two dies of one stripe group lose the slots whose stripes held both: {v}");
     card.cut_and_restart();
-    let (code, text, err) = flashlab(&["status", &store]);
+    let (code, text, err) = flashlab(&["status", "--store", &store]);
     assert_eq!(code, 0, "{err}");
     assert!(text.contains("dead dies       die 2.0, die 3.0"), "{text}");
     let alerts = &text[text.find("alerts").unwrap()..];
     let first = alerts.lines().nth(1).unwrap();
     assert!(first.contains(&format!("{lost} slots of 4 KiB hold lost data")), "the worst alert first: {text}");
     assert!(alerts.contains("die 2.0") && alerts.contains("die 3.0"), "{text}");
+}
+
+/// Every command names a card's store with `--store`; the old positional
+/// form of the management commands is still taken, with a warning naming
+/// the new one, and gives the same answer.
+#[test]
+fn the_store_is_named_one_way_and_the_old_form_warns() {
+    let mut card = Served::start("store-forms", &["--timing", "none"]);
+    let store = card.dir.join("store").to_str().unwrap().to_string();
+    let (code, new, err) = flashlab(&["status", "--store", &store]);
+    assert_eq!(code, 0, "{err}");
+    assert!(!err.contains("warning"), "{err}");
+    let (code, old, err) = flashlab(&["status", &store]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains(&format!("is the old form of `flashlab status --store {store}`")), "{err}");
+    let strip = |t: &str| t.lines().filter(|l| !l.contains("clients") && !l.contains("card_ns")).map(str::to_string).collect::<Vec<_>>();
+    assert_eq!(strip(&old)[..2], strip(&new)[..2], "the same card either way");
+    let (code, _, err) = flashlab(&["beacon", &store, "on"]);
+    assert!(code == 0 && err.contains("`flashlab beacon --store"), "{err}");
+    let (code, out, err) = flashlab(&["beacon", "--store", &store, "off"]);
+    assert!(code == 0 && out.contains("beacon off") && !err.contains("warning"), "{out}{err}");
+    refused(&["status"], "say which card: --store DIR");
+    card.stop();
 }

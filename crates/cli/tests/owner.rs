@@ -47,7 +47,7 @@ fn a_second_server_is_refused_and_changes_nothing() {
     refused(&["serve", "p420m", "--scale", "8192", "--store", other_store.to_str().unwrap(), "--listen", &addr], "--listen");
     assert!(!other_store.exists(), "nothing made for a server refused its port");
     assert_eq!(store_files(&store), before, "the store changed");
-    let (code, out, err) = flashlab(&["status", s]);
+    let (code, out, err) = flashlab(&["status", "--store", s]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("served"), "{out}");
     assert!(std::os::unix::net::UnixStream::connect(&card.socket).is_ok(), "the first server lost its socket");
@@ -64,10 +64,10 @@ fn a_served_card_is_never_taken_for_one_at_rest() {
     std::fs::remove_file(store.join("control.sock")).unwrap();
     let before = store_files(&store);
     let pid = format!("pid {}", card.child.id());
-    refused(&["status", s], &pid);
-    refused(&["format", s, "--format", "stock", "--force"], &pid);
-    refused(&["volumes", s, "--split", "2", "--force"], &pid);
-    refused(&["beacon", s, "on"], &pid);
+    refused(&["status", "--store", s], &pid);
+    refused(&["format", "--store", s, "--format", "stock", "--force"], &pid);
+    refused(&["volumes", "--store", s, "--split", "2", "--force"], &pid);
+    refused(&["beacon", "--store", s, "on"], &pid);
     assert_eq!(store_files(&store), before, "the store changed");
 }
 
@@ -129,7 +129,7 @@ fn a_checkpoint_older_than_its_media_is_set_aside() {
     let member = card.dir.join("store").join("member-0.flash");
     let later = std::time::SystemTime::now() + std::time::Duration::from_secs(60);
     std::fs::File::options().write(true).open(&member).unwrap().set_modified(later).unwrap();
-    let (code, out, err) = flashlab(&["status", card.dir.join("store").to_str().unwrap()]);
+    let (code, out, err) = flashlab(&["status", "--store", card.dir.join("store").to_str().unwrap()]);
     assert_ne!(code, 0, "a card at rest with a stale checkpoint is not reported from it: {out}");
     assert!(err.contains("older than its media"), "{err}");
     card.start_again();

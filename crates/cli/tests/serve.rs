@@ -182,7 +182,7 @@ fn an_aged_card_served_retries_its_reads_and_keeps_its_age() {
     let _ = Command::new("kill").args(["-TERM", &card.child.id().to_string()]).status();
     assert!(card.child.wait().unwrap().success());
     let store = card.dir.join("store");
-    let (code, out, err) = flashlab(&["status", store.to_str().unwrap()]);
+    let (code, out, err) = flashlab(&["status", "--store", store.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("aged            3000 P/E cycles") && out.contains("data 120 days old"), "{out}");
 }

@@ -179,7 +179,7 @@ fn a_control_line_without_end_is_cut_off_and_the_server_answers_on() {
     let mut reply = String::new();
     let _ = s.read_to_string(&mut reply);
     assert!(reply.contains("longer than 65536 bytes"), "{reply}");
-    let (code, out, err) = common::flashlab(&["status", card.dir.join("store").to_str().unwrap()]);
+    let (code, out, err) = common::flashlab(&["status", "--store", card.dir.join("store").to_str().unwrap()]);
     assert_eq!(code, 0, "{out}{err}");
 }
 

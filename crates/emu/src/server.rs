@@ -219,7 +219,7 @@ impl Server {
             // A re-split to what the card already is would only wipe it.
             if *count as usize == p.volumes.len() {
                 return Err(format!(
-                    "the card is already {count} volume{}: nothing done (to erase it, format it: flashlab format STORE --format F --force)",
+                    "the card is already {count} volume{}: nothing done (to erase it, format it: flashlab format --store STORE --format F --force)",
                     if *count == 1 { "" } else { "s" }
                 ));
             }
