@@ -73,4 +73,5 @@ if [ "${#missing[@]}" -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends $packages
 fi
 
-exec cargo test --release --workspace "$@"
+# Every test binary runs even when one fails; the failures are listed at the end.
+exec cargo test --release --workspace --no-fail-fast "$@"
