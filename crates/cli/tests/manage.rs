@@ -526,7 +526,7 @@ fn two_dies_failed_at_once_end_everywhere_and_are_remembered() {
 /// the new one, and gives the same answer.
 #[test]
 fn the_store_is_named_one_way_and_the_old_form_warns() {
-    let mut card = Served::start("store-forms", &["--timing", "none"]);
+    let card = Served::start("store-forms", &["--timing", "none"]);
     let store = card.dir.join("store").to_str().unwrap().to_string();
     let (code, new, err) = flashlab(&["status", "--store", &store]);
     assert_eq!(code, 0, "{err}");
