@@ -44,7 +44,27 @@ impl SmartLog {
     /// none; one of another version is refused by name.
     pub fn load(dir: &Path) -> Result<SmartLog, String> {
         let log = crate::checkpoint::toml_load(dir, FILE_NAME, "SMART log", |l: &SmartLog| l.version, FILE_VERSION)?;
-        Ok(log.unwrap_or(SmartLog { version: FILE_VERSION, ..SmartLog::default() }))
+        let log = log.unwrap_or(SmartLog { version: FILE_VERSION, ..SmartLog::default() });
+        log.check().map_err(|e| format!("{}: {e}", dir.join(FILE_NAME).display()))?;
+        Ok(log)
+    }
+
+    /// Every counter below what any card reaches (2^60: a billion power
+    /// cycles, 4 ZiB of 4 KiB slots), so that counting on never wraps.
+    fn check(&self) -> Result<(), String> {
+        const MAX: u64 = 1 << 60;
+        let counters = [
+            ("power_cycles", self.power_cycles),
+            ("unclean_shutdowns", self.unclean_shutdowns),
+            ("media_errors", self.media_errors),
+            ("host_slots_read", self.host_slots_read),
+            ("host_slots_written", self.host_slots_written),
+            ("nand_slots_written", self.nand_slots_written),
+        ];
+        match counters.iter().find(|(_, v)| *v > MAX) {
+            Some((name, v)) => Err(format!("{name} = {v}: more than any card counts (at most 2^60)")),
+            None => Ok(()),
+        }
     }
 
     /// The log of a card at rest, changing nothing: the file, with the
@@ -69,9 +89,9 @@ impl SmartLog {
     /// A power-on: one more cycle, an unclean shutdown counted where the
     /// card did not stop cleanly, and the slots the mount found lost.
     pub fn powered_on(&mut self, clean: bool, slots_lost: u64) {
-        self.power_cycles += 1;
-        self.unclean_shutdowns += u64::from(!clean);
-        self.media_errors += slots_lost;
+        self.power_cycles = self.power_cycles.saturating_add(1);
+        self.unclean_shutdowns = self.unclean_shutdowns.saturating_add(u64::from(!clean));
+        self.media_errors = self.media_errors.saturating_add(slots_lost);
     }
 
     /// The lifetime counters the card keeps beside its pages
@@ -96,10 +116,10 @@ impl SmartLog {
     /// This log with what happened since it was loaded added.
     pub fn with(&self, host_slots_read: u64, host_slots_written: u64, nand_slots_written: u64, media_errors: u64) -> SmartLog {
         SmartLog {
-            host_slots_read: self.host_slots_read + host_slots_read,
-            host_slots_written: self.host_slots_written + host_slots_written,
-            nand_slots_written: self.nand_slots_written + nand_slots_written,
-            media_errors: self.media_errors + media_errors,
+            host_slots_read: self.host_slots_read.saturating_add(host_slots_read),
+            host_slots_written: self.host_slots_written.saturating_add(host_slots_written),
+            nand_slots_written: self.nand_slots_written.saturating_add(nand_slots_written),
+            media_errors: self.media_errors.saturating_add(media_errors),
             ..self.clone()
         }
     }
@@ -136,6 +156,15 @@ mod tests {
         assert!(SmartLog::load(&d).unwrap_err().contains("SMART log version 9"));
         std::fs::write(d.join(FILE_NAME), "garbage = [").unwrap();
         assert!(SmartLog::load(&d).unwrap_err().contains("not a SMART log"));
+        std::fs::write(
+            d.join(FILE_NAME),
+            "version = 1\npower_cycles = 9223372036854775807\nunclean_shutdowns = 0\nmedia_errors = 0\nhost_slots_read = 0\nhost_slots_written = 0\n",
+        )
+        .unwrap();
+        assert!(
+            SmartLog::load(&d).unwrap_err().contains("power_cycles = 9223372036854775807: more than any card counts"),
+            "a count that would wrap is refused"
+        );
         let _ = std::fs::remove_dir_all(&d);
     }
 }
