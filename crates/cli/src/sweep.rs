@@ -103,9 +103,7 @@ fn settings_text(s: &std::collections::BTreeMap<String, toml::Value>) -> String 
 
 fn plan(file: &Path) -> Result<()> {
     let s = Sweep::load(file).map_err(anyhow::Error::msg)?;
-    let planned = s.plan_all().map_err(anyhow::Error::msg)?;
-    outln!("{}: {} points ({} of {} axes), each checked", file.display(), planned.len(), format!("{:?}", s.mode).to_lowercase(), s.axes.len());
-    for p in &planned {
+    let each = |p: &sweep::Planned| {
         outln!(
             "  {:>5}  {}  [{} {} at scale {}; maps {:.0} MB, at most {:.0} s]",
             p.index,
@@ -116,7 +114,9 @@ fn plan(file: &Path) -> Result<()> {
             p.memory_bytes as f64 / 1e6,
             p.time_bound_s
         );
-    }
+    };
+    s.plan_each(each).map_err(anyhow::Error::msg)?;
+    outln!("{}: {} points ({} of {} axes), each checked", file.display(), s.point_count(), format!("{:?}", s.mode).to_lowercase(), s.axes.len());
     Ok(())
 }
 
@@ -151,7 +151,7 @@ fn run(file: &Path, out: &Path, index: Option<usize>, jobs: Option<usize>) -> Re
         return Ok(());
     }
     let jobs = jobs.unwrap_or_else(lab::runs::threads::cores);
-    let n = s.points.len();
+    let n = s.point_count();
     let each = |i: usize, r: &sweep::PointOutcome| match r {
         Ok(Some(_)) => eprintln!("  point {i} done"),
         Ok(None) => {}
@@ -171,9 +171,8 @@ fn run(file: &Path, out: &Path, index: Option<usize>, jobs: Option<usize>) -> Re
 
 /// A task's memory request, MB: the largest point's maps with room for
 /// the rest of the process.
-fn mem_mb(planned: &[sweep::Planned]) -> u64 {
-    let maps = planned.iter().map(|p| p.memory_bytes).max().unwrap_or(0);
-    (maps as f64 * 1.5 / 1e6).ceil() as u64 + 256
+fn mem_mb(planned: &sweep::PlanSummary) -> u64 {
+    (planned.memory_bytes_max as f64 * 1.5 / 1e6).ceil() as u64 + 256
 }
 
 /// Slurm's `minutes:seconds` of a time, rounded up to whole minutes.
@@ -189,9 +188,9 @@ fn slurm(file: &Path, out: &Path, partition: Option<String>, time: Option<String
     let abs = |p: &Path| std::fs::canonicalize(p).with_context(|| p.display().to_string());
     let (file, out) = (abs(file)?, abs(out)?);
     let exe = std::env::current_exe().context("the flashlab binary")?;
-    let time = time.unwrap_or_else(|| slurm_time(planned.iter().map(|p| p.time_bound_s).fold(0.0, f64::max)));
+    let time = time.unwrap_or_else(|| slurm_time(planned.time_bound_s_max));
     let mut script = String::from("#!/bin/bash\n");
-    script += &format!("#SBATCH --job-name=flashlab-sweep\n#SBATCH --array=0-{}\n", planned.len() - 1);
+    script += &format!("#SBATCH --job-name=flashlab-sweep\n#SBATCH --array=0-{}\n", planned.points - 1);
     script += &format!("#SBATCH --output={}/slurm-%A_%a.out\n#SBATCH --cpus-per-task=1\n", out.display());
     script += &format!("#SBATCH --mem={}M\n#SBATCH --time={time}\n", mem.unwrap_or_else(|| mem_mb(&planned)));
     if let Some(p) = partition {
@@ -201,7 +200,7 @@ fn slurm(file: &Path, out: &Path, partition: Option<String>, time: Option<String
     script += &format!("exec {} sweep run {} --out {} --index \"$SLURM_ARRAY_TASK_ID\"\n", word(&exe), word(&file), word(&out));
     let path = out.join("sweep.sbatch");
     card::write_whole(&path, script.as_bytes()).with_context(|| path.display().to_string())?;
-    eprintln!("{}: a job array of {} tasks", path.display(), planned.len());
+    eprintln!("{}: a job array of {} tasks", path.display(), planned.points);
     if submit {
         let mut sbatch = std::process::Command::new("sbatch");
         if wait {
@@ -229,7 +228,7 @@ fn k8s(file: &Path, out: &Path, image: &str, claim: &str, parallelism: usize) ->
     }
     keep(file, out)?;
     let mem = format!("{}Mi", mem_mb(&planned));
-    let deadline = planned.iter().map(|p| p.time_bound_s).fold(0.0, f64::max).ceil() as u64 + 60;
+    let deadline = planned.time_bound_s_max.ceil() as u64 + 60;
     let name: String = file
         .file_stem()
         .map_or("sweep".into(), |n| n.to_string_lossy().to_lowercase())
@@ -242,9 +241,9 @@ fn k8s(file: &Path, out: &Path, image: &str, claim: &str, parallelism: usize) ->
         "metadata": { "name": format!("flashlab-sweep-{}", name.trim_matches('-')) },
         "spec": {
             "completionMode": "Indexed",
-            "completions": planned.len(),
-            "parallelism": parallelism.min(planned.len()),
-            "backoffLimit": planned.len(),
+            "completions": planned.points,
+            "parallelism": parallelism.min(planned.points),
+            "backoffLimit": planned.points,
             "template": { "spec": {
                 "restartPolicy": "Never",
                 "activeDeadlineSeconds": deadline,
@@ -262,7 +261,7 @@ fn k8s(file: &Path, out: &Path, image: &str, claim: &str, parallelism: usize) ->
     });
     let path = out.join("sweep-job.json");
     card::write_whole(&path, (serde_json::to_string_pretty(&job)? + "\n").as_bytes()).with_context(|| path.display().to_string())?;
-    eprintln!("{}: an Indexed Job of {} pods; put {} on the volume '{claim}' and `kubectl apply -f` it", path.display(), planned.len(), out.display());
+    eprintln!("{}: an Indexed Job of {} pods; put {} on the volume '{claim}' and `kubectl apply -f` it", path.display(), planned.points, out.display());
     Ok(())
 }
 

@@ -104,8 +104,8 @@ pub struct Sweep {
     pub base: Base,
     pub mode: Mode,
     pub axes: Vec<(String, Vec<toml::Value>)>,
-    /// Each point's value of each axis, by the axes' order.
-    pub points: Vec<Vec<toml::Value>>,
+    /// How many points the axes make (each made when wanted, `values`).
+    count: usize,
 }
 
 /// What a planned point runs.
@@ -164,9 +164,22 @@ pub struct PointResult {
 
 pub const POINT_KIND: &str = "flashlab sweep point";
 
-/// The most points a sweep holds (a sweep is planned whole: each point
-/// checked, its card and run made ready).
+/// The most points a sweep holds unless its file asks for more
+/// (`[axes] points_max = N`): every point is checked before any runs,
+/// one at a time, so a sweep's cost is its points'.
 pub const POINTS_MAX: usize = 10_000;
+
+/// The most a sweep file may ask for.
+pub const POINTS_LIMIT: usize = 10_000_000;
+
+/// What planning every point found: how many, and the most memory and
+/// time one takes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PlanSummary {
+    pub points: usize,
+    pub memory_bytes_max: u64,
+    pub time_bound_s_max: f64,
+}
 
 /// The run settings an axis may name besides a profile number's path.
 const RUN_AXES: [&str; 6] = ["device", "format", "workload", "threads", "qd", "seed"];
@@ -186,9 +199,18 @@ impl Sweep {
         let base: Base = v.get("base").ok_or("no [base] section")?.clone().try_into().map_err(|e: toml::de::Error| format!("[base]: {}", e.message()))?;
         let mut axes = Vec::new();
         let mut mode = Mode::Grid;
+        let mut points_max = POINTS_MAX;
         for (name, values) in v.get("axes").and_then(|a| a.as_table()).ok_or("no [axes] section")? {
             if name == "mode" {
                 mode = values.clone().try_into().map_err(|_| format!("axes.mode {values}: \"grid\" or \"list\""))?;
+                continue;
+            }
+            if name == "points_max" {
+                points_max = values
+                    .as_integer()
+                    .and_then(|n| usize::try_from(n).ok())
+                    .filter(|n| (1..=POINTS_LIMIT).contains(n))
+                    .ok_or_else(|| format!("axes.points_max {values}: a whole number in 1..={POINTS_LIMIT}"))?;
                 continue;
             }
             let list = values.as_array().filter(|l| !l.is_empty()).ok_or_else(|| format!("axis {name}: a list of one value or more"))?;
@@ -201,26 +223,52 @@ impl Sweep {
             Mode::Grid => axes.iter().try_fold(1usize, |n, (_, v)| n.checked_mul(v.len())),
             Mode::List => Some(axes[0].1.len()),
         };
-        match count {
-            Some(n) if n <= POINTS_MAX => {}
+        let count = match count {
+            Some(n) if n <= points_max => n,
             n => {
                 let n = n.map_or("more than 2^64".to_string(), |n| n.to_string());
-                return Err(format!("[axes]: {n} points, more than the {POINTS_MAX} a sweep holds: split it into several sweep files or give fewer values"));
-            }
-        }
-        let points = match mode {
-            Mode::Grid => axes
-                .iter()
-                .fold(vec![Vec::new()], |acc, (_, vals)| acc.iter().flat_map(|p| vals.iter().map(move |v| [p.clone(), vec![v.clone()]].concat())).collect()),
-            Mode::List => {
-                let n = axes[0].1.len();
-                if let Some((name, vals)) = axes.iter().find(|(_, v)| v.len() != n) {
-                    return Err(format!("mode = \"list\": axis {name} has {} values, {} has {n}", vals.len(), axes[0].0));
-                }
-                (0..n).map(|i| axes.iter().map(|(_, v)| v[i].clone()).collect()).collect()
+                return Err(format!(
+                    "[axes]: {n} points, more than the {points_max} this sweep allows: give fewer values, split it into several sweep files, or raise the bound with `points_max = N` in [axes] (at most {POINTS_LIMIT})"
+                ));
             }
         };
-        Ok(Sweep { file: file.to_path_buf(), base, mode, axes, points })
+        if mode == Mode::List {
+            if let Some((name, vals)) = axes.iter().find(|(_, v)| v.len() != count) {
+                return Err(format!("mode = \"list\": axis {name} has {} values, {} has {count}", vals.len(), axes[0].0));
+            }
+        }
+        Ok(Sweep { file: file.to_path_buf(), base, mode, axes, count })
+    }
+
+    /// How many points the sweep has.
+    pub fn point_count(&self) -> usize {
+        self.count
+    }
+
+    /// Point `index`'s value of each axis, by the axes' order: a grid's
+    /// last axis fastest, a list's values in step.
+    pub fn values(&self, index: usize) -> Option<Vec<toml::Value>> {
+        if index >= self.count {
+            return None;
+        }
+        Some(match self.mode {
+            Mode::List => self.axes.iter().map(|(_, v)| v[index].clone()).collect(),
+            Mode::Grid => {
+                let mut rest = index;
+                let mut vals: Vec<toml::Value> = self
+                    .axes
+                    .iter()
+                    .rev()
+                    .map(|(_, v)| {
+                        let x = v[rest % v.len()].clone();
+                        rest /= v.len();
+                        x
+                    })
+                    .collect();
+                vals.reverse();
+                vals
+            }
+        })
     }
 
     /// A device: a catalog id, or a profile file beside the sweep file.
@@ -233,10 +281,7 @@ impl Sweep {
     /// Point `index` made ready: axes applied and the card checked; an
     /// error names the point and its axis.
     pub fn plan(&self, index: usize) -> Result<Planned, String> {
-        let values = self
-            .points
-            .get(index)
-            .ok_or_else(|| format!("point {index}: the sweep has {} points (0 to {})", self.points.len(), self.points.len().saturating_sub(1)))?;
+        let values = self.values(index).ok_or_else(|| format!("point {index}: the sweep has {} points (0 to {})", self.count, self.count.saturating_sub(1)))?;
         let at = |e: String| format!("point {index}: {e}");
         let b = &self.base;
         let axis = |name: &str| self.axes.iter().position(|a| a.0 == name).map(|i| &values[i]);
@@ -309,12 +354,25 @@ impl Sweep {
 
     /// Point `index`'s settings: each axis's value there.
     pub fn settings_of(&self, index: usize) -> BTreeMap<String, toml::Value> {
-        self.axes.iter().map(|a| a.0.clone()).zip(self.points[index].iter().cloned()).collect()
+        self.axes.iter().map(|a| a.0.clone()).zip(self.values(index).expect("a point of the sweep")).collect()
     }
 
     /// Every point checked; the first bad one's error.
-    pub fn plan_all(&self) -> Result<Vec<Planned>, String> {
-        (0..self.points.len()).map(|i| self.plan(i)).collect()
+    pub fn plan_all(&self) -> Result<PlanSummary, String> {
+        self.plan_each(|_| {})
+    }
+
+    /// Every point checked, one at a time (none held after), each given
+    /// to `each`; the first bad one's error.
+    pub fn plan_each(&self, mut each: impl FnMut(&Planned)) -> Result<PlanSummary, String> {
+        let mut sum = PlanSummary { points: self.count, memory_bytes_max: 0, time_bound_s_max: 0.0 };
+        for i in 0..self.count {
+            let p = self.plan(i)?;
+            sum.memory_bytes_max = sum.memory_bytes_max.max(p.memory_bytes);
+            sum.time_bound_s_max = sum.time_bound_s_max.max(p.time_bound_s);
+            each(&p);
+        }
+        Ok(sum)
     }
 }
 
@@ -418,16 +476,29 @@ pub struct RunAll {
 /// `each` as each ends; a failing point is written down (`error_path`)
 /// and the others go on.
 pub fn run_all(sweep: &Sweep, dir: &Path, jobs: usize, each: &(dyn Fn(usize, &PointOutcome) + Sync)) -> Result<RunAll, String> {
+    // Every point checked before any runs; each planned again as it runs
+    // (what is held is the points under way).
     let planned = sweep.plan_all()?;
     let next = std::sync::atomic::AtomicUsize::new(0);
     let outcome = std::sync::Mutex::new(RunAll::default());
     std::thread::scope(|scope| {
-        for _ in 0..jobs.clamp(1, planned.len()) {
+        for _ in 0..jobs.clamp(1, planned.points) {
             scope.spawn(|| loop {
                 if crate::runs::interrupt::asked() {
                     break;
                 }
-                let Some(p) = planned.get(next.fetch_add(1, std::sync::atomic::Ordering::Relaxed)) else { break };
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                if i >= sweep.count {
+                    break;
+                }
+                let p = &match sweep.plan(i) {
+                    Ok(p) => p,
+                    Err(why) => {
+                        each(i, &Err(why.clone()));
+                        outcome.lock().expect("no thread panics holding it").failed.push((i, why));
+                        continue;
+                    }
+                };
                 let r = run_point(sweep, p, dir);
                 each(p.index, &r);
                 let mut o = outcome.lock().expect("no thread panics holding it");
@@ -492,12 +563,12 @@ pub fn collect(sweep: &Sweep, dir: &Path) -> Result<Collected, String> {
         kind: COLLECTED_KIND.into(),
         sweep: sweep.file.display().to_string(),
         axes: sweep.axes.iter().map(|a| a.0.clone()).collect(),
-        points: sweep.points.len(),
+        points: sweep.count,
         rows: Vec::new(),
         missing: Vec::new(),
         failed: Vec::new(),
     };
-    for index in 0..sweep.points.len() {
+    for index in 0..sweep.count {
         let p = match point_read(sweep, dir, index) {
             PointFile::Whole(p) => p,
             PointFile::Missing => {
@@ -556,7 +627,7 @@ workload = ["4k-write", "8k-7030"]
     #[test]
     fn a_grid_is_every_combination_the_last_axis_fastest() {
         let s = Sweep::parse(Path::new("s.toml"), FILE).unwrap();
-        assert_eq!(s.points.len(), 6);
+        assert_eq!(s.point_count(), 6);
         // Axes in their names' order: the program path, then the
         // workload (fastest).
         let p = s.plan(3).unwrap();
@@ -584,11 +655,31 @@ workload = ["4k-write", "8k-7030"]
     }
 
     #[test]
+    fn a_sweep_past_its_bound_is_refused_unless_its_file_raises_it() {
+        let wide = |extra: &str| {
+            format!(
+                "[base]\ndevice = \"p420m\"\nscale = 1024\nworkload = \"4k-write\"\n\n[axes]\n{extra}seed = [{}]\nqd = [1, 2]\n",
+                (1..=5001).map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
+            )
+        };
+        let e = Sweep::parse(Path::new("s.toml"), &wide("")).unwrap_err();
+        assert!(e.contains("10002 points, more than the 10000 this sweep allows") && e.contains("points_max"), "{e}");
+        let s = Sweep::parse(Path::new("s.toml"), &wide("points_max = 20000\n")).unwrap();
+        assert_eq!(s.point_count(), 10002);
+        // The axes in their names' order (qd, seed), the last fastest,
+        // each point made when wanted.
+        assert_eq!(s.values(3), Some(vec![toml::Value::Integer(1), toml::Value::Integer(4)]));
+        assert_eq!(s.values(10001), Some(vec![toml::Value::Integer(2), toml::Value::Integer(5001)]));
+        assert_eq!(s.values(10002), None);
+        assert!(Sweep::parse(Path::new("s.toml"), &wide("points_max = 0\n")).unwrap_err().contains("axes.points_max 0"));
+    }
+
+    #[test]
     fn a_bad_point_is_named_with_its_axis() {
         let bad = |from: &str, to: &str| Sweep::parse(Path::new("s.toml"), &FILE.replace(from, to)).and_then(|s| s.plan_all().map(|_| ())).unwrap_err();
         assert!(bad("\"8k-7030\"", "\"8k-70x30\"").starts_with("point 1: workload 8k-70x30"), "{}", bad("\"8k-7030\"", "\"8k-70x30\""));
         assert!(bad("\"controller.program", "\"controller.nothing").contains("point 0: axis controller.nothing"));
-        assert!(bad("1200e6", "1.0").starts_with("point 4: controller.program_path_bytes_per_sec = 1.0"), "{}", bad("1200e6", "1.0"));
+        assert!(bad("1200e6", "1.0").starts_with("point 4: profile p420m: controller.program_path_bytes_per_sec = 1: must be in"), "{}", bad("1200e6", "1.0"));
         assert!(bad("workload = [", "threads = [0, ").contains("threads = 0: a whole number above 0"), "{}", bad("workload = [", "threads = [0, "));
         assert_eq!(bad("[axes]", "[axis]"), "unknown section [axis]: a sweep has [base] and [axes]");
         assert!(bad("duration = 0.2", "duration = 0.2\nqd_typo = 3").starts_with("[base]: unknown field `qd_typo`"));
