@@ -195,7 +195,7 @@ fn a_vast_or_impossible_sweep_is_refused_by_its_plan() {
         format!("[base]\ndevice = \"p420m\"\nscale = 1024\nworkload = \"4k-write\"\nduration = 0.2\n[axes]\n{}{}{}", axis("threads"), axis("qd"), axis("seed")),
     )
     .unwrap();
-    bounded_refused(&["sweep", "plan", huge.to_str().unwrap()], "1000000000 points, more than the 10000 a sweep holds");
+    bounded_refused(&["sweep", "plan", huge.to_str().unwrap()], "1000000000 points, more than the 10000 this sweep allows");
     let neg = dir.join("neg.toml");
     std::fs::write(&neg, "[base]\ndevice = \"p420m\"\nscale = 1024\nworkload = \"4k-write\"\nduration = -5\n[axes]\nseed = [1, 2]\n").unwrap();
     bounded_refused(&["sweep", "plan", neg.to_str().unwrap()], "point 0: --duration -5: must be in (0, 10000000]");
