@@ -295,6 +295,9 @@ fn ctrl_c_stops_a_sweep_without_marking_the_point_under_way_failed() {
         assert!(child.try_wait().unwrap().is_none(), "the sweep ended before its first point was written");
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
+    // Point 0's bookkeeping done and point 1 taken (a point runs for
+    // hundreds of milliseconds): the stop lands in point 1.
+    std::thread::sleep(std::time::Duration::from_millis(50));
     std::process::Command::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     let o = child.wait_with_output().unwrap();
     let err = String::from_utf8_lossy(&o.stderr);

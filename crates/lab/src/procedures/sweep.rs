@@ -499,7 +499,8 @@ pub fn run_all(sweep: &Sweep, dir: &Path, jobs: usize, each: &(dyn Fn(usize, &Po
                         continue;
                     }
                 };
-                let r = run_point(sweep, p, dir);
+                // Taken, then stopped before it ran: under way, not failed.
+                let r = if crate::runs::interrupt::asked() { Err(format!("point {i}: stopped before it began")) } else { run_point(sweep, p, dir) };
                 each(p.index, &r);
                 let mut o = outcome.lock().expect("no thread panics holding it");
                 match r {
