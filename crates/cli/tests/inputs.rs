@@ -240,24 +240,7 @@ fn damaged_sweep_points_are_named_and_run_again() {
 fn a_tampered_results_file_is_refused_with_the_field_named() {
     let dir = Scratch::new("tampered");
     let (d, out) = (dir.to_str().unwrap().to_string(), dir.join("r"));
-    let (code, _, err) = flashlab(&[
-        "review",
-        "p420m",
-        "--profiles",
-        "4k",
-        "--scale",
-        "1024",
-        "--rounds-4k",
-        "1",
-        "--precondition-min",
-        "0.3",
-        "--precondition-max",
-        "0.5",
-        "--snia-precondition",
-        "-q",
-        "--out",
-        out.to_str().unwrap(),
-    ]);
+    let (code, _, err) = common::small_review(&out);
     assert_eq!(code, 0, "{err}");
     let results = out.join("results.json");
     let mut v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&results).unwrap()).unwrap();

@@ -94,25 +94,7 @@ fn a_complete_review_survives_an_interrupted_rerun_into_it() {
     std::fs::create_dir_all(&*dir).unwrap();
     let out = dir.join("rv");
     let o = out.to_str().unwrap();
-    let small = [
-        "review",
-        "p420m",
-        "--profiles",
-        "4k",
-        "--scale",
-        "1024",
-        "--rounds-4k",
-        "1",
-        "--precondition-min",
-        "0.3",
-        "--precondition-max",
-        "0.5",
-        "--snia-precondition",
-        "-q",
-        "--out",
-        o,
-    ];
-    let (code, _, err) = common::flashlab(&small);
+    let (code, _, err) = common::small_review(&out);
     assert_eq!(code, 0, "{err}");
     let files = |d: &Path| -> Vec<(String, Vec<u8>)> {
         let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(d)

@@ -15,6 +15,35 @@ pub fn flashlab(args: &[&str]) -> (i32, String, String) {
     (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into(), String::from_utf8_lossy(&out.stderr).into())
 }
 
+/// The smallest whole review, in a second: the P420m's 4K profile at
+/// scale 1024, one round, a short SNIA preconditioning; into `out`.
+#[allow(dead_code)] // not every test binary reviews
+pub const SMALL_REVIEW: [&str; 15] = [
+    "review",
+    "p420m",
+    "--profiles",
+    "4k",
+    "--scale",
+    "1024",
+    "--rounds-4k",
+    "1",
+    "--precondition-min",
+    "0.3",
+    "--precondition-max",
+    "0.5",
+    "--snia-precondition",
+    "-q",
+    "--out",
+];
+
+/// Runs `SMALL_REVIEW` into `out`.
+#[allow(dead_code)]
+pub fn small_review(out: &Path) -> (i32, String, String) {
+    let mut args = SMALL_REVIEW.to_vec();
+    args.push(out.to_str().unwrap());
+    flashlab(&args)
+}
+
 /// Bad input: exit status 2, the problem named, no panic.
 #[allow(dead_code)]
 pub fn refused(args: &[&str], needle: &str) {
