@@ -340,13 +340,12 @@ mod tests {
         assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
     }
 
+    /// (A socket named as an output is refused too: `cli/tests/inputs.rs`,
+    /// as no crate but `emu` opens one.)
     #[test]
-    fn directories_disks_and_sockets_are_refused_with_the_reason() {
+    fn directories_and_disks_are_refused_with_the_reason() {
         let d = dir();
         assert!(Target::of(d.path()).unwrap_err().to_string().contains("directory"));
-        let sock = d.path().join("s");
-        let _l = std::os::unix::net::UnixListener::bind(&sock).unwrap();
-        assert!(Target::of(&sock).unwrap_err().to_string().contains("socket"));
         if let Some(disk) = ["/dev/loop0", "/dev/sda", "/dev/vda", "/dev/nvme0n1"].iter().map(Path::new).find(|p| p.exists()) {
             let e = write_whole(disk, b"x").unwrap_err();
             assert!(e.to_string().contains("block device"), "{e}");

@@ -79,9 +79,15 @@ fn dev_stdout_is_standard_output_as_dash_is() {
     }
 }
 
-/// A directory, and a disk, are refused before any work, with the reason.
+/// A directory, a socket and a disk are refused before any work, with the
+/// reason.
 #[test]
 fn an_output_naming_a_directory_or_a_disk_is_refused_with_the_reason() {
+    let dir = Scratch::new("sock");
+    std::fs::create_dir_all(&dir).unwrap();
+    let sock = dir.join("s");
+    let _listening = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    refused(&["run", "p420m", "--scale", "1024", "-q", "--ios", "2000", "-w", "4k-write", "--json", sock.to_str().unwrap()], "it is a socket");
     refused(&["run", "p420m", "--scale", "1024", "-q", "--ios", "2000", "-w", "4k-write", "--json", "/tmp"], "it is a directory");
     if let Some(disk) = ["/dev/loop0", "/dev/sda", "/dev/vda", "/dev/nvme0n1"].into_iter().find(|p| Path::new(p).exists()) {
         refused(&["run", "p420m", "--scale", "1024", "-q", "--ios", "2000", "-w", "4k-write", "--json", disk], "block device");
