@@ -11,6 +11,13 @@
 #
 #   scripts/readme-commands.sh [--skip-long]
 #
+# Then every example of every command's --help (`flashlab CMD --help`,
+# its "Examples:" lines), in the order `flashlab --help` lists the
+# commands, in the same directory after the tour (the `serve` example
+# serves the card the `control`, `status`, `monitor`, `format`,
+# `volumes` and `beacon` examples tell things to; `replay`'s replays the
+# tour's card.trace), each line once.
+#
 # --skip-long leaves out the commands that take minutes (the main review,
 # `calibrate`, `bench`, `endurance`), naming them. Ends with the line
 # "N passed, M failed"; exit status 0 only if none failed.
@@ -88,7 +95,7 @@ one() { # a tour line: one flashlab command and perhaps a comment
         record $? "$cmd"
         return
         ;;
-    "flashlab compare "*)
+    "flashlab compare old/"*)
         mkdir -p old new && cp cmp/results.json old/ && cp cmp/results.json new/
         ;;
     "flashlab fit "*"--figures mine.toml"*)
@@ -153,6 +160,28 @@ while IFS= read -r line; do
     fi
     block+=("$line")
 done < <(blocks)
+# The commands and subcommands, by path ("run", "sweep plan"), in the
+# order of `flashlab --help`.
+subcommands() { # [command]
+    flashlab ${1:-} --help | awk '/^Commands:$/ {on=1; next} /^$/ {on=0} on && $1 != "help" {print $1}'
+}
+commands() {
+    for c in $(subcommands); do
+        echo "$c"
+        for s in $(subcommands "$c"); do echo "$c $s"; done
+    done
+}
+
+echo "--- the --help examples"
+stop_server
+rm -rf card card.sock
+for c in $(commands | tr ' ' '+'); do
+    flashlab ${c//+/ } --help | awk '/^Examples:$/ {on=1; next} on && /^  flashlab / {sub(/^  /, ""); print; next} on {on=0}'
+done | awk '!seen[$0]++' >examples.txt
+[ -s examples.txt ] || { echo "no --help examples found"; failed=$((failed + 1)); }
+while IFS= read -r l <&3; do one "$l"; done 3<examples.txt
+stop_server
+
 echo "$passed passed, $failed failed"
 trap - EXIT
 cleanup

@@ -19,6 +19,7 @@ pub enum Apptest {
     /// device, ext4, a MariaDB server of the test's own; the tables
     /// loaded, then `oltp_read_write` at each thread count. Needs root,
     /// mariadb-server, sysbench, libnbd-bin, fuse3 (Debian's packages).
+    #[command(after_help = "Examples:\n  flashlab apptest sysbench p420m --threads 4 --duration 10 --table-size 20000 --out sb-quick   # as root")]
     Sysbench(SysbenchArgs),
 }
 
@@ -58,8 +59,9 @@ pub struct SysbenchArgs {
     /// not hold a store already.
     #[arg(long, default_value = "apptest-sysbench")]
     pub out: PathBuf,
-    /// Also write the results as JSON here ('-': standard output).
-    #[arg(long)]
+    /// The results also as JSON: to FILE, or to standard output with `-`
+    /// or no FILE.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
     pub json: Option<PathBuf>,
 }
 

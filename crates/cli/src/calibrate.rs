@@ -25,8 +25,9 @@ pub struct CalibrateArgs {
     /// Rounds measured for each main test.
     #[arg(long, default_value_t = 5)]
     pub rounds: u32,
-    /// Write the calibrations as JSON.
-    #[arg(long)]
+    /// The calibrations as JSON: to FILE, or to standard output with `-`
+    /// or no FILE.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
     pub json: Option<std::path::PathBuf>,
     /// No progress lines on standard error.
     #[arg(long, short)]

@@ -34,8 +34,9 @@ pub struct EnduranceArgs {
     pub life_max: f64,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Write the result as JSON (`-`: standard output).
-    #[arg(long)]
+    /// The result as JSON: to FILE, or to standard output with `-` or no
+    /// FILE.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
     pub json: Option<std::path::PathBuf>,
     /// Accepted for symmetry with run; the life curve goes to standard
     /// output either way (it is the result).

@@ -49,9 +49,9 @@ pub struct FitArgs {
     /// Write the fitted profile here (TOML, comments not kept).
     #[arg(long)]
     pub out: Option<std::path::PathBuf>,
-    /// Write the fit as JSON (values, figures, leave-one-out), or `-` for
-    /// standard output.
-    #[arg(long)]
+    /// The fit as JSON (values, figures, leave-one-out): to FILE, or to
+    /// standard output with `-` or no FILE.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
     pub json: Option<std::path::PathBuf>,
     /// No progress lines on standard error.
     #[arg(long, short)]

@@ -2,6 +2,7 @@
 //! and how their answers read. The commands run on the card served or at
 //! rest through `emu::manage`.
 
+use crate::out::JsonSink;
 use anyhow::Result;
 use emu::manage::tell;
 use emu::presentation::VolumeName;
@@ -27,6 +28,23 @@ impl StoreArg {
     pub fn dir(&self, command: &str) -> Result<PathBuf> {
         store_of(self.flag.as_deref(), self.old.as_deref(), command)
     }
+
+    /// The directory and where `--json [FILE]` goes. The old `status
+    /// --json STORE` reads, in the one form, as JSON to a file named
+    /// STORE: a directory given to --json where no store is given
+    /// otherwise is taken as the old form's store, and the JSON goes to
+    /// standard output.
+    pub fn dir_and_json(mut self, json: Option<PathBuf>, command: &str) -> Result<(PathBuf, Option<JsonSink>)> {
+        let mut json = json;
+        if self.flag.is_none() && self.old.is_none() {
+            if let Some(d) = json.take_if(|p| p.is_dir()) {
+                self.old = Some(d);
+                json = Some(PathBuf::from("-"));
+            }
+        }
+        let dir = self.dir(command)?;
+        Ok((dir, json.as_deref().map(JsonSink::open).transpose()?))
+    }
 }
 
 /// `--store DIR`, or the old positional form with its warning.
@@ -50,9 +68,10 @@ fn store_of(flag: Option<&Path>, old: Option<&Path>, command: &str) -> Result<Pa
 pub struct StatusArgs {
     #[command(flatten)]
     pub store: StoreArg,
-    /// The whole status as JSON (the control protocol's `status` result).
-    #[arg(long)]
-    pub json: bool,
+    /// The whole status as JSON (the control protocol's `status` result):
+    /// to FILE, or to standard output with `-` or no FILE.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    pub json: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -70,9 +89,10 @@ pub struct FormatArgs {
     /// Destroy the card's data: a format refuses without it.
     #[arg(long)]
     pub force: bool,
-    /// The result as JSON.
-    #[arg(long)]
-    pub json: bool,
+    /// The result as JSON: to FILE, or to standard output with `-` or no
+    /// FILE.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    pub json: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -90,9 +110,10 @@ pub struct VolumesArgs {
     /// Destroy the card's data: a split or merge refuses without it.
     #[arg(long)]
     pub force: bool,
-    /// The result as JSON.
-    #[arg(long)]
-    pub json: bool,
+    /// The result as JSON: to FILE, or to standard output with `-` or no
+    /// FILE.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    pub json: Option<PathBuf>,
 }
 
 #[derive(clap::Args)]
@@ -124,12 +145,11 @@ fn reshaped_text(store: &Path, v: &Value) -> String {
 }
 
 pub fn format(a: FormatArgs) -> Result<()> {
-    let store = a.store.dir("format")?;
+    let (store, json) = a.store.dir_and_json(a.json, "format")?;
     let c = emu::Control::Format { format: a.format.clone(), secure_erase: a.secure_erase, force: a.force };
     let v = tell(&store, &c)?;
-    if a.json {
-        println!("{v}");
-        return Ok(());
+    if let Some(json) = json {
+        return json.write(&v, false);
     }
     let how = if a.secure_erase {
         "formatted and purged (secure erase: no byte written before is left on the media)"
@@ -141,20 +161,22 @@ pub fn format(a: FormatArgs) -> Result<()> {
 }
 
 pub fn volumes(a: VolumesArgs) -> Result<()> {
-    let store = a.store.dir("volumes")?;
+    let (store, json) = a.store.dir_and_json(a.json, "volumes")?;
     let count = match (a.split, a.merge) {
         (Some(n), _) => n,
         (None, true) => 1,
         (None, false) => {
             let s = emu::manage::status(&store)?;
+            if let Some(json) = json {
+                return json.write(&serde_json::json!({ "volumes": s.volumes }), false);
+            }
             println!("{}: volumes: {} (change with --split {} or --merge, and --force)", store.display(), volumes_list(&s.volumes), card::VOLUMES_MAX);
             return Ok(());
         }
     };
     let v = tell(&store, &emu::Control::Volumes { count, force: a.force })?;
-    if a.json {
-        println!("{v}");
-        return Ok(());
+    if let Some(json) = json {
+        return json.write(&v, false);
     }
     println!("{} (every byte lost; wear kept)\n{}", if count == 1 { "merged into one volume" } else { "split" }, reshaped_text(&store, &v));
     Ok(())
@@ -178,10 +200,10 @@ pub fn beacon(a: BeaconArgs) -> Result<()> {
 }
 
 pub fn status(a: StatusArgs) -> Result<()> {
-    let s = emu::manage::status(&a.store.dir("status")?)?;
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&s)?);
-        return Ok(());
+    let (store, json) = a.store.dir_and_json(a.json, "status")?;
+    let s = emu::manage::status(&store)?;
+    if let Some(json) = json {
+        return json.write(&s, false);
     }
     print!("{}", status_text(&s)?);
     Ok(())

@@ -6,15 +6,18 @@
 use anyhow::{bail, Context, Result};
 use emu::channel::{is_served, request};
 use serde_json::Value;
+use std::io::Write;
 use std::sync::{Arc, Mutex};
 
 #[derive(clap::Args)]
 pub struct MonitorArgs {
     #[command(flatten)]
     pub store: crate::manage::StoreArg,
-    /// One JSON object a line, each second, for scripts.
-    #[arg(long)]
-    pub json: bool,
+    /// One JSON object a line, each second, for scripts: to FILE
+    /// (written as it comes), or to standard output with `-` or no
+    /// FILE.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    pub json: Option<std::path::PathBuf>,
     /// Also serve the latest figures as Prometheus text on
     /// http://ADDR/metrics: a port alone (9101) binds loopback
     /// (127.0.0.1:9101); an address other machines reach (0.0.0.0:9101)
@@ -87,19 +90,22 @@ fn second_line(s: &Value, status: &Value) -> String {
 enum Output {
     Screen(Box<(crate::screen::Screen, crate::screen::View)>),
     Lines,
-    Json,
+    Json(Box<dyn std::io::Write + Send>),
 }
 
 impl Output {
     fn show(&mut self, stats: &Value, status: &Value) -> Result<()> {
         let second = &stats["second"];
         match self {
-            Output::Json => {
+            Output::Json(w) => {
                 // The second, with the card's state the screen shows too.
                 let mut line = second.clone();
                 line["rebuilding"] = stats["rebuilding"].clone();
                 line["read_only"] = stats["read_only"].clone();
-                println!("{line}");
+                match writeln!(w, "{line}").and_then(|()| w.flush()) {
+                    Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => std::process::exit(0),
+                    r => r.context("writing --json")?,
+                }
             }
             Output::Lines => println!("{}", second_line(second, stats)),
             Output::Screen(b) => {
@@ -126,7 +132,7 @@ impl Output {
 
 pub fn monitor(a: MonitorArgs) -> Result<()> {
     use std::io::IsTerminal;
-    let store = a.store.dir("monitor")?;
+    let (store, json) = a.store.dir_and_json(a.json, "monitor")?;
     if !is_served(&store) {
         bail!("{}: no card is served from this store (monitor shows a served card's live figures; `flashlab status` reads one at rest)", store.display());
     }
@@ -141,8 +147,8 @@ pub fn monitor(a: MonitorArgs) -> Result<()> {
     }
     let mut status = status_of(&store)?;
 
-    let mut out = if a.json {
-        Output::Json
+    let mut out = if let Some(json) = json {
+        Output::Json(json.stream()?)
     } else if a.plain || !std::io::stdout().is_terminal() {
         println!("{}", header());
         Output::Lines

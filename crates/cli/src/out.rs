@@ -55,6 +55,16 @@ impl JsonSink {
         Ok(JsonSink::File(path.to_path_buf()))
     }
 
+    /// A stream of lines, each written as it comes (`monitor --json`): a
+    /// file is written through, not replaced whole.
+    pub fn stream(self) -> anyhow::Result<Box<dyn Write + Send>> {
+        use anyhow::Context;
+        Ok(match self {
+            JsonSink::Stdout => Box::new(std::io::stdout()),
+            JsonSink::File(path) => card::output::stream(&path).with_context(|| format!("cannot write --json {}", path.display()))?,
+        })
+    }
+
     /// Writes `value` as pretty JSON and a newline; says where on standard
     /// error unless `quiet` (standard output needs no saying).
     pub fn write<T: serde::Serialize>(self, value: &T, quiet: bool) -> anyhow::Result<()> {

@@ -55,8 +55,9 @@ pub struct ReplayArgs {
     pub wrap: bool,
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
-    /// Write everything measured as JSON ('-': standard output).
-    #[arg(long)]
+    /// Everything measured as JSON: to FILE, or to standard output with
+    /// `-` or no FILE.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
     pub json: Option<PathBuf>,
     /// No progress lines on standard error.
     #[arg(long, short)]

@@ -105,8 +105,9 @@ pub struct RunArgs {
     /// times X (1: the field rates, where a run of minutes rarely sees one).
     #[arg(long, value_name = "X")]
     pub random_faults: Option<f64>,
-    /// Write everything measured, per-interval series included, as JSON.
-    #[arg(long)]
+    /// Everything measured, per-interval series included, as JSON: to
+    /// FILE, or to standard output with `-` or no FILE.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
     pub json: Option<std::path::PathBuf>,
     /// No progress lines on standard error.
     #[arg(long, short)]

@@ -123,24 +123,46 @@ pub struct ControlArgs {
     /// The command and its arguments: `status`, `stats`, `fail-die 3.1`,
     /// `fail-die 3.*`, `fail-die 0.0 1.0` (two dies at once), `beacon
     /// on|off`, `format hp force`, `volumes 2 force`.
-    #[arg(required = true, num_args = 1..)]
+    #[arg(num_args = 0..)]
     pub command: Vec<String>,
     /// Send COMMAND as it is: a request line of the control protocol
     /// (docs/control.md), e.g. '{"v": 1, "cmd": "status"}'.
     #[arg(long)]
     pub raw: bool,
-    /// The card's answer as one line of JSON (for scripts); without it, a
-    /// line a field, for people.
-    #[arg(long)]
-    pub json: bool,
+    /// The card's answer as JSON (for scripts): to FILE, or to standard
+    /// output with `-` or no FILE; without it, a line a field, for people.
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    pub json: Option<PathBuf>,
+}
+
+impl ControlArgs {
+    /// `--json` takes an optional FILE, so `control --json status` reads
+    /// the command's first word as the file: a word of the protocol
+    /// (`emu::Control::WORDS`), a request (`{...}`, the old `--json
+    /// REQUEST` form, warned) or any word where no command follows is
+    /// the command's, and the JSON goes to standard output.
+    fn command_from_json(&mut self) {
+        let Some(w) = self.json.as_ref().and_then(|p| p.to_str()).filter(|w| *w != "-").map(str::to_string) else {
+            return;
+        };
+        let request = w.trim_start().starts_with('{');
+        if self.command.is_empty() || request || emu::Control::WORDS.contains(&w.as_str()) {
+            if request && !self.raw && self.command.is_empty() {
+                eprintln!("flashlab: warning: `control --json REQUEST` is the old form of `control --raw REQUEST --json` (--raw: the request as it is; --json: the answer as JSON); the old form goes in a later release");
+                self.raw = true;
+            }
+            self.command.insert(0, w);
+            self.json = Some(PathBuf::from("-"));
+        }
+    }
 }
 
 pub fn control(mut a: ControlArgs) -> Result<()> {
-    // The old form: `--json REQUEST` sent a raw request (and printed JSON).
-    if a.json && !a.raw && a.command.len() == 1 && a.command[0].trim_start().starts_with('{') {
-        eprintln!("flashlab: warning: `control --json REQUEST` is the old form of `control --raw REQUEST --json` (--raw: the request as it is; --json: the answer as JSON); the old form goes in a later release");
-        a.raw = true;
+    a.command_from_json();
+    if a.command.is_empty() {
+        bail!("say what to tell the card: {}", emu::Control::WORDS.join(", "));
     }
+    let json = a.json.as_deref().map(crate::out::JsonSink::open).transpose()?;
     let request = if a.raw { a.command.join(" ") } else { emu::Control::request_of_words(&a.command).map_err(anyhow::Error::msg)? };
     let v = if emu::channel::is_served(&a.store) {
         emu::channel::request(&a.store, &request)?
@@ -148,8 +170,8 @@ pub fn control(mut a: ControlArgs) -> Result<()> {
         let c = emu::Control::parse(&request).map_err(anyhow::Error::msg)?;
         emu::manage::tell(&a.store, &c)?
     };
-    if a.json {
-        outln!("{v}");
+    if let Some(json) = json {
+        json.write(&v, false)?;
     } else {
         for line in fields(&v) {
             outln!("{line}");

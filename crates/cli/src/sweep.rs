@@ -14,6 +14,7 @@ pub struct SweepArgs {
 #[derive(clap::Subcommand)]
 pub enum SweepCommand {
     /// The sweep's points, numbered, each checked, with its memory.
+    #[command(after_help = "Examples:\n  flashlab sweep plan docs/sweeps/flashmax2-op.toml")]
     Plan {
         /// The sweep file (TOML: [base] and [axes]; docs/usage.md).
         file: PathBuf,
@@ -21,8 +22,14 @@ pub enum SweepCommand {
     /// Runs the sweep's points not yet done into DIR: one (--index), or
     /// all, --jobs at a time. Each point writes its own results file
     /// whole; a point done is skipped, so a stopped sweep resumes.
+    #[command(
+        after_help = "Examples:\n  flashlab sweep run docs/sweeps/flashmax2-op.toml --out op --jobs 2   # every point, 2 at a time\n  flashlab sweep run docs/sweeps/flashmax2-op.toml --out op --index 0   # point 0 alone (done: skipped)"
+    )]
     Run {
+        /// The sweep file.
         file: PathBuf,
+        /// The directory of the points' results (made if absent; the
+        /// sweep file is kept in it).
         #[arg(long)]
         out: PathBuf,
         /// Only this point (as a job array's task does).
@@ -36,10 +43,17 @@ pub enum SweepCommand {
     /// (task i runs `sweep run FILE --out DIR --index i`), its memory and
     /// time per task from the plan's bounds; --submit submits it with
     /// sbatch (--wait: until every task has ended).
+    #[command(
+        after_help = "Examples:\n  flashlab sweep slurm docs/sweeps/flashmax2-op.toml --out op-slurm   # writes op-slurm/sweep.sbatch\n  flashlab sweep slurm docs/sweeps/flashmax2-op.toml --out op-slurm --submit --wait   # on a Slurm cluster"
+    )]
     Slurm {
+        /// The sweep file.
         file: PathBuf,
+        /// The directory of the points' results and of the batch script
+        /// (on storage every node reaches).
         #[arg(long)]
         out: PathBuf,
+        /// The partition the tasks run in (default: the cluster's).
         #[arg(long)]
         partition: Option<String>,
         /// Time limit per task (Slurm's format, e.g. 30:00); default: the
@@ -49,8 +63,10 @@ pub enum SweepCommand {
         /// Memory per task in MB; default: the plan's bound.
         #[arg(long)]
         mem: Option<u64>,
+        /// Submit the job array with sbatch.
         #[arg(long)]
         submit: bool,
+        /// With --submit: wait until every task has ended.
         #[arg(long, requires = "submit")]
         wait: bool,
     },
@@ -60,8 +76,14 @@ pub enum SweepCommand {
     /// $(JOB_COMPLETION_INDEX)` in IMAGE, DIR being the volume
     /// (`--claim`) mounted at /sweep; memory and a deadline from the
     /// plan's bounds. Apply it with `kubectl apply -f`.
+    #[command(
+        after_help = "Examples:\n  flashlab sweep k8s docs/sweeps/flashmax2-op.toml --out op-k8s --image registry.example/flashlab:latest   # then: kubectl apply -f op-k8s/sweep-job.json"
+    )]
     K8s {
+        /// The sweep file.
         file: PathBuf,
+        /// Where the Job's file is written (and the sweep file kept, to
+        /// copy to the claim).
         #[arg(long)]
         out: PathBuf,
         /// The container image holding `flashlab` on its PATH.
@@ -78,6 +100,7 @@ pub enum SweepCommand {
     /// Collects DIR's points: `sweep.json`, a table, and charts of IOPS,
     /// latency and write amplification against each axis; points missing
     /// or failed are named.
+    #[command(after_help = "Examples:\n  flashlab sweep collect op")]
     Collect {
         /// The directory `sweep run` wrote.
         dir: PathBuf,

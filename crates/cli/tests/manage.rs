@@ -19,6 +19,10 @@ fn status_json(store: &str) -> serde_json::Value {
     serde_json::from_str(&out).unwrap_or_else(|e| panic!("{out}: {e}"))
 }
 
+fn json(text: &str) -> serde_json::Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("{text}: {e}"))
+}
+
 fn store_of(card: &Served) -> String {
     card.dir.join("store").to_str().unwrap().to_string()
 }
@@ -57,7 +61,7 @@ fn status_shows_a_card_served_and_at_rest() {
     // The old form of a raw request still works, with a warning naming the new.
     let (code, out, err) = flashlab(&["control", "--store", &store, "--json", r#"{"v":1,"cmd":"beacon","on":false}"#]);
     assert_eq!(code, 0, "{err}");
-    assert!(err.contains("old form of `control --raw REQUEST --json`") && out.contains("\"beacon\":false"), "{err}{out}");
+    assert!(err.contains("old form of `control --raw REQUEST --json`") && json(&out)["beacon"] == false, "{err}{out}");
     // The beacon: shown in the status and its alerts; the answer for
     // people by default, as JSON with --json.
     let (code, out, err) = flashlab(&["control", "--store", &store, "beacon", "on"]);
@@ -65,7 +69,13 @@ fn status_shows_a_card_served_and_at_rest() {
     assert!(out.lines().any(|l| l.split_whitespace().collect::<Vec<_>>() == ["beacon", "true"]), "{out}");
     let (code, out, err) = flashlab(&["control", "--store", &store, "--json", "beacon", "on"]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.contains("\"beacon\":true"), "{out}");
+    assert!(json(&out)["beacon"] == true, "{out}");
+    // `--json FILE` takes a file as every command does; the command's
+    // words after it are still the command's.
+    let file = std::path::Path::new(&store).with_file_name("answer.json");
+    let (code, out, err) = flashlab(&["control", "--store", &store, "beacon", "on", "--json", file.to_str().unwrap()]);
+    assert!(code == 0 && out.is_empty(), "{err}{out}");
+    assert!(json(&std::fs::read_to_string(&file).unwrap())["beacon"] == true);
     let (_, text, _) = flashlab(&["status", "--store", &store]);
     assert!(text.contains("beacon ON") && text.contains("! beacon on") && text.contains("served, 0 clients"), "{text}");
     let after = status_json(&store);
@@ -541,5 +551,15 @@ fn the_store_is_named_one_way_and_the_old_form_warns() {
     let (code, out, err) = flashlab(&["beacon", "--store", &store, "off"]);
     assert!(code == 0 && out.contains("beacon off") && !err.contains("warning"), "{out}{err}");
     refused(&["status"], "say which card: --store DIR");
+    // `--json [FILE]`: alone, standard output; the old `status --json
+    // STORE` (its store read as --json's file) still taken, with the
+    // store's warning; a file written whole.
+    let (code, out, err) = flashlab(&["status", "--json", &store]);
+    assert!(code == 0 && err.contains("old form of `flashlab status --store"), "{err}");
+    assert_eq!(json(&out)["device"], json(&flashlab(&["status", "--store", &store, "--json"]).1)["device"]);
+    let file = card.dir.join("status.json");
+    let (code, out, err) = flashlab(&["status", "--store", &store, "--json", file.to_str().unwrap()]);
+    assert!(code == 0 && out.is_empty() && err.contains("written to"), "{out}{err}");
+    assert!(json(&std::fs::read_to_string(&file).unwrap())["capacity_bytes"].as_u64().is_some());
     card.stop();
 }

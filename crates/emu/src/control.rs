@@ -87,6 +87,9 @@ pub fn beacon_keep(dir: &std::path::Path, on: bool) -> Result<(), String> {
 }
 
 impl Control {
+    /// The commands' first words, as `request_of_words` takes them.
+    pub const WORDS: [&'static str; 6] = ["status", "stats", "fail-die", "beacon", "format", "volumes"];
+
     /// A request line of the protocol.
     pub fn parse(line: &str) -> Result<Control, String> {
         let v: Value = serde_json::from_str(line.trim())
