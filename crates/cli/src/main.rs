@@ -53,7 +53,9 @@ enum Command {
     Bench(bench::BenchArgs),
     /// Reproduce every figure a profile publishes (reviewers' and vendor's),
     /// each in the conditions it was measured in, and judge it.
-    #[command(after_help = "Examples:\n  flashlab calibrate p420m --scale 256 --json calibration.json")]
+    #[command(
+        after_help = "Examples:\n  flashlab calibrate p420m --scale 64 --json calibration.json   # half a minute; the default scale 16 is the one judged"
+    )]
     Calibrate(calibrate::CalibrateArgs),
     /// Fit a profile's fitted parameters (its `[[fit]]` entries, within
     /// their physical bounds) to published or measured figures; prints

@@ -44,7 +44,7 @@ pub enum SweepCommand {
     /// time per task from the plan's bounds; --submit submits it with
     /// sbatch (--wait: until every task has ended).
     #[command(
-        after_help = "Examples:\n  flashlab sweep slurm docs/sweeps/flashmax2-op.toml --out op-slurm   # writes op-slurm/sweep.sbatch\n  flashlab sweep slurm docs/sweeps/flashmax2-op.toml --out op-slurm --submit --wait   # on a Slurm cluster"
+        after_help = "Examples:\n  flashlab sweep slurm docs/sweeps/flashmax2-op.toml --out op-slurm   # writes op-slurm/sweep.sbatch; on a Slurm cluster add --submit (--wait: until it ends)"
     )]
     Slurm {
         /// The sweep file.
