@@ -42,7 +42,7 @@ enum Command {
     /// and profile; writes results.json, CSV tables, SVG charts and an HTML
     /// report.
     #[command(
-        after_help = "Examples:\n  flashlab review p420m --scale 1024 --profiles 4k --out quick   # one profile, a small card: seconds\n  flashlab review mx6300 --pts --scale 1024 --rounds-4k 1 --out pts   # the SNIA PTS's IOPS, throughput and latency tests"
+        after_help = "Examples:\n  flashlab review p420m --scale 1024 --profiles 4k --out quick   # one profile, a small card: seconds\n  flashlab review mx6300 --pts --scale 1024 --out pts   # the SNIA PTS 2.0.2: IOPS, throughput and latency tests"
     )]
     Review(review::ReviewArgs),
     /// Build the review report from earlier results files, side by side.

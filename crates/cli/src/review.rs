@@ -68,8 +68,8 @@ pub struct ReviewArgs {
     /// burst (the burst is over before it ends).
     #[arg(long)]
     pub interval: Option<f64>,
-    /// Rounds of each 4K main test (with --pts: of each throughput and
-    /// latency test).
+    /// Rounds of each 4K main test (not with --pts: each PTS test runs
+    /// rounds to its own steady state).
     #[arg(long, default_value_t = 5)]
     pub rounds_4k: u32,
     /// Measured rounds of each thread/queue point, after 5 rounds of
@@ -93,6 +93,10 @@ pub struct ReviewArgs {
     /// throughput and the latency tests. --profiles does not apply.
     #[arg(long)]
     pub pts: bool,
+    /// With --pts: the version followed, 2.0.2 (three tracking variables
+    /// in the IOPS test) or 1.1 (RND 4KiB 100% write IOPS alone).
+    #[arg(long, default_value = "2.0.2", requires = "pts", value_parser = lab::pts::PtsVersion::parse)]
+    pub pts_version: lab::pts::PtsVersion,
     /// A die fails in a last phase of every job, after its main tests:
     /// CHANNEL.DIE@SECONDS (or CHANNEL.*@SECONDS for a whole channel;
     /// MEMBER: before on a card of several members), SECONDS into that
@@ -243,14 +247,17 @@ pub(crate) fn summary_print(r: &ReviewResults) {
         outln!("{:<34} {:<10} {:>14} {:>7.2}  {main}", j.label(), j.profile, steady, j.precondition.drive_writes);
     }
     for p in &r.pts {
-        let s = &p.steady_state;
         let cell = |rd: u32, bs: u32| lab::pts::cell(&p.iops_matrix, rd, bs).map_or(0.0, |c| c.iops);
+        let reached = |s: &lab::runs::phase::SteadyReport| format!("{} in {} rounds", if s.reached { "steady" } else { "NOT STEADY" }, s.rounds);
+        let tests: Vec<String> = std::iter::once(format!("IOPS {}", reached(&p.steady_state)))
+            .chain(p.throughput_tests.iter().chain(&p.latency_test).map(|t| format!("{} {}", t.test, reached(&t.steady_state))))
+            .collect();
         outln!(
-            "{} {} SNIA PTS: {} ({} rounds); RND 4KiB write {:.0} IOPS, read {:.0} IOPS; SEQ 1024KiB write {:.0} MB/s, read {:.0} MB/s",
+            "{} {} SNIA {}: {}; RND 4KiB write {:.0} IOPS, read {:.0} IOPS; SEQ 1024KiB write {:.0} MB/s, read {:.0} MB/s",
             p.device.name,
             p.device.format,
-            if s.reached { "steady state reached" } else { "STEADY STATE NOT REACHED" },
-            s.rounds,
+            p.version.name(),
+            tests.join(", "),
             cell(0, 4096),
             cell(100, 4096),
             lab::pts::cell(&p.throughput, 0, 1 << 20).map_or(0.0, |c| c.mb_per_s),
@@ -349,6 +356,7 @@ fn spec_of(a: &ReviewArgs, profiles: &[card::Profile]) -> Result<ReviewSpec> {
         spec.interval_s = Some(i);
     }
     spec.pts = a.pts;
+    spec.pts_version = a.pts_version;
     spec.rounds_4k = a.rounds_4k;
     spec.rounds_matrix = a.rounds_matrix;
     spec.precondition_min_drive_writes = a.precondition_min;

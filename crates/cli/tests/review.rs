@@ -241,20 +241,8 @@ fn a_seed_gives_the_same_results_file_on_one_thread_or_two() {
 fn pts_runs_the_snia_sequence_and_reports_its_tables() {
     let out = tmp("pts");
     let fio_dir = tmp("pts-fio");
-    let (code, stdout, err) = flashlab(&[
-        "review",
-        "mx6300",
-        "--pts",
-        "--scale",
-        "64",
-        "--rounds-4k",
-        "1",
-        "--out",
-        out.to_str().unwrap(),
-        "--export-fio",
-        fio_dir.to_str().unwrap(),
-        "-q",
-    ]);
+    let (code, stdout, err) =
+        flashlab(&["review", "mx6300", "--pts", "--scale", "64", "--out", out.to_str().unwrap(), "--export-fio", fio_dir.to_str().unwrap(), "-q"]);
     assert_eq!(code, 0, "{err}");
     // The PTS steps as fio jobs, which fio parses.
     let fio = tool("fio", "fio");
@@ -281,10 +269,37 @@ fn pts_runs_the_snia_sequence_and_reports_its_tables() {
         p["iops_matrix"].as_array().unwrap().iter().find(|c| c["read_pct"] == rd && c["block_bytes"] == bs).unwrap()["iops"].as_f64().unwrap()
     };
     assert!(iops(100, 4096) > iops(100, 1 << 20) && iops(100, 4096) > iops(0, 4096));
+    // PTS 2.0.2: three tracking variables in the IOPS test, all steady over
+    // the window the matrix averages; each cell settled there.
+    assert_eq!(p["version"], "2.0.2");
+    let tracking = p["iops_tracking"].as_array().unwrap();
+    let names: Vec<&str> = tracking.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["4KiB 0/100 IOPS", "64KiB 65/35 IOPS", "1024KiB 100/0 IOPS"]);
+    assert!(p["steady_state"]["reached"] == true && tracking.iter().all(|t| t["window"]["steady"] == true), "{}", p["steady_state"]);
+    let window = &rounds[rounds.len() - 5..];
+    let settled = |rd: u64, bs: u64| -> Vec<f64> {
+        window.iter().map(|r| r.as_array().unwrap().iter().find(|c| c["read_pct"] == rd && c["block_bytes"] == bs).unwrap()["iops"].as_f64().unwrap()).collect()
+    };
+    let mixed = settled(65, 64 << 10);
+    let mean = mixed.iter().sum::<f64>() / 5.0;
+    assert!((iops(65, 64 << 10) - mean).abs() < 1e-6 * mean, "the matrix is the window's average");
+    // The throughput tests (128 KiB, 1024 KiB) and the latency test: each
+    // after its own purge and preconditioning, to its own steady state.
+    let tests: Vec<&serde_json::Value> = p["throughput_tests"].as_array().unwrap().iter().chain([&p["latency_test"]]).collect();
+    let test_names: Vec<&str> = tests.iter().map(|t| t["test"].as_str().unwrap()).collect();
+    assert_eq!(test_names, ["throughput SEQ 128KiB", "throughput SEQ 1024KiB", "latency"]);
+    for t in &tests {
+        assert!((t["wipc"]["drive_writes"].as_f64().unwrap() - 2.0).abs() < 0.01, "{}: its own preconditioning", t["test"]);
+        assert!(t["steady_state"]["reached"] == true && (5..=25).contains(&t["rounds"].as_array().unwrap().len()), "{}", t["steady_state"]);
+    }
+    let total_rounds: usize = tests.iter().map(|t| t["rounds"].as_array().unwrap().len() * t["rounds"][0].as_array().unwrap().len()).sum();
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
-    assert!(html.contains("SNIA PTS") && html.contains("Throughput (sequential, MB/s)") && html.contains("Latency (1 thread"));
+    assert!(html.contains("SNIA PTS") && html.contains("PTS 2.0.2") && html.contains("Throughput (sequential, MB/s)") && html.contains("Latency (1 thread"));
+    for item in ["64KiB 65/35 IOPS", "throughput SEQ 1024KiB", "4KiB 0/100 average latency", "99.99th percentile", "least-squares fit"] {
+        assert!(html.contains(item), "the report shows {item}");
+    }
     let csv = std::fs::read_to_string(out.join("pts.csv")).unwrap();
-    assert_eq!(csv.lines().count(), 1 + 56 * rounds.len() + 56 + 4 + 9);
+    assert_eq!(csv.lines().count(), 1 + 56 * rounds.len() + 56 + total_rounds + 4 + 9);
 }
 
 /// `--fail-die`: each job ends with a phase through the failure, its

@@ -316,8 +316,13 @@ fn pts_rows(p: &crate::procedures::pts::PtsResult) -> Vec<PtsRow> {
         rows.extend(round.iter().map(|c| row(format!("iops round {}", i + 1), c)));
     }
     rows.extend(p.iops_matrix.iter().map(|c| row("iops steady-state average".into(), c)));
-    rows.extend(p.throughput.iter().map(|c| row("throughput".into(), c)));
-    rows.extend(p.latency.iter().map(|c| row("latency".into(), c)));
+    for t in p.throughput_tests.iter().chain(&p.latency_test) {
+        for (i, round) in t.rounds.iter().enumerate() {
+            rows.extend(round.iter().map(|c| row(format!("{} round {}", t.test, i + 1), c)));
+        }
+    }
+    rows.extend(p.throughput.iter().map(|c| row("throughput steady-state average".into(), c)));
+    rows.extend(p.latency.iter().map(|c| row("latency steady-state average".into(), c)));
     rows
 }
 

@@ -141,9 +141,10 @@ pub fn export(dir: &Path, profiles: &[&ReviewProfile], o: &FioOptions) -> std::i
 }
 
 /// Writes the SNIA PTS steps as fio jobs under `DIR/pts/`: the
-/// workload-independent preconditioning, one IOPS round (56 jobs; run it
-/// round after round until the 4KiB 100% write IOPS is steady), the
-/// throughput and the latency tests.
+/// workload-independent preconditioning, and one round of each test (the
+/// IOPS test's 56 jobs, a throughput round, a latency round), each test
+/// run after a purge and the preconditioning of its own, round after round
+/// until its tracking variables are steady (`procedures::pts`).
 pub fn export_pts(dir: &Path, o: &FioOptions) -> std::io::Result<Vec<PathBuf>> {
     use crate::procedures::pts::{
         IOPS_BLOCK_BYTES, IOPS_QUEUE_DEPTH, IOPS_READ_PCTS, IOPS_THREADS, LATENCY_BLOCK_BYTES, LATENCY_READ_PCTS, SEQ_QUEUE_DEPTH, THROUGHPUT_BLOCK_BYTES,
@@ -158,10 +159,10 @@ pub fn export_pts(dir: &Path, o: &FioOptions) -> std::io::Result<Vec<PathBuf>> {
         Ok(())
     };
     let head = |step: &str| format!("; flashlab, SNIA PTS, {step}.\n; This job overwrites {}: every byte on it is lost.\n", o.filename);
-    let mut s = head("step 1: purge the device with its vendor's secure erase first; step 2: workload-independent preconditioning, twice the capacity in 128KiB sequential writes");
+    let mut s = head("step 1, before each test: purge the device with its vendor's secure erase, then this workload-independent preconditioning, twice the capacity in 128KiB sequential writes");
     let _ = write!(s, "[global]\nfilename={}\nioengine=libaio\ndirect=1\nrefill_buffers\ngroup_reporting\n\n[wipc]\nrw=write\nbs=128k\niodepth={SEQ_QUEUE_DEPTH}\nnumjobs=1\nloops=2\n", o.filename);
     put("1-wipc.fio", s)?;
-    let mut s = head("step 3: one round of the IOPS test (7 read/write mixes x 8 block sizes); repeat rounds until the RND 4KiB 0/100 IOPS meets the SNIA criteria over 5 rounds, at most 25");
+    let mut s = head("IOPS test: purge and step 1 first; then this round (7 read/write mixes x 8 block sizes), repeated until RND 4KiB 0/100, 64KiB 65/35 and 1024KiB 100/0 IOPS (PTS 2.0.2; PTS-E 1.1: the first alone) each meet the SNIA criteria over the same 5 rounds, at most 25");
     s += &global(o);
     for rd in IOPS_READ_PCTS {
         for bs in IOPS_BLOCK_BYTES {
@@ -169,20 +170,19 @@ pub fn export_pts(dir: &Path, o: &FioOptions) -> std::io::Result<Vec<PathBuf>> {
         }
     }
     put("2-iops-round.fio", s)?;
-    let mut s = head("step 4: throughput, sequential, 100% write then 100% read");
+    let mut s = head("throughput tests, one a block size (its two jobs are its round): purge and step 1 first; then rounds of SEQ 100% write and 100% read until the 100% write MB/s meets the SNIA criteria over 5 rounds, at most 25");
     s += &global(o);
     for bs in THROUGHPUT_BLOCK_BYTES {
         for rd in [0, 100] {
-            s +=
-                &section(&format!("seq-{}-r{rd}", size(bs)), &crate::procedures::pts::mix_of(rd, bs, true), SEQ_QUEUE_DEPTH, 1, o.round_s * o.rounds_4k as u64);
+            s += &section(&format!("seq-{}-r{rd}", size(bs)), &crate::procedures::pts::mix_of(rd, bs, true), SEQ_QUEUE_DEPTH, 1, o.round_s);
         }
     }
     put("3-throughput.fio", s)?;
-    let mut s = head("step 5: latency, 1 thread at queue depth 1");
+    let mut s = head("latency test, 1 thread at queue depth 1: purge and step 1 first; then this round, repeated until the RND 4KiB 0/100 average latency meets the SNIA criteria over 5 rounds, at most 25");
     s += &global(o);
     for rd in LATENCY_READ_PCTS {
         for bs in LATENCY_BLOCK_BYTES {
-            s += &section(&format!("lat-{}-r{rd}", size(bs)), &crate::procedures::pts::mix_of(rd, bs, false), 1, 1, o.round_s * o.rounds_4k as u64);
+            s += &section(&format!("lat-{}-r{rd}", size(bs)), &crate::procedures::pts::mix_of(rd, bs, false), 1, 1, o.round_s);
         }
     }
     put("4-latency.fio", s)?;

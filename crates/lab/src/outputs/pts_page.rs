@@ -36,18 +36,48 @@ fn mix_color(i: usize) -> String {
     ramp("#2c7bb6", "#d7191c", i, pts::IOPS_READ_PCTS.len())
 }
 
-fn steady_row(label: &str, s: &crate::runs::phase::SteadyReport) -> Vec<String> {
-    let w = s.window.as_ref();
+fn window_cells(w: Option<&steady::SteadyWindow>) -> Vec<String> {
     vec![
-        esc(label),
-        esc(&s.tracked),
-        if s.reached { "<span class=\"ok\">reached</span>".into() } else { "<span class=\"bad\">NOT REACHED (cap hit)</span>".into() },
-        s.rounds.to_string(),
         w.map_or("-".into(), |w| format!("{}-{}", w.first_round + 1, w.first_round + steady::WINDOW)),
         w.map_or("-".into(), |w| num(w.mean)),
         w.map_or("-".into(), |w| format!("{} (max {})", num(w.range), num(w.range_allowed))),
         w.map_or("-".into(), |w| format!("{} (max {})", num(w.slope_excursion), num(w.slope_excursion_allowed))),
+        w.map_or("-".into(), |w| format!("y = {} + {} x", num(w.intercept), num(w.slope))),
     ]
+}
+
+fn reached(s: &crate::runs::phase::SteadyReport) -> String {
+    if s.reached {
+        "<span class=\"ok\">reached</span>".into()
+    } else {
+        "<span class=\"bad\">NOT REACHED (25 rounds: the last 5 are the window)</span>".into()
+    }
+}
+
+/// A test's determination: a row per tracking variable (results of
+/// before the tracking variables: the one tracked, from `s`).
+fn steady_rows(test: &str, s: &crate::runs::phase::SteadyReport, tracking: &[pts::Tracked]) -> Vec<Vec<String>> {
+    if tracking.is_empty() {
+        let mut row = vec![esc(test), esc(&s.tracked), reached(s), s.rounds.to_string()];
+        row.extend(window_cells(s.window.as_ref()));
+        return vec![row];
+    }
+    tracking
+        .iter()
+        .map(|t| {
+            let steady = if t.window.as_ref().is_some_and(|w| w.steady) { "steady" } else { "<span class=\"bad\">not steady</span>" };
+            let mut row = vec![esc(test), esc(&t.name), format!("{} ({steady})", reached(s)), s.rounds.to_string()];
+            row.extend(window_cells(t.window.as_ref()));
+            row
+        })
+        .collect()
+}
+
+/// Every test of a result: name, determination, tracking variables.
+fn tests_of(p: &PtsResult) -> Vec<(&str, &crate::runs::phase::SteadyReport, &[pts::Tracked])> {
+    let mut t = vec![("IOPS", &p.steady_state, &p.iops_tracking[..])];
+    t.extend(p.throughput_tests.iter().chain(&p.latency_test).map(|x| (x.test.as_str(), &x.steady_state, &x.tracking[..])));
+    t
 }
 
 /// The PTS report of one device and format.
@@ -55,32 +85,54 @@ pub fn pts_section(out: &mut String, files: &mut Vec<Chart>, p: &PtsResult, colo
     let label = format!("{} {}", p.device.name, p.device.format);
     let key = format!("pts-{}-{}", p.device.id, slug(&p.device.format));
     let _ = write!(out, "<h2 id=\"{key}\">SNIA PTS: {}</h2>", esc(&label));
+    let own = if p.throughput_tests.is_empty() {
+        "then throughput and latency once, on the same card, without a purge of their own (results of before the PTS 2.0.2 run)".to_string()
+    } else {
+        format!(
+            "each test after a purge and a preconditioning of its own: IOPS (7 read/write mixes x 8 block sizes at {}T/{}Q), throughput (SEQ 128KiB and SEQ 1024KiB, each a test, at 1T/{}Q) and latency (RND 0.5, 4 and 8KiB at 1T/1Q), each in rounds until every tracking variable is steady over the same 5 rounds (at most {})",
+            pts::IOPS_THREADS,
+            pts::IOPS_QUEUE_DEPTH,
+            pts::SEQ_QUEUE_DEPTH,
+            pts::ROUNDS_MAX
+        )
+    };
     let _ = write!(
         out,
-        "<p>Purge; workload-independent preconditioning: {:.2} drive writes of SEQ 128KiB writes at 1 thread x {} ({} MB/s); IOPS test in rounds of 7 read/write mixes x 8 block sizes at {}T/{}Q until the tracked 4KiB 100% write IOPS is steady (at most {} rounds); then throughput (SEQ, 1T/{}Q) and latency (RND, 1T/1Q).</p>",
+        "<p>{}: purge; workload-independent preconditioning: {:.2} drive writes of SEQ 128KiB writes at 1 thread x {} ({} MB/s); {own}.</p>",
+        esc(p.version.name()),
         p.wipc.drive_writes,
         pts::SEQ_QUEUE_DEPTH,
         num(p.wipc.summary.write.mb_per_s),
-        pts::IOPS_THREADS,
-        pts::IOPS_QUEUE_DEPTH,
-        pts::ROUNDS_MAX,
-        pts::SEQ_QUEUE_DEPTH
     );
     out.push_str("<h3>Steady-state determination</h3>");
-    let head = ["device", "tracked", "steady state", "rounds", "window (rounds)", "mean", "range", "slope excursion"];
-    table(out, &head, &[steady_row(&label, &p.steady_state)]);
-    let steady_id = format!("{key}-steady");
-    let steady_svg =
-        snia_chart(&steady_id, &format!("{label}: steady state, RND 4KiB 100% write"), "IOPS", &p.tracked, p.steady_state.window.as_ref(), colors.get(&label));
-    let charts = vec![
-        convergence_chart(&key, &label, p),
-        Chart { file: format!("{steady_id}.svg"), caption: "IOPS test: the tracked variable and its steady-state window".into(), svg: steady_svg },
-        matrix_chart(&key, &label, p),
-    ];
+    let head = ["test", "tracking variable", "steady state", "rounds", "window (rounds)", "mean", "range", "slope excursion", "least-squares fit"];
+    let rows: Vec<Vec<String>> = tests_of(p).into_iter().flat_map(|(test, s, t)| steady_rows(test, s, t)).collect();
+    table(out, &head, &rows);
+    let mut charts = vec![convergence_chart(&key, &label, p)];
+    charts.extend(tracking_charts(&key, &label, p, colors.get(&label)));
+    charts.push(matrix_chart(&key, &label, p));
     figures_of(out, files, charts);
     iops_table(out, p);
     throughput_table(out, p);
     latency_table(out, p);
+}
+
+/// Each test's tracking variables per round, with their windows.
+fn tracking_charts(key: &str, label: &str, p: &PtsResult, color: &str) -> Vec<Chart> {
+    let mut out = Vec::new();
+    let iops_first = [pts::Tracked { name: "4KiB 0/100 IOPS".into(), series: p.tracked.clone(), window: p.steady_state.window.clone() }];
+    let iops = if p.iops_tracking.is_empty() { &iops_first[..] } else { &p.iops_tracking[..] };
+    let tests = std::iter::once(("IOPS", iops)).chain(p.throughput_tests.iter().chain(&p.latency_test).map(|t| (t.test.as_str(), &t.tracking[..])));
+    for (test, tracking) in tests {
+        for t in tracking {
+            let id = format!("{key}-steady-{}-{}", slug(test), slug(&t.name));
+            let y_label = t.name.rsplit_once(' ').map_or(t.name.as_str(), |(_, m)| m).to_string();
+            let y_label = if t.name.ends_with("average latency") { "ms".to_string() } else { y_label };
+            let svg = snia_chart(&id, &format!("{label}: {test} test, {}", t.name), &y_label, &t.series, t.window.as_ref(), color);
+            out.push(Chart { file: format!("{id}.svg"), caption: format!("{test} test: {} per round and its steady-state window", t.name), svg });
+        }
+    }
+    out
 }
 
 fn legend_item(name: String, color: String) -> LegendItem {
@@ -155,8 +207,8 @@ fn throughput_table(out: &mut String, p: &PtsResult) {
 }
 
 fn latency_table(out: &mut String, p: &PtsResult) {
-    let title = "Latency (1 thread, queue depth 1; average / max, ms)";
+    let title = "Latency (1 thread, queue depth 1; average / 99.99th percentile / max, ms)";
     mix_by_size_table(out, title, &pts::LATENCY_READ_PCTS, &pts::LATENCY_BLOCK_BYTES, &p.latency, |c| {
-        format!("{} / {}", num(c.latency_avg_ms), num(c.latency_max_ms))
+        format!("{} / {} / {}", num(c.latency_avg_ms), num(c.latency_p9999_ms), num(c.latency_max_ms))
     });
 }

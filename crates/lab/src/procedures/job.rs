@@ -85,6 +85,9 @@ pub struct ReviewSpec {
     /// The SNIA PTS sequence instead of the reviewers' (see `pts`).
     #[serde(default)]
     pub pts: bool,
+    /// The PTS version followed (results of before it: PTS-E 1.1).
+    #[serde(default = "pts_version_before")]
+    pub pts_version: crate::procedures::pts::PtsVersion,
     /// Dies (or channels) that fail in a last phase of every review job,
     /// after its main tests (seconds from that phase's start).
     #[serde(default)]
@@ -92,6 +95,10 @@ pub struct ReviewSpec {
     /// The rebuild's rate, bytes per second (none: each profile's).
     #[serde(default)]
     pub rebuild_bytes_per_sec: Option<u64>,
+}
+
+fn pts_version_before() -> crate::procedures::pts::PtsVersion {
+    crate::procedures::pts::PtsVersion::V1_1
 }
 
 impl ReviewSpec {
@@ -128,6 +135,7 @@ impl ReviewSpec {
             precondition_cap_drive_writes: crate::runs::run::PRECONDITION_CAP_DRIVE_WRITES,
             snia_precondition: false,
             pts: false,
+            pts_version: Default::default(),
             fail: Vec::new(),
             rebuild_bytes_per_sec: None,
         }
