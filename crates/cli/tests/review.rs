@@ -295,8 +295,47 @@ fn pts_runs_the_snia_sequence_and_reports_its_tables() {
     let total_rounds: usize = tests.iter().map(|t| t["rounds"].as_array().unwrap().len() * t["rounds"][0].as_array().unwrap().len()).sum();
     let html = std::fs::read_to_string(out.join("report.html")).unwrap();
     assert!(html.contains("SNIA PTS") && html.contains("PTS 2.0.2") && html.contains("Throughput (sequential, MB/s)") && html.contains("Latency (1 thread"));
-    for item in ["64KiB 65/35 IOPS", "throughput SEQ 1024KiB", "4KiB 0/100 average latency", "99.99th percentile", "least-squares fit"] {
+    // The items PTS 2.0.2's report requires: the header's test conditions
+    // (from the run), each test's steady-state determination with its
+    // fit, a plot per tracking variable, the IOPS 2D and 3D plots, the
+    // latency 3D plots and the five nines.
+    for item in [
+        "Test conditions",
+        "write cache",
+        "power loss",
+        "data pattern",
+        "active range",
+        "test platform",
+        "software",
+        "64KiB 65/35 IOPS",
+        "throughput SEQ 1024KiB",
+        "4KiB 0/100 average latency",
+        "99.99th percentile",
+        "least-squares fit",
+    ] {
         assert!(html.contains(item), "the report shows {item}");
+    }
+    for chart in [
+        "iops-3d",
+        "latency-avg-3d",
+        "latency-max-3d",
+        "iops",
+        "convergence",
+        "steady-iops-64kib-65-35-iops",
+        "steady-throughput-seq-1024kib-1024kib-0-100-mb-s",
+        "steady-latency-4kib-0-100-average-latency",
+    ] {
+        assert!(out.join("charts").join(format!("pts-mx6300-stock-{chart}.svg")).is_file(), "the {chart} chart");
+    }
+    // Rendered: every chart drawn, 56 bars in the IOPS 3D plot and 9 in
+    // each latency one, no console error.
+    let prof = tmp("pts-chromium");
+    let o = common::chromium::chromium(&["--dump-dom", &format!("file://{}", out.join("report.html").display())], &prof);
+    let (dom, log) = (String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    assert!(o.status.success(), "chromium failed: {log}");
+    assert_eq!(dom.matches("class=\"bar3d\"").count(), 56 + 2 * 9, "3D bars drawn");
+    for bad in ["Uncaught", "CONSOLE", "Failed to load resource", "parsererror"] {
+        assert!(!log.contains(bad) && !dom.contains(bad), "'{bad}' rendering the PTS report: {log}");
     }
     let csv = std::fs::read_to_string(out.join("pts.csv")).unwrap();
     assert_eq!(csv.lines().count(), 1 + 56 * rounds.len() + 56 + total_rounds + 4 + 9);

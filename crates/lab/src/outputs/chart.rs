@@ -19,8 +19,10 @@ use std::fmt::Write as _;
 pub use crate::number::num;
 
 mod bar;
+mod bar3d;
 mod line;
 pub use bar::{BarChart, BarSeries};
+pub use bar3d::Bar3dChart;
 #[cfg(test)]
 use line::{end_labels, labels_spread};
 pub use line::{Band, LineChart, Series};

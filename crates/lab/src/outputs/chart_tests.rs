@@ -130,3 +130,25 @@ fn ramps_run_from_one_colour_to_the_other() {
     assert_eq!(ramp("#000000", "#ffffff", 2, 3), "#ffffff");
     assert_eq!(ramp("#000000", "#ffffff", 1, 3), "#808080");
 }
+
+/// A 3D bar chart draws a bar per value, back row first (nearer bars
+/// cover farther ones), a missing value as no bar, text escaped.
+#[test]
+fn a_3d_chart_draws_its_bars_back_to_front() {
+    let c = Bar3dChart {
+        id: "b3".into(),
+        title: "IOPS <3D>".into(),
+        y_label: "IOPS".into(),
+        x_label: "block size".into(),
+        x_names: vec!["4KiB".into(), "8KiB".into()],
+        z_names: vec!["0/100".into(), "100/0".into()],
+        colors: vec!["#d7191c".into(), "#2c7bb6".into()],
+        values: vec![vec![Some(10.0), Some(5.0)], vec![Some(40.0), None]],
+    }
+    .svg();
+    assert!(c.starts_with("<svg") && c.ends_with("</svg>") && c.contains("IOPS &lt;3D&gt;"));
+    assert_eq!(c.matches(r#"class="bar3d""#).count(), 3);
+    let back = c.find("100/0 4KiB: 40").expect("the back row's bar");
+    let front = c.find("0/100 4KiB: 10").expect("the front row's bar");
+    assert!(back < front, "the back row is drawn first");
+}

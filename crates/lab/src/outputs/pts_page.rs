@@ -5,7 +5,7 @@
 //! latency tables.
 
 use crate::number::num;
-use crate::outputs::chart::{esc, ramp, LegendItem, LineChart, Series, Stroke, Swatch};
+use crate::outputs::chart::{esc, ramp, Bar3dChart, LegendItem, LineChart, Series, Stroke, Swatch};
 use crate::outputs::figures::{slug, snia_chart, Chart, Colors};
 use crate::outputs::page::{figures_of, table};
 use crate::procedures::pts::{self, PtsResult};
@@ -104,6 +104,24 @@ pub fn pts_section(out: &mut String, files: &mut Vec<Chart>, p: &PtsResult, colo
         pts::SEQ_QUEUE_DEPTH,
         num(p.wipc.summary.write.mb_per_s),
     );
+    if let Some(c) = &p.conditions {
+        out.push_str("<h3>Test conditions</h3>");
+        let rows = [
+            (
+                "device",
+                format!("{} ({}), format {}, {} GB user capacity", p.device.name, p.device.id, p.device.format, num(p.device.capacity_bytes as f64 / 1e9)),
+            ),
+            ("write cache", c.write_cache.clone()),
+            ("data pattern", c.data_pattern.clone()),
+            ("active range", format!("100% of the user capacity (LBA 0 to {} bytes), preconditioning and test", c.active_range_bytes)),
+            ("outstanding I/O", format!("IOPS {}T/{}Q; throughput 1T/{}Q; latency 1T/1Q", pts::IOPS_THREADS, pts::IOPS_QUEUE_DEPTH, pts::SEQ_QUEUE_DEPTH)),
+            ("round", format!("{} s a cell (virtual time), seed {}", num(c.round_s), c.seed)),
+            ("test platform", c.platform.clone()),
+            ("software", c.software.clone()),
+        ];
+        let rows: Vec<Vec<String>> = rows.iter().map(|(k, v)| vec![esc(k), esc(v)]).collect();
+        table(out, &["condition", "value"], &rows);
+    }
     out.push_str("<h3>Steady-state determination</h3>");
     let head = ["test", "tracking variable", "steady state", "rounds", "window (rounds)", "mean", "range", "slope excursion", "least-squares fit"];
     let rows: Vec<Vec<String>> = tests_of(p).into_iter().flat_map(|(test, s, t)| steady_rows(test, s, t)).collect();
@@ -111,6 +129,8 @@ pub fn pts_section(out: &mut String, files: &mut Vec<Chart>, p: &PtsResult, colo
     let mut charts = vec![convergence_chart(&key, &label, p)];
     charts.extend(tracking_charts(&key, &label, p, colors.get(&label)));
     charts.push(matrix_chart(&key, &label, p));
+    charts.push(matrix_3d(&key, &label, p));
+    charts.extend(latency_3d(&key, &label, p));
     figures_of(out, files, charts);
     iops_table(out, p);
     throughput_table(out, p);
@@ -175,6 +195,48 @@ fn matrix_chart(key: &str, label: &str, p: &PtsResult) -> Chart {
         c.legend.push(legend_item(mix_name(rd), mix_color(i)));
     }
     Chart { file: format!("{key}-iops.svg"), caption: "IOPS test: the steady-state matrix, a line per read/write mix".into(), svg: c.svg() }
+}
+
+/// A 3D plot of `cells` by block size (`sizes`, small to large, left to
+/// right) and read/write mix (`read_pcts`, 100% write in front).
+fn plot_3d(id: String, title: String, y_label: &str, read_pcts: &[u32], sizes: &[u32], cells: &[pts::Cell], value: impl Fn(&pts::Cell) -> f64) -> String {
+    let mut sizes = sizes.to_vec();
+    sizes.sort_unstable();
+    let mut mixes = read_pcts.to_vec();
+    mixes.sort_unstable();
+    Bar3dChart {
+        id,
+        title,
+        y_label: y_label.into(),
+        x_label: "block size".into(),
+        x_names: sizes.iter().map(|&b| size_name(b)).collect(),
+        z_names: mixes.iter().map(|&rd| mix_name(rd)).collect(),
+        colors: mixes.iter().map(|&rd| mix_color(pts::IOPS_READ_PCTS.iter().position(|&r| r == rd).unwrap_or(0))).collect(),
+        values: mixes.iter().map(|&rd| sizes.iter().map(|&bs| pts::cell(cells, rd, bs).map(&value)).collect()).collect(),
+    }
+    .svg()
+}
+
+/// The IOPS matrix in 3D, as the PTS report draws it.
+fn matrix_3d(key: &str, label: &str, p: &PtsResult) -> Chart {
+    let id = format!("{key}-iops-3d");
+    let title = format!("{label}: IOPS, 3D (steady-state average)");
+    let svg = plot_3d(id.clone(), title, "IOPS", &pts::IOPS_READ_PCTS, &pts::IOPS_BLOCK_BYTES, &p.iops_matrix, |c| c.iops);
+    Chart { file: format!("{id}.svg"), caption: "IOPS test: the steady-state matrix in 3D (100% write in front)".into(), svg }
+}
+
+/// The latency test's average and maximum latencies in 3D.
+fn latency_3d(key: &str, label: &str, p: &PtsResult) -> Vec<Chart> {
+    let plots: [(&str, &str, fn(&pts::Cell) -> f64); 2] = [("average", "avg", |c| c.latency_avg_ms), ("maximum", "max", |c| c.latency_max_ms)];
+    plots
+        .into_iter()
+        .map(|(what, short, value)| {
+            let id = format!("{key}-latency-{short}-3d");
+            let title = format!("{label}: {what} latency at 1T/1Q, 3D");
+            let svg = plot_3d(id.clone(), title, "ms", &pts::LATENCY_READ_PCTS, &pts::LATENCY_BLOCK_BYTES, &p.latency, value);
+            Chart { file: format!("{id}.svg"), caption: format!("Latency test: {what} latency in 3D (100% write in front)"), svg }
+        })
+        .collect()
 }
 
 /// A table of read/write mixes (rows) by block sizes (columns) of `cells`.

@@ -212,6 +212,49 @@ pub struct PtsResult {
     pub throughput_tests: Vec<TestRounds>,
     #[serde(default)]
     pub latency_test: Option<TestRounds>,
+    /// The conditions the report's header states, taken from the run.
+    #[serde(default)]
+    pub conditions: Option<Conditions>,
+}
+
+/// The test conditions the PTS report's header names, as the run had
+/// them.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Conditions {
+    /// The device's write cache: its buffer and whether it is protected
+    /// against power loss.
+    pub write_cache: String,
+    /// What the I/Os carry.
+    pub data_pattern: String,
+    /// The share of the user capacity preconditioned and tested, bytes.
+    pub active_range_bytes: u64,
+    /// One round's (one cell's) length, virtual seconds.
+    pub round_s: f64,
+    pub seed: u64,
+    /// What ran the test.
+    pub platform: String,
+    pub software: String,
+}
+
+impl Conditions {
+    fn of(job: &Job, spec: &ReviewSpec, s: &Session) -> Conditions {
+        let ftl = &job.profile.ftl;
+        let buffer = job.profile.write_buffer_bytes(spec.scale) as f64 / 1048576.0;
+        let protection = if ftl.power_loss_protection {
+            "protected against power loss (every acknowledged write kept)"
+        } else {
+            "not protected (a write is kept once flushed)"
+        };
+        Conditions {
+            write_cache: format!("write-back, {buffer:.1} MiB, {protection}"),
+            data_pattern: "none: the simulated card moves no data (the exported fio jobs write random data, refill_buffers)".into(),
+            active_range_bytes: s.device.capacity_bytes(),
+            round_s: s.interval_ns as f64 / 1e9,
+            seed: spec.seed,
+            platform: format!("flashlab's simulated card in virtual time, scale 1/{}", spec.scale),
+            software: format!("flashlab {}", env!("CARGO_PKG_VERSION")),
+        }
+    }
 }
 
 fn version_before() -> PtsVersion {
@@ -252,6 +295,7 @@ pub fn pts_run(spec: &ReviewSpec, job: &Job, index: usize, events: &(dyn Fn(&Rev
         latency: latency_test.average.clone(),
         throughput_tests,
         latency_test: Some(latency_test),
+        conditions: Some(Conditions::of(job, spec, &s)),
     })
 }
 
