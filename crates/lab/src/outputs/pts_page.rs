@@ -227,7 +227,8 @@ fn matrix_3d(key: &str, label: &str, p: &PtsResult) -> Chart {
 
 /// The latency test's average and maximum latencies in 3D.
 fn latency_3d(key: &str, label: &str, p: &PtsResult) -> Vec<Chart> {
-    let plots: [(&str, &str, fn(&pts::Cell) -> f64); 2] = [("average", "avg", |c| c.latency_avg_ms), ("maximum", "max", |c| c.latency_max_ms)];
+    type Value = fn(&pts::Cell) -> f64;
+    let plots: [(&str, &str, Value); 2] = [("average", "avg", |c| c.latency_avg_ms), ("maximum", "max", |c| c.latency_max_ms)];
     plots
         .into_iter()
         .map(|(what, short, value)| {
