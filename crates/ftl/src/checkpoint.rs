@@ -120,7 +120,7 @@ impl<M: Media> Ftl<M> {
             let m = &mut ftl.sbs.meta[sb];
             m.erase_count = erases;
             m.short = states[sb * 2 + 1] != 0;
-            m.state = if states[sb * 2] != 0 { SbState::Closed } else { SbState::Free };
+            m.found_state(if states[sb * 2] != 0 { SbState::Closed } else { SbState::Free });
             if m.state == SbState::Free {
                 if m.valid != 0 {
                     return Err(bad(&format!("superblock {sb} is free but holds mapped slots")));

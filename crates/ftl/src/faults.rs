@@ -341,7 +341,7 @@ impl<M: Media> Ftl<M> {
         let w = &mut self.writers[id];
         let sb = std::mem::replace(&mut w.sb, SB_NONE);
         let m = &mut self.sbs.meta[sb as usize];
-        m.state = SbState::Closed;
+        m.become_state(SbState::Closed);
         m.short = true;
         m.close_seq = self.seq;
         Ok(())

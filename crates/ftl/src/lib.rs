@@ -220,7 +220,7 @@ impl<M: Media> Ftl<M> {
             self.superblock_erase(sb, OpTag::Format)?;
             let m = &mut self.sbs.meta[sb as usize];
             m.erase_count += 1;
-            m.state = SbState::Free;
+            m.found_state(SbState::Free);
             m.valid = 0;
             m.short = false;
             self.sbs.narrows[sb as usize] = self.narrowing_fresh(sb);

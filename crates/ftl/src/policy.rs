@@ -65,7 +65,7 @@ impl<M: Media> Ftl<M> {
         debug_assert!(self.gc.victim.is_none() && self.sbs.meta[sb as usize].state == SbState::Closed);
         let s = self.layout.data_slots_per_superblock as u64;
         let m = &mut self.sbs.meta[sb as usize];
-        m.state = SbState::Victim;
+        m.become_state(SbState::Victim);
         let v = m.valid as u64;
         self.gc.rate = if v >= s { 64 * ONE } else { (v * ONE).div_ceil(s - v).min(64 * ONE) };
         self.gc.victim = Some(Victim { sb, cursor: 0, prefetch: 0, page_first: 0, mask: 0 });

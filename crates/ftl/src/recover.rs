@@ -364,7 +364,7 @@ impl<M: Media> Ftl<M> {
             let m = &mut self.sbs.meta[sb as usize];
             m.erase_count = erases;
             m.short = short;
-            m.state = if written { SbState::Closed } else { SbState::Free };
+            m.found_state(if written { SbState::Closed } else { SbState::Free });
             if !written && self.sb_usable(sb) {
                 self.sbs.free.push(std::cmp::Reverse((erases, sb)));
             }

@@ -20,6 +20,16 @@ pub enum SbState {
     Victim,
 }
 
+impl SbState {
+    /// Whether `self -> to` is a step of the life cycle: a writer opens a
+    /// free superblock and closes it full (or short, on a failure); GC
+    /// takes a closed one as its victim; the victim's erase frees it.
+    pub(crate) fn may_become(self, to: SbState) -> bool {
+        use SbState::*;
+        matches!((self, to), (Free, Open) | (Open, Closed) | (Closed, Victim) | (Victim, Free))
+    }
+}
+
 #[derive(Debug, Clone)]
 pub(crate) struct SbMeta {
     pub(crate) state: SbState,
@@ -30,6 +40,24 @@ pub(crate) struct SbMeta {
     /// Closed before it was full: the open superblock of a recovered card,
     /// whose remaining pages stay unprogrammed until GC erases it.
     pub(crate) short: bool,
+}
+
+impl SbMeta {
+    /// Moves the superblock one step along its life cycle: every
+    /// transition goes through here, asserted (`SbState::may_become`).
+    #[inline]
+    pub(crate) fn become_state(&mut self, to: SbState) {
+        assert!(self.state.may_become(to), "a superblock cannot go from {:?} to {to:?}", self.state);
+        self.state = to;
+    }
+
+    /// The state a mount finds (from the media or a checkpoint) or a
+    /// secure erase leaves (every superblock free): set, not stepped.
+    #[inline]
+    pub(crate) fn found_state(&mut self, state: SbState) {
+        debug_assert!(matches!(state, SbState::Free | SbState::Closed), "a mount or an erase leaves a superblock free or closed, not {state:?}");
+        self.state = state;
+    }
 }
 
 pub(crate) const SB_NONE: u32 = u32::MAX;
@@ -130,8 +158,7 @@ impl<M: Media> Ftl<M> {
     /// erased: it rejoins the free pool, one erase older.
     pub(crate) fn superblock_erased(&mut self, sb: u32) {
         let m = &mut self.sbs.meta[sb as usize];
-        debug_assert_eq!(m.state, SbState::Victim);
-        m.state = SbState::Free;
+        m.become_state(SbState::Free);
         m.valid = 0;
         m.short = false;
         m.erase_count += 1;
@@ -221,5 +248,23 @@ mod tests {
         let mut out = vec![0u8; SLOT_BYTES as usize];
         ftl.read(0, Some(&mut out)).unwrap();
         assert_eq!(out, old, "the refused write's LBA keeps its old data");
+    }
+
+    /// The life cycle has four steps and no other: Free -> Open -> Closed
+    /// -> Victim -> Free.
+    #[test]
+    fn a_superblock_steps_only_along_its_life_cycle() {
+        use super::SbState::{self, *};
+        let all = [Free, Open, Closed, Victim];
+        let steps: Vec<(SbState, SbState)> = all.iter().flat_map(|&a| all.iter().map(move |&b| (a, b))).filter(|&(a, b)| a.may_become(b)).collect();
+        assert_eq!(steps, [(Free, Open), (Open, Closed), (Closed, Victim), (Victim, Free)]);
+    }
+
+    #[test]
+    #[should_panic(expected = "cannot go from Free to Victim")]
+    fn a_step_off_the_life_cycle_is_refused() {
+        use super::SbState::*;
+        let mut m = super::SbMeta { state: Free, valid: 0, close_seq: 0, erase_count: 0, short: false };
+        m.become_state(Victim);
     }
 }

@@ -300,8 +300,7 @@ impl<M: Media> Ftl<M> {
                     let sb = w.sb as usize;
                     w.sb = SB_NONE;
                     let m = &mut self.sbs.meta[sb];
-                    debug_assert_eq!(m.state, SbState::Open);
-                    m.state = SbState::Closed;
+                    m.become_state(SbState::Closed);
                     m.close_seq = self.seq;
                     return;
                 }
@@ -322,9 +321,8 @@ impl<M: Media> Ftl<M> {
         };
         let narrow = self.narrowing_fresh(sb);
         let m = &mut self.sbs.meta[sb as usize];
-        debug_assert_eq!(m.state, SbState::Free);
         debug_assert_eq!(m.valid, 0);
-        m.state = SbState::Open;
+        m.become_state(SbState::Open);
         debug_assert!(self.sbs.row_narrows[sb as usize].is_empty(), "an erased superblock has no row narrowing");
         let changed = self.sbs.narrows[sb as usize] != narrow;
         self.sbs.narrows[sb as usize] = narrow;

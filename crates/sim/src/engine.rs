@@ -27,30 +27,6 @@ pub trait Target {
     fn command_slots(&self) -> Option<u32> {
         None
     }
-    /// Whether the target may leave an I/O's completion open when it is
-    /// submitted (a die that serves its queue as it frees, choosing what
-    /// runs next): a constant, so that the engine's loop is compiled
-    /// without the checks for a target that never does.
-    const DEFERS: bool = false;
-    /// Submits `io` in the device's command slot `slot`: its completion
-    /// time, or `None` when the target decides it later and reports it
-    /// through [`Target::advance`]. Only a target that `DEFERS` returns
-    /// `None`.
-    #[inline(always)]
-    fn submit_open(&mut self, now: Ns, io: &Io, _slot: usize) -> Result<Option<Ns>, Self::Error> {
-        self.submit(now, io).map(Some)
-    }
-    /// When the target's next internal event happens (a die freeing), if
-    /// it has one. The engine runs it before any completion after it.
-    fn next_event(&self) -> Option<Ns> {
-        None
-    }
-    /// Runs the target's internal events at `t` (its `next_event`),
-    /// pushing (slot, completion) for each open I/O that got its time
-    /// (never before `t`).
-    fn advance(&mut self, _t: Ns, _resolved: &mut Vec<(usize, Ns)>) -> Result<(), Self::Error> {
-        Ok(())
-    }
 }
 
 /// I/Os the engine makes ahead of their submission, so that a target can
@@ -175,109 +151,42 @@ impl Engine {
         // for a host slot: a completion hands its event to the I/O that
         // has waited longest (one key replaced, as without a limit), and
         // its host slot's next I/O queues behind the others.
-        // I/Os whose completion the target has not decided yet (a target
-        // that `DEFERS`): their slots have no key until it reports them.
-        let mut open = OpenIos::default();
         for _ in 0..slots {
             let io = next(&mut self.rng, target);
             if !admission.take((start, io)) {
                 continue;
             }
             let slot = ios.len();
-            let done = target.submit_open(start, &io, slot)?;
+            let done = target.submit(start, &io)?;
             ios.push((start, io));
-            open.set(&mut events, &keys, slot, start, done);
+            set(&mut events, &keys, slot, start, done);
         }
         // Every completion is followed by its slot's next I/O: the slot's
         // key is replaced in place.
         loop {
-            if T::DEFERS {
-                open.run_events_before_next(target, &mut events, &keys)?;
-            }
             let (done, slot) = keys.event(events.min());
             self.now = done;
             let (issued, io) = ios[slot];
             if !observer.complete(target, issued, done, &io) {
-                if T::DEFERS {
-                    // The host waits for every I/O it left at the device,
-                    // open ones included, before its next test.
-                    open.run_events_until_closed(target, &mut events, &keys)?;
-                }
                 self.drained_at = events.max().map_or(done, |k| keys.event(k).0.max(done));
                 break;
             }
             keys.rebase_when_due(done, &mut events);
             let io = next(&mut self.rng, target);
             let (issued, io) = admission.pass((done, io));
-            let t = target.submit_open(done, &io, slot)?;
+            let t = target.submit(done, &io)?;
             ios[slot] = (issued, io);
-            open.set(&mut events, &keys, slot, done, t);
+            set(&mut events, &keys, slot, done, t);
         }
         Ok(())
     }
 }
 
-/// The open I/Os of a target that `DEFERS`, and the target's events that
-/// close them.
-#[derive(Default)]
-struct OpenIos {
-    /// How many I/Os have no completion time yet.
-    count: usize,
-    /// The (slot, completion) pairs the target reported at its last event.
-    resolved: Vec<(usize, Ns)>,
-}
-
-impl OpenIos {
-    /// Gives `slot`'s I/O, submitted at `now`, its completion key, or none
-    /// while it is open.
-    #[inline(always)]
-    fn set(&mut self, events: &mut SlotTree, keys: &Keys, slot: usize, now: Ns, done: Option<Ns>) {
-        match done {
-            Some(t) => {
-                debug_assert!(t >= now, "a completion ({t} ns) before its submission ({now} ns)");
-                events.set(slot, keys.key(t, slot));
-            }
-            None => {
-                events.set(slot, u64::MAX);
-                self.count += 1;
-            }
-        }
-    }
-
-    /// Runs the target's internal events at or before the earliest known
-    /// completion (all of them when none is known): a die that frees at
-    /// `t` may close an I/O that completes at `t`.
-    fn run_events_before_next<T: Target>(&mut self, target: &mut T, events: &mut SlotTree, keys: &Keys) -> Result<(), T::Error> {
-        while let Some(te) = target.next_event() {
-            let next = events.min();
-            if next != u64::MAX && keys.event(next).0 < te {
-                break;
-            }
-            self.run_event(target, te, events, keys)?;
-        }
-        assert!(events.min() != u64::MAX, "the target left every I/O open and has no event to close them");
-        Ok(())
-    }
-
-    /// Runs the target's events until no I/O is open.
-    fn run_events_until_closed<T: Target>(&mut self, target: &mut T, events: &mut SlotTree, keys: &Keys) -> Result<(), T::Error> {
-        while self.count > 0 {
-            let te = target.next_event().expect("an open I/O and no event to close it");
-            self.run_event(target, te, events, keys)?;
-        }
-        Ok(())
-    }
-
-    fn run_event<T: Target>(&mut self, target: &mut T, te: Ns, events: &mut SlotTree, keys: &Keys) -> Result<(), T::Error> {
-        target.advance(te, &mut self.resolved)?;
-        for (slot, t) in self.resolved.drain(..) {
-            debug_assert!(t >= te, "an I/O closed at {t} ns by an event at {te} ns");
-            debug_assert_eq!(events.key_of(slot), u64::MAX, "slot {slot} closed twice");
-            events.set(slot, keys.key(t, slot));
-            self.count -= 1;
-        }
-        Ok(())
-    }
+/// Gives `slot`'s I/O, submitted at `now`, its completion key.
+#[inline(always)]
+fn set(events: &mut SlotTree, keys: &Keys, slot: usize, now: Ns, done: Ns) {
+    debug_assert!(done >= now, "a completion ({done} ns) before its submission ({now} ns)");
+    events.set(slot, keys.key(done, slot));
 }
 
 /// How a closed loop's I/Os reach the device: all at once, or through
