@@ -87,7 +87,7 @@ pub struct ReviewSpec {
     pub pts: bool,
     /// The PTS version followed (results of before it: PTS-E 1.1).
     #[serde(default = "pts_version_before")]
-    pub pts_version: crate::procedures::pts::PtsVersion,
+    pub pts_version: PtsVersion,
     /// Dies (or channels) that fail in a last phase of every review job,
     /// after its main tests (seconds from that phase's start).
     #[serde(default)]
@@ -97,8 +97,38 @@ pub struct ReviewSpec {
     pub rebuild_bytes_per_sec: Option<u64>,
 }
 
-fn pts_version_before() -> crate::procedures::pts::PtsVersion {
-    crate::procedures::pts::PtsVersion::V1_1
+/// Which PTS a `--pts` review follows (`procedures::pts`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum PtsVersion {
+    /// PTS 2.0.2 (SNIA Standard, October 2020): three tracking variables
+    /// in the IOPS test.
+    #[default]
+    #[serde(rename = "2.0.2")]
+    V2_0_2,
+    /// PTS-E 1.1 (2013): RND 4KiB 100% write IOPS alone.
+    #[serde(rename = "1.1")]
+    V1_1,
+}
+
+impl PtsVersion {
+    pub fn parse(s: &str) -> Result<PtsVersion, String> {
+        match s {
+            "2.0.2" | "2" | "2.0" => Ok(PtsVersion::V2_0_2),
+            "1.1" | "1" => Ok(PtsVersion::V1_1),
+            other => Err(format!("--pts-version {other}: 2.0.2 (the default) or 1.1")),
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PtsVersion::V2_0_2 => "PTS 2.0.2",
+            PtsVersion::V1_1 => "PTS-E 1.1",
+        }
+    }
+}
+
+fn pts_version_before() -> PtsVersion {
+    PtsVersion::V1_1
 }
 
 impl ReviewSpec {

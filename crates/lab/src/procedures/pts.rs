@@ -82,42 +82,15 @@ pub fn cell(cells: &[Cell], read_pct: u32, block_bytes: u32) -> Option<&Cell> {
     cells.iter().find(|c| c.read_pct == read_pct && c.block_bytes == block_bytes)
 }
 
-/// Which PTS the run follows.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
-pub enum PtsVersion {
-    /// PTS 2.0.2 (SNIA Standard, October 2020): three tracking variables
-    /// in the IOPS test.
-    #[default]
-    #[serde(rename = "2.0.2")]
-    V2_0_2,
-    /// PTS-E 1.1 (2013): RND 4KiB 100% write IOPS alone.
-    #[serde(rename = "1.1")]
-    V1_1,
-}
+pub use crate::procedures::job::PtsVersion;
 
-impl PtsVersion {
-    pub fn parse(s: &str) -> Result<PtsVersion, String> {
-        match s {
-            "2.0.2" | "2" | "2.0" => Ok(PtsVersion::V2_0_2),
-            "1.1" | "1" => Ok(PtsVersion::V1_1),
-            other => Err(format!("--pts-version {other}: 2.0.2 (the default) or 1.1")),
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            PtsVersion::V2_0_2 => "PTS 2.0.2",
-            PtsVersion::V1_1 => "PTS-E 1.1",
-        }
-    }
-
-    /// The IOPS test's tracking variables.
-    pub fn iops_tracking(self) -> Vec<Tracking> {
-        let iops = |read_pct, block_bytes| Tracking { read_pct, block_bytes, metric: Metric::Iops };
-        match self {
-            PtsVersion::V2_0_2 => vec![iops(0, 4096), iops(65, 64 * 1024), iops(100, 1024 * 1024)],
-            PtsVersion::V1_1 => vec![iops(0, 4096)],
-        }
+/// The IOPS test's tracking variables in `version`: PTS 2.0.2's three,
+/// PTS-E 1.1's one.
+pub fn iops_tracking(version: PtsVersion) -> Vec<Tracking> {
+    let iops = |read_pct, block_bytes| Tracking { read_pct, block_bytes, metric: Metric::Iops };
+    match version {
+        PtsVersion::V2_0_2 => vec![iops(0, 4096), iops(65, 64 * 1024), iops(100, 1024 * 1024)],
+        PtsVersion::V1_1 => vec![iops(0, 4096)],
     }
 }
 
@@ -310,7 +283,7 @@ pub struct TestPlan {
 /// The IOPS test: 7 mixes x 8 block sizes at 16T/16Q.
 pub fn iops_plan(version: PtsVersion) -> TestPlan {
     let cells = IOPS_READ_PCTS.iter().flat_map(|&rd| IOPS_BLOCK_BYTES.iter().map(move |&bs| (rd, bs, false, IOPS_THREADS, IOPS_QUEUE_DEPTH))).collect();
-    TestPlan { test: "IOPS".into(), cells, tracking: version.iops_tracking() }
+    TestPlan { test: "IOPS".into(), cells, tracking: iops_tracking(version) }
 }
 
 /// A throughput test: SEQ `bs` 100% write, then 100% read, at 1 x 32,
@@ -470,7 +443,7 @@ mod tests {
     /// The rounds the IOPS test runs on `series` (one per tracking
     /// variable, indexed by round; the last value repeats).
     fn run(version: PtsVersion, series: &[Vec<f64>]) -> (usize, Vec<Tracked>) {
-        let tracking = version.iops_tracking();
+        let tracking = iops_tracking(version);
         let (rounds, tracked) = rounds_to_steady(&tracking, |r| {
             let iops: Vec<f64> = series.iter().map(|s| s[r.min(s.len() - 1)]).collect();
             Ok(round(&tracking, &iops))
@@ -528,7 +501,7 @@ mod tests {
     /// fresh card's) are not in it.
     #[test]
     fn the_matrix_averages_the_window_alone() {
-        let tracking = PtsVersion::V1_1.iops_tracking();
+        let tracking = iops_tracking(PtsVersion::V1_1);
         let rows: Vec<Vec<Cell>> = [300.0, 200.0, 100.0, 100.0, 100.0, 100.0, 100.0].iter().map(|&v| round(&tracking, &[v])).collect();
         assert_eq!(window_average(&rows)[0].iops, 100.0);
     }
