@@ -140,15 +140,14 @@ pub fn pts_section(out: &mut String, files: &mut Vec<Chart>, p: &PtsResult, colo
 /// Each test's tracking variables per round, with their windows.
 fn tracking_charts(key: &str, label: &str, p: &PtsResult, color: &str) -> Vec<Chart> {
     let mut out = Vec::new();
-    let iops_first = [pts::Tracked { name: "4KiB 0/100 IOPS".into(), series: p.tracked.clone(), window: p.steady_state.window.clone() }];
+    let iops_first = [pts::Tracked { name: "4KiB 0/100 IOPS".into(), unit: "IOPS".into(), series: p.tracked.clone(), window: p.steady_state.window.clone() }];
     let iops = if p.iops_tracking.is_empty() { &iops_first[..] } else { &p.iops_tracking[..] };
     let tests = std::iter::once(("IOPS", iops)).chain(p.throughput_tests.iter().chain(&p.latency_test).map(|t| (t.test.as_str(), &t.tracking[..])));
     for (test, tracking) in tests {
         for t in tracking {
             let id = format!("{key}-steady-{}-{}", slug(test), slug(&t.name));
-            let y_label = t.name.rsplit_once(' ').map_or(t.name.as_str(), |(_, m)| m).to_string();
-            let y_label = if t.name.ends_with("average latency") { "ms".to_string() } else { y_label };
-            let svg = snia_chart(&id, &format!("{label}: {test} test, {}", t.name), &y_label, &t.series, t.window.as_ref(), color);
+            let y_label = if t.unit.is_empty() { "value" } else { t.unit.as_str() };
+            let svg = snia_chart(&id, &format!("{label}: {test} test, {}", t.name), y_label, &t.series, t.window.as_ref(), color);
             out.push(Chart { file: format!("{id}.svg"), caption: format!("{test} test: {} per round and its steady-state window", t.name), svg });
         }
     }

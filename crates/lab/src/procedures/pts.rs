@@ -102,6 +102,17 @@ pub enum Metric {
     LatencyAvgMs,
 }
 
+impl Metric {
+    /// The unit its values are in.
+    pub fn unit(self) -> &'static str {
+        match self {
+            Metric::Iops => "IOPS",
+            Metric::MbPerS => "MB/s",
+            Metric::LatencyAvgMs => "ms",
+        }
+    }
+}
+
 /// A tracking variable: a cell of the test's rounds and what is read from
 /// it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -113,13 +124,12 @@ pub struct Tracking {
 
 impl Tracking {
     pub fn name(&self) -> String {
-        let size = if self.block_bytes >= KIB as u32 { format!("{}KiB", self.block_bytes / KIB as u32) } else { format!("{}B", self.block_bytes) };
         let what = match self.metric {
             Metric::Iops => "IOPS",
             Metric::MbPerS => "MB/s",
             Metric::LatencyAvgMs => "average latency",
         };
-        format!("{size} {}/{} {what}", self.read_pct, 100 - self.read_pct)
+        format!("{} {}/{} {what}", size_name(self.block_bytes), self.read_pct, 100 - self.read_pct)
     }
 
     fn of(&self, round: &[Cell]) -> f64 {
@@ -135,6 +145,9 @@ impl Tracking {
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Tracked {
     pub name: String,
+    /// The unit of its series (results of before it: none).
+    #[serde(default)]
+    pub unit: String,
     pub series: Vec<f64>,
     pub window: Option<SteadyWindow>,
 }
@@ -234,10 +247,19 @@ fn version_before() -> PtsVersion {
     PtsVersion::V1_1
 }
 
+/// A block size as the PTS names it: `4KiB`, `512B`.
+fn size_name(block_bytes: u32) -> String {
+    if block_bytes >= KIB as u32 {
+        format!("{}KiB", block_bytes / KIB as u32)
+    } else {
+        format!("{block_bytes}B")
+    }
+}
+
 /// A mix of one block size, named as the PTS names its points.
 pub fn mix_of(read_pct: u32, block_bytes: u32, sequential: bool) -> Mix {
     let kind = if sequential { "SEQ" } else { "RND" };
-    let size = if block_bytes >= KIB as u32 { format!("{}KiB", block_bytes / KIB as u32) } else { format!("{block_bytes}B") };
+    let size = size_name(block_bytes);
     Mix { name: format!("{kind} {size} {read_pct}/{}", 100 - read_pct), read_ppm: read_pct * 10_000, sizes: vec![(block_bytes, 1_000_000)], sequential }
 }
 
@@ -347,7 +369,8 @@ pub fn rounds_to_steady(
 ) -> Result<(Vec<Vec<Cell>>, Vec<Tracked>), RunError> {
     assert!(!tracking.is_empty(), "a test tracks at least one variable");
     let mut rounds = Vec::new();
-    let mut tracked: Vec<Tracked> = tracking.iter().map(|t| Tracked { name: t.name(), series: Vec::new(), window: None }).collect();
+    let mut tracked: Vec<Tracked> =
+        tracking.iter().map(|t| Tracked { name: t.name(), unit: t.metric.unit().into(), series: Vec::new(), window: None }).collect();
     for r in 0..ROUNDS_MAX {
         let row = round(r)?;
         for (t, v) in tracking.iter().zip(&mut tracked) {
