@@ -138,6 +138,14 @@ pub struct ControllerProfile {
     /// it. Absent: true.
     #[serde(default = "yes", skip_serializing_if = "is_yes")]
     pub read_priority: bool,
+    /// Whether the controller works each bank in lockstep: a parity
+    /// stripe's dies (one on each channel, `ftl.stripe_width` equal to
+    /// `nand.channels`) sense, program and erase together as one wide die,
+    /// a row programmed once its stripe is whole, and the bank's channels
+    /// move its data together as one wide bus. Absent: false (each die on
+    /// its own).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub lockstep_banks: bool,
 }
 
 fn yes() -> bool {
@@ -363,6 +371,10 @@ impl Profile {
         self.within("controller.io_overhead_ns", c.io_overhead_ns, 0..=10_000_000, "at most 10 ms")?;
         if let Some(n) = c.read_slots {
             self.within("controller.read_slots", n, 1..=1 << 16, "in 1..=65536")?;
+        }
+        if c.lockstep_banks && (self.ftl.stripe_width != g.channels || g.channels < 2) {
+            let msg = format!("equal to nand.channels ({}) when controller.lockstep_banks is set: a bank is one die on each channel, its parity stripe", g.channels);
+            return Err(self.field("ftl.stripe_width", self.ftl.stripe_width, &msg));
         }
         let cw = self.nand.codeword_bytes;
         if !(512..=4096).contains(&cw) || !cw.is_power_of_two() {

@@ -750,3 +750,48 @@ fn a_host_drivers_hold_makes_writes_wait_for_the_groomers_erase_blocks() {
     let err = p.validate().unwrap_err().to_string();
     assert!(err.contains("ftl.write_hold_erase_blocks"), "{err}");
 }
+
+/// The tiny card with parity stripes of its 4 channels' dies (two banks:
+/// dies 0-3 and 4-7), each bank worked in lockstep or each die on its own.
+fn banked(lockstep: bool) -> Device {
+    let text = tiny_text("host", 12)
+        .replace("stripe_width = 1", "stripe_width = 4")
+        .replace("stock = 50_000_000", "stock = 40_000_000")
+        .replace("[host]", &format!("lockstep_banks = {lockstep}\n[host]"));
+    Device::new(&Profile::parse("tiny.toml", &text).unwrap(), "stock", 1).unwrap()
+}
+
+/// Where the controller works a bank in lockstep (`controller.lockstep_banks`,
+/// an ioMemory's 24+1 pads), one sense occupies every die of the bank, so
+/// reads of its different dies queue one behind the other; and a row is
+/// programmed once, when its stripe is whole: until then a read of the
+/// bank waits for nothing, after it for one tPROG (not one a die).
+#[test]
+fn a_bank_in_lockstep_senses_one_read_at_a_time_and_programs_a_row_when_whole() {
+    // Row 0 of both banks: slots 0..24 fill its 6 data pages (bank 0's
+    // parity on die 0, so slots 0, 4 and 8 lie on dies 1, 2 and 3).
+    let reads = |dev: &mut Device| -> Vec<Ns> { [0u64, 4, 8].iter().map(|&s| latency(dev, 20 * NS_PER_MS, io(s * 4096, 4096, false))).collect() };
+    let mut apart = banked(false);
+    write_slots(&mut apart, 0, 0, 24);
+    let apart = reads(&mut apart);
+    let mut bank = banked(true);
+    write_slots(&mut bank, 0, 0, 24);
+    let locked = reads(&mut bank);
+    assert!(apart[2] < apart[0] + 20 * NS_PER_US, "three dies read side by side: {apart:?}");
+    for i in 1..3 {
+        assert!(locked[i] >= locked[i - 1] + 45 * NS_PER_US, "each read waits for the bank's sense before it: {locked:?}");
+    }
+    // Row 1 of bank 0 (parity on die 1; data on dies 0, 2, 3): two of
+    // its three data pages written, the row is not programmed yet.
+    let t = 30 * NS_PER_MS;
+    write_slots(&mut bank, t, 24, 8);
+    let open = latency(&mut bank, t + 200 * NS_PER_US, io(4 * 4096, 4096, false));
+    assert!(open < 100 * NS_PER_US, "a bank whose row is not whole is idle: {open} ns");
+    // The last data page: the row (1 ms) is programmed once, data and parity.
+    let t = 40 * NS_PER_MS;
+    write_slots(&mut bank, t, 32, 4);
+    let behind = latency(&mut bank, t + 200 * NS_PER_US, io(4 * 4096, 4096, false));
+    assert!(behind > 700 * NS_PER_US && behind < 1_500 * NS_PER_US, "a read behind the row's one program: {behind} ns");
+    let dies = bank.busy().into_iter().find(|r| r.name == "dies").expect("dies");
+    assert_eq!(dies.servers, 8, "the utilisation counts dies, not banks");
+}

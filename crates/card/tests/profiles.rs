@@ -77,6 +77,8 @@ fn malformed_profiles_are_refused_naming_the_field() {
         ("gc_threads = 1", "gc_threads = 1\ngc_background_share = 0.1", "ftl.gc_background_share = 0.1: must be 0 without ftl.gc_background_superblocks"),
         ("os_complete_ns = 2_000", "os_complete_ns = 2_000\ncommand_slots = 0", "host.command_slots = 0: must be in 1..=1048576"),
         ("count = 2", "count = 3", "controller.count = 3"),
+        // A bank worked in lockstep is a parity stripe of one die a channel.
+        ("count = 2", "count = 2\nlockstep_banks = true", "ftl.stripe_width = 8: must be equal to nand.channels (32) when controller.lockstep_banks is set"),
         ("ecc_bits = 40", "ecc_bits = 0", "nand.errors.ecc_bits = 0: must be in 1..=200"),
         ("retry_retention_left = 0.5", "retry_retention_left = 1.5", "nand.errors.retry_retention_left = 1.5"),
         ("e = 8.34e-5", "e = -1.0", "nand.errors.rber.e = -1"),

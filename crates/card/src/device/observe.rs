@@ -163,12 +163,12 @@ impl Device {
     /// Die time that lies before `t`, summed over every die (see
     /// [`Device::busy_by`]).
     pub fn die_busy_by(&self, t: Ns) -> u64 {
-        self.members.iter().flat_map(|m| m.timing.dies.iter()).map(|d| d.busy_by(t)).sum()
+        self.members.iter().map(|m| m.timing.die_busy_by(t)).sum()
     }
 
     /// Dies of the whole card.
     pub fn dies(&self) -> u32 {
-        self.members.iter().map(|m| m.timing.dies.len() as u32).sum()
+        self.members.iter().map(|m| m.timing.die_count()).sum()
     }
 
     /// The SMART-like log of a card kept in files (`None` otherwise): what

@@ -67,6 +67,12 @@ pub(in crate::device) struct Costs {
     /// division per operation).
     pub(super) die_channel: Vec<u32>,
     pub(super) die_controller: Vec<u32>,
+    /// The timeline each die's operations take (`MemberTiming::dies`):
+    /// its own, or where banks work in lockstep its bank's.
+    pub(super) die_unit: Vec<u32>,
+    /// The dies of a bank worked in lockstep (`controller.lockstep_banks`;
+    /// 1: each die on its own).
+    pub(super) bank_width: u32,
     pub(super) controllers: u32,
     pub(in crate::device) spm: u32,
     /// The slots of a multi-plane page on each plane (see `stream`).
@@ -111,22 +117,26 @@ impl Costs {
         debug_assert!(program_ns[0] <= program_ns[1], "a profile's upper page is the slower (Timings::validate)");
         let gc_mpage_cpu_ns = profile.ftl.gc_ns_per_slot * g.slots_per_mpage() as u64;
         let row_mpages = profile.ftl.stripe_width.saturating_sub(1).max(1) as u64;
-        let page_read_ns = t.read_ns + transfer_ns(g.mpage_bytes(), t.channel_bytes_per_sec);
+        // A bank worked in lockstep moves its data over its channels
+        // together, one wide bus (all its dies on channel 0).
+        let bank_width = if c.lockstep_banks { g.channels } else { 1 };
+        let bus = t.channel_bytes_per_sec * bank_width as u64;
+        let page_read_ns = t.read_ns + transfer_ns(g.mpage_bytes(), bus);
         let die_op_typical_ns = program_ns[1].max(t.erase_ns).max(page_read_ns);
         Costs {
             read_ns: t.read_ns,
             program_ns,
             erase: t.erase_spread(),
             scaling,
-            slot_transfer_ns: transfer_ns(SLOT_BYTES, t.channel_bytes_per_sec),
-            mpage_transfer_ns: transfer_ns(g.mpage_bytes(), t.channel_bytes_per_sec),
+            slot_transfer_ns: transfer_ns(SLOT_BYTES, bus),
+            mpage_transfer_ns: transfer_ns(g.mpage_bytes(), bus),
             program_path_mpage_ns: transfer_ns(g.mpage_bytes(), c.program_path_bytes_per_sec),
             read_path_bytes_per_sec: c.read_path_bytes_per_sec,
             read_path_slot_ns: transfer_ns(SLOT_BYTES, c.read_path_bytes_per_sec),
             die_op_typical_ns,
             read_path_mpage_ns: transfer_ns(g.mpage_bytes(), c.read_path_bytes_per_sec),
             codeword_bytes: profile.nand.codeword_bytes as u64,
-            codeword_transfer_ns: transfer_ns(profile.nand.codeword_bytes as u64, t.channel_bytes_per_sec),
+            codeword_transfer_ns: transfer_ns(profile.nand.codeword_bytes as u64, bus),
             read_command_ns: per_op_ns(c.read_commands_per_sec),
             read_priority: c.read_priority,
             write_command_ns: per_op_ns(c.write_commands_per_sec),
@@ -140,11 +150,15 @@ impl Costs {
             gc_mpage_cpu_ns,
             gc_row_cpu_ns: gc_mpage_cpu_ns * row_mpages,
             gc_read_ahead_ns: die_op_typical_ns
-                + 2 * (t.read_ns + transfer_ns(g.mpage_bytes(), t.channel_bytes_per_sec) + transfer_ns(g.mpage_bytes(), c.read_path_bytes_per_sec)),
+                + 2 * (t.read_ns + transfer_ns(g.mpage_bytes(), bus) + transfer_ns(g.mpage_bytes(), c.read_path_bytes_per_sec)),
             map_page_ns: profile.ftl.map_ns_per_page,
             gc_on_host: host_managed,
-            die_channel: (0..g.dies()).map(|d| g.channel_of(d)).collect(),
+            die_channel: (0..g.dies()).map(|d| if bank_width > 1 { 0 } else { g.channel_of(d) }).collect(),
             die_controller: (0..g.dies()).map(|d| g.channel_of(d) / (g.channels / c.count)).collect(),
+            // Dies are numbered channel-minor: a bank is `channels`
+            // consecutive dies.
+            die_unit: (0..g.dies()).map(|d| d / bank_width).collect(),
+            bank_width,
             controllers: c.count,
             spm: g.slots_per_mpage(),
             plane_masks: crate::device::stream::plane_masks(g.slots_per_mpage(), g.planes_per_die),

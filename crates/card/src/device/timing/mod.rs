@@ -6,6 +6,7 @@
 //! before it is charged (its retries on the op; a rebuild from the stripe
 //! as a read of each other page of the stripe after it).
 
+mod bank;
 mod buffer;
 mod checkpoint;
 mod costs;
@@ -36,6 +37,8 @@ pub(super) enum Start {
 /// One member's resources, reserved in issue order.
 #[derive(Clone)]
 pub(super) struct MemberTiming {
+    /// The dies' timelines (`Costs::die_unit`: a bank's, where banks
+    /// work in lockstep).
     pub(super) dies: Vec<OpTimeline>,
     pub(super) channels: Vec<PrioTimeline>,
     pub(super) command: Vec<Timeline>,
@@ -67,8 +70,11 @@ pub(super) struct MemberTiming {
     /// die waits for its own block's erase, not the superblock's slowest.
     pub(super) erased_at: Vec<Ns>,
     dies_n: usize,
-    /// Erases issued on each die (which of them take time on a scaled card).
+    /// Erases issued on each die timeline (which of them take time on a
+    /// scaled card).
     die_erases: Vec<u32>,
+    /// What banks worked in lockstep have in hand (empty otherwise).
+    banks: bank::Banks,
     /// The member's index: which dies these are, for the blocks' own
     /// erase times (`nand::EraseSpread::of`).
     member: u64,
@@ -87,8 +93,9 @@ pub(super) struct MemberTiming {
 impl MemberTiming {
     pub(super) fn new(profile: &Profile, g: &nand::Geometry, c: &Costs, buffer_slots: u32, member: u32) -> MemberTiming {
         let controllers = profile.controller.count as usize;
+        let units = (g.dies() / c.bank_width) as usize;
         MemberTiming {
-            dies: vec![OpTimeline::new(c.die_op_typical_ns); g.dies() as usize],
+            dies: vec![OpTimeline::new(c.die_op_typical_ns); units],
             channels: vec![PrioTimeline::default(); g.channels as usize],
             command: vec![Timeline::default(); controllers],
             program_path: vec![PrioTimeline::default(); controllers],
@@ -105,7 +112,8 @@ impl MemberTiming {
             merged_ready: 0,
             erased_at: vec![0; g.blocks_per_plane as usize * g.dies() as usize],
             dies_n: g.dies() as usize,
-            die_erases: vec![0; g.dies() as usize],
+            die_erases: vec![0; units],
+            banks: if c.bank_width > 1 { bank::Banks::new(units) } else { bank::Banks::default() },
             member: member as u64,
             streams: Default::default(),
             host_now: 0,
@@ -188,7 +196,7 @@ impl MemberTiming {
         let known = self.host_now.saturating_sub(c.die_op_typical_ns);
         for op in ops {
             if op.tag != OpTag::User || op.kind != OpKind::Read {
-                self.dies[op.die as usize].forget_before(known);
+                self.dies[c.die_unit[op.die as usize] as usize].forget_before(known);
             }
             match op.kind {
                 OpKind::Read if op.stripe_part => {
@@ -206,9 +214,7 @@ impl MemberTiming {
                     // in its block's own tBERS; on a scaled card one erase of
                     // a die in `pages_div` takes it (`Scaling::erase_takes_time`).
                     let (d, ready) = (op.die as usize, ready.max(self.gc_ready));
-                    let n = self.die_erases[d];
-                    self.die_erases[d] = n.wrapping_add(1);
-                    let end = if c.scaling.erase_takes_time(n, d as u32) { self.timed_erase(c, d, op.block, ready) } else { ready };
+                    let end = self.unit_erase(c, op, ready);
                     let i = self.erased_index(d, op.block);
                     let e = &mut self.erased_at[i];
                     *e = (*e).max(end);
@@ -220,16 +226,6 @@ impl MemberTiming {
         }
         self.read_slot_release(user_done);
         user_done
-    }
-
-    /// An erase that takes time: the die erases block `block` in the
-    /// block's own tBERS. Out of line: on a scaled card one erase in
-    /// `pages_div`, kept out of the loop every operation runs.
-    #[cold]
-    #[inline(never)]
-    fn timed_erase(&mut self, c: &Costs, d: usize, block: u32, ready: Ns) -> Ns {
-        let tbers = self.block_erase_ns(c, d, block);
-        self.dies[d].reserve(ready, tbers)
     }
 
     /// Where die `die`'s block of superblock `block` is in `erased_at`.
@@ -286,6 +282,18 @@ impl MemberTiming {
         if let Some(h) = &mut self.hold {
             h.reset();
         }
+    }
+
+    /// Die time that lies before `t`, summed over the member's dies (a
+    /// bank worked in lockstep keeps all its dies busy).
+    pub(super) fn die_busy_by(&self, t: Ns) -> Ns {
+        let per_timeline = (self.dies_n / self.dies.len()) as Ns;
+        self.dies.iter().map(|d| d.busy_by(t)).sum::<Ns>() * per_timeline
+    }
+
+    /// The member's dies.
+    pub(super) fn die_count(&self) -> u32 {
+        self.dies_n as u32
     }
 
     /// When everything reserved so far has ended.

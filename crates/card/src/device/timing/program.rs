@@ -46,29 +46,27 @@ impl MemberTiming {
         // pages not yet relocated (booked at the times its thread will
         // have them), into a block the driver's reserve holds erased: the
         // hold, not the block's erase, is what it waits for.
-        let end = if c.write_hold && matches!(op.tag, OpTag::User | OpTag::Parity) {
-            self.program_ahead(c, (ctl, ch, d), r, op.page)
+        let ahead = c.write_hold && matches!(op.tag, OpTag::User | OpTag::Parity);
+        let loaded = if ahead {
+            self.load_ahead(c, (ctl, ch), r)
         } else {
             let r = r.max(self.erased_at[self.erased_index(d, op.block)]);
             let staged = if gc && !c.gc_through_program_path { r } else { self.program_path[ctl].reserve(r, c.program_path_mpage_ns) };
-            let loaded = self.channels[ch].reserve(staged, c.mpage_transfer_ns);
-            self.dies[d].reserve_loaded(loaded, c.program_ns_of(op.page), c.mpage_transfer_ns)
+            self.channels[ch].reserve(staged, c.mpage_transfer_ns)
         };
-        if op.tag == OpTag::User {
-            self.buffer.release(end);
-        }
+        self.die_program(c, op, loaded, ahead);
         if let Some(h) = &mut self.hold {
             h.consumed(c.spm);
         }
     }
 
-    /// A host page programmed ahead of the work queued on the program
-    /// path, the channel and the die (`ctl`, `ch`, `d`), from `ready`;
-    /// returns when the program ends.
+    /// A host page's data loaded ahead of the work queued on the program
+    /// path and the channel (`ctl`, `ch`), from `ready`; its program then
+    /// goes ahead of the die's queued work (`die_program`). Returns when
+    /// the data is loaded.
     #[inline(never)]
-    fn program_ahead(&mut self, c: &Costs, (ctl, ch, d): (usize, usize, usize), ready: Ns, page: u32) -> Ns {
+    fn load_ahead(&mut self, c: &Costs, (ctl, ch): (usize, usize), ready: Ns) -> Ns {
         let staged = self.program_path[ctl].reserve_priority(ready, c.program_path_mpage_ns, c.program_path_mpage_ns);
-        let loaded = self.channels[ch].reserve_priority(staged, c.mpage_transfer_ns, c.mpage_transfer_ns);
-        self.dies[d].reserve_priority(loaded, c.program_ns_of(page))
+        self.channels[ch].reserve_priority(staged, c.mpage_transfer_ns, c.mpage_transfer_ns)
     }
 }

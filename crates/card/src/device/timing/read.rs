@@ -50,7 +50,7 @@ impl MemberTiming {
         if op.tag == OpTag::Gc {
             // Not kept in the die's trail: a host read meets what is left
             // of a GC read (tens of microseconds) as idle time.
-            let sensed = self.dies[d].reserve_unkept(ready, (c.read_ns + xfer) * attempts);
+            let sensed = self.gc_sense(c, op, ready, (c.read_ns + xfer) * attempts, false);
             let out = self.channels[ch].reserve(sensed - xfer, xfer).max(sensed);
             let done = self.read_path[ctl].reserve(out, path * attempts);
             self.gc_ready = self.gc_ready.max(done);
@@ -74,7 +74,8 @@ impl MemberTiming {
         let sense = (c.read_ns * planes + xfer) * attempts;
         // In die order a read is queued work like any other, and short: the
         // die's trail (kept for reads that go ahead) need not keep it.
-        let sensed = if c.read_priority { self.dies[d].reserve_priority(ready, sense) } else { self.dies[d].reserve_unkept(ready, sense) };
+        let u = c.die_unit[d] as usize;
+        let sensed = if c.read_priority { self.dies[u].reserve_priority(ready, sense) } else { self.dies[u].reserve_unkept(ready, sense) };
         let out = self.channels[ch].reserve_priority(sensed - xfer, xfer, c.mpage_transfer_ns).max(sensed);
         self.read_path[ctl].reserve_priority(out, path * attempts, c.read_path_mpage_ns)
     }
@@ -87,7 +88,7 @@ impl MemberTiming {
         let d = op.die as usize;
         let (ch, ctl) = (c.die_channel[d] as usize, c.die_controller[d] as usize);
         let ready = self.map_work(c, ready, 1);
-        let sensed = self.dies[d].reserve_priority(ready, c.read_ns + c.mpage_transfer_ns);
+        let sensed = self.gc_sense(c, op, ready, c.read_ns + c.mpage_transfer_ns, true);
         let out = self.channels[ch].reserve_priority(sensed - c.mpage_transfer_ns, c.mpage_transfer_ns, c.mpage_transfer_ns).max(sensed);
         self.read_path[ctl].reserve_priority(out, c.read_path_mpage_ns, c.read_path_mpage_ns)
     }
