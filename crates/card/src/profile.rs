@@ -373,7 +373,8 @@ impl Profile {
             self.within("controller.read_slots", n, 1..=1 << 16, "in 1..=65536")?;
         }
         if c.lockstep_banks && (self.ftl.stripe_width != g.channels || g.channels < 2) {
-            let msg = format!("equal to nand.channels ({}) when controller.lockstep_banks is set: a bank is one die on each channel, its parity stripe", g.channels);
+            let msg =
+                format!("equal to nand.channels ({}) when controller.lockstep_banks is set: a bank is one die on each channel, its parity stripe", g.channels);
             return Err(self.field("ftl.stripe_width", self.ftl.stripe_width, &msg));
         }
         let cw = self.nand.codeword_bytes;

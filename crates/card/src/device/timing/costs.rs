@@ -149,8 +149,7 @@ impl Costs {
             complete_ns: profile.host.os_complete_ns,
             gc_mpage_cpu_ns,
             gc_row_cpu_ns: gc_mpage_cpu_ns * row_mpages,
-            gc_read_ahead_ns: die_op_typical_ns
-                + 2 * (t.read_ns + transfer_ns(g.mpage_bytes(), bus) + transfer_ns(g.mpage_bytes(), c.read_path_bytes_per_sec)),
+            gc_read_ahead_ns: die_op_typical_ns + 2 * (t.read_ns + transfer_ns(g.mpage_bytes(), bus) + transfer_ns(g.mpage_bytes(), c.read_path_bytes_per_sec)),
             map_page_ns: profile.ftl.map_ns_per_page,
             gc_on_host: host_managed,
             die_channel: (0..g.dies()).map(|d| if bank_width > 1 { 0 } else { g.channel_of(d) }).collect(),
