@@ -64,6 +64,16 @@ pub fn run(a: &RunArgs) -> Result<()> {
     if let Some(sink) = json {
         sink.write(&result, a.quiet)?;
     }
+    print_measured(&result);
+    outln!("\nwall time {:.1} s", started.elapsed().as_secs_f64());
+    if let Some(why) = &result.incomplete {
+        out::interrupted_exit(&format!("INCOMPLETE: {why}"));
+    }
+    Ok(())
+}
+
+/// A measured run's results: where it ran, then each phase's table.
+fn print_measured(result: &lab::RunResult) {
     let m = result.measured.as_ref().expect("a measured run says where it ran");
     outln!(
         "{} ({}{}){}: measured through {} ({}) on {}, {}  [measured]",
@@ -88,11 +98,6 @@ pub fn run(a: &RunArgs) -> Result<()> {
         }
         crate::run::stats_table(p);
     }
-    outln!("\nwall time {:.1} s", started.elapsed().as_secs_f64());
-    if let Some(why) = &result.incomplete {
-        out::interrupted_exit(&format!("INCOMPLETE: {why}"));
-    }
-    Ok(())
 }
 
 /// `flashlab review --target`: the reviewers' procedure on real storage,

@@ -217,16 +217,7 @@ pub fn serve(a: ServeArgs) -> Result<()> {
     // thread starts (threads inherit the mask), awaited by one thread.
     let terminate = terminate_signals();
     emu::access::Access::parse(&a.access).map_err(anyhow::Error::msg)?.apply();
-    let mut profile = card::profile_load(&a.device).map_err(anyhow::Error::msg)?;
-    if let Some(plp) = &a.power_loss_protection {
-        profile.ftl.power_loss_protection = plp == "on";
-    }
-    if !(a.time_scale.is_finite() && (1.0..=1e6).contains(&a.time_scale)) {
-        bail!("--time-scale {}: must be in 1..=1000000", a.time_scale);
-    }
-    if !(a.handshake_timeout.is_finite() && (0.1..=3600.0).contains(&a.handshake_timeout)) {
-        bail!("--handshake-timeout {}: must be in 0.1..=3600 seconds", a.handshake_timeout);
-    }
+    let profile = profile_checked(&a)?;
     let kept_card = card::CardFile::load(&a.store).map_err(anyhow::Error::msg)?;
     let format = card_format(&a, &profile, kept_card.as_ref())?;
     card::Device::validate(&profile, &format, a.scale)?;
@@ -280,7 +271,34 @@ pub fn serve(a: ServeArgs) -> Result<()> {
     if let Some(t) = trace {
         server.trace_to(t);
     }
-    let server = Arc::new(server);
+    listen(&a, Arc::new(server), listener, terminate, timing)
+}
+
+/// The profile `a` names, with its options applied and checked.
+fn profile_checked(a: &ServeArgs) -> Result<card::Profile> {
+    let mut profile = card::profile_load(&a.device).map_err(anyhow::Error::msg)?;
+    if let Some(plp) = &a.power_loss_protection {
+        profile.ftl.power_loss_protection = plp == "on";
+    }
+    if !(a.time_scale.is_finite() && (1.0..=1e6).contains(&a.time_scale)) {
+        bail!("--time-scale {}: must be in 1..=1000000", a.time_scale);
+    }
+    if !(a.handshake_timeout.is_finite() && (0.1..=3600.0).contains(&a.handshake_timeout)) {
+        bail!("--handshake-timeout {}: must be in 0.1..=3600 seconds", a.handshake_timeout);
+    }
+    Ok(profile)
+}
+
+/// Serves the started card: its control socket, a clean stop on
+/// SIGTERM or SIGINT (`terminate`), then the clients on `listener`
+/// within the limits `a` sets, until the card stops.
+fn listen(
+    a: &ServeArgs,
+    server: Arc<Server>,
+    listener: emu::listen::Listener,
+    terminate: impl FnOnce() -> i32 + Send + 'static,
+    timing: emu::Timing,
+) -> Result<()> {
     let refusals = Arc::new(emu::service::RefusalLog::default());
     let control = emu::channel::serve(Arc::clone(&server), &a.store, &refusals)?;
     eprintln!("flashlab serve: control socket {} (flashlab status {})", control.display(), a.store.display());

@@ -103,3 +103,166 @@ fn the_checks_see_what_they_look_for() {
     assert!(!naming(&root().join("crates/emu/src"), &["UnixStream"]).is_empty());
     assert!(dependencies("card").contains(&"ftl".to_string()));
 }
+
+/// The code of a Rust source, comments, string and character literals
+/// blanked (their lines kept), so that braces can be counted.
+fn code_only(text: &str) -> String {
+    let c: Vec<char> = text.chars().collect();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    let keep = |ch: char| if ch == '\n' { '\n' } else { ' ' };
+    while i < c.len() {
+        let at = |i: usize, k: usize| c.get(i + k).copied().unwrap_or('\0');
+        if c[i] == '/' && at(i, 1) == '/' {
+            while i < c.len() && c[i] != '\n' {
+                out.push(' ');
+                i += 1;
+            }
+        } else if c[i] == '/' && at(i, 1) == '*' {
+            while i < c.len() && !(c[i] == '*' && at(i, 1) == '/') {
+                out.push(keep(c[i]));
+                i += 1;
+            }
+            out.push_str("  ");
+            i += 2;
+        } else if c[i] == 'r' && (at(i, 1) == '"' || at(i, 1) == '#') && (i == 0 || !c[i - 1].is_alphanumeric() && c[i - 1] != '_') {
+            let hashes = (1..).take_while(|&k| at(i, k) == '#').count();
+            if at(i, 1 + hashes) != '"' {
+                out.push(c[i]);
+                i += 1;
+                continue;
+            }
+            let close: Vec<char> = std::iter::once('"').chain(std::iter::repeat_n('#', hashes)).collect();
+            i += 2 + hashes;
+            out.push_str(&" ".repeat(2 + hashes));
+            while i < c.len() && c[i..].iter().take(close.len()).ne(close.iter()) {
+                out.push(keep(c[i]));
+                i += 1;
+            }
+            out.push_str(&" ".repeat(close.len()));
+            i += close.len();
+        } else if c[i] == '"' {
+            out.push(' ');
+            i += 1;
+            while i < c.len() && c[i] != '"' {
+                let n = if c[i] == '\\' { 2 } else { 1 };
+                for k in 0..n {
+                    out.push(keep(at(i, k)));
+                }
+                i += n;
+            }
+            out.push(' ');
+            i += 1;
+        } else if c[i] == '\'' && (at(i, 1) == '\\' || at(i, 2) == '\'') {
+            // A character literal ('x', '\n', '\u{..}'), not a lifetime.
+            out.push(' ');
+            i += 1;
+            while i < c.len() && c[i] != '\'' {
+                i += if c[i] == '\\' { 2 } else { 1 };
+                out.push(' ');
+            }
+            out.push(' ');
+            i += 1;
+        } else {
+            out.push(c[i]);
+            i += 1;
+        }
+    }
+    out
+}
+
+/// The functions of a source longer than `max` lines (from `fn` to its
+/// closing brace), as `name (lines)`.
+fn long_functions(text: &str, max: usize) -> Vec<String> {
+    let code = code_only(text);
+    let lines: Vec<&str> = code.lines().collect();
+    let mut long = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let Some(at) = line.find("fn ").filter(|&at| at == 0 || !line.as_bytes()[at - 1].is_ascii_alphanumeric() && line.as_bytes()[at - 1] != b'_') else {
+            continue;
+        };
+        let name: String = line[at + 3..].chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
+        if name.is_empty() {
+            continue;
+        }
+        // The body: the first `{` before any `;` (a declaration has none).
+        let (mut depth, mut opened, mut end) = (0i64, false, None);
+        'scan: for (j, l) in lines.iter().enumerate().skip(i) {
+            let from = if j == i { at } else { 0 };
+            for ch in l[from..].chars() {
+                match ch {
+                    ';' if !opened => break 'scan,
+                    '{' => (depth, opened) = (depth + 1, true),
+                    '}' => depth -= 1,
+                    _ => {}
+                }
+                if opened && depth == 0 {
+                    end = Some(j);
+                    break 'scan;
+                }
+            }
+        }
+        if let Some(end) = end.filter(|&end| end - i + 1 > max) {
+            long.push(format!("{name} ({} lines)", end - i + 1));
+        }
+    }
+    long
+}
+
+/// No function in the crates' sources is over 70 lines: a longer one is
+/// split where its steps part.
+#[test]
+fn no_function_is_over_70_lines() {
+    let mut long = Vec::new();
+    for e in std::fs::read_dir(root().join("crates")).unwrap() {
+        for (p, text) in sources(&e.unwrap().path().join("src")) {
+            long.extend(long_functions(&text, 70).into_iter().map(|f| format!("{}: {f}", p.display())));
+        }
+    }
+    assert!(long.is_empty(), "functions over 70 lines:\n{}", long.join("\n"));
+}
+
+/// Every `unsafe` block says why it is sound in a `// SAFETY:` comment
+/// right above it.
+#[test]
+fn every_unsafe_block_says_why_it_is_sound() {
+    let mut bare = Vec::new();
+    for e in std::fs::read_dir(root().join("crates")).unwrap() {
+        for (p, text) in sources(&e.unwrap().path().join("src")) {
+            bare.extend(unsafe_without_reason(&text).into_iter().map(|n| format!("{}:{n}", p.display())));
+        }
+    }
+    assert!(bare.is_empty(), "unsafe blocks without a SAFETY comment:\n{}", bare.join("\n"));
+}
+
+/// The lines (1-based) of `unsafe` blocks with no `// SAFETY:` comment in
+/// the comments (and attributes) right above them or on their line.
+fn unsafe_without_reason(text: &str) -> Vec<usize> {
+    let (code, lines): (String, Vec<&str>) = (code_only(text), text.lines().collect());
+    let reasoned = |i: usize| {
+        let above = lines[..i].iter().rev().take_while(|l| l.trim_start().starts_with("//") || l.trim_start().starts_with("#["));
+        lines[i].contains("SAFETY:") || above.into_iter().any(|l| l.contains("SAFETY:"))
+    };
+    code.lines()
+        .enumerate()
+        .filter(|(_, l)| l.contains("unsafe {") || l.trim_end().ends_with("unsafe"))
+        .filter(|&(i, _)| !reasoned(i))
+        .map(|(i, _)| i + 1)
+        .collect()
+}
+
+/// The two source checks above see what they look for, and not what
+/// only looks like it (braces and `unsafe` in strings, comments and
+/// character literals; lifetimes).
+#[test]
+fn the_source_checks_see_what_they_look_for() {
+    let body = "    x += 1;\n".repeat(70);
+    let long = format!("fn long<'a>(s: &'a str) {{\n{body}}}\nfn short() -> char {{ '}}' }}\n");
+    assert_eq!(long_functions(&long, 70), vec!["long (72 lines)".to_string()]);
+    let tricky = "fn f() {\n    let s = \"}}}}\"; // }\n    let r = r#\"{\"#;\n    let c = '{';\n}\n";
+    assert_eq!(code_only(tricky).matches('{').count(), 1, "{}", code_only(tricky));
+    assert!(long_functions(tricky, 5).is_empty() && long_functions(tricky, 4).len() == 1, "its five lines counted whole");
+    assert_eq!(long_functions("trait T { fn decl(&self); }\n", 0), Vec::<String>::new(), "a declaration has no body");
+    let unsafe_text = "fn a() {\n    // SAFETY: fine.\n    unsafe { x() };\n    unsafe { y() };\n    let s = \"unsafe {\";\n}\n";
+    assert_eq!(unsafe_without_reason(unsafe_text), vec![4]);
+}

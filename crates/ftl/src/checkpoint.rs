@@ -61,6 +61,30 @@ impl<M: Media> Ftl<M> {
     /// the map), not twice. The checksum is checked at the end; a
     /// checkpoint that fails it is refused (the FTL built so far, which has
     /// touched no media, is dropped).
+    /// Each superblock's state and shortness as a checkpoint recorded
+    /// them (`states`: two bytes a superblock), its erases from the media;
+    /// the free ones (holding nothing mapped) rejoin the free pool.
+    fn checkpoint_superblocks(&mut self, states: &[u8]) -> Result<(), FtlError> {
+        debug_assert_eq!(states.len(), self.sbs.meta.len() * 2, "two bytes a superblock");
+        self.sbs.free.clear();
+        for sb in 0..self.sbs.meta.len() {
+            let erases = self.media_superblock_erases(sb as u32);
+            let m = &mut self.sbs.meta[sb];
+            m.erase_count = erases;
+            m.short = states[sb * 2 + 1] != 0;
+            m.found_state(if states[sb * 2] != 0 { SbState::Closed } else { SbState::Free });
+            if m.state == SbState::Free {
+                if m.valid != 0 {
+                    return Err(FtlError::Config(format!("checkpoint: superblock {sb} is free but holds mapped slots")));
+                }
+                if self.sb_usable(sb as u32) {
+                    self.sbs.free.push(Reverse((erases, sb as u32)));
+                }
+            }
+        }
+        Ok(())
+    }
+
     pub fn mount_checkpoint_from(media: M, cfg: FtlConfig, mut r: impl Read, len: u64) -> Result<(Ftl<M>, MountReport), FtlError> {
         let mut ftl = Ftl::unformatted(media, cfg)?;
         ftl.system_load()?;
@@ -114,22 +138,7 @@ impl<M: Media> Ftl<M> {
             return Err(bad("its checksum does not match (torn or altered)"));
         }
         ftl.host_seq = host_seq;
-        ftl.sbs.free.clear();
-        for sb in 0..sbs {
-            let erases = ftl.media_superblock_erases(sb as u32);
-            let m = &mut ftl.sbs.meta[sb];
-            m.erase_count = erases;
-            m.short = states[sb * 2 + 1] != 0;
-            m.found_state(if states[sb * 2] != 0 { SbState::Closed } else { SbState::Free });
-            if m.state == SbState::Free {
-                if m.valid != 0 {
-                    return Err(bad(&format!("superblock {sb} is free but holds mapped slots")));
-                }
-                if ftl.sb_usable(sb as u32) {
-                    ftl.sbs.free.push(Reverse((erases, sb as u32)));
-                }
-            }
-        }
+        ftl.checkpoint_superblocks(&states)?;
         let report = MountReport { slots_mapped: mapped, seq_max: ftl.host_seq, from_checkpoint: true, ..MountReport::default() };
         Ok((ftl, report))
     }

@@ -191,6 +191,27 @@ fn device_row(label: &str, d: &DeviceInfo, colors: &Colors) -> Vec<String> {
 /// and run): the 4K burst (the first preconditioning round), steady 4K
 /// write and read, and each mixed profile at 16T/16Q, with average
 /// latency; then how the published figures fared.
+/// One device's published figures in a word: how many of those held are
+/// within tolerance, and how many are known gaps or in conflict.
+fn verdict_of(checks: &[&crate::runs::published::Check]) -> String {
+    if checks.is_empty() {
+        return "none published".into();
+    }
+    let held: Vec<_> = checks.iter().filter(|c| c.conflict.is_none() && c.gap.is_none()).collect();
+    let (gaps, conflicts) = (checks.iter().filter(|c| c.gap.is_some()).count(), checks.iter().filter(|c| c.conflict.is_some()).count());
+    let mut verdict = match held.len() {
+        0 => "none held".to_string(),
+        n => format!("{} of {n} within tolerance", held.iter().filter(|c| c.within).count()),
+    };
+    if gaps > 0 {
+        verdict += &format!("; {gaps} known gap{}", if gaps == 1 { "" } else { "s" });
+    }
+    if conflicts > 0 {
+        verdict += &format!("; {conflicts} in conflict");
+    }
+    verdict
+}
+
 fn summary_section(out: &mut String, r: &ReviewResults, colors: &Colors) {
     let mut labels: Vec<String> = r.jobs.iter().map(JobResult::label).collect();
     labels.dedup();
@@ -227,21 +248,7 @@ fn summary_section(out: &mut String, r: &ReviewResults, colors: &Colors) {
                 }
             };
             let checks: Vec<&crate::runs::published::Check> = r.jobs.iter().filter(|j| &j.label() == l).flat_map(|j| &j.comparison).collect();
-            let held: Vec<_> = checks.iter().filter(|c| c.conflict.is_none() && c.gap.is_none()).collect();
-            let (gaps, conflicts) = (checks.iter().filter(|c| c.gap.is_some()).count(), checks.iter().filter(|c| c.conflict.is_some()).count());
-            let mut verdict = match held.len() {
-                0 => "none held".to_string(),
-                n => format!("{} of {n} within tolerance", held.iter().filter(|c| c.within).count()),
-            };
-            if gaps > 0 {
-                verdict += &format!("; {gaps} known gap{}", if gaps == 1 { "" } else { "s" });
-            }
-            if conflicts > 0 {
-                verdict += &format!("; {conflicts} in conflict");
-            }
-            if checks.is_empty() {
-                verdict = "none published".into();
-            }
+            let verdict = verdict_of(&checks);
             vec![
                 format!("<span style=\"color:{}\">&#9632;</span> {}", colors.get(l), esc(l)),
                 burst,

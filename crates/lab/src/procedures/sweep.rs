@@ -317,39 +317,57 @@ impl Sweep {
         let memory_bytes = card::Device::map_bytes(&profile, &format, b.scale).map_err(|e| at(e.to_string()))?;
         let capacity = card::Device::capacity_of(&profile, &format, b.scale).map_err(|e| at(e.to_string()))?;
         let (work, time_bound_s) = match b.procedure {
-            Procedure::Run => {
-                if !b.profiles.is_empty() {
-                    return Err(at("profiles are a review's: a run has a workload".into()));
-                }
-                let workload = workload.ok_or_else(|| at("a run needs a workload ([base] workload or an axis)".into()))?;
-                crate::runs::workload::Mix::parse(&workload).map_err(|e| at(format!("workload {workload}: {e}")))?;
-                let mut spec = RunSpec::new(&profile, &format, &workload, b.scale, seed);
-                (spec.threads, spec.queue_depth, spec.precondition, spec.duration_s) = (threads, qd, b.precondition, b.duration);
-                // The checks `run` makes, made here: a plan passes only
-                // what its run takes.
-                crate::runs::spec::spec_check(&spec).map_err(|e| at(e.to_string()))?;
-                let t = time_bound_s(&spec, capacity);
-                (Work::Run(spec), t)
-            }
+            Procedure::Run => self.run_work(&profile, &format, workload, (threads, qd, seed), capacity).map_err(at)?,
             Procedure::Review => {
                 if workload.is_some() || b.duration.is_some() || settings.contains_key("threads") || settings.contains_key("qd") {
                     return Err(at("a review runs its profiles' own workloads, threads and lengths: no workload, duration, threads or qd".into()));
                 }
-                let mut spec = ReviewSpec::new(vec![profile.id.clone()], b.scale, seed);
-                spec.formats = Some(vec![format.clone()]);
-                if !b.profiles.is_empty() {
-                    spec.profiles = b.profiles.clone();
-                }
-                jobs_of(&spec, std::slice::from_ref(&profile)).map_err(|e| at(e.to_string()))?;
-                // Each profile: preconditioning to its cap, then about 45
-                // rounds of tests at a card's highest rate.
-                let round_s = profile.scaling(b.scale).round_s();
-                let per = spec.precondition_cap_drive_writes * capacity as f64 / 4096.0 + 45.0 * round_s * CARD_IOPS_HIGH;
-                let t = 5.0 + spec.profiles.len() as f64 * per / SIM_IOS_PER_S_LOW;
-                (Work::Review(spec), t)
+                self.review_work(&profile, &format, seed, capacity).map_err(at)?
             }
         };
         Ok(Planned { index, settings, profile, format, scale: b.scale, work, memory_bytes, time_bound_s })
+    }
+
+    /// A point's run, checked as `run` checks it, and a bound on its time.
+    fn run_work(
+        &self,
+        profile: &Profile,
+        format: &str,
+        workload: Option<String>,
+        (threads, qd, seed): (u32, u32, u64),
+        capacity: u64,
+    ) -> Result<(Work, f64), String> {
+        let b = &self.base;
+        if !b.profiles.is_empty() {
+            return Err("profiles are a review's: a run has a workload".into());
+        }
+        let workload = workload.ok_or("a run needs a workload ([base] workload or an axis)")?;
+        crate::runs::workload::Mix::parse(&workload).map_err(|e| format!("workload {workload}: {e}"))?;
+        let mut spec = RunSpec::new(profile, format, &workload, b.scale, seed);
+        (spec.threads, spec.queue_depth, spec.precondition, spec.duration_s) = (threads, qd, b.precondition, b.duration);
+        // The checks `run` makes, made here: a plan passes only what its
+        // run takes.
+        crate::runs::spec::spec_check(&spec).map_err(|e| e.to_string())?;
+        let t = time_bound_s(&spec, capacity);
+        Ok((Work::Run(spec), t))
+    }
+
+    /// A point's review of one profile, its jobs checked, and a bound on
+    /// its time.
+    fn review_work(&self, profile: &Profile, format: &str, seed: u64, capacity: u64) -> Result<(Work, f64), String> {
+        let b = &self.base;
+        let mut spec = ReviewSpec::new(vec![profile.id.clone()], b.scale, seed);
+        spec.formats = Some(vec![format.to_string()]);
+        if !b.profiles.is_empty() {
+            spec.profiles = b.profiles.clone();
+        }
+        jobs_of(&spec, std::slice::from_ref(profile)).map_err(|e| e.to_string())?;
+        // Each profile: preconditioning to its cap, then about 45 rounds
+        // of tests at a card's highest rate.
+        let round_s = profile.scaling(b.scale).round_s();
+        let per = spec.precondition_cap_drive_writes * capacity as f64 / 4096.0 + 45.0 * round_s * CARD_IOPS_HIGH;
+        let t = 5.0 + spec.profiles.len() as f64 * per / SIM_IOS_PER_S_LOW;
+        Ok((Work::Review(spec), t))
     }
 
     /// Point `index`'s settings: each axis's value there.

@@ -125,7 +125,28 @@ struct PhaseRun<'p> {
     interrupted: bool,
 }
 
-impl PhaseRun<'_> {
+impl<'p> PhaseRun<'p> {
+    /// A phase named `name` of workload `workload` about to run on `dev`.
+    fn new(dev: &Device, meter: Meter, stop: Stop, (name, workload): (&str, &str), progress: &'p mut dyn FnMut(&Progress)) -> PhaseRun<'p> {
+        let base = dev.counters();
+        PhaseRun {
+            meter,
+            closed: Vec::new(),
+            intervals: Vec::new(),
+            stop,
+            ios: 0,
+            prev: base.clone(),
+            base,
+            steady: None,
+            round_dw: Vec::new(),
+            capacity_slots: dev.capacity_bytes() / SLOT_BYTES,
+            name: name.to_string(),
+            workload: workload.to_string(),
+            progress,
+            interrupted: false,
+        }
+    }
+
     /// The SNIA judgement of the last 5 rounds so far and the drift;
     /// `enough`: the phase has run the rule's minimum (else not reached).
     fn steady_report(&self, enough: bool) -> SteadyReport {
@@ -227,22 +248,7 @@ fn phase(
     let base = dev.counters();
     let used0 = dev.busy_by(engine.now);
     let dies0 = dev.die_busy_by(engine.now);
-    let mut run = PhaseRun {
-        meter: Meter::new(engine.now, interval_ns),
-        closed: Vec::new(),
-        intervals: Vec::new(),
-        stop,
-        ios: 0,
-        prev: base.clone(),
-        base: base.clone(),
-        steady: None,
-        round_dw: Vec::new(),
-        capacity_slots: dev.capacity_bytes() / SLOT_BYTES,
-        name: name.to_string(),
-        workload: mix.name.clone(),
-        progress,
-        interrupted: false,
-    };
+    let mut run = PhaseRun::new(dev, Meter::new(engine.now, interval_ns), stop, (name, &mix.name), progress);
     let mut gen = MixGen::new(mix, dev.capacity_bytes());
     let start = engine.now;
     engine.run(dev, &mut gen, threads, qd, &mut run)?;

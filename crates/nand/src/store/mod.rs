@@ -186,25 +186,10 @@ impl Store {
         let io = |err| StoreError::Io { path: p.clone(), err };
         let created = !path.exists();
         let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path).map_err(io)?;
-        let held = match access {
-            Access::Own => file.try_lock(),
-            Access::Look => file.try_lock_shared(),
-        };
-        match held {
-            Ok(()) => {}
-            Err(std::fs::TryLockError::WouldBlock) => return Err(StoreError::InUse { path: p }),
-            Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
-        }
+        lock(&file, access, &p)?;
         let described = describe(g, owner);
         let (slots, blocks) = counts(g);
-        let oob_bytes = slots * OOB_BYTES;
-        let erases_offset = HEADER_BYTES + oob_bytes;
-        let trims_offset = erases_offset + blocks * 4;
-        let used_offset = trims_offset + slots * 8;
-        let trim_pages_offset = used_offset + blocks;
-        let trim_newest_offset = (trim_pages_offset + trim_pages(slots)).div_ceil(8) * 8;
-        let data_offset = (trim_newest_offset + 8).div_ceil(4096) * 4096;
-        let total = data_offset + g.raw_bytes() as usize;
+        let FileLayout { oob_bytes, erases_offset, trims_offset, used_offset, trim_pages_offset, trim_newest_offset, data_offset, total } = FileLayout::of(g);
         if created {
             file.set_len(total as u64).map_err(io)?;
             // The dense areas written through the mapping get their disk
@@ -228,6 +213,7 @@ impl Store {
         // The dense areas share the header's page-aligned start: a mapping
         // of the file from 0 up to the pages, each area a range of it.
         let areas = || meta(0, data_offset).map_err(io);
+        // SAFETY: as above, the pages of this process's own store.
         let pages = unsafe { memmap2::MmapOptions::new().offset(data_offset as u64).len(g.raw_bytes() as usize).map(&file) }.map_err(io)?;
         let mut store = Store {
             data: Pages::File { map: pages, file: file.try_clone().map_err(io)?, offset: data_offset, len: g.raw_bytes() as usize },
@@ -435,6 +421,48 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
 /// Slots and die blocks of a geometry.
 fn counts(g: &Geometry) -> (usize, usize) {
     ((g.raw_bytes() / units::SLOT_BYTES) as usize, g.dies() as usize * g.blocks_per_plane as usize)
+}
+
+/// Where each area of a store file lies, for a geometry: the header,
+/// the out-of-band records, the erase counts, the trims, the used marks,
+/// the trimmed pages and the newest trim, then the pages (page-aligned).
+struct FileLayout {
+    oob_bytes: usize,
+    erases_offset: usize,
+    trims_offset: usize,
+    used_offset: usize,
+    trim_pages_offset: usize,
+    trim_newest_offset: usize,
+    data_offset: usize,
+    total: usize,
+}
+
+impl FileLayout {
+    fn of(g: &Geometry) -> FileLayout {
+        let (slots, blocks) = counts(g);
+        let oob_bytes = slots * OOB_BYTES;
+        let erases_offset = HEADER_BYTES + oob_bytes;
+        let trims_offset = erases_offset + blocks * 4;
+        let used_offset = trims_offset + slots * 8;
+        let trim_pages_offset = used_offset + blocks;
+        let trim_newest_offset = (trim_pages_offset + trim_pages(slots)).div_ceil(8) * 8;
+        let data_offset = (trim_newest_offset + 8).div_ceil(4096) * 4096;
+        let total = data_offset + g.raw_bytes() as usize;
+        FileLayout { oob_bytes, erases_offset, trims_offset, used_offset, trim_pages_offset, trim_newest_offset, data_offset, total }
+    }
+}
+
+/// Takes the store file's lock for `access` (`path` names it).
+fn lock(file: &std::fs::File, access: Access, path: &str) -> Result<(), StoreError> {
+    let held = match access {
+        Access::Own => file.try_lock(),
+        Access::Look => file.try_lock_shared(),
+    };
+    match held {
+        Ok(()) => Ok(()),
+        Err(std::fs::TryLockError::WouldBlock) => Err(StoreError::InUse { path: path.to_string() }),
+        Err(std::fs::TryLockError::Error(err)) => Err(StoreError::Io { path: path.to_string(), err }),
+    }
 }
 
 #[cfg(test)]
