@@ -95,7 +95,7 @@ impl SmartLog {
     }
 
     /// The lifetime counters the card keeps beside its pages
-    /// (`nand::Store::kept_counters`), so that a cut loses none of them;
+    /// (`nand::PageStore::kept_counters`), so that a cut loses none of them;
     /// the rest of the log changes only at a power-on.
     pub fn kept(&self) -> [u64; nand::store::KEPT_COUNTERS] {
         let mut k = [0; nand::store::KEPT_COUNTERS];

@@ -95,10 +95,23 @@ fn no_socket_outside_emu() {
     }
 }
 
+/// A member's page file is reached through `Member::pages` alone: the
+/// device never goes through the FTL's media to the array's store.
+#[test]
+fn a_members_page_file_has_one_way_in() {
+    let accessor = root().join("crates/card/src/device/member.rs");
+    let mut hits = Vec::new();
+    for e in std::fs::read_dir(root().join("crates")).unwrap() {
+        hits.extend(naming(&e.unwrap().path().join("src"), &[".array.store"]).into_iter().filter(|h| !h.starts_with(&accessor.display().to_string())));
+    }
+    assert!(hits.is_empty(), "a page file reached outside Member::pages:\n{}", hits.join("\n"));
+}
+
 /// The checks above see what they look for (a wall test that finds
 /// nothing anywhere would pass whatever the code).
 #[test]
 fn the_checks_see_what_they_look_for() {
+    assert!(!naming(&root().join("crates/card/src/device/member.rs"), &[".array.store"]).is_empty());
     assert!(!naming(&root().join("crates/card/src"), &["ftl::"]).is_empty());
     assert!(!naming(&root().join("crates/emu/src"), &["UnixStream"]).is_empty());
     assert!(dependencies("card").contains(&"ftl".to_string()));

@@ -242,7 +242,7 @@ pub(crate) mod tests {
     }
 
     /// Every block fails at a program once worn (after a few erases).
-    fn array(store: Option<nand::Store>) -> Array {
+    fn array(store: Option<nand::PageStore>) -> Array {
         let mut a = Array::with_store(geometry(), store.or_else(|| Array::new(geometry(), true).into_store()));
         let e = Endurance { factory_bad_fraction: 0.0, scale_cycles: 12.0, shape: 2.0, cycles_per_erase: 1, program_fail_share: 1.0, seed: 5 };
         a.endurance_set(Some(e));

@@ -1,7 +1,7 @@
 use crate::endurance::Endurance;
 use crate::erase_counts::EraseCounts;
 use crate::media::{MediaCounters, Nand, OpTag, Persist};
-use crate::store::Store;
+use crate::store::PageStore;
 use crate::{Geometry, NandError};
 use units::SLOT_BYTES;
 
@@ -22,7 +22,7 @@ pub struct Array {
     endurance: Option<Endurance>,
     /// Every programmed byte and each slot's out-of-band LBA, where the
     /// array holds data.
-    store: Option<Store>,
+    store: Option<PageStore>,
     counters: MediaCounters,
     staged_pages: u64,
     blocks_scanned: u64,
@@ -50,14 +50,14 @@ impl Array {
 
     /// A factory-fresh array: every block erased, erase counts zero.
     pub fn new(geometry: Geometry, with_data: bool) -> Array {
-        let store = with_data.then(|| Store::memory(&geometry));
+        let store = with_data.then(|| PageStore::memory(&geometry));
         Array::with_store(geometry, store)
     }
 
     /// An array keeping its bytes in `store` (memory or a file): its blocks'
     /// state (pages programmed, erase counts) is what the store says, so an
     /// array on a store an earlier run left is that run's array.
-    pub fn with_store(geometry: Geometry, store: Option<Store>) -> Array {
+    pub fn with_store(geometry: Geometry, store: Option<PageStore>) -> Array {
         let blocks = geometry.dies() as usize * geometry.blocks_per_plane as usize;
         let mut a = Array::fresh(geometry, store);
         if a.store.is_some() {
@@ -74,7 +74,7 @@ impl Array {
     /// clean stop leaves nothing in the power-loss-protected buffer, so no
     /// page is finished here. Refused where `next_pages` does not fit the
     /// geometry.
-    pub fn with_store_known(geometry: Geometry, store: Store, next_pages: &[u16]) -> Result<Array, String> {
+    pub fn with_store_known(geometry: Geometry, store: PageStore, next_pages: &[u16]) -> Result<Array, String> {
         let blocks = geometry.dies() as usize * geometry.blocks_per_plane as usize;
         if next_pages.len() != blocks {
             return Err(format!("{} blocks' programmed pages for an array of {blocks} blocks", next_pages.len()));
@@ -170,15 +170,15 @@ impl Array {
     }
 
     /// The store, taken back (a power cut in tests).
-    pub fn into_store(self) -> Option<Store> {
+    pub fn into_store(self) -> Option<PageStore> {
         self.store
     }
 
-    pub fn store(&self) -> Option<&Store> {
+    pub fn store(&self) -> Option<&PageStore> {
         self.store.as_ref()
     }
 
-    pub fn store_mut(&mut self) -> Option<&mut Store> {
+    pub fn store_mut(&mut self) -> Option<&mut PageStore> {
         self.store.as_mut()
     }
 
@@ -187,7 +187,7 @@ impl Array {
         self.mpage_offset(die, block, page) / SLOT_BYTES as usize + slot as usize
     }
 
-    fn fresh(geometry: Geometry, store: Option<Store>) -> Array {
+    fn fresh(geometry: Geometry, store: Option<PageStore>) -> Array {
         let blocks = geometry.dies() as usize * geometry.blocks_per_plane as usize;
         Array {
             store,
@@ -507,7 +507,7 @@ mod tests {
         let _ = std::fs::remove_file(&path);
         let oob = [1u32, 2, 3, 4];
         let data = vec![7u8; 16384];
-        let mut a = Array::with_store(g.clone(), Some(Store::file(&path, &g, "card", crate::store::Access::Own).unwrap().0));
+        let mut a = Array::with_store(g.clone(), Some(PageStore::file(&path, &g, "card", crate::store::Access::Own).unwrap().0));
         assert_eq!(a.blocks_scanned(), 0, "a new store has no block to read");
         a.page_program(0, 1, 0, OpTag::User, &oob, Some(&data)).unwrap();
         a.page_program(0, 1, 1, OpTag::User, &oob, Some(&data)).unwrap();
@@ -521,7 +521,7 @@ mod tests {
         assert!(marked(0, 1) && marked(0, 2) && marked(1, 3), "blocks written are marked");
         assert!(!marked(1, 2) && !marked(0, 0), "erased and unwritten blocks are not");
         drop(store);
-        let a = Array::with_store(g.clone(), Some(Store::file(&path, &g, "card", crate::store::Access::Own).unwrap().0));
+        let a = Array::with_store(g.clone(), Some(PageStore::file(&path, &g, "card", crate::store::Access::Own).unwrap().0));
         assert_eq!(a.blocks_scanned(), 3, "die 0 blocks 1 and 2, die 1 block 3");
         assert_eq!((a.next_page(0, 1), a.next_page(1, 3), a.next_page(1, 2), a.next_page(0, 2)), (2, 1, 0, 1), "the staged page programmed at power-on");
         assert_eq!(a.staged_pages(), 1);

@@ -54,6 +54,17 @@ pub(super) struct Member {
 }
 
 impl Member {
+    /// The member's page file, where its data is kept (none on a card that
+    /// keeps no data): the one way to it from the device.
+    pub(super) fn pages(&self) -> Option<&nand::PageStore> {
+        self.ftl.media().array.store()
+    }
+
+    /// As [`Member::pages`], to change.
+    pub(super) fn pages_mut(&mut self) -> Option<&mut nand::PageStore> {
+        self.ftl.media_mut().array.store_mut()
+    }
+
     /// A member: its FTL, its timelines (dies, channels, controllers, link),
     /// its write buffer and GC threads, its error model.
     pub(super) fn new(profile: &Profile, g: &nand::Geometry, c: &Costs, ftl: Ftl<Recorder>, buffer_slots: u32, index: usize, cycles_per_erase: u32) -> Member {

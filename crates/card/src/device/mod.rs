@@ -191,7 +191,7 @@ impl Device {
             r.lbas_lost = lost;
         }
         device.rebuilds_resume();
-        let kept = device.members[0].ftl.media().array.store().and_then(|s| s.kept_counters());
+        let kept = device.members[0].pages().and_then(|s| s.kept_counters());
         if let Backing::Inspect { dir, .. } = backing {
             let mut log = SmartLog::load(dir).map_err(DeviceError::Store)?;
             if let Some(k) = &kept {
@@ -276,7 +276,7 @@ impl Device {
         for (i, m) in self.members.iter_mut().enumerate() {
             m.untimed(|f| f.reformat(cfg.user_slots))?;
             m.timing.erased();
-            if let Some(store) = m.ftl.media_mut().array.store_mut() {
+            if let Some(store) = m.pages_mut() {
                 if purge {
                     store.purge().map_err(|e| DeviceError::Store(format!("sanitize: member {i}: {e}")))?;
                 }

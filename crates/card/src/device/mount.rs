@@ -88,14 +88,14 @@ impl Device {
     ) -> Result<(Array, bool), DeviceError> {
         let (store, existed) = match backing {
             Backing::None => (None, false),
-            Backing::Memory => (Some(nand::Store::memory(g)), false),
+            Backing::Memory => (Some(nand::PageStore::memory(g)), false),
             Backing::Files { dir, owner, .. } | Backing::Inspect { dir, owner, .. } => {
                 let path = Device::member_store_path(dir, member);
                 if matches!(backing, Backing::Inspect { .. }) && !path.exists() {
                     return Err(DeviceError::Store(format!("{}: no card here (no {})", dir.display(), path.display())));
                 }
                 let access = if matches!(backing, Backing::Inspect { .. }) { nand::Access::Look } else { nand::Access::Own };
-                let (store, created) = nand::Store::file(&path, g, &Device::member_owner(owner, member), access)?;
+                let (store, created) = nand::PageStore::file(&path, g, &Device::member_owner(owner, member), access)?;
                 (Some(store), !created)
             }
         };
@@ -247,7 +247,7 @@ impl Device {
             // after which the blocks' programmed pages are final.
             let ftl = m.ftl.checkpoint()?;
             let bytes = crate::checkpoint::member_bytes(m.ftl.media().array.next_pages(), &ftl);
-            m.ftl.media_mut().array.store_mut().map(|s| s.sync()).transpose().map_err(|e| DeviceError::Store(format!("{}: {e}", dir.display())))?;
+            m.pages_mut().map(|s| s.sync()).transpose().map_err(|e| DeviceError::Store(format!("{}: {e}", dir.display())))?;
             crate::checkpoint::write(&dir, i, &bytes).map_err(|e| DeviceError::Store(format!("{}: checkpoint: {e}", dir.display())))?;
         }
         Ok(())
@@ -311,7 +311,7 @@ mod tests {
         let g = p.scaling(scale).geometry(&p.nand.geometry());
         for (m, want) in kept.iter().enumerate() {
             let (store, created) =
-                nand::Store::file(&Device::member_store_path(&dir, m), &g, &Device::member_owner("p420m test", m), nand::Access::Own).unwrap();
+                nand::PageStore::file(&Device::member_store_path(&dir, m), &g, &Device::member_owner("p420m test", m), nand::Access::Own).unwrap();
             assert!(!created);
             assert_eq!(Array::with_store(g.clone(), Some(store)).next_pages(), &want[..], "member {m}");
         }

@@ -201,7 +201,7 @@ impl Device {
     /// block API and every background step, so that a cut loses none.
     pub(crate) fn smart_keep(&mut self) {
         let Some(log) = self.smart() else { return };
-        if let Some(store) = self.members[0].ftl.media_mut().array.store_mut() {
+        if let Some(store) = self.members[0].pages_mut() {
             store.kept_counters_set(&log.kept());
         }
     }

@@ -20,7 +20,7 @@ pub fn stamp(lba: u32, generation: u32) -> Vec<u8> {
 
 /// An array on `store` (a fresh one if none) whose blocks wear out as
 /// `wear` says.
-pub fn array(store: Option<nand::Store>, wear: Option<(f64, f64)>) -> Array {
+pub fn array(store: Option<nand::PageStore>, wear: Option<(f64, f64)>) -> Array {
     let mut a = match store {
         Some(s) => Array::with_store(geometry(), Some(s)),
         None => Array::new(geometry(), true),

@@ -17,7 +17,7 @@ pub const STORE_VERSION: u32 = 5;
 /// The header occupies the file's first 4 KiB.
 pub(super) const HEADER_BYTES: usize = 4096;
 /// Counters the card keeps in the header's last bytes (see
-/// [`Store::kept_counters`]): a mark, then the counters.
+/// [`PageStore::kept_counters`]): a mark, then the counters.
 pub const KEPT_COUNTERS: usize = 15;
 pub(super) const KEPT_OFFSET: usize = HEADER_BYTES - (KEPT_COUNTERS + 1) * 8;
 /// The mark of kept counters written by this layout (a header from before

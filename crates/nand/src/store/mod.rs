@@ -100,7 +100,7 @@ impl Bytes {
 
 /// The pages, the per-slot out-of-band areas and the per-block erase
 /// counts of a data-holding array.
-pub struct Store {
+pub struct PageStore {
     data: Pages,
     /// The file's header, through a shared mapping (none in memory).
     header: Option<memmap2::MmapMut>,
@@ -126,11 +126,11 @@ pub struct Store {
     system_path: Option<std::path::PathBuf>,
 }
 
-impl Store {
+impl PageStore {
     /// A store in memory: pages erased (0xff), no LBAs.
-    pub fn memory(g: &Geometry) -> Store {
+    pub fn memory(g: &Geometry) -> PageStore {
         let (slots, blocks) = counts(g);
-        let s = Store {
+        let s = PageStore {
             data: Pages::Memory(vec![0xff; g.raw_bytes() as usize]),
             header: None,
             oob: Bytes::Memory(vec![0; slots * OOB_BYTES]),
@@ -181,7 +181,7 @@ impl Store {
     /// and owner; held as `access` says for as long as the store lives
     /// (refused while another process holds it otherwise). Returns the
     /// store and whether it was created.
-    pub fn file(path: &Path, g: &Geometry, owner: &str, access: Access) -> Result<(Store, bool), StoreError> {
+    pub fn file(path: &Path, g: &Geometry, owner: &str, access: Access) -> Result<(PageStore, bool), StoreError> {
         let p = path.display().to_string();
         let io = |err| StoreError::Io { path: p.clone(), err };
         let created = !path.exists();
@@ -215,7 +215,7 @@ impl Store {
         let areas = || meta(0, data_offset).map_err(io);
         // SAFETY: as above, the pages of this process's own store.
         let pages = unsafe { memmap2::MmapOptions::new().offset(data_offset as u64).len(g.raw_bytes() as usize).map(&file) }.map_err(io)?;
-        let mut store = Store {
+        let mut store = PageStore {
             data: Pages::File { map: pages, file: file.try_clone().map_err(io)?, offset: data_offset, len: g.raw_bytes() as usize },
             header: Some(header),
             oob: Bytes::Mapped { map: areas()?, offset: HEADER_BYTES, len: oob_bytes },
@@ -475,17 +475,17 @@ mod tests {
     #[test]
     fn a_store_file_has_one_owner_or_lookers() {
         let (g, p) = (geo(), tmp("held"));
-        let (owner, _) = Store::file(&p, &g, "card", Access::Own).unwrap();
-        let e = Store::file(&p, &g, "card", Access::Own).err().unwrap();
+        let (owner, _) = PageStore::file(&p, &g, "card", Access::Own).unwrap();
+        let e = PageStore::file(&p, &g, "card", Access::Own).err().unwrap();
         assert!(matches!(e, StoreError::InUse { .. }), "{e}");
         assert!(e.to_string().contains("open in another process"), "{e}");
-        assert!(matches!(Store::file(&p, &g, "card", Access::Look).err().unwrap(), StoreError::InUse { .. }));
+        assert!(matches!(PageStore::file(&p, &g, "card", Access::Look).err().unwrap(), StoreError::InUse { .. }));
         drop(owner);
-        let (a, _) = Store::file(&p, &g, "card", Access::Look).unwrap();
-        let (b, _) = Store::file(&p, &g, "card", Access::Look).unwrap();
-        assert!(matches!(Store::file(&p, &g, "card", Access::Own).err().unwrap(), StoreError::InUse { .. }));
+        let (a, _) = PageStore::file(&p, &g, "card", Access::Look).unwrap();
+        let (b, _) = PageStore::file(&p, &g, "card", Access::Look).unwrap();
+        assert!(matches!(PageStore::file(&p, &g, "card", Access::Own).err().unwrap(), StoreError::InUse { .. }));
         drop((a, b));
-        assert!(Store::file(&p, &g, "card", Access::Own).is_ok());
+        assert!(PageStore::file(&p, &g, "card", Access::Own).is_ok());
         let _ = std::fs::remove_file(&p);
         let _ = std::fs::remove_file(p.with_extension("system"));
     }
@@ -507,13 +507,13 @@ mod tests {
     fn the_trim_journal_marks_its_pages_and_keeps_the_newest_trim() {
         let g = Geometry { blocks_per_plane: 16, pages_per_block: 64, ..geo() };
         let p = tmp("trims");
-        let (mut s, _) = Store::file(&p, &g, "card T", Access::Own).unwrap();
+        let (mut s, _) = PageStore::file(&p, &g, "card T", Access::Own).unwrap();
         assert_eq!((s.trim_seq_newest(), s.trim_seq(700)), (0, 0));
         s.trim_seq_set(700, 5);
         s.trim_seq_set(3, 9);
         s.trim_seq_set(701, 7);
         drop(s);
-        let (s, created) = Store::file(&p, &g, "card T", Access::Own).unwrap();
+        let (s, created) = PageStore::file(&p, &g, "card T", Access::Own).unwrap();
         assert!(!created);
         assert_eq!((s.trim_seq(700), s.trim_seq(701), s.trim_seq(3), s.trim_seq(4), s.trim_seq(1500)), (5, 7, 9, 0, 0));
         assert_eq!(s.trim_seq_newest(), 9);
@@ -526,7 +526,7 @@ mod tests {
     #[test]
     fn a_file_store_keeps_bytes_and_lbas_across_opens_and_refuses_another_owner() {
         let (g, p) = (geo(), tmp("reopen"));
-        let (mut s, created) = Store::file(&p, &g, "card A", Access::Own).unwrap();
+        let (mut s, created) = PageStore::file(&p, &g, "card A", Access::Own).unwrap();
         assert!(created);
         s.data_write(100, &[7]).unwrap();
         s.oob_seq_set(3, 9);
@@ -534,15 +534,15 @@ mod tests {
         s.trim_seq_set(6, 77);
         s.erase_count_set(5, 11);
         drop(s);
-        let (s, created) = Store::file(&p, &g, "card A", Access::Own).unwrap();
+        let (s, created) = PageStore::file(&p, &g, "card A", Access::Own).unwrap();
         assert!(!created && s.data()[100] == 7 && s.oob_lba(3) == 42 && s.oob_seq(3) == 9 && s.oob_programmed(3) && s.slot_intact(3));
         assert_eq!((s.trim_seq(6), s.trim_seq(5)), (77, 0));
         assert!(s.oob_lba(4) == units::LBA_UNMAPPED && !s.oob_programmed(4) && s.erase_count(5) == 11);
         drop(s);
-        let e = Store::file(&p, &g, "card B", Access::Own).err().unwrap().to_string();
+        let e = PageStore::file(&p, &g, "card B", Access::Own).err().unwrap().to_string();
         assert!(e.contains("card A") && e.contains("card B"), "{e}");
         std::fs::write(&p, b"not a store at all, just text").unwrap();
-        assert!(Store::file(&p, &g, "card A", Access::Own).err().unwrap().to_string().contains("not a flashlab store"));
+        assert!(PageStore::file(&p, &g, "card A", Access::Own).err().unwrap().to_string().contains("not a flashlab store"));
         let _ = std::fs::remove_file(&p);
     }
 
@@ -553,7 +553,7 @@ mod tests {
     #[test]
     fn zeros_are_an_erased_slot_and_a_clear_skips_unmarked_blocks() {
         let (g, p) = (geo(), tmp("zeros"));
-        let (mut s, _) = Store::file(&p, &g, "card", Access::Own).unwrap();
+        let (mut s, _) = PageStore::file(&p, &g, "card", Access::Own).unwrap();
         let slots = counts(&g).0;
         assert!((0..slots).all(|i| s.oob_lba(i) == units::LBA_UNMAPPED && !s.oob_programmed(i) && !s.block_used(i)), "a new store is erased");
         s.oob_program(0, 0);
@@ -574,7 +574,7 @@ mod tests {
     fn a_discarded_range_is_a_hole_in_the_file() {
         use std::os::unix::fs::MetadataExt;
         let (g, p) = (Geometry { blocks_per_plane: 64, ..geo() }, tmp("hole"));
-        let (mut s, _) = Store::file(&p, &g, "card", Access::Own).unwrap();
+        let (mut s, _) = PageStore::file(&p, &g, "card", Access::Own).unwrap();
         let len = s.data().len();
         s.data_write(0, &vec![1; len]).unwrap();
         let full = std::fs::metadata(&p).unwrap().blocks();
@@ -589,7 +589,7 @@ mod tests {
     #[test]
     fn a_purge_leaves_no_byte_written_before_and_a_new_owner_is_the_one_checked() {
         let (g, p) = (geo(), tmp("purge"));
-        let (mut s, _) = Store::file(&p, &g, "card A", Access::Own).unwrap();
+        let (mut s, _) = PageStore::file(&p, &g, "card A", Access::Own).unwrap();
         let marker = b"flashlab purge marker";
         s.data_write(8192, marker).unwrap();
         s.sync().unwrap();
@@ -600,9 +600,9 @@ mod tests {
         s.sync().unwrap();
         assert!(!has_marker(), "the marker is gone from the file");
         drop(s);
-        assert!(Store::file(&p, &g, "card A", Access::Own).is_err());
-        assert!(!Store::file(&p, &g, "card B", Access::Own).unwrap().1);
-        let mut m = Store::memory(&g);
+        assert!(PageStore::file(&p, &g, "card A", Access::Own).is_err());
+        assert!(!PageStore::file(&p, &g, "card B", Access::Own).unwrap().1);
+        let mut m = PageStore::memory(&g);
         m.data_write(0, &[7]).unwrap();
         m.purge().unwrap();
         assert!(m.data().iter().all(|&b| b == 0xff));

@@ -3,7 +3,7 @@
 //! before its first slot is written and cleared once an erase has
 //! cleared its slots.
 
-use super::Store;
+use super::PageStore;
 use units::SLOT_BYTES as SLOT;
 
 /// One slot's out-of-band area: LBA, state, sequence number, CRC-32 of
@@ -21,7 +21,7 @@ const OOB_STAGED: u32 = 2;
 /// the slot, the capacitors do not program it there.
 const OOB_STRANDED: u32 = 4;
 
-impl Store {
+impl PageStore {
     fn oob_u32(&self, slot: usize, at: usize) -> u32 {
         let b = &self.oob.get()[slot * OOB_BYTES + at..slot * OOB_BYTES + at + 4];
         u32::from_le_bytes([b[0], b[1], b[2], b[3]])
@@ -49,7 +49,7 @@ impl Store {
     }
 
     /// Whether a staged slot's page failed its program: the buffer holds
-    /// it still, but not for that page ([`Store::slots_strand`]).
+    /// it still, but not for that page ([`PageStore::slots_strand`]).
     pub fn oob_stranded(&self, slot: usize) -> bool {
         self.oob_u32(slot, 4) & OOB_STRANDED != 0
     }
@@ -89,7 +89,7 @@ impl Store {
 
     /// A slot whose bytes are in place programmed with `lba`
     /// (`LBA_UNMAPPED` for parity or padding); its sequence number is
-    /// what was set before ([`Store::oob_seq_set`]).
+    /// what was set before ([`PageStore::oob_seq_set`]).
     pub fn oob_program(&mut self, slot: usize, lba: u32) {
         self.oob_commit(slot, lba, OOB_PROGRAMMED);
     }
@@ -122,7 +122,7 @@ impl Store {
         self.data.write(slot * SLOT as usize, &bytes).expect("a damaged slot written");
     }
 
-    /// Garbles a slot of a failed die: its bytes as [`Store::slot_damage`]
+    /// Garbles a slot of a failed die: its bytes as [`PageStore::slot_damage`]
     /// does, its OOB LBA and sequence number (its state kept).
     pub fn slot_garble(&mut self, slot: usize) {
         self.slot_damage(slot);
