@@ -56,7 +56,7 @@ impl MemberTiming {
     /// host page's buffer slots free when its program ends.
     #[inline(always)]
     pub(super) fn die_program(&mut self, c: &Costs, op: &MediaOp, loaded: Ns, ahead: bool) {
-        let u = c.die_unit[op.die as usize] as usize;
+        let u = c.unit_of(op.die);
         let host = op.tag == OpTag::User;
         if c.bank_width == 1 {
             let end = self.unit_program(c, u, loaded, op.page, ahead);
@@ -109,7 +109,7 @@ impl MemberTiming {
     /// has just sensed the page's row has it already.
     #[inline(always)]
     pub(super) fn gc_sense(&mut self, c: &Costs, op: &MediaOp, ready: Ns, sense: Ns, prio: bool) -> Ns {
-        let u = c.die_unit[op.die as usize] as usize;
+        let u = c.unit_of(op.die);
         if c.bank_width > 1 {
             if let Some((b, p, at)) = self.banks.sensed[u] {
                 if (b, p) == (op.block, op.page) && op.retries == 0 {
@@ -130,7 +130,7 @@ impl MemberTiming {
     /// On a scaled card one erase of a die (a bank) in `pages_div` takes
     /// time (`Scaling::erase_takes_time`). Returns when it ends.
     pub(super) fn unit_erase(&mut self, c: &Costs, op: &MediaOp, ready: Ns) -> Ns {
-        let u = c.die_unit[op.die as usize] as usize;
+        let u = c.unit_of(op.die);
         if c.bank_width > 1 {
             if let Some((b, r, end)) = self.banks.erased[u] {
                 if (b, r) == (op.block, ready) {

@@ -173,6 +173,17 @@ impl Costs {
         }
     }
 
+    /// The timeline die `die`'s operations take (`MemberTiming::dies`):
+    /// its own, or its bank's where banks work in lockstep.
+    #[inline(always)]
+    pub(super) fn unit_of(&self, die: u32) -> usize {
+        if self.bank_width == 1 {
+            die as usize
+        } else {
+            self.die_unit[die as usize] as usize
+        }
+    }
+
     /// tPROG of page `page` of a block: pages alternate lower and upper,
     /// lower first.
     #[inline(always)]

@@ -196,7 +196,7 @@ impl MemberTiming {
         let known = self.host_now.saturating_sub(c.die_op_typical_ns);
         for op in ops {
             if op.tag != OpTag::User || op.kind != OpKind::Read {
-                self.dies[c.die_unit[op.die as usize] as usize].forget_before(known);
+                self.dies[c.unit_of(op.die)].forget_before(known);
             }
             match op.kind {
                 OpKind::Read if op.stripe_part => {

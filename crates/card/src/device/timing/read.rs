@@ -74,7 +74,7 @@ impl MemberTiming {
         let sense = (c.read_ns * planes + xfer) * attempts;
         // In die order a read is queued work like any other, and short: the
         // die's trail (kept for reads that go ahead) need not keep it.
-        let u = c.die_unit[d] as usize;
+        let u = c.unit_of(d as u32);
         let sensed = if c.read_priority { self.dies[u].reserve_priority(ready, sense) } else { self.dies[u].reserve_unkept(ready, sense) };
         let out = self.channels[ch].reserve_priority(sensed - xfer, xfer, c.mpage_transfer_ns).max(sensed);
         self.read_path[ctl].reserve_priority(out, path * attempts, c.read_path_mpage_ns)
