@@ -211,8 +211,10 @@ pub struct FtlProfile {
     /// I/O takes it ahead of GC's queued work (GC waits), so reads and
     /// writes use what GC would have: on a card-managed card the firmware
     /// cores do both; on a host-managed one the driver's GC thread and
-    /// host I/O take the same map lock. Absent: 0, host I/O costs GC
-    /// nothing.
+    /// host I/O take the same map lock. A read takes it before its flash
+    /// command; a write records each slot (its share of the page's) once
+    /// the slot is in the buffer, and is acknowledged after. Absent: 0,
+    /// host I/O costs GC nothing.
     #[serde(default)]
     pub map_ns_per_page: u64,
     /// Time the same threads spend on each 4 KiB slot a host writes, on

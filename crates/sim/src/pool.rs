@@ -1,5 +1,6 @@
 //! A pool of identical servers, in virtual time.
 
+use crate::Timeline;
 use units::Ns;
 
 /// `k` identical servers (host CPU cores): an operation takes the one that
@@ -14,9 +15,15 @@ pub struct Pool {
     head: usize,
     /// Service time reserved so far, summed over the servers.
     pub busy_ns: Ns,
-    /// The priority operations among themselves (a pool of their own), so
-    /// that they cannot exceed the servers' capacity.
-    prio: Option<Box<Pool>>,
+    /// The priority operations among themselves, so that they cannot
+    /// exceed the servers' capacity: a timeline `k` times as fast as one
+    /// server that keeps its idle gaps, so that one booked ahead (ready
+    /// later, as a merge after its write's wait) does not hold back one
+    /// ready now.
+    prio: Option<Box<Timeline>>,
+    /// Draws made of where a priority operation meets the work in
+    /// progress (each a number fixed by its count, so a run repeats).
+    draws: u64,
 }
 
 impl Pool {
@@ -41,7 +48,7 @@ impl Pool {
         self.free_at[self.head]
     }
     pub fn new(servers: u32) -> Pool {
-        Pool { free_at: vec![0; servers.max(1) as usize], head: 0, busy_ns: 0, prio: None }
+        Pool { free_at: vec![0; servers.max(1) as usize], head: 0, busy_ns: 0, prio: None, draws: 0 }
     }
     #[inline]
     pub fn reserve(&mut self, ready: Ns, service: Ns) -> Ns {
@@ -72,9 +79,21 @@ impl Pool {
     /// over the servers (a map checkpoint), which the work queued on them
     /// and every priority operation ready meanwhile wait for.
     pub fn hold_all(&mut self, at: Ns, service: Ns) {
-        let k = self.servers();
         self.hold_each(at, service);
-        self.prio.get_or_insert_with(|| Box::new(Pool::new(k))).hold_each(at, service);
+        self.lane().reserve(at, service);
+    }
+
+    /// The priority operations' lane.
+    #[inline(always)]
+    fn lane(&mut self) -> &mut Timeline {
+        self.prio.get_or_insert_with(Default::default)
+    }
+
+    /// A priority operation's `service` on the lane, which runs at the
+    /// pool's speed.
+    #[inline(always)]
+    fn lane_ns(&self, service: Ns) -> Ns {
+        service.div_ceil(self.free_at.len() as Ns)
     }
 
     /// Every server busy for `service` from `at` or when it is free. The
@@ -92,16 +111,16 @@ impl Pool {
     /// a background task): the priority operations after it wait for it.
     /// Returns when its slice ends.
     pub fn reserve_lane(&mut self, ready: Ns, service: Ns) -> Ns {
-        let k = self.servers();
-        self.prio.get_or_insert_with(|| Box::new(Pool::new(k))).reserve(ready, service)
+        let s = self.lane_ns(service);
+        self.lane().reserve(ready, s) - s + service
     }
 
     /// Reserves an operation the servers take ahead of the work queued
     /// but not started (a host I/O's map work ahead of GC's backlog): at
     /// once if a server is free by `ready`, else when the first of the `k`
-    /// busy servers ends the unit of work in progress, taken as `unit /
-    /// (k + 1)` (units of fixed length `unit`, each met at a random point:
-    /// the mean of the least that `k` of them have left) or less when the
+    /// busy servers ends the unit of work in progress (units of fixed
+    /// length `unit`, each met at a random point: the least that `k` of
+    /// them have left, `unit / (k + 1)` on average) or sooner when the
     /// backlog is shorter. The server that frees first is pushed back by
     /// `service`, so the queued work waits for it and the pool's capacity
     /// is kept; priority operations wait for one another in order.
@@ -110,15 +129,29 @@ impl Pool {
         if service == 0 {
             return ready;
         }
-        let k = self.free_at.len() as u32;
-        let lane = self.prio.get_or_insert_with(|| Box::new(Pool::new(k)));
-        let ready = lane.reserve(ready, service) - service;
+        let s = self.lane_ns(service);
+        let ready = self.lane().reserve(ready, s) - s;
         let first = self.free_at[self.head];
         if first <= ready {
             return self.reserve(ready, service);
         }
-        let start = ready + (first - ready).min(unit / (k as Ns + 1));
+        let start = ready + (first - ready).min(self.unit_left(unit));
         self.reserve(first, service);
         start + service
+    }
+
+    /// What the first of the `k` busy servers has left of its unit of
+    /// work in progress, each met at a random point: the least of `k`
+    /// draws in `0..unit`.
+    #[inline]
+    fn unit_left(&mut self, unit: Ns) -> Ns {
+        if unit == 0 {
+            return 0;
+        }
+        let k = self.free_at.len() as u64;
+        // A draw's 64 bits scaled onto 0..unit (no division).
+        let left = (1..=k).map(|i| ((units::keyed(self.draws + i) as u128 * unit as u128) >> 64) as Ns).min().unwrap_or(0);
+        self.draws += k;
+        left
     }
 }

@@ -241,9 +241,9 @@ impl Member {
         if let Payload::Write(data) = payload {
             return self.write_data(c, t, offset, data);
         }
-        let mut done = t;
+        let (mut done, mut recorded) = (t, None);
         for lba in first..last + 1 {
-            let ack = self.timing.write_admit(t);
+            let ack = self.timing.write_admit(c, t, (last - first + 1) as u64, &mut recorded);
             if (lba == first && head_partial) || (lba == last && last != first && tail_partial) {
                 self.merge(c, ack, lba, None)?;
             }
@@ -323,11 +323,11 @@ impl Member {
 
     fn write_slots(&mut self, c: &Costs, t: Ns, offset: u64, data: &[u8], slot: &mut [u8; SLOT_BYTES as usize]) -> Result<Ns, DeviceError> {
         let (first, last) = ((offset / SLOT_BYTES) as u32, ((offset + data.len() as u64 - 1) / SLOT_BYTES) as u32);
-        let mut done = t;
+        let (mut done, mut recorded) = (t, None);
         for lba in first..last + 1 {
             let start = lba as u64 * SLOT_BYTES;
             let (lo, hi) = (offset.max(start), (offset + data.len() as u64).min(start + SLOT_BYTES));
-            let ack = self.timing.write_admit(t);
+            let ack = self.timing.write_admit(c, t, (last - first + 1) as u64, &mut recorded);
             if hi - lo < SLOT_BYTES {
                 self.merge_read(c, ack, lba, slot)?;
             }

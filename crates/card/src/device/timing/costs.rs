@@ -61,6 +61,9 @@ pub(in crate::device) struct Costs {
     pub(in crate::device) gc_read_ahead_ns: Ns,
     /// The GC threads' time for each page a host I/O reads or programs.
     pub(super) map_page_ns: Ns,
+    /// The same for each slot a host write records once it is in the
+    /// buffer: a programmed page's map work, shared among its slots.
+    pub(super) map_slot_ns: Ns,
     /// Whether GC threads run on the host's cores (host-managed cards).
     pub(in crate::device) gc_on_host: bool,
     /// The channel and the controller of each die (fixed; tables save a
@@ -83,10 +86,11 @@ pub(in crate::device) struct Costs {
     /// holds looks up as many map entries as a read of them from the
     /// flash would (`unflashed_pages`).
     pub(super) slots_per_plane_page: u32,
-    /// The GC threads' time for a host page programmed: its map work,
-    /// and each of its slots' write work where the profile sets it
+    /// The GC threads' time for a host page programmed: each of its
+    /// slots' write work where the profile sets it
     /// (`ftl.write_ns_per_slot`: a card's firmware taking a slot from
-    /// its buffer into a program).
+    /// its buffer into a program). Its map work was done as its slots
+    /// were recorded (`map_slot_ns`).
     pub(super) user_program_ns: Ns,
     /// A GC thread's time to relocate one slot, which a partial write's
     /// merge also takes (read the rest of the slot, merge, place it).
@@ -151,6 +155,7 @@ impl Costs {
             gc_row_cpu_ns: gc_mpage_cpu_ns * row_mpages,
             gc_read_ahead_ns: die_op_typical_ns + 2 * (t.read_ns + transfer_ns(g.mpage_bytes(), bus) + transfer_ns(g.mpage_bytes(), c.read_path_bytes_per_sec)),
             map_page_ns: profile.ftl.map_ns_per_page,
+            map_slot_ns: profile.ftl.map_ns_per_page.div_ceil(g.slots_per_mpage() as u64),
             gc_on_host: host_managed,
             die_channel: (0..g.dies()).map(|d| if bank_width > 1 { 0 } else { g.channel_of(d) }).collect(),
             die_controller: (0..g.dies()).map(|d| g.channel_of(d) / (g.channels / c.count)).collect(),
@@ -163,7 +168,7 @@ impl Costs {
             plane_masks: crate::device::stream::plane_masks(g.slots_per_mpage(), g.planes_per_die),
             slot_in_one_plane: g.page_size_bytes as u64 >= SLOT_BYTES,
             slots_per_plane_page: (g.page_size_bytes as u64 / SLOT_BYTES).max(1) as u32,
-            user_program_ns: profile.ftl.map_ns_per_page + profile.ftl.write_ns_per_slot * g.slots_per_mpage() as u64,
+            user_program_ns: profile.ftl.write_ns_per_slot * g.slots_per_mpage() as u64,
             gc_slot_cpu_ns: profile.ftl.gc_ns_per_slot,
             checkpoint: profile
                 .ftl
