@@ -89,7 +89,30 @@ impl<M: Media> Ftl<M> {
     /// The dies superblock `sb` leaves out if opened now: the dead dies
     /// and its bad blocks, in order.
     pub(crate) fn dies_out(&self, sb: u32) -> Vec<u32> {
-        (0..self.layout.dies).filter(|&d| self.faults.dead.contains(&d) || self.is_bad(d, sb)).collect()
+        let mut out: Vec<u32> = self.bad_dies(sb).collect();
+        if !self.faults.dead.is_empty() {
+            out.extend(&self.faults.dead);
+            out.sort_unstable();
+            out.dedup();
+        }
+        out
+    }
+
+    /// The dies whose block of superblock `sb` is bad, in order: the set
+    /// bits of its run in the bad-block bitmap, a word at a time.
+    fn bad_dies(&self, sb: u32) -> impl Iterator<Item = u32> + '_ {
+        let (n, base) = (self.layout.dies as usize, sb as usize * self.layout.dies as usize);
+        (base / 64..(base + n).div_ceil(64)).flat_map(move |w| {
+            let (lo, hi) = (base.saturating_sub(w * 64), (base + n - w * 64).min(64));
+            let mut bits = self.sbs.bad[w] & (u64::MAX << lo) & (u64::MAX >> (64 - hi));
+            std::iter::from_fn(move || {
+                (bits != 0).then(|| {
+                    let b = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
+                    (w * 64 + b - base) as u32
+                })
+            })
+        })
     }
 
     /// The narrowing superblock `sb` takes if opened now (none: full width).
@@ -113,21 +136,25 @@ impl<M: Media> Ftl<M> {
     /// a cut in the middle needs to find the superblock's stripes (the row
     /// narrowings) for the rows other blocks still hold.
     pub(crate) fn superblock_erase(&mut self, sb: u32, tag: OpTag) -> Result<(), FtlError> {
-        let mut grown = false;
-        let working: Vec<u32> = (0..self.layout.dies).filter(|&d| !self.is_dead(d)).collect();
-        let (retired, good): (Vec<u32>, Vec<u32>) = working.into_iter().partition(|&d| self.is_bad(d, sb));
-        for die in good {
+        // The good blocks first; those that fail now are retired but not
+        // erased again below (`grown_dies`, empty but for a failure).
+        let mut grown_dies: Vec<u32> = Vec::new();
+        for die in 0..self.layout.dies {
+            if self.is_dead(die) || self.is_bad(die, sb) {
+                continue;
+            }
             match self.media.block_erase(die, sb, tag) {
                 Ok(()) => {}
                 Err(NandError::EraseFailed { .. }) => {
                     self.bad_mark(die, sb, true);
-                    grown = true;
+                    grown_dies.push(die);
                 }
                 Err(e) => return Err(e.into()),
             }
         }
-        for die in retired {
-            if self.media.block_next_page(die, sb) == 0 {
+        let grown = !grown_dies.is_empty();
+        for die in 0..self.layout.dies {
+            if self.is_dead(die) || !self.is_bad(die, sb) || grown_dies.contains(&die) || self.media.block_next_page(die, sb) == 0 {
                 continue;
             }
             match self.media.block_erase(die, sb, tag) {
@@ -222,5 +249,41 @@ impl<M: Media> Ftl<M> {
         // Writes look at the read-only state on the fault path.
         self.faults.faulted = true;
         Some(why)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::layout::Layout;
+    use crate::retire::tests::{config, geometry};
+    use crate::{Ftl, FtlConfig};
+    use nand::{Array, Geometry};
+
+    /// A superblock's dies out, read from the bad-block bitmap a word at a
+    /// time, are the dead dies and the dies whose block is bad, die by die
+    /// (runs that cross a word's edge included).
+    #[test]
+    fn the_dies_out_of_a_superblock_are_its_bad_blocks_and_the_dead_dies() {
+        // Six dies a superblock: its run in the bitmap crosses a word's edge.
+        let g = Geometry { channels: 3, ..geometry() };
+        let layout = Layout::new(&g, 3);
+        let cfg = FtlConfig { stripe_width: 3, user_slots: Ftl::<Array>::user_slots_max(&layout, 1) / 2, ..config() };
+        let mut ftl = Ftl::format(Array::new(g, true), cfg).unwrap();
+        let (dies, sbs) = (ftl.layout.dies, ftl.layout.superblocks);
+        assert!(sbs as usize * dies as usize > 64 && 64 % dies != 0);
+        let each = |ftl: &Ftl<Array>| (0..sbs).map(|sb| (0..dies).filter(|&d| ftl.faults.dead.contains(&d) || ftl.is_bad(d, sb)).collect::<Vec<u32>>()).collect::<Vec<_>>();
+        for (sb, die) in (0..sbs).flat_map(|sb| (0..dies).map(move |d| (sb, d))).filter(|&(sb, d)| (sb * 7 + d * 3) % 5 == 0) {
+            if !ftl.is_bad(die, sb) {
+                ftl.bad_mark(die, sb, true);
+            }
+        }
+        let want = each(&ftl);
+        assert!(want.iter().any(|out| out.len() > 1));
+        assert_eq!((0..sbs).map(|sb| ftl.dies_out(sb)).collect::<Vec<_>>(), want);
+        ftl.faults.dead.push(5);
+        ftl.faults.dead.push(0);
+        let want = each(&ftl);
+        assert!(want.iter().all(|out| out.contains(&0) && out.contains(&5)));
+        assert_eq!((0..sbs).map(|sb| ftl.dies_out(sb)).collect::<Vec<_>>(), want);
     }
 }

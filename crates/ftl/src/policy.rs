@@ -73,6 +73,28 @@ impl<M: Media> Ftl<M> {
 
     /// The closed superblock `policy` scores highest (the first on a tie).
     fn policy_victim(&self, policy: GcPolicy) -> Option<u32> {
+        match policy {
+            GcPolicy::Greedy => self.greedy_victim(),
+            GcPolicy::CostBenefit => self.cost_benefit_victim(),
+        }
+    }
+
+    /// The closed superblock with the fewest valid slots (the first on a
+    /// tie): the most that collecting one frees.
+    fn greedy_victim(&self) -> Option<u32> {
+        // (index, valid); a valid count never reaches u64::MAX.
+        let mut best = (None, u64::MAX);
+        for (i, m) in self.sbs.meta.iter().enumerate() {
+            if m.state == SbState::Closed && (m.valid as u64) < best.1 {
+                best = (Some(i as u32), m.valid as u64);
+            }
+        }
+        best.0
+    }
+
+    /// The closed superblock with the highest (free slots x age) / (2 x
+    /// valid), Rosenblum and Ousterhout's cost-benefit (the first on a tie).
+    fn cost_benefit_victim(&self) -> Option<u32> {
         let s = self.layout.data_slots_per_superblock as u64;
         let mut best: Option<(u32, u128, u128)> = None; // sb, score numerator, denominator
         for (i, m) in self.sbs.meta.iter().enumerate() {
@@ -80,14 +102,8 @@ impl<M: Media> Ftl<M> {
                 continue;
             }
             let v = m.valid as u64;
-            // Every policy is a ratio num/den to maximise.
-            let (num, den) = match policy {
-                GcPolicy::Greedy => ((s - v) as u128, 1u128),
-                GcPolicy::CostBenefit => {
-                    let age = (self.seq - m.close_seq + 1) as u128;
-                    ((s - v) as u128 * age, 2 * v.max(1) as u128)
-                }
-            };
+            let age = (self.seq - m.close_seq + 1) as u128;
+            let (num, den) = ((s - v) as u128 * age, 2 * v.max(1) as u128);
             if best.is_none_or(|(_, bn, bd)| num * bd > bn * den) {
                 best = Some((i as u32, num, den));
             }

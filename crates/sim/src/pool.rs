@@ -20,7 +20,7 @@ pub struct Pool {
     /// server that keeps its idle gaps, so that one booked ahead (ready
     /// later, as a merge after its write's wait) does not hold back one
     /// ready now.
-    prio: Option<Box<Timeline>>,
+    prio: Timeline,
     /// Draws made of where a priority operation meets the work in
     /// progress (each a number fixed by its count, so a run repeats).
     draws: u64,
@@ -48,7 +48,7 @@ impl Pool {
         self.free_at[self.head]
     }
     pub fn new(servers: u32) -> Pool {
-        Pool { free_at: vec![0; servers.max(1) as usize], head: 0, busy_ns: 0, prio: None, draws: 0 }
+        Pool { free_at: vec![0; servers.max(1) as usize], head: 0, busy_ns: 0, prio: Timeline::default(), draws: 0 }
     }
     #[inline]
     pub fn reserve(&mut self, ready: Ns, service: Ns) -> Ns {
@@ -58,6 +58,10 @@ impl Pool {
         self.busy_ns += service;
         let k = self.free_at.len();
         let end = ready.max(self.free_at[self.head]) + service;
+        if k == 1 {
+            self.free_at[0] = end;
+            return end;
+        }
         // The first server's place becomes the last; sink the new time
         // towards the front until the order holds.
         let mut i = self.head;
@@ -80,20 +84,17 @@ impl Pool {
     /// and every priority operation ready meanwhile wait for.
     pub fn hold_all(&mut self, at: Ns, service: Ns) {
         self.hold_each(at, service);
-        self.lane().reserve(at, service);
-    }
-
-    /// The priority operations' lane.
-    #[inline(always)]
-    fn lane(&mut self) -> &mut Timeline {
-        self.prio.get_or_insert_with(Default::default)
+        self.prio.reserve(at, service);
     }
 
     /// A priority operation's `service` on the lane, which runs at the
     /// pool's speed.
     #[inline(always)]
     fn lane_ns(&self, service: Ns) -> Ns {
-        service.div_ceil(self.free_at.len() as Ns)
+        match self.free_at.len() {
+            1 => service,
+            k => service.div_ceil(k as Ns),
+        }
     }
 
     /// Every server busy for `service` from `at` or when it is free. The
@@ -112,7 +113,7 @@ impl Pool {
     /// Returns when its slice ends.
     pub fn reserve_lane(&mut self, ready: Ns, service: Ns) -> Ns {
         let s = self.lane_ns(service);
-        self.lane().reserve(ready, s) - s + service
+        self.prio.reserve(ready, s) - s + service
     }
 
     /// Reserves an operation the servers take ahead of the work queued
@@ -130,11 +131,18 @@ impl Pool {
             return ready;
         }
         let s = self.lane_ns(service);
-        let ready = self.lane().reserve(ready, s) - s;
+        let ready = self.prio.reserve(ready, s) - s;
         let first = self.free_at[self.head];
         if first <= ready {
             return self.reserve(ready, service);
         }
+        self.reserve_ahead(ready, service, unit)
+    }
+
+    /// [`Pool::reserve_priority`] when every server is busy at `ready`.
+    #[inline(never)]
+    fn reserve_ahead(&mut self, ready: Ns, service: Ns, unit: Ns) -> Ns {
+        let first = self.free_at[self.head];
         let start = ready + (first - ready).min(self.unit_left(unit));
         self.reserve(first, service);
         start + service
@@ -150,7 +158,8 @@ impl Pool {
         }
         let k = self.free_at.len() as u64;
         // A draw's 64 bits scaled onto 0..unit (no division).
-        let left = (1..=k).map(|i| ((units::keyed(self.draws + i) as u128 * unit as u128) >> 64) as Ns).min().unwrap_or(0);
+        let draw = |i: u64| ((units::keyed(i) as u128 * unit as u128) >> 64) as Ns;
+        let left = if k == 1 { draw(self.draws + 1) } else { (1..=k).map(|i| draw(self.draws + i)).min().unwrap_or(0) };
         self.draws += k;
         left
     }
