@@ -61,8 +61,7 @@ pub fn figures_parse(file: &str, text: &str) -> Result<Vec<crate::Published>, St
     struct Figures {
         published: Vec<crate::Published>,
     }
-    let f: Figures =
-        toml::from_str(text).map_err(|e| format!("{file}: not a TOML file of [[published]] figures ({})", crate::checkpoint::toml_why(text, &e)))?;
+    let f: Figures = toml::from_str(text).map_err(|e| format!("{file}: not a TOML file of [[published]] figures ({})", crate::input::toml_why(text, &e)))?;
     figures_check(file, &f.published)?;
     Ok(f.published)
 }

@@ -29,6 +29,24 @@ pub fn read_text(path: &Path, limit: u64) -> std::io::Result<String> {
     String::from_utf8(bytes).map_err(|e| Error::new(ErrorKind::InvalidData, format!("not UTF-8 text (at byte {})", e.utf8_error().valid_up_to())))
 }
 
+/// Why a TOML file was refused, never empty: the parser's message (it has
+/// none for some malformed files), where in the file, and whether the
+/// file ends there (cut short).
+pub fn toml_why(text: &str, e: &toml::de::Error) -> String {
+    let message = e.message().lines().map(str::trim).filter(|l| !l.is_empty()).collect::<Vec<_>>().join("; ");
+    let message = message.as_str();
+    let Some(span) = e.span() else {
+        return if message.is_empty() { "malformed".into() } else { message.into() };
+    };
+    let before = &text[..span.start.min(text.len())];
+    let line = before.matches('\n').count() + 1;
+    let column = before.len() - before.rfind('\n').map_or(0, |i| i + 1) + 1;
+    let cut =
+        if text[span.start.min(text.len())..].trim().is_empty() || span.start >= text.trim_end().len() { ": the file ends there (cut short?)" } else { "" };
+    let what = if message.is_empty() { "malformed" } else { message };
+    format!("{what}, at line {line}, column {column}{cut}")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

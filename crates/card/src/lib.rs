@@ -2,39 +2,36 @@
 //! device model around the FTL.
 
 mod block;
-mod card_file;
-mod checkpoint;
 mod device;
 pub mod faults;
 mod fitted;
 mod health;
 pub mod input;
-mod lock;
 pub mod output;
 mod profile;
 pub mod published;
 mod recorder;
 pub mod scale;
-mod smart;
 mod status;
-mod volumes;
+mod store;
 
-pub use card_file::CardFile;
 pub use device::{capacity_parse, Backing, Device, DeviceCounters, DeviceError, Payload, ResourceBusy};
 pub use faults::{FailTarget, FailureEvent};
 pub use fitted::{figures_check, figures_parse, FitParam, HOST_READS_ONLY};
 pub use ftl::{FaultCounters, MountReport};
 pub use health::{Age, Aging, EnduranceProfile, Health, RETENTION_FITTED_DAYS};
-pub use lock::StoreLock;
 pub use nand::errors;
 pub use nand::wear::ErrorCounters;
 pub use output::write_whole;
 pub use profile::{ControllerProfile, FtlProfile, HostProfile, Management, NandProfile, PowerProfile, Profile, ProfileError};
 pub use published::{Bound, By, Metric, Published, State};
 pub use scale::{Scaling, ROUND_FULL_SIZE_S};
-pub use smart::SmartLog;
 pub use status::{Rebuild, Status};
-pub use volumes::{Volume, Volumes, VOLUMES_MAX};
+pub use store::card_file::CardFile;
+pub use store::lock::StoreLock;
+pub use store::smart::SmartLog;
+pub use store::volumes::{Volume, Volumes, VolumesError, VOLUMES_MAX};
+pub use store::StoreError;
 
 /// The built-in catalog, embedded from `devices/`.
 pub const CATALOG: &[(&str, &str)] = &[

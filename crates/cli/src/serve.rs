@@ -433,7 +433,7 @@ fn card_format(a: &ServeArgs, profile: &card::Profile, kept: Option<&card::CardF
             a.scale
         );
     }
-    c.fits(profile).map_err(|e| anyhow::anyhow!("{store}/{e}"))?;
+    c.fits(&a.store, profile)?;
     match &a.format {
         Some(f) if *f != c.format => {
             bail!("--format {f}: the card in {store} is formatted {}; serve it as it is (without --format), or format it anew (every byte lost): flashlab format --store {store} --format {f} --force", c.format)

@@ -93,7 +93,7 @@ fn card_at_rest(store: &Path) -> Result<(card::CardFile, card::Profile)> {
         bail!("{}: no card here (no card.toml and no member-0.flash)", store.display());
     };
     let profile = card::profile_load(&card.device).map_err(anyhow::Error::msg)?;
-    card.fits(&profile).map_err(|e| anyhow::anyhow!("{}/{e}", store.display()))?;
+    card.fits(store, &profile)?;
     Ok((card, profile))
 }
 

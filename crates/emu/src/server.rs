@@ -230,11 +230,11 @@ impl Server {
             _ => p.volumes.len() as u32,
         };
         // A split the card cannot take is refused before its data is lost.
-        Volumes::split(p.volumes.iter().map(|v| v.bytes).sum(), count)?;
+        Volumes::split(p.volumes.iter().map(|v| v.bytes).sum(), count).map_err(|e| e.to_string())?;
         let mut v = self.device_control(c)?;
-        let volumes = Volumes::split(v["capacity_bytes"].as_u64().expect("a capacity"), count)?;
+        let volumes = Volumes::split(v["capacity_bytes"].as_u64().expect("a capacity"), count).map_err(|e| e.to_string())?;
         if let Some(dir) = &self.store {
-            volumes.save(dir)?;
+            volumes.save(dir).map_err(|e| e.to_string())?;
         }
         *p = Presentation::new(&self.name, v["card"].as_str().expect("a description"), &volumes);
         v["volumes"] = serde_json::to_value(p.names()).expect("volumes serialise");
@@ -251,7 +251,7 @@ impl Server {
     /// Lights or darkens the beacon, kept in the store's `card.toml`.
     fn beacon_set(&self, on: bool) -> Result<Value, String> {
         if let Some(dir) = &self.store {
-            crate::control::beacon_keep(dir, on)?;
+            crate::control::beacon_keep(dir, on).map_err(|e| e.to_string())?;
         }
         self.beacon.store(on, Ordering::SeqCst);
         Ok(json!({ "beacon": on }))

@@ -271,7 +271,9 @@ mod tests {
         let mut ftl = Ftl::format(Array::new(g, true), cfg).unwrap();
         let (dies, sbs) = (ftl.layout.dies, ftl.layout.superblocks);
         assert!(sbs as usize * dies as usize > 64 && 64 % dies != 0);
-        let each = |ftl: &Ftl<Array>| (0..sbs).map(|sb| (0..dies).filter(|&d| ftl.faults.dead.contains(&d) || ftl.is_bad(d, sb)).collect::<Vec<u32>>()).collect::<Vec<_>>();
+        let each = |ftl: &Ftl<Array>| {
+            (0..sbs).map(|sb| (0..dies).filter(|&d| ftl.faults.dead.contains(&d) || ftl.is_bad(d, sb)).collect::<Vec<u32>>()).collect::<Vec<_>>()
+        };
         for (sb, die) in (0..sbs).flat_map(|sb| (0..dies).map(move |d| (sb, d))).filter(|&(sb, d)| (sb * 7 + d * 3) % 5 == 0) {
             if !ftl.is_bad(die, sb) {
                 ftl.bad_mark(die, sb, true);

@@ -23,7 +23,7 @@ pub use array::Array;
 pub use endurance::Endurance;
 pub use geometry::{CellType, EraseSpread, Geometry, GeometryError, Timings};
 pub use media::{Media, MediaCounters, Nand, OpTag, Persist};
-pub use store::{Access, PageStore, StoreError, OOB_BYTES};
+pub use store::{Access, PageStore, PageStoreError, OOB_BYTES};
 pub use tap::{Hook, Tap};
 
 /// A violation of the NAND rules or an address outside the array. The FTL

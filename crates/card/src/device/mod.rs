@@ -36,10 +36,10 @@ use timing::{Costs, HostRead, Start};
 
 use crate::faults::Faults;
 use crate::health::Aging;
-use crate::lock::StoreLock;
 use crate::profile::Profile;
 use crate::recorder::Recorder;
-use crate::smart::SmartLog;
+use crate::SmartLog;
+use crate::StoreLock;
 use ftl::{Ftl, FtlConfig, FtlError, MountReport};
 use nand::Nand;
 use sim::{Io, Pool, Target};
@@ -63,6 +63,9 @@ pub enum DeviceError {
     Ftl(#[from] FtlError),
     #[error("{0}")]
     Store(String),
+    /// A file the store keeps beside its page files.
+    #[error(transparent)]
+    StoreFile(#[from] crate::StoreError),
     #[error("{0}")]
     Fault(String),
 }
@@ -79,8 +82,8 @@ impl DeviceError {
     }
 }
 
-impl From<nand::StoreError> for DeviceError {
-    fn from(e: nand::StoreError) -> DeviceError {
+impl From<nand::PageStoreError> for DeviceError {
+    fn from(e: nand::PageStoreError) -> DeviceError {
         DeviceError::Store(e.to_string())
     }
 }
@@ -193,19 +196,19 @@ impl Device {
         device.rebuilds_resume();
         let kept = device.members[0].pages().and_then(|s| s.kept_counters());
         if let Backing::Inspect { dir, .. } = backing {
-            let mut log = SmartLog::load(dir).map_err(DeviceError::Store)?;
+            let mut log = SmartLog::load(dir)?;
             if let Some(k) = &kept {
                 log.absorb(k);
             }
             device.smart = Some(log);
         }
         if let Some(dir) = device.store_dir.clone() {
-            let mut log = SmartLog::load(&dir).map_err(DeviceError::Store)?;
+            let mut log = SmartLog::load(&dir)?;
             if let Some(k) = &kept {
                 log.absorb(k);
             }
             log.powered_on(device.mounted.as_ref().is_none_or(|r| r.from_checkpoint), slots_lost);
-            log.save(&dir).map_err(DeviceError::Store)?;
+            log.save(&dir)?;
             device.smart = Some(log);
         }
         Ok(device)
@@ -291,7 +294,7 @@ impl Device {
             let kept = crate::CardFile::load(dir).ok().flatten();
             // So is its age: a format does not make the flash new.
             let (beacon, name, age) = kept.map_or((false, None, crate::Age::default()), |c| (c.beacon, c.name, c.age));
-            crate::CardFile { beacon, name, age, ..card }.save(dir).map_err(DeviceError::Store)?;
+            crate::CardFile { beacon, name, age, ..card }.save(dir)?;
         }
         Ok(())
     }

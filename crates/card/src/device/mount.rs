@@ -3,8 +3,8 @@
 //! scan of the media; and the clean stop that writes the checkpoint.
 
 use super::{Device, DeviceError};
-use crate::lock::StoreLock;
 use crate::recorder::Recorder;
+use crate::StoreLock;
 use ftl::{Ftl, FtlConfig, MountReport};
 use nand::{Array, Nand};
 use units::Ns;
@@ -39,14 +39,14 @@ impl Backing {
     /// `purpose` as long as a device on it lives: refused, with the holder
     /// named, while another process owns it or reads it.
     pub fn files(dir: &std::path::Path, owner: &str, purpose: &str) -> Result<Backing, DeviceError> {
-        let lock = StoreLock::take(dir, purpose).map_err(DeviceError::Store)?;
+        let lock = StoreLock::take(dir, purpose)?;
         Ok(Backing::Files { dir: dir.to_path_buf(), owner: owner.to_string(), lock })
     }
 
     /// The store in `dir` to look at, shared with other readers: refused,
     /// with the holder named, while a process owns it.
     pub fn inspect(dir: &std::path::Path, owner: &str) -> Result<Backing, DeviceError> {
-        let lock = StoreLock::share(dir).map_err(DeviceError::Store)?;
+        let lock = StoreLock::share(dir)?;
         Ok(Backing::Inspect { dir: dir.to_path_buf(), owner: owner.to_string(), lock })
     }
 
@@ -133,11 +133,11 @@ impl Device {
         let ck_err = |dir: &std::path::Path, e: std::io::Error| DeviceError::Store(format!("{}: checkpoint: {e}", dir.display()));
         let saved = match backing {
             Backing::Files { dir, .. } if store_there => {
-                crate::checkpoint::peek(dir, member, &Device::member_store_path(dir, member)).map_err(|e| ck_err(dir, e))?
+                crate::store::checkpoint::peek(dir, member, &Device::member_store_path(dir, member)).map_err(|e| ck_err(dir, e))?
             }
             Backing::Inspect { dir, .. } if store_there => {
-                match crate::checkpoint::peek(dir, member, &Device::member_store_path(dir, member)).map_err(|e| ck_err(dir, e))? {
-                    Some(crate::checkpoint::Opened { pages: Err(e), .. }) if e == crate::checkpoint::STALE => {
+                match crate::store::checkpoint::peek(dir, member, &Device::member_store_path(dir, member)).map_err(|e| ck_err(dir, e))? {
+                    Some(crate::store::checkpoint::Opened { pages: Err(e), .. }) if e == crate::store::checkpoint::STALE => {
                         return Err(DeviceError::Store(format!(
                             "{}: member {member}: {e}: only a mount can tell its state, and a mount repairs; serve it once, then ask again",
                             dir.display()
@@ -156,8 +156,8 @@ impl Device {
         };
         let had_checkpoint = saved.is_some();
         let (known, ftl_saved, split_refused) = match saved {
-            Some(crate::checkpoint::Opened { pages: Ok(pages), ftl }) => (pages, ftl, None),
-            Some(crate::checkpoint::Opened { pages: Err(e), .. }) => (None, None, Some(e)),
+            Some(crate::store::checkpoint::Opened { pages: Ok(pages), ftl }) => (pages, ftl, None),
+            Some(crate::store::checkpoint::Opened { pages: Err(e), .. }) => (None, None, Some(e)),
             None => (None, None, None),
         };
         // Blocks' pages that do not fit the media are set aside: scanned.
@@ -172,7 +172,7 @@ impl Device {
         // Its FTL's part is read through the file still open (as a
         // deleted file's data stay until it is closed).
         if let (Backing::Files { dir, .. }, true) = (backing, had_checkpoint) {
-            crate::checkpoint::forget(dir, member).map_err(|e| ck_err(dir, e))?;
+            crate::store::checkpoint::forget(dir, member).map_err(|e| ck_err(dir, e))?;
         }
         if !existed {
             return Ok(Ftl::format(crate::recorder::recorder(array), cfg.clone())?);
@@ -240,15 +240,15 @@ impl Device {
     pub fn shutdown_clean(&mut self) -> Result<(), DeviceError> {
         let Some(dir) = self.store_dir.clone() else { return Ok(()) };
         if let Some(log) = self.smart() {
-            log.save(&dir).map_err(DeviceError::Store)?;
+            log.save(&dir)?;
         }
         for (i, m) in self.members.iter_mut().enumerate() {
             // The FTL's checkpoint first: it puts every write on the media,
             // after which the blocks' programmed pages are final.
             let ftl = m.ftl.checkpoint()?;
-            let bytes = crate::checkpoint::member_bytes(m.ftl.media().array.next_pages(), &ftl);
+            let bytes = crate::store::checkpoint::member_bytes(m.ftl.media().array.next_pages(), &ftl);
             m.pages_mut().map(|s| s.sync()).transpose().map_err(|e| DeviceError::Store(format!("{}: {e}", dir.display())))?;
-            crate::checkpoint::write(&dir, i, &bytes).map_err(|e| DeviceError::Store(format!("{}: checkpoint: {e}", dir.display())))?;
+            crate::store::checkpoint::write(&dir, i, &bytes).map_err(|e| DeviceError::Store(format!("{}: checkpoint: {e}", dir.display())))?;
         }
         Ok(())
     }
@@ -256,7 +256,7 @@ impl Device {
     /// Whether the card in `dir` stopped cleanly: every member's
     /// checkpoint is there, so it can be looked at without a mount.
     pub fn stopped_cleanly(dir: &std::path::Path, members: u32) -> bool {
-        (0..members as usize).all(|m| crate::checkpoint::exists(dir, m))
+        (0..members as usize).all(|m| crate::store::checkpoint::exists(dir, m))
     }
 
     /// The modelled time of the mount's scan: every programmed page's
@@ -332,7 +332,7 @@ mod tests {
         drop(d);
         let path = dir.join("member-0.checkpoint");
         let whole = std::fs::read(&path).unwrap();
-        let (_, ftl) = crate::checkpoint::member_split(&whole).unwrap();
+        let (_, ftl) = crate::store::checkpoint::member_split(&whole).unwrap();
         std::fs::write(&path, ftl).unwrap();
         let mut d = Device::with_backing(&p, "stock", scale, &backing).unwrap();
         assert!(d.mounted.as_ref().unwrap().from_checkpoint, "an FTL-only checkpoint still mounts");

@@ -4,7 +4,7 @@
 use super::timing::MemberTiming;
 use super::Device;
 use crate::health::Health;
-use crate::smart::SmartLog;
+use crate::SmartLog;
 use nand::wear::ErrorCounters;
 use nand::Nand;
 use serde::Serialize;

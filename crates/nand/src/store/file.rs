@@ -3,7 +3,7 @@
 //! and read through a read-only mapping, and the file system's calls it
 //! makes (allocating the dense areas, punching holes).
 
-use super::StoreError;
+use super::PageStoreError;
 use crate::Geometry;
 use std::fs::File;
 use std::path::Path;
@@ -101,21 +101,21 @@ pub(super) fn header_write(h: &mut [u8], described: &str) {
     h[16..16 + n].copy_from_slice(&d[..n]);
 }
 
-pub(super) fn header_check(file: &File, path: &str, expected: &str) -> Result<(), StoreError> {
+pub(super) fn header_check(file: &File, path: &str, expected: &str) -> Result<(), PageStoreError> {
     use std::os::unix::fs::FileExt;
     let mut h = vec![0u8; HEADER_BYTES];
-    let n = file.read_at(&mut h, 0).map_err(|err| StoreError::Io { path: path.into(), err })?;
+    let n = file.read_at(&mut h, 0).map_err(|err| PageStoreError::Io { path: path.into(), err })?;
     if n < 16 || &h[..8] != STORE_MAGIC {
-        return Err(StoreError::NotAStore { path: path.into() });
+        return Err(PageStoreError::NotAStore { path: path.into() });
     }
     let version = u32::from_le_bytes([h[8], h[9], h[10], h[11]]);
     if version != STORE_VERSION {
-        return Err(StoreError::Version { path: path.into(), found: version, expected: STORE_VERSION });
+        return Err(PageStoreError::Version { path: path.into(), found: version, expected: STORE_VERSION });
     }
     let len = (u32::from_le_bytes([h[12], h[13], h[14], h[15]]) as usize).min(KEPT_OFFSET - 16);
     let found = String::from_utf8_lossy(&h[16..16 + len]).to_string();
     if found != expected {
-        return Err(StoreError::Mismatch { path: path.into(), found, expected: expected.into() });
+        return Err(PageStoreError::Mismatch { path: path.into(), found, expected: expected.into() });
     }
     Ok(())
 }

@@ -53,7 +53,7 @@ use units::SLOT_BYTES as SLOT;
 const HOLE_BYTES_MIN: usize = 2 << 20;
 
 #[derive(Debug, thiserror::Error)]
-pub enum StoreError {
+pub enum PageStoreError {
     /// (The I/O error is in the message, not a source: printed once.)
     #[error("store {path}: {err}")]
     Io { path: String, err: std::io::Error },
@@ -181,9 +181,9 @@ impl PageStore {
     /// and owner; held as `access` says for as long as the store lives
     /// (refused while another process holds it otherwise). Returns the
     /// store and whether it was created.
-    pub fn file(path: &Path, g: &Geometry, owner: &str, access: Access) -> Result<(PageStore, bool), StoreError> {
+    pub fn file(path: &Path, g: &Geometry, owner: &str, access: Access) -> Result<(PageStore, bool), PageStoreError> {
         let p = path.display().to_string();
-        let io = |err| StoreError::Io { path: p.clone(), err };
+        let io = |err| PageStoreError::Io { path: p.clone(), err };
         let created = !path.exists();
         let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path).map_err(io)?;
         lock(&file, access, &p)?;
@@ -201,7 +201,7 @@ impl PageStore {
         }
         let found = file.metadata().map_err(io)?.len();
         if found != total as u64 {
-            return Err(StoreError::Mismatch { path: p, found: format!("{found} bytes"), expected: format!("{total} bytes for {described}") });
+            return Err(PageStoreError::Mismatch { path: p, found: format!("{found} bytes"), expected: format!("{total} bytes for {described}") });
         }
         // SAFETY: the file is this process's own store (its lock file says
         // so); nothing else maps or truncates it while the store lives.
@@ -240,7 +240,7 @@ impl PageStore {
                 _ => {}
             }
         } else if system_path.exists() {
-            store.system = Some(std::fs::read(&system_path).map_err(|e| StoreError::Io { path: system_path.display().to_string(), err: e })?);
+            store.system = Some(std::fs::read(&system_path).map_err(|e| PageStoreError::Io { path: system_path.display().to_string(), err: e })?);
         }
         Ok((store, created))
     }
@@ -453,15 +453,15 @@ impl FileLayout {
 }
 
 /// Takes the store file's lock for `access` (`path` names it).
-fn lock(file: &std::fs::File, access: Access, path: &str) -> Result<(), StoreError> {
+fn lock(file: &std::fs::File, access: Access, path: &str) -> Result<(), PageStoreError> {
     let held = match access {
         Access::Own => file.try_lock(),
         Access::Look => file.try_lock_shared(),
     };
     match held {
         Ok(()) => Ok(()),
-        Err(std::fs::TryLockError::WouldBlock) => Err(StoreError::InUse { path: path.to_string() }),
-        Err(std::fs::TryLockError::Error(err)) => Err(StoreError::Io { path: path.to_string(), err }),
+        Err(std::fs::TryLockError::WouldBlock) => Err(PageStoreError::InUse { path: path.to_string() }),
+        Err(std::fs::TryLockError::Error(err)) => Err(PageStoreError::Io { path: path.to_string(), err }),
     }
 }
 
@@ -477,13 +477,13 @@ mod tests {
         let (g, p) = (geo(), tmp("held"));
         let (owner, _) = PageStore::file(&p, &g, "card", Access::Own).unwrap();
         let e = PageStore::file(&p, &g, "card", Access::Own).err().unwrap();
-        assert!(matches!(e, StoreError::InUse { .. }), "{e}");
+        assert!(matches!(e, PageStoreError::InUse { .. }), "{e}");
         assert!(e.to_string().contains("open in another process"), "{e}");
-        assert!(matches!(PageStore::file(&p, &g, "card", Access::Look).err().unwrap(), StoreError::InUse { .. }));
+        assert!(matches!(PageStore::file(&p, &g, "card", Access::Look).err().unwrap(), PageStoreError::InUse { .. }));
         drop(owner);
         let (a, _) = PageStore::file(&p, &g, "card", Access::Look).unwrap();
         let (b, _) = PageStore::file(&p, &g, "card", Access::Look).unwrap();
-        assert!(matches!(PageStore::file(&p, &g, "card", Access::Own).err().unwrap(), StoreError::InUse { .. }));
+        assert!(matches!(PageStore::file(&p, &g, "card", Access::Own).err().unwrap(), PageStoreError::InUse { .. }));
         drop((a, b));
         assert!(PageStore::file(&p, &g, "card", Access::Own).is_ok());
         let _ = std::fs::remove_file(&p);

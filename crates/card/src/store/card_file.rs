@@ -6,6 +6,7 @@
 //! anew, when the beacon is switched and when it is served at another
 //! age; versioned.
 
+use super::StoreError;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -39,44 +40,44 @@ impl CardFile {
     }
 
     /// The card of the store in `dir`; none where there is no file.
-    pub fn load(dir: &Path) -> Result<Option<CardFile>, String> {
-        let card = crate::checkpoint::toml_load(dir, FILE_NAME, "card file", |c: &CardFile| c.version, FILE_VERSION)?;
+    pub fn load(dir: &Path) -> Result<Option<CardFile>, StoreError> {
+        let card = super::toml_load(dir, FILE_NAME, "card file", |c: &CardFile| c.version, FILE_VERSION)?;
         if let Some(c) = &card {
-            c.check().map_err(|e| format!("{}: {e}", dir.join(FILE_NAME).display()))?;
+            c.check().map_err(|why| StoreError::invalid(&dir.join(FILE_NAME), why))?;
         }
         Ok(card)
     }
 
     /// Whether its fields can name a card: a device and a format named,
-    /// a scale of 1 or more (what the device takes is `fits`'s).
-    fn check(&self) -> Result<(), String> {
+    /// a scale of 1 or more (what the device takes is `fits`'s); where
+    /// not, the field and why.
+    fn check(&self) -> Result<(), &'static str> {
         if self.device.trim().is_empty() {
-            return Err("device = \"\": no device named".into());
+            return Err("device = \"\": no device named");
         }
         if self.format.trim().is_empty() {
-            return Err("format = \"\": no format named".into());
+            return Err("format = \"\": no format named");
         }
         if self.scale == 0 {
-            return Err("scale = 0: a card's scale is 1 or more".into());
+            return Err("scale = 0: a card's scale is 1 or more");
         }
         Ok(())
     }
 
     /// Whether `profile` (its device) takes the format and scale it
-    /// names; the field named where not.
-    pub fn fits(&self, profile: &crate::Profile) -> Result<(), String> {
-        match crate::Device::validate(profile, &self.format, self.scale) {
-            Err(crate::DeviceError::Scale { max, .. }) => Err(format!("{FILE_NAME}: scale = {}: must be in 1..={max} for {}", self.scale, self.device)),
-            Err(e) => Err(format!("{FILE_NAME}: format = \"{}\": {e}", self.format)),
-            Ok(()) => Ok(()),
-        }
+    /// names; the field named where not (the file in `dir`).
+    pub fn fits(&self, dir: &Path, profile: &crate::Profile) -> Result<(), StoreError> {
+        let why = match crate::Device::validate(profile, &self.format, self.scale) {
+            Err(crate::DeviceError::Scale { max, .. }) => format!("scale = {}: must be in 1..={max} for {}", self.scale, self.device),
+            Err(e) => format!("format = \"{}\": {e}", self.format),
+            Ok(()) => return Ok(()),
+        };
+        Err(StoreError::invalid(&dir.join(FILE_NAME), why))
     }
 
     /// Writes the file whole beside the store.
-    pub fn save(&self, dir: &Path) -> Result<(), String> {
-        let path = dir.join(FILE_NAME);
-        let text = toml::to_string(self).expect("a card file serialises");
-        crate::output::write_whole(&path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
+    pub fn save(&self, dir: &Path) -> Result<(), StoreError> {
+        super::toml_save(dir, FILE_NAME, &toml::to_string(self).expect("a card file serialises"))
     }
 
     /// The name its exports take: the one it was last served under, else
@@ -108,16 +109,19 @@ mod tests {
         old.save(&d).unwrap();
         assert_eq!(CardFile::load(&d), Ok(Some(old)));
         std::fs::write(d.join(FILE_NAME), "version = 7\ndevice = \"p420m\"\nformat = \"stock\"\nscale = 1\n").unwrap();
-        assert!(CardFile::load(&d).unwrap_err().contains("card file version 7"));
+        assert!(CardFile::load(&d).unwrap_err().to_string().contains("card file version 7"));
         // A file cut short names where; scale 0 is the file's field, not
         // an option the user gave.
         std::fs::write(d.join(FILE_NAME), "version = 1\ndevice = ").unwrap();
-        let e = CardFile::load(&d).unwrap_err();
+        let e = CardFile::load(&d).unwrap_err().to_string();
         assert!(e.contains("line 2, column 10: the file ends there (cut short?)") && !e.contains("()"), "{e}");
         std::fs::write(d.join(FILE_NAME), "version = 1\ndevice = \"p420m\"\nformat = \"stock\"\nscale = 0\n").unwrap();
-        assert_eq!(CardFile::load(&d).unwrap_err(), format!("{}: scale = 0: a card's scale is 1 or more", d.join(FILE_NAME).display()));
+        assert_eq!(CardFile::load(&d).unwrap_err().to_string(), format!("{}: scale = 0: a card's scale is 1 or more", d.join(FILE_NAME).display()));
         let big = CardFile::new("p420m", "stock", 999_999);
-        assert_eq!(big.fits(&crate::profile_load("p420m").unwrap()).unwrap_err(), "card.toml: scale = 999999: must be in 1..=32768 for p420m");
+        assert_eq!(
+            big.fits(&d, &crate::profile_load("p420m").unwrap()).unwrap_err(),
+            StoreError::invalid(&d.join(FILE_NAME), "scale = 999999: must be in 1..=32768 for p420m")
+        );
         let _ = std::fs::remove_dir_all(&d);
     }
 }

@@ -9,6 +9,7 @@
 //! A second owner is refused before it changes anything on disk, with the
 //! holder named.
 
+use super::StoreError;
 use std::fs::{File, OpenOptions, TryLockError};
 use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
@@ -35,26 +36,26 @@ impl StoreLock {
     /// Takes the store in `dir` (which must exist) for `purpose` ("serve
     /// on unix:card.sock", "format at rest"): refused, naming the holder,
     /// while another process holds it in any way.
-    pub fn take(dir: &Path, purpose: &str) -> Result<StoreLock, String> {
+    pub fn take(dir: &Path, purpose: &str) -> Result<StoreLock, StoreError> {
         let mut f = open(dir)?;
         match f.try_lock() {
             Ok(()) => {}
             Err(TryLockError::WouldBlock) => return Err(refusal(dir, &mut f)),
-            Err(TryLockError::Error(e)) => return Err(format!("{}: cannot lock: {e}", path_of(dir).display())),
+            Err(TryLockError::Error(e)) => return Err(StoreError::io(&path_of(dir), format!("cannot lock: {e}"))),
         }
         let text = format!("pid {}\n{purpose}\n", std::process::id());
-        f.set_len(0).and_then(|()| f.rewind()).and_then(|()| f.write_all(text.as_bytes())).map_err(|e| format!("{}: {e}", path_of(dir).display()))?;
+        f.set_len(0).and_then(|()| f.rewind()).and_then(|()| f.write_all(text.as_bytes())).map_err(|e| StoreError::io(&path_of(dir), e))?;
         Ok(StoreLock { dir: dir.to_path_buf(), _file: Arc::new(f), exclusive: true })
     }
 
     /// Shares the store in `dir` with other readers, to look at a card at
     /// rest: refused, naming the holder, while a process owns it.
-    pub fn share(dir: &Path) -> Result<StoreLock, String> {
+    pub fn share(dir: &Path) -> Result<StoreLock, StoreError> {
         let mut f = open(dir)?;
         match f.try_lock_shared() {
             Ok(()) => Ok(StoreLock { dir: dir.to_path_buf(), _file: Arc::new(f), exclusive: false }),
             Err(TryLockError::WouldBlock) => Err(refusal(dir, &mut f)),
-            Err(TryLockError::Error(e)) => Err(format!("{}: cannot lock: {e}", path_of(dir).display())),
+            Err(TryLockError::Error(e)) => Err(StoreError::io(&path_of(dir), format!("cannot lock: {e}"))),
         }
     }
 
@@ -73,7 +74,7 @@ fn path_of(dir: &Path) -> PathBuf {
     dir.join(FILE_NAME)
 }
 
-fn open(dir: &Path) -> Result<File, String> {
+fn open(dir: &Path) -> Result<File, StoreError> {
     let path = path_of(dir);
     OpenOptions::new()
         .read(true)
@@ -81,7 +82,7 @@ fn open(dir: &Path) -> Result<File, String> {
         .create(true)
         .truncate(false)
         .open(&path)
-        .map_err(|e| format!("{}: cannot open the store's lock: {e}", path.display()))
+        .map_err(|e| StoreError::io(&path, format!("cannot open the store's lock: {e}")))
 }
 
 /// The holder as its lock file names it: "pid N (purpose)" while that
@@ -99,8 +100,8 @@ fn holder_of(f: &mut File) -> String {
     }
 }
 
-fn refusal(dir: &Path, f: &mut File) -> String {
-    format!("{}: the card is in use by {}: one process at a time owns a store; stop it first", dir.display(), holder_of(f))
+fn refusal(dir: &Path, f: &mut File) -> StoreError {
+    StoreError::InUse { dir: dir.to_path_buf(), holder: holder_of(f) }
 }
 
 #[cfg(test)]
@@ -118,7 +119,8 @@ mod tests {
         assert_eq!(StoreLock::holder(&d), None);
         let a = StoreLock::take(&d, "serve on unix:a.sock").unwrap();
         let e = StoreLock::take(&d, "serve on unix:b.sock").unwrap_err();
-        assert!(e.contains("in use") && e.contains("stop it first"), "{e}");
+        assert!(matches!(&e, StoreError::InUse { holder, .. } if holder.contains("serve on unix:a.sock")), "{e}");
+        assert!(e.to_string().contains("in use") && e.to_string().contains("stop it first"), "{e}");
         assert!(StoreLock::share(&d).is_err(), "no reader while a server owns the store");
         assert!(StoreLock::holder(&d).is_some());
         drop(a);

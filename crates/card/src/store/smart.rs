@@ -5,6 +5,7 @@
 //! that a cut loses none of them; a power cycle or an unclean shutdown is
 //! saved as it happens.
 
+use super::StoreError;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
@@ -42,16 +43,16 @@ pub struct SmartLog {
 impl SmartLog {
     /// The log of the store in `dir`: a new one (all zero) where there is
     /// none; one of another version is refused by name.
-    pub fn load(dir: &Path) -> Result<SmartLog, String> {
-        let log = crate::checkpoint::toml_load(dir, FILE_NAME, "SMART log", |l: &SmartLog| l.version, FILE_VERSION)?;
+    pub fn load(dir: &Path) -> Result<SmartLog, StoreError> {
+        let log = super::toml_load(dir, FILE_NAME, "SMART log", |l: &SmartLog| l.version, FILE_VERSION)?;
         let log = log.unwrap_or(SmartLog { version: FILE_VERSION, ..SmartLog::default() });
-        log.check().map_err(|e| format!("{}: {e}", dir.join(FILE_NAME).display()))?;
+        log.check(&dir.join(FILE_NAME))?;
         Ok(log)
     }
 
     /// Every counter below what any card reaches (2^60: a billion power
     /// cycles, 4 ZiB of 4 KiB slots), so that counting on never wraps.
-    fn check(&self) -> Result<(), String> {
+    fn check(&self, path: &Path) -> Result<(), StoreError> {
         const MAX: u64 = 1 << 60;
         let counters = [
             ("power_cycles", self.power_cycles),
@@ -62,7 +63,7 @@ impl SmartLog {
             ("nand_slots_written", self.nand_slots_written),
         ];
         match counters.iter().find(|(_, v)| *v > MAX) {
-            Some((name, v)) => Err(format!("{name} = {v}: more than any card counts (at most 2^60)")),
+            Some((name, v)) => Err(StoreError::invalid(path, format!("{name} = {v}: more than any card counts (at most 2^60)"))),
             None => Ok(()),
         }
     }
@@ -70,20 +71,18 @@ impl SmartLog {
     /// The log of a card at rest, changing nothing: the file, with the
     /// counters kept beside the pages of its first member's store (newer,
     /// where the card did not stop cleanly).
-    pub fn at_rest(dir: &Path) -> Result<SmartLog, String> {
+    pub fn at_rest(dir: &Path) -> Result<SmartLog, StoreError> {
         let mut log = SmartLog::load(dir)?;
         let store = dir.join("member-0.flash");
-        if let Some(k) = nand::store::kept_counters_read(&store).map_err(|e| format!("{}: {e}", store.display()))? {
+        if let Some(k) = nand::store::kept_counters_read(&store).map_err(|e| StoreError::io(&store, e))? {
             log.absorb(&k);
         }
         Ok(log)
     }
 
     /// Writes the log whole beside the store.
-    pub fn save(&self, dir: &Path) -> Result<(), String> {
-        let path = dir.join(FILE_NAME);
-        let text = toml::to_string(self).expect("a SMART log serialises");
-        crate::output::write_whole(&path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))
+    pub fn save(&self, dir: &Path) -> Result<(), StoreError> {
+        super::toml_save(dir, FILE_NAME, &toml::to_string(self).expect("a SMART log serialises"))
     }
 
     /// A power-on: one more cycle, an unclean shutdown counted where the
@@ -153,16 +152,16 @@ mod tests {
             "version = 9\npower_cycles = 1\nunclean_shutdowns = 0\nmedia_errors = 0\nhost_slots_read = 0\nhost_slots_written = 0\n",
         )
         .unwrap();
-        assert!(SmartLog::load(&d).unwrap_err().contains("SMART log version 9"));
+        assert!(SmartLog::load(&d).unwrap_err().to_string().contains("SMART log version 9"));
         std::fs::write(d.join(FILE_NAME), "garbage = [").unwrap();
-        assert!(SmartLog::load(&d).unwrap_err().contains("not a SMART log"));
+        assert!(SmartLog::load(&d).unwrap_err().to_string().contains("not a SMART log"));
         std::fs::write(
             d.join(FILE_NAME),
             "version = 1\npower_cycles = 9223372036854775807\nunclean_shutdowns = 0\nmedia_errors = 0\nhost_slots_read = 0\nhost_slots_written = 0\n",
         )
         .unwrap();
         assert!(
-            SmartLog::load(&d).unwrap_err().contains("power_cycles = 9223372036854775807: more than any card counts"),
+            SmartLog::load(&d).unwrap_err().to_string().contains("power_cycles = 9223372036854775807: more than any card counts"),
             "a count that would wrap is refused"
         );
         let _ = std::fs::remove_dir_all(&d);
