@@ -139,8 +139,9 @@ impl Pool {
         self.reserve_ahead(ready, service, unit)
     }
 
-    /// [`Pool::reserve_priority`] when every server is busy at `ready`.
-    #[inline(never)]
+    /// [`Pool::reserve_priority`] when every server is busy at `ready`
+    /// (the common case: GC keeps its threads busy).
+    #[inline(always)]
     fn reserve_ahead(&mut self, ready: Ns, service: Ns, unit: Ns) -> Ns {
         let first = self.free_at[self.head];
         let start = ready + (first - ready).min(self.unit_left(unit));
