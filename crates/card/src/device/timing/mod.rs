@@ -152,7 +152,7 @@ impl MemberTiming {
     /// from. The write's first slot in the buffer also records the
     /// write's `slots` in the map (`write_record`); a slot is
     /// acknowledged once it is in and the write is recorded.
-    #[inline]
+    #[inline(always)]
     pub(super) fn write_admit(&mut self, c: &Costs, ready: Ns, slots: u64, recorded: &mut Option<Ns>) -> Ns {
         let ready = match &mut self.hold {
             Some(h) => h.admit(ready),
