@@ -28,6 +28,7 @@ pub use published::{Bound, By, Metric, Published, State};
 pub use scale::{Scaling, ROUND_FULL_SIZE_S};
 pub use status::{Rebuild, Status};
 pub use store::card_file::CardFile;
+pub use store::card_store::{CardStore, ServeAsk, ServePlan};
 pub use store::lock::StoreLock;
 pub use store::smart::SmartLog;
 pub use store::volumes::{Volume, Volumes, VolumesError, VOLUMES_MAX};

@@ -218,8 +218,10 @@ pub fn serve(a: ServeArgs) -> Result<()> {
     let terminate = terminate_signals();
     emu::access::Access::parse(&a.access).map_err(anyhow::Error::msg)?.apply();
     let profile = profile_checked(&a)?;
-    let kept_card = card::CardFile::load(&a.store).map_err(anyhow::Error::msg)?;
-    let format = card_format(&a, &profile, kept_card.as_ref())?;
+    let store = card::CardStore::at(&a.store);
+    let ask = card::ServeAsk { format: a.format.clone(), volumes: a.volumes, name: a.name.clone(), pe_cycles: a.pe_cycles, age_days: a.age_days };
+    let plan = store.serve_plan(&profile, a.scale, &ask)?;
+    let format = plan.format.clone();
     card::Device::validate(&profile, &format, a.scale)?;
     // The address first, then the store's lock: a port in use, a socket
     // another server answers on, or a store another process owns is
@@ -235,11 +237,11 @@ pub fn serve(a: ServeArgs) -> Result<()> {
     if a.scale == 1 {
         crate::out::full_size_note(card::Device::map_bytes(&profile, &format, 1)?, 1);
     }
-    let (kept, count) = kept_volumes(&a.store, a.volumes)?;
     let started = std::time::Instant::now();
     let mut device = card::Device::with_backing(&profile, &format, a.scale, &backing)?;
     drop(backing);
-    let age = age_of(&a, kept_card.as_ref())?;
+    let age = plan.age;
+    age.check().map_err(anyhow::Error::msg)?;
     device.age_set(age);
     if !age.is_new() {
         eprintln!("flashlab serve: an old card: {} program/erase cycles, its data {} days old [simulated bit errors]", age.pe_cycles, age.age_days);
@@ -247,9 +249,8 @@ pub fn serve(a: ServeArgs) -> Result<()> {
     for w in age.warnings(&profile) {
         eprintln!("flashlab serve: warning: {w}");
     }
-    let name = a.name.clone().unwrap_or_else(|| profile.id.clone());
-    card_keep(&a.store, kept_card, card, &name, age)?;
-    let volumes = volumes_of(&a.store, kept, count, device.capacity_bytes())?;
+    let name = plan.name.clone();
+    let volumes = store.served(&plan, device.capacity_bytes())?;
     match &device.mounted {
         Some(r) => mount_log(&a.store, r, device.mount_modelled_ns(), started.elapsed().as_secs_f64()),
         None => eprintln!("flashlab serve: formatted a new store in {}", a.store.display()),
@@ -344,38 +345,6 @@ fn tls_of(a: &ServeArgs) -> Result<Option<emu::tls::Config>> {
     Ok(Some(creds.config()?))
 }
 
-/// The age to serve at: as asked (either option alone keeps the store's
-/// other), else the store's; checked.
-fn age_of(a: &ServeArgs, kept: Option<&card::CardFile>) -> Result<card::Age> {
-    let kept = kept.map(|c| c.age).unwrap_or_default();
-    let age = card::Age { pe_cycles: a.pe_cycles.unwrap_or(kept.pe_cycles), age_days: a.age_days.unwrap_or(kept.age_days) };
-    age.check().map_err(anyhow::Error::msg)?;
-    Ok(age)
-}
-
-/// The card keeps the name it is served under (in `card.toml`), so that at
-/// rest its volumes are named as its exports are, and the age it is
-/// served at.
-fn card_keep(store: &std::path::Path, kept: Option<card::CardFile>, new: card::CardFile, name: &str, age: card::Age) -> Result<()> {
-    match kept {
-        Some(c) if c.export_base() == name && c.age == age => Ok(()),
-        Some(c) => card::CardFile { name: Some(name.into()), age, ..c }.save(store).map_err(anyhow::Error::msg),
-        None => card::CardFile { name: Some(name.into()), age, ..new }.save(store).map_err(anyhow::Error::msg),
-    }
-}
-
-/// The volumes the store keeps, checked against the card, or `count` new
-/// ones (saved).
-fn volumes_of(store: &std::path::Path, kept: Option<card::Volumes>, count: u32, capacity: u64) -> Result<card::Volumes> {
-    if let Some(v) = kept {
-        v.check(capacity).map_err(|e| anyhow::anyhow!("{}: volumes.toml: {e}", store.display()))?;
-        return Ok(v);
-    }
-    let v = card::Volumes::split(capacity, count).map_err(anyhow::Error::msg)?;
-    v.save(store).map_err(anyhow::Error::msg)?;
-    Ok(v)
-}
-
 /// When replies leave, as asked, said on standard error.
 fn timing_of(a: &ServeArgs) -> emu::Timing {
     let timing = if a.timing == "none" { emu::Timing::None } else { emu::Timing::Model { time_scale: a.time_scale } };
@@ -416,52 +385,6 @@ fn stop_on_signal(server: Arc<Server>, terminate: impl FnOnce() -> i32 + Send + 
             }
         }
     });
-}
-
-/// The format to serve: the store's (a card is formatted anew only by
-/// `flashlab format`), else `--format`, else the device's default. A store
-/// holding another device or scale is refused by name.
-fn card_format(a: &ServeArgs, profile: &card::Profile, kept: Option<&card::CardFile>) -> Result<String> {
-    let Some(c) = kept else { return Ok(a.format.clone().unwrap_or_else(|| profile.default_format.clone())) };
-    let store = a.store.display();
-    if c.device != profile.id || c.scale != a.scale {
-        bail!(
-            "the card in {store} is a {} at scale {}, not a {} at scale {}: serve it as it is, or use another --store",
-            c.device,
-            c.scale,
-            profile.id,
-            a.scale
-        );
-    }
-    c.fits(&a.store, profile)?;
-    match &a.format {
-        Some(f) if *f != c.format => {
-            bail!("--format {f}: the card in {store} is formatted {}; serve it as it is (without --format), or format it anew (every byte lost): flashlab format --store {store} --format {f} --force", c.format)
-        }
-        _ => Ok(c.format.clone()),
-    }
-}
-
-/// The split a store keeps (`None` where it keeps none) and the number of
-/// volumes to serve, checked against `--volumes`: a new store is split as
-/// asked; a card that holds data is not re-split here, as the volumes'
-/// data would move (a store from before volumes were kept has one).
-fn kept_volumes(store: &std::path::Path, asked: Option<u32>) -> Result<(Option<card::Volumes>, u32)> {
-    let kept = card::Volumes::load(store).map_err(anyhow::Error::msg)?;
-    let count = match &kept {
-        Some(v) => v.count(),
-        None if card::Device::store_exists(store) => 1,
-        None => return Ok((None, asked.unwrap_or(1))),
-    };
-    if let Some(n) = asked.filter(|&n| n != count) {
-        bail!(
-            "--volumes {n}: the card in {} is served as {count} volume{}; splitting or merging a card that holds data would move each volume's data (serve it with --volumes {count}, or re-split it, every byte lost: flashlab volumes {} --split|--merge --force)",
-            store.display(),
-            if count == 1 { "" } else { "s" },
-            store.display()
-        );
-    }
-    Ok((kept, count))
 }
 
 /// What a time scale means for the figures a client measures.

@@ -107,11 +107,27 @@ fn a_members_page_file_has_one_way_in() {
     assert!(hits.is_empty(), "a page file reached outside Member::pages:\n{}", hits.join("\n"));
 }
 
+/// The files a store keeps beside its page files (`card.toml`,
+/// `volumes.toml`, `smart.toml`) are written by `card::store` alone: their
+/// `save` is the `card` crate's own (no other crate can call it), and
+/// nothing else in `card` calls it; the rest of the house asks
+/// `card::CardStore`.
+#[test]
+fn a_stores_files_have_one_writer() {
+    let store = root().join("crates/card/src/store");
+    let hits: Vec<String> = naming(&root().join("crates/card/src"), &[".save("]).into_iter().filter(|h| !h.starts_with(&store.display().to_string())).collect();
+    assert!(hits.is_empty(), "a store's file written outside card::store:\n{}", hits.join("\n"));
+    let public = naming(&store, &["pub fn save("]);
+    assert!(public.is_empty(), "a store file's save open to other crates:\n{}", public.join("\n"));
+}
+
 /// The checks above see what they look for (a wall test that finds
 /// nothing anywhere would pass whatever the code).
 #[test]
 fn the_checks_see_what_they_look_for() {
     assert!(!naming(&root().join("crates/card/src/device/member.rs"), &[".array.store"]).is_empty());
+    assert!(naming(&root().join("crates/card/src/store"), &[".save("]).len() >= 3, "CardStore writes the card file, the split and the SMART log");
+    assert!(naming(&root().join("crates/card/src/store"), &["pub(crate) fn save("]).len() == 3);
     assert!(!naming(&root().join("crates/card/src"), &["ftl::"]).is_empty());
     assert!(!naming(&root().join("crates/emu/src"), &["UnixStream"]).is_empty());
     assert!(dependencies("card").contains(&"ftl".to_string()));

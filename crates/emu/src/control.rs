@@ -80,13 +80,6 @@ pub fn destroy_check(c: &Control, profile: &card::Profile, scale: u32, clients: 
     Ok(())
 }
 
-/// Keeps the beacon's state in the store's `card.toml`.
-pub fn beacon_keep(dir: &std::path::Path, on: bool) -> Result<(), card::StoreError> {
-    let no_card = || card::StoreError::Io { path: dir.to_path_buf(), reason: "no card.toml (no card here, or one served by an older flashlab)".into() };
-    let card = card::CardFile::load(dir)?.ok_or_else(no_card)?;
-    card::CardFile { beacon: on, ..card }.save(dir)
-}
-
 impl Control {
     /// The commands' first words, as `request_of_words` takes them.
     pub const WORDS: [&'static str; 6] = ["status", "stats", "fail-die", "beacon", "format", "volumes"];

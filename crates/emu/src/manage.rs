@@ -23,8 +23,8 @@ pub fn tell(store: &Path, c: &Control) -> Result<Value> {
     match c {
         Control::Status => Ok(serde_json::to_value(status_at_rest(store)?)?),
         Control::Beacon(on) => {
-            let _owned = card::StoreLock::take(store, "flashlab beacon at rest").map_err(anyhow::Error::msg)?;
-            control::beacon_keep(store, *on).map_err(anyhow::Error::msg)?;
+            let _owned = card::CardStore::at(store).take("flashlab beacon at rest")?;
+            card::CardStore::at(store).beacon_keep(*on)?;
             Ok(json!({ "beacon": on }))
         }
         Control::Format { .. } | Control::Volumes { .. } => at_rest_run(store, c),
@@ -62,10 +62,10 @@ fn status_at_rest(store: &Path) -> Result<CardStatus> {
 /// nothing: what it is, its volumes, beacon and SMART-like log (with the
 /// counters kept beside its pages).
 fn unclean_status(store: &Path, card: &card::CardFile, profile: &card::Profile) -> Result<CardStatus> {
-    let _shared = card::StoreLock::share(store).map_err(anyhow::Error::msg)?;
+    let _shared = card::CardStore::at(store).share()?;
     let capacity = card::Device::capacity_of(profile, &card.format, card.scale)?;
     let volumes = volumes_at_rest(store, capacity)?;
-    let smart = card::SmartLog::at_rest(store).map_err(anyhow::Error::msg)?;
+    let smart = card::CardStore::at(store).smart_at_rest()?;
     let unclean = Unclean {
         device: profile.name.clone(),
         id: profile.id.clone(),
@@ -85,9 +85,9 @@ fn unclean_status(store: &Path, card: &card::CardFile, profile: &card::Profile) 
 /// The card a store at rest holds and its profile; a clear error where
 /// there is none.
 fn card_at_rest(store: &Path) -> Result<(card::CardFile, card::Profile)> {
-    let card = card::CardFile::load(store).map_err(anyhow::Error::msg)?;
+    let card = card::CardStore::at(store).card()?;
     let Some(card) = card else {
-        if card::Device::store_exists(store) {
+        if card::CardStore::at(store).holds_card() {
             bail!("{}: no card.toml (a store served by an older flashlab): serve it once with this one", store.display());
         }
         bail!("{}: no card here (no card.toml and no member-0.flash)", store.display());
@@ -99,7 +99,7 @@ fn card_at_rest(store: &Path) -> Result<(card::CardFile, card::Profile)> {
 
 /// The volumes a store at rest keeps (one, where it keeps none).
 fn volumes_at_rest(store: &Path, capacity: u64) -> Result<card::Volumes> {
-    let kept = card::Volumes::load(store).map_err(anyhow::Error::msg)?;
+    let kept = card::CardStore::at(store).volumes()?;
     let volumes = match kept {
         Some(v) => v,
         None => card::Volumes::split(capacity, 1).map_err(anyhow::Error::msg)?,
@@ -121,7 +121,7 @@ fn at_rest_check(store: &Path) -> Result<()> {
             );
         }
     }
-    if let Some(holder) = card::StoreLock::holder(store) {
+    if let Some(holder) = card::CardStore::at(store).holder() {
         bail!(
             "{}: the card is in use by {holder}, but its control socket {} does not answer (a server still mounting the store, or hung): it is not at rest; ask again once it serves, or stop that process (SIGTERM stops a server cleanly)",
             store.display(),

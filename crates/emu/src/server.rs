@@ -126,7 +126,7 @@ impl Server {
         assert_eq!(volumes.check(device.capacity_bytes()), Ok(()), "volumes tile the card");
         let presentation = Presentation::new(name, &card_description(&device), volumes);
         let store = device.store_dir().map(std::path::Path::to_path_buf);
-        let lit = store.as_deref().and_then(|d| card::CardFile::load(d).ok().flatten()).is_some_and(|c| c.beacon);
+        let lit = store.as_deref().and_then(|d| card::CardStore::at(d).card().ok().flatten()).is_some_and(|c| c.beacon);
         let beacon = Arc::new(AtomicBool::new(lit));
         let clock = Clock::new(timing);
         let members = device.profile.members as usize;
@@ -234,7 +234,7 @@ impl Server {
         let mut v = self.device_control(c)?;
         let volumes = Volumes::split(v["capacity_bytes"].as_u64().expect("a capacity"), count).map_err(|e| e.to_string())?;
         if let Some(dir) = &self.store {
-            volumes.save(dir).map_err(|e| e.to_string())?;
+            card::CardStore::at(dir).volumes_keep(&volumes).map_err(|e| e.to_string())?;
         }
         *p = Presentation::new(&self.name, v["card"].as_str().expect("a description"), &volumes);
         v["volumes"] = serde_json::to_value(p.names()).expect("volumes serialise");
@@ -251,7 +251,7 @@ impl Server {
     /// Lights or darkens the beacon, kept in the store's `card.toml`.
     fn beacon_set(&self, on: bool) -> Result<Value, String> {
         if let Some(dir) = &self.store {
-            crate::control::beacon_keep(dir, on).map_err(|e| e.to_string())?;
+            card::CardStore::at(dir).beacon_keep(on).map_err(|e| e.to_string())?;
         }
         self.beacon.store(on, Ordering::SeqCst);
         Ok(json!({ "beacon": on }))

@@ -196,19 +196,20 @@ impl Device {
         device.rebuilds_resume();
         let kept = device.members[0].pages().and_then(|s| s.kept_counters());
         if let Backing::Inspect { dir, .. } = backing {
-            let mut log = SmartLog::load(dir)?;
+            let mut log = crate::CardStore::at(dir).smart()?;
             if let Some(k) = &kept {
                 log.absorb(k);
             }
             device.smart = Some(log);
         }
         if let Some(dir) = device.store_dir.clone() {
-            let mut log = SmartLog::load(&dir)?;
+            let store = crate::CardStore::at(&dir);
+            let mut log = store.smart()?;
             if let Some(k) = &kept {
                 log.absorb(k);
             }
             log.powered_on(device.mounted.as_ref().is_none_or(|r| r.from_checkpoint), slots_lost);
-            log.save(&dir)?;
+            store.smart_keep(&log)?;
             device.smart = Some(log);
         }
         Ok(device)
@@ -290,11 +291,7 @@ impl Device {
         self.full_bytes = full_bytes;
         self.format = format.into();
         if let Some(dir) = &self.store_dir {
-            // The beacon and the served name are the card's, not the format's.
-            let kept = crate::CardFile::load(dir).ok().flatten();
-            // So is its age: a format does not make the flash new.
-            let (beacon, name, age) = kept.map_or((false, None, crate::Age::default()), |c| (c.beacon, c.name, c.age));
-            crate::CardFile { beacon, name, age, ..card }.save(dir)?;
+            crate::CardStore::at(dir).formatted(card)?;
         }
         Ok(())
     }

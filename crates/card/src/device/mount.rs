@@ -240,7 +240,7 @@ impl Device {
     pub fn shutdown_clean(&mut self) -> Result<(), DeviceError> {
         let Some(dir) = self.store_dir.clone() else { return Ok(()) };
         if let Some(log) = self.smart() {
-            log.save(&dir)?;
+            crate::CardStore::at(&dir).smart_keep(&log)?;
         }
         for (i, m) in self.members.iter_mut().enumerate() {
             // The FTL's checkpoint first: it puts every write on the media,

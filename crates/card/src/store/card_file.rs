@@ -76,7 +76,7 @@ impl CardFile {
     }
 
     /// Writes the file whole beside the store.
-    pub fn save(&self, dir: &Path) -> Result<(), StoreError> {
+    pub(crate) fn save(&self, dir: &Path) -> Result<(), StoreError> {
         super::toml_save(dir, FILE_NAME, &toml::to_string(self).expect("a card file serialises"))
     }
 

@@ -7,6 +7,7 @@
 //! file.
 
 pub(crate) mod card_file;
+pub(crate) mod card_store;
 pub(crate) mod checkpoint;
 pub(crate) mod lock;
 pub(crate) mod smart;
@@ -30,6 +31,16 @@ pub enum StoreError {
     /// Volumes that do not tile the card.
     #[error(transparent)]
     Volumes(#[from] volumes::VolumesError),
+    /// Served as another device or scale than the card it holds.
+    #[error("the card in {} is a {device} at scale {scale}, not a {asked} at scale {asked_scale}: serve it as it is, or use another --store", dir.display())]
+    OtherCard { dir: PathBuf, device: String, scale: u32, asked: String, asked_scale: u32 },
+    /// Asked for another format than the card's (a format erases it).
+    #[error("--format {asked}: the card in {d} is formatted {format}; serve it as it is (without --format), or format it anew (every byte lost): flashlab format --store {d} --format {asked} --force", d = dir.display())]
+    OtherFormat { dir: PathBuf, format: String, asked: String },
+    /// Asked for another split than the card's (its volumes' data would
+    /// move).
+    #[error("--volumes {asked}: the card in {d} is served as {count} volume{}; splitting or merging a card that holds data would move each volume's data (serve it with --volumes {count}, or re-split it, every byte lost: flashlab volumes {d} --split|--merge --force)", if *count == 1 { "" } else { "s" }, d = dir.display())]
+    OtherVolumes { dir: PathBuf, count: u32, asked: u32 },
 }
 
 impl StoreError {

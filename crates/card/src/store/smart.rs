@@ -81,7 +81,7 @@ impl SmartLog {
     }
 
     /// Writes the log whole beside the store.
-    pub fn save(&self, dir: &Path) -> Result<(), StoreError> {
+    pub(crate) fn save(&self, dir: &Path) -> Result<(), StoreError> {
         super::toml_save(dir, FILE_NAME, &toml::to_string(self).expect("a SMART log serialises"))
     }
 

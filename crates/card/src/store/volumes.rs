@@ -118,7 +118,7 @@ impl Volumes {
     }
 
     /// Keeps the split in a store's directory, written whole.
-    pub fn save(&self, dir: &Path) -> Result<(), StoreError> {
+    pub(crate) fn save(&self, dir: &Path) -> Result<(), StoreError> {
         super::toml_save(dir, FILE_NAME, &toml::to_string(self).expect("volumes serialise"))
     }
 }
