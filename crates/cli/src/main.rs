@@ -71,7 +71,7 @@ enum Command {
     )]
     Serve(serve::ServeArgs),
     /// Tell a card something through its control socket
-    /// (STORE/control.sock, protocol in docs/control.md): `status`,
+    /// (STORE/control.sock, protocol in docs/guide/control.md): `status`,
     /// `stats`, `fail-die CHANNEL.DIE` (or `CHANNEL.*`) fails a die (a
     /// channel) now, `beacon on|off`, `format F [secure-erase] [force]`,
     /// `volumes 1|2 [force]`; the answer a line a field (--json: as

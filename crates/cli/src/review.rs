@@ -48,7 +48,7 @@ pub struct ReviewArgs {
     #[arg(long, value_delimiter = ',', default_value = "4k,8k7030,fileserver,webserver,seq")]
     pub profiles: Vec<String>,
     /// Shrink the card N times (pages of each block first, then blocks;
-    /// dies, channels and timings kept; see docs/model.md, "Scaling").
+    /// dies, channels and timings kept; see docs/design/model.md, "Scaling").
     /// 1 is full size.
     #[arg(long, default_value_t = 1)]
     pub scale: u32,
@@ -62,7 +62,7 @@ pub struct ReviewArgs {
     #[arg(long)]
     pub jobs: Option<usize>,
     /// Round (interval) length, virtual seconds (default: 60 s divided as
-    /// the pages of a block are; see docs/model.md, "Scaling").
+    /// the pages of a block are; see docs/design/model.md, "Scaling").
     /// Rounds of 60 s take a scaled card's maxima over as many I/Os as a
     /// full-size round; a round longer than the card's own judges no
     /// burst (the burst is over before it ends).

@@ -83,7 +83,7 @@ pub struct RunArgs {
     #[arg(long)]
     pub interval: Option<f64>,
     /// An old card: every block has seen C program/erase cycles before the
-    /// run (its raw bit error rate grows with them; see docs/usage.md).
+    /// run (its raw bit error rate grows with them; see docs/guide/usage.md).
     #[arg(long, default_value_t = 0)]
     pub pe_cycles: u32,
     /// The data on the card is D days old when the measured phase starts

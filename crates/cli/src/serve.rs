@@ -104,13 +104,13 @@ pub struct ServeArgs {
     /// Keep a log of every write (with its data), trim, write-zeroes and
     /// flush the card ran, in order, in this file: replayed up to any
     /// flush onto a fresh image, it gives what the card must hold after a
-    /// cut there (format in docs/usage.md).
+    /// cut there (format in docs/guide/usage.md).
     #[arg(long)]
     pub write_log: Option<PathBuf>,
     /// Record every request the card runs (its arrival on the card's
     /// clock, operation, offset, length, flags, modelled latency, error)
     /// in this file, for `flashlab replay` on any card (format in
-    /// docs/usage.md).
+    /// docs/guide/usage.md).
     #[arg(long, value_name = "FILE")]
     pub trace: Option<PathBuf>,
 }
@@ -126,7 +126,7 @@ pub struct ControlArgs {
     #[arg(num_args = 0..)]
     pub command: Vec<String>,
     /// Send COMMAND as it is: a request line of the control protocol
-    /// (docs/control.md), e.g. '{"v": 1, "cmd": "status"}'.
+    /// (docs/guide/control.md), e.g. '{"v": 1, "cmd": "status"}'.
     #[arg(long)]
     pub raw: bool,
     /// The card's answer as JSON (for scripts): to FILE, or to standard

@@ -16,7 +16,7 @@ pub enum SweepCommand {
     /// The sweep's points, numbered, each checked, with its memory.
     #[command(after_help = "Examples:\n  flashlab sweep plan docs/sweeps/flashmax2-op.toml")]
     Plan {
-        /// The sweep file (TOML: [base] and [axes]; docs/usage.md).
+        /// The sweep file (TOML: [base] and [axes]; docs/guide/usage.md).
         file: PathBuf,
     },
     /// Runs the sweep's points not yet done into DIR: one (--index), or

@@ -164,7 +164,7 @@ fn two_hundred_power_cuts_without_protection_lose_no_flushed_write() {
 }
 
 /// The soak: 5,000 cuts with the card's protection on, then 5,000 off
-/// (results in docs/serve.md).
+/// (results in docs/guide/serve.md).
 #[test]
 #[ignore]
 fn a_soak_of_ten_thousand_power_cuts_loses_nothing() {

@@ -295,3 +295,59 @@ fn the_source_checks_see_what_they_look_for() {
     let unsafe_text = "fn a() {\n    // SAFETY: fine.\n    unsafe { x() };\n    unsafe { y() };\n    let s = \"unsafe {\";\n}\n";
     assert_eq!(unsafe_without_reason(unsafe_text), vec![4]);
 }
+
+/// The markdown files of the house (README, ARCHITECTURE, docs/): every
+/// relative link's target exists, and every dated note is listed in
+/// `docs/notes/README.md`.
+#[test]
+fn the_docs_links_resolve_and_every_note_is_indexed() {
+    let mut pages = vec![root().join("README.md"), root().join("ARCHITECTURE.md")];
+    let mut dirs = vec![root().join("docs")];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "md") {
+                pages.push(p);
+            }
+        }
+    }
+    let broken: Vec<String> = pages.iter().flat_map(|p| broken_links(p)).collect();
+    assert!(broken.is_empty(), "links to nothing:\n{}", broken.join("\n"));
+    let index = std::fs::read_to_string(root().join("docs/notes/README.md")).unwrap();
+    let missing: Vec<String> = std::fs::read_dir(root().join("docs/notes"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".md") && n != "README.md" && !index.contains(&format!("]({n})")))
+        .collect();
+    assert!(missing.is_empty(), "dated notes not in docs/notes/README.md: {missing:?}");
+}
+
+/// The relative links of markdown page `page` (`[text](target)`) whose
+/// target does not exist.
+fn broken_links(page: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(page).unwrap();
+    let mut out = Vec::new();
+    for (i, _) in text.match_indices("](") {
+        let rest = &text[i + 2..];
+        let Some(end) = rest.find(')') else { continue };
+        let target = rest[..end].split('#').next().unwrap_or("");
+        if target.is_empty() || target.contains("://") || target.contains(' ') || target.starts_with("mailto:") {
+            continue;
+        }
+        if !page.parent().unwrap().join(target).exists() {
+            out.push(format!("{}: {target}", page.display()));
+        }
+    }
+    out
+}
+
+/// The link check sees a link to nothing.
+#[test]
+fn the_link_check_sees_a_broken_link() {
+    let p = std::env::temp_dir().join(format!("flashlab-links-{}.md", std::process::id()));
+    std::fs::write(&p, "[there](.) [gone](no-such-page.md#x) [web](https://example.org)\n").unwrap();
+    assert_eq!(broken_links(&p), vec![format!("{}: no-such-page.md", p.display())]);
+    let _ = std::fs::remove_file(&p);
+}

@@ -1,6 +1,6 @@
 //! The control channel's protocol (version 1): one JSON object a line each
 //! way, over the Unix socket `control.sock` in a served card's store.
-//! Documented with examples in `docs/control.md`.
+//! Documented with examples in `docs/guide/control.md`.
 //!
 //! A request names the protocol version and a command, with the command's
 //! own fields: `{"v": 1, "cmd": "status"}`. A reply says whether it worked:

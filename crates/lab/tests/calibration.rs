@@ -9,7 +9,7 @@
 //! ignored `*_at_scale_16` tests hold (about 10 minutes for the four on
 //! two cores: `cargo test --release -p lab --test calibration --
 //! --ignored`). Every scale keeps each card's dies, channels,
-//! superblocks and timings (see docs/model.md, "Scaling"; the scale
+//! superblocks and timings (see docs/design/model.md, "Scaling"; the scale
 //! checks, `tests/scale.rs`, hold scales 16 and 64 to full size).
 
 use lab::calibrate::calibrate;

@@ -27,7 +27,7 @@ pub fn tolerance_percent(by: By, metric: Metric) -> f64 {
 /// standard deviation are held: each sums a whole run. A maximum is
 /// shown and judged but not held: it is one I/O of the run, so it grows
 /// with the run's length and a scaled card's shorter runs meet fewer of
-/// the rare stalls that set it (docs/model.md, "Known gaps").
+/// the rare stalls that set it (docs/design/model.md, "Known gaps").
 pub fn held(metric: Metric) -> bool {
     !matches!(metric, Metric::LatencyMaxMs)
 }
