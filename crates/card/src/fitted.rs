@@ -4,22 +4,8 @@
 //! by its path (`controller.program_path_bytes_per_sec`), for a fit to
 //! search over.
 
-use crate::profile::{Profile, ProfileError};
-use serde::{Deserialize, Serialize};
-
-/// A profile's `[[fit]]` entry.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct FitParam {
-    /// The number's path in the profile, its TOML keys joined by dots.
-    pub path: String,
-    /// The least and the most it may physically be (both above zero: a
-    /// fit searches their ratio).
-    pub min: f64,
-    pub max: f64,
-    /// Why these bounds (the physics, or the source, that set them).
-    pub why: String,
-}
+use crate::profile::{FitParam, Profile, ProfileError};
+use serde::Deserialize;
 
 impl FitParam {
     /// Bounds ordered and above zero, the path a number of `profile`

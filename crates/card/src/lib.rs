@@ -17,13 +17,13 @@ mod store;
 
 pub use device::{capacity_parse, Backing, Device, DeviceCounters, DeviceError, Payload, ResourceBusy};
 pub use faults::{FailTarget, FailureEvent};
-pub use fitted::{figures_check, figures_parse, FitParam, HOST_READS_ONLY};
+pub use fitted::{figures_check, figures_parse, HOST_READS_ONLY};
 pub use ftl::{FaultCounters, MountReport};
 pub use health::{Age, Aging, EnduranceProfile, Health, RETENTION_FITTED_DAYS};
 pub use nand::errors;
 pub use nand::wear::ErrorCounters;
 pub use output::write_whole;
-pub use profile::{ControllerProfile, FtlProfile, HostProfile, Management, NandProfile, PowerProfile, Profile, ProfileError};
+pub use profile::{ControllerProfile, FitParam, FtlProfile, HostProfile, Management, NandProfile, PowerProfile, Profile, ProfileError};
 pub use published::{Bound, By, Metric, Published, State};
 pub use scale::{Scaling, ROUND_FULL_SIZE_S};
 pub use status::{Rebuild, Status};

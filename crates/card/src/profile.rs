@@ -45,7 +45,21 @@ pub struct Profile {
     /// The numbers fitted to published figures, each with its physical
     /// bounds (`flashlab fit` searches them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub fit: Vec<crate::fitted::FitParam>,
+    pub fit: Vec<FitParam>,
+}
+
+/// A profile's `[[fit]]` entry.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FitParam {
+    /// The number's path in the profile, its TOML keys joined by dots.
+    pub path: String,
+    /// The least and the most it may physically be (both above zero: a
+    /// fit searches their ratio).
+    pub min: f64,
+    pub max: f64,
+    /// Why these bounds (the physics, or the source, that set them).
+    pub why: String,
 }
 
 /// A profile's `[power]`: the data sheet's idle and maximum draw. The

@@ -143,7 +143,10 @@ fn main() {
     let cli = Cli::parse();
     let r = match cli.command {
         Command::Devices => devices(),
+        // Real storage (a --target, no device) is the measured lab's.
+        Command::Run(a) if a.device.is_none() => measured::run(&a),
         Command::Run(a) => run::run(a),
+        Command::Review(a) if !a.target.is_empty() => measured::review(&a),
         Command::Review(a) => review::review(a),
         Command::Compare(a) => review::compare(a),
         Command::Bench(a) => bench::bench(a),

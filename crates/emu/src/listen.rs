@@ -12,27 +12,8 @@ use anyhow::{bail, Context, Result};
 use socket2::{Domain, SockAddr, Socket, Type};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
-/// What the exports' socket allows its clients.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Limits {
-    /// Connections at once (handshakes included); more are refused.
-    pub connections: usize,
-    /// How long a client may take over its handshake.
-    pub handshake: Duration,
-    /// How long a connection may wait for a request, or for its client to
-    /// take a reply, before it is closed (`None`: for ever).
-    pub idle: Option<Duration>,
-}
-
-impl Limits {
-    /// The default cap on connections at once.
-    pub const CONNECTIONS_DEFAULT: usize = 16;
-    /// The default time a handshake may take (qemu-nbd's default
-    /// handshake limit is the same 10 s).
-    pub const HANDSHAKE_DEFAULT: Duration = Duration::from_secs(10);
-}
+pub use crate::service::Limits;
 
 /// Where to serve.
 #[derive(Debug, Clone)]

@@ -7,13 +7,13 @@
 //! export; a bad client ends only its own connection.
 
 use crate::control::Control;
-use crate::listen::Limits;
 use crate::live::Live;
 use crate::nbd::{self, Export, Negotiated, ProtoError, Request};
 use crate::pace::{Clock, Lateness, Timing};
 use crate::presentation::{card_description, Presentation};
 use crate::replies::{Replies, Reply};
 use crate::request::{execute, log_record, volume_offset};
+use crate::service::Limits;
 use crate::service::Socket;
 use crate::status::{CardStatus, Known};
 use crate::tls::{Link, TlsStream};

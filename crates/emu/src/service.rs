@@ -12,6 +12,26 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+/// What the exports' socket allows its clients.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Connections at once (handshakes included); more are refused.
+    pub connections: usize,
+    /// How long a client may take over its handshake.
+    pub handshake: Duration,
+    /// How long a connection may wait for a request, or for its client to
+    /// take a reply, before it is closed (`None`: for ever).
+    pub idle: Option<Duration>,
+}
+
+impl Limits {
+    /// The default cap on connections at once.
+    pub const CONNECTIONS_DEFAULT: usize = 16;
+    /// The default time a handshake may take (qemu-nbd's default
+    /// handshake limit is the same 10 s).
+    pub const HANDSHAKE_DEFAULT: Duration = Duration::from_secs(10);
+}
+
 /// How often the log repeats a cause of refusal (with how many more it
 /// met meanwhile).
 pub const LOG_EVERY: Duration = Duration::from_secs(10);

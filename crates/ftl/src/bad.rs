@@ -20,34 +20,9 @@
 //! keeps it.
 
 use crate::layout::Narrowing;
-use crate::superblock::SbState;
+use crate::superblock::{BadBlocks, SbState};
 use crate::{Ftl, FtlError};
 use nand::{Media, NandError, OpTag};
-use serde::{Deserialize, Serialize};
-
-/// Bad blocks so far.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct BadBlocks {
-    /// Marked at the factory (found at format).
-    pub factory: u32,
-    /// Retired since: their erase or a program failed.
-    pub grown: u32,
-    /// Of those, the blocks whose program failed.
-    #[serde(default)]
-    pub grown_program: u32,
-}
-
-impl BadBlocks {
-    pub fn total(&self) -> u32 {
-        self.factory + self.grown
-    }
-    /// Sums another member's counts into these.
-    pub fn add(&mut self, o: &BadBlocks) {
-        self.factory += o.factory;
-        self.grown += o.grown;
-        self.grown_program += o.grown_program;
-    }
-}
 
 impl<M: Media> Ftl<M> {
     /// Whether die `die`'s block of superblock `sb` is bad.

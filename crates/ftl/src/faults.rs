@@ -27,7 +27,7 @@
 //! after a restart or a power cut knows them.
 
 use crate::layout::{Narrowing, SlotAddr};
-use crate::superblock::{SbState, SB_NONE};
+use crate::superblock::{narrowing_in, SbState, SB_NONE};
 use crate::writer::WriterId;
 use crate::{Ftl, FtlError};
 use nand::{Media, OpTag};
@@ -560,21 +560,6 @@ impl<M: Media> Ftl<M> {
             return Err(FtlError::Lost { lba });
         }
         Ok(())
-    }
-}
-
-/// The narrowing of superblock `sb`'s row `row`, from the narrowings it
-/// was opened with and those that take effect from a row on (a free
-/// function, for callers that hold a writer).
-#[inline]
-pub(crate) fn narrowing_in<'a>(base: &'a [Option<Narrowing>], rows: &'a [Vec<(u32, Narrowing)>], sb: u32, row: u32) -> Option<&'a Narrowing> {
-    let later = &rows[sb as usize];
-    if later.is_empty() {
-        return base[sb as usize].as_ref();
-    }
-    match later.iter().rev().find(|(from, _)| *from <= row) {
-        Some((_, n)) => Some(n),
-        None => base[sb as usize].as_ref(),
     }
 }
 

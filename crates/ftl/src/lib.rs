@@ -30,12 +30,12 @@ mod system;
 mod wear;
 mod writer;
 
-pub use bad::BadBlocks;
 pub use faults::{DieFailure, FaultCounters};
 pub use layout::{Layout, Narrowing, SlotAddr};
 pub use oracle::wa_greedy_large_block;
 pub use policy::GcPolicy;
 pub use recover::MountReport;
+pub use superblock::BadBlocks;
 pub use superblock::SbState;
 
 use faults::FaultState;

@@ -31,45 +31,10 @@
 
 use crate::layout::{Narrowing, SlotAddr};
 use crate::superblock::SB_NONE;
-use crate::writer::{Writer, WriterId};
+use crate::writer::{FailedProgram, FailedSlots, WriterId};
 use crate::{Ftl, FtlError};
 use nand::Media;
-use units::{Ppa, LBA_UNMAPPED, SLOT_BYTES};
-
-/// A program that failed, and for a data page what it held.
-pub(crate) struct FailedProgram {
-    die: u32,
-    sb: u32,
-    page: u32,
-    slots: Option<FailedSlots>,
-}
-
-/// A failed data page's slots: its first physical slot, their LBAs,
-/// sequence numbers and bytes (data-holding media only).
-struct FailedSlots {
-    first: Ppa,
-    oob: Vec<u32>,
-    seqs: Vec<u64>,
-    buf: Vec<u8>,
-}
-
-impl FailedProgram {
-    /// The writer's open page, whose program failed.
-    pub(crate) fn page_of(w: &Writer, data: bool) -> FailedProgram {
-        let slots = FailedSlots { first: w.page_ppa, oob: w.oob.clone(), seqs: w.seqs.clone(), buf: if data { w.buf.clone() } else { Vec::new() } };
-        FailedProgram { die: w.die, sb: w.sb, page: w.page, slots: Some(slots) }
-    }
-
-    /// The die whose program failed.
-    pub(crate) fn die(&self) -> u32 {
-        self.die
-    }
-
-    /// A stripe's parity page, whose program failed.
-    pub(crate) fn parity(die: u32, sb: u32, page: u32) -> FailedProgram {
-        FailedProgram { die, sb, page, slots: None }
-    }
-}
+use units::{LBA_UNMAPPED, SLOT_BYTES};
 
 impl<M: Media> Ftl<M> {
     /// Leaves die `die`'s block out of superblock `sb`'s rows after `row`

@@ -2,12 +2,10 @@
 //! erases) and their life cycle: Free -> Open -> Closed -> Victim ->
 //! (erase) -> Free. The free pool hands out the least-worn superblock first.
 
-use crate::bad::BadBlocks;
 use crate::layout::{Layout, Narrowing};
-use crate::writer::WriterId;
 use crate::{Ftl, FtlError};
 use nand::Media;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -169,33 +167,11 @@ impl<M: Media> Ftl<M> {
         }
     }
 
-    /// The user writer may not take the last free superblock: that one is
-    /// GC's, so that cleaning can always make progress. Below that, GC runs
-    /// unpaced (a forced collection) until a superblock is freed.
-    pub(crate) fn user_superblock_take(&mut self) -> Result<(), FtlError> {
-        let mut steps: u64 = 0;
-        let limit = 4 * self.layout.slots_per_superblock as u64 * self.layout.superblocks as u64;
-        while self.sbs.free.len() <= 1 || !self.free_pool_holds_two() {
-            let stuck = if self.gc.victim.is_none() && !self.victim_select(true) {
-                "no closed superblock to collect"
-            } else if steps > limit {
-                "garbage collection made no progress"
-            } else {
-                self.gc_step()?;
-                self.counters.forced_gc_slots += 1;
-                steps += 1;
-                continue;
-            };
-            return Err(self.no_space(stuck));
-        }
-        self.writer_open(WriterId::User)
-    }
-
     /// Whether the free pool holds the data slots of two full-width
     /// superblocks: one for the user writer to take and one for GC to
     /// empty any victim into. Superblocks narrowed by bad blocks or dead
     /// dies hold less; with none, two superblocks in the pool are that.
-    fn free_pool_holds_two(&self) -> bool {
+    pub(crate) fn free_pool_holds_two(&self) -> bool {
         if self.faults.dead.is_empty() && self.sbs.bad_counts.total() == 0 {
             return true;
         }
@@ -223,33 +199,47 @@ impl<M: Media> Ftl<M> {
     }
 }
 
+/// Bad blocks so far.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BadBlocks {
+    /// Marked at the factory (found at format).
+    pub factory: u32,
+    /// Retired since: their erase or a program failed.
+    pub grown: u32,
+    /// Of those, the blocks whose program failed.
+    #[serde(default)]
+    pub grown_program: u32,
+}
+
+impl BadBlocks {
+    pub fn total(&self) -> u32 {
+        self.factory + self.grown
+    }
+    /// Sums another member's counts into these.
+    pub fn add(&mut self, o: &BadBlocks) {
+        self.factory += o.factory;
+        self.grown += o.grown;
+        self.grown_program += o.grown_program;
+    }
+}
+
+/// The narrowing of superblock `sb`'s row `row`, from the narrowings it
+/// was opened with and those that take effect from a row on (a free
+/// function, for callers that hold a writer).
+#[inline]
+pub(crate) fn narrowing_in<'a>(base: &'a [Option<Narrowing>], rows: &'a [Vec<(u32, Narrowing)>], sb: u32, row: u32) -> Option<&'a Narrowing> {
+    let later = &rows[sb as usize];
+    if later.is_empty() {
+        return base[sb as usize].as_ref();
+    }
+    match later.iter().rev().find(|(from, _)| *from <= row) {
+        Some((_, n)) => Some(n),
+        None => base[sb as usize].as_ref(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use crate::retire::tests::{config, geometry};
-    use crate::writer::WriterId;
-    use crate::{Ftl, FtlError};
-    use nand::Array;
-    use units::SLOT_BYTES;
-
-    /// A write the card refuses because it finds no superblock to take
-    /// (it turns read-only there) keeps the LBA's old data: the superblock
-    /// is taken before the old copy is unmapped (it read as zeros).
-    #[test]
-    fn a_write_refused_for_want_of_a_superblock_keeps_the_old_data() {
-        let mut ftl = Ftl::format(Array::new(geometry(), true), config()).unwrap();
-        let old = vec![7u8; SLOT_BYTES as usize];
-        ftl.write(0, Some(&old)).unwrap();
-        ftl.die_fail(7).unwrap();
-        // The user writer's superblock is full and none is left to take,
-        // nor any closed one to collect.
-        ftl.writers[WriterId::User].sb = super::SB_NONE;
-        ftl.sbs.free.clear();
-        assert!(matches!(ftl.write(0, Some(&[9u8; SLOT_BYTES as usize])), Err(FtlError::ReadOnly(_))));
-        let mut out = vec![0u8; SLOT_BYTES as usize];
-        ftl.read(0, Some(&mut out)).unwrap();
-        assert_eq!(out, old, "the refused write's LBA keeps its old data");
-    }
-
     /// The life cycle has four steps and no other: Free -> Open -> Closed
     /// -> Victim -> Free.
     #[test]

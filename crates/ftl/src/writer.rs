@@ -3,10 +3,8 @@
 //! the dies of a row and then down the pages; a stripe's parity page is
 //! programmed once its data pages are.
 
-use crate::faults::narrowing_in;
 use crate::layout::SlotAddr;
-use crate::retire::FailedProgram;
-use crate::superblock::{SbState, SB_NONE};
+use crate::superblock::{narrowing_in, SbState, SB_NONE};
 use crate::{Ftl, FtlError};
 use nand::{Media, NandError, OpTag};
 use std::cmp::Reverse;
@@ -347,5 +345,92 @@ impl<M: Media> Ftl<M> {
             self.system_save()?;
         }
         Ok(())
+    }
+}
+
+/// A program that failed, and for a data page what it held.
+pub(crate) struct FailedProgram {
+    pub(crate) die: u32,
+    pub(crate) sb: u32,
+    pub(crate) page: u32,
+    pub(crate) slots: Option<FailedSlots>,
+}
+
+/// A failed data page's slots: its first physical slot, their LBAs,
+/// sequence numbers and bytes (data-holding media only).
+pub(crate) struct FailedSlots {
+    pub(crate) first: Ppa,
+    pub(crate) oob: Vec<u32>,
+    pub(crate) seqs: Vec<u64>,
+    pub(crate) buf: Vec<u8>,
+}
+
+impl FailedProgram {
+    /// The writer's open page, whose program failed.
+    pub(crate) fn page_of(w: &Writer, data: bool) -> FailedProgram {
+        let slots = FailedSlots { first: w.page_ppa, oob: w.oob.clone(), seqs: w.seqs.clone(), buf: if data { w.buf.clone() } else { Vec::new() } };
+        FailedProgram { die: w.die, sb: w.sb, page: w.page, slots: Some(slots) }
+    }
+
+    /// The die whose program failed.
+    pub(crate) fn die(&self) -> u32 {
+        self.die
+    }
+
+    /// A stripe's parity page, whose program failed.
+    pub(crate) fn parity(die: u32, sb: u32, page: u32) -> FailedProgram {
+        FailedProgram { die, sb, page, slots: None }
+    }
+}
+
+impl<M: Media> Ftl<M> {
+    /// The user writer may not take the last free superblock: that one is
+    /// GC's, so that cleaning can always make progress. Below that, GC runs
+    /// unpaced (a forced collection) until a superblock is freed.
+    pub(crate) fn user_superblock_take(&mut self) -> Result<(), FtlError> {
+        let mut steps: u64 = 0;
+        let limit = 4 * self.layout.slots_per_superblock as u64 * self.layout.superblocks as u64;
+        while self.sbs.free.len() <= 1 || !self.free_pool_holds_two() {
+            let stuck = if self.gc.victim.is_none() && !self.victim_select(true) {
+                "no closed superblock to collect"
+            } else if steps > limit {
+                "garbage collection made no progress"
+            } else {
+                self.gc_step()?;
+                self.counters.forced_gc_slots += 1;
+                steps += 1;
+                continue;
+            };
+            return Err(self.no_space(stuck));
+        }
+        self.writer_open(WriterId::User)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::retire::tests::{config, geometry};
+    use crate::writer::WriterId;
+    use crate::{Ftl, FtlError};
+    use nand::Array;
+    use units::SLOT_BYTES;
+
+    /// A write the card refuses because it finds no superblock to take
+    /// (it turns read-only there) keeps the LBA's old data: the superblock
+    /// is taken before the old copy is unmapped (it read as zeros).
+    #[test]
+    fn a_write_refused_for_want_of_a_superblock_keeps_the_old_data() {
+        let mut ftl = Ftl::format(Array::new(geometry(), true), config()).unwrap();
+        let old = vec![7u8; SLOT_BYTES as usize];
+        ftl.write(0, Some(&old)).unwrap();
+        ftl.die_fail(7).unwrap();
+        // The user writer's superblock is full and none is left to take,
+        // nor any closed one to collect.
+        ftl.writers[WriterId::User].sb = super::SB_NONE;
+        ftl.sbs.free.clear();
+        assert!(matches!(ftl.write(0, Some(&[9u8; SLOT_BYTES as usize])), Err(FtlError::ReadOnly(_))));
+        let mut out = vec![0u8; SLOT_BYTES as usize];
+        ftl.read(0, Some(&mut out)).unwrap();
+        assert_eq!(out, old, "the refused write's LBA keeps its old data");
     }
 }

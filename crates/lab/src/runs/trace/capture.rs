@@ -1,8 +1,8 @@
 //! flashlab's own capture (`flashlab trace v1`, written by `flashlab
 //! serve --trace`), line by line, with what the served card recorded.
 
+use super::fields::{elide, number, Fields};
 use super::lines::lines_of;
-use super::parse::{elide, number, Fields};
 use super::TraceError;
 use units::Ns;
 

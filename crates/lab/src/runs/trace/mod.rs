@@ -27,6 +27,7 @@
 //! A line that is none of these is refused with its number.
 
 mod capture;
+mod fields;
 mod lines;
 mod parse;
 mod records;

@@ -3,6 +3,7 @@
 //! number.
 
 use super::capture::{capture_line, CaptureLine};
+use super::fields::{elide, number, Fields};
 use super::{Format, Op, Record, TraceError, LEN_MAX};
 use units::Ns;
 
@@ -69,18 +70,6 @@ impl Parser {
             Format::MsrCsv => self.msr(line, l),
         }
     }
-}
-
-pub(super) fn elide(s: &str) -> String {
-    if s.chars().count() > 60 {
-        format!("{}...", s.chars().take(60).collect::<String>())
-    } else {
-        s.to_string()
-    }
-}
-
-pub(super) fn number<T: std::str::FromStr>(field: &str, what: &str, line: usize) -> Result<T, TraceError> {
-    field.trim().parse().map_err(|_| TraceError { line, why: format!("{what} '{}' is not a whole number", elide(field.trim())) })
 }
 
 /// `a` times `b`, or the line refused naming `what` when it does not fit
@@ -248,34 +237,6 @@ impl Parser {
         let (offset, len) = (number::<u64>(f[4], "offset", line)?, number::<u64>(f[5], "size", line)?);
         // File time counts 100 ns ticks.
         Ok(Parsed::one(record(arrival(ticks, 100, "timestamp (100 ns ticks)", line)?, op, offset, len, line)?))
-    }
-}
-
-/// The most fields of a line kept: no line of a format read has more
-/// that matter (a blkparse event's process name may add some).
-const FIELDS_MAX: usize = 12;
-
-/// A line's fields, the first `FIELDS_MAX` kept, without allocating, and
-/// how many there were.
-pub(super) struct Fields<'a> {
-    f: [&'a str; FIELDS_MAX],
-    pub(super) n: usize,
-}
-
-impl<'a> Fields<'a> {
-    pub(super) fn of(split: impl Iterator<Item = &'a str>) -> Fields<'a> {
-        let mut fields = Fields { f: [""; FIELDS_MAX], n: 0 };
-        for x in split {
-            if fields.n < FIELDS_MAX {
-                fields.f[fields.n] = x;
-            }
-            fields.n += 1;
-        }
-        fields
-    }
-
-    pub(super) fn kept(&self) -> &[&'a str] {
-        &self.f[..self.n.min(FIELDS_MAX)]
     }
 }
 
