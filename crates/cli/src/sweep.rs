@@ -167,21 +167,21 @@ fn run(file: &Path, out: &Path, index: Option<usize>, jobs: Option<usize>) -> Re
     crate::out::sigint_stops_the_lab();
     if let Some(i) = index {
         let p = s.plan(i).map_err(anyhow::Error::msg)?;
-        match sweep::run_point(&s, &p, out).map_err(anyhow::Error::msg)? {
-            Some(_) => eprintln!("point {i} done: {}", sweep::point_path(out, i).display()),
-            None => eprintln!("point {i} was done before: {}", sweep::point_path(out, i).display()),
+        match sweep::points::run_point(&s, &p, out).map_err(anyhow::Error::msg)? {
+            Some(_) => eprintln!("point {i} done: {}", sweep::points::point_path(out, i).display()),
+            None => eprintln!("point {i} was done before: {}", sweep::points::point_path(out, i).display()),
         }
         return Ok(());
     }
     let jobs = jobs.unwrap_or_else(lab::runs::threads::cores);
     let n = s.point_count();
-    let each = |i: usize, r: &sweep::PointOutcome| match r {
+    let each = |i: usize, r: &sweep::points::PointOutcome| match r {
         Ok(Some(_)) => eprintln!("  point {i} done"),
         Ok(None) => {}
         Err(_) if lab::interrupt::asked() => eprintln!("  point {i} stopped: it runs again on the next `sweep run`"),
         Err(why) => eprintln!("  point {i} FAILED: {why}"),
     };
-    let sweep::RunAll { done, before, failed } = sweep::run_all(&s, out, jobs, &each).map_err(anyhow::Error::msg)?;
+    let sweep::points::RunAll { done, before, failed } = sweep::points::run_all(&s, out, jobs, &each).map_err(anyhow::Error::msg)?;
     outln!("{n} points: {done} run now, {before} done before, {} failed", failed.len());
     if lab::interrupt::asked() {
         crate::out::interrupted_exit("interrupted: the points done are kept; `sweep run` again resumes");
@@ -291,7 +291,7 @@ fn k8s(file: &Path, out: &Path, image: &str, claim: &str, parallelism: usize) ->
 fn collect(dir: &Path) -> Result<()> {
     let kept = dir.join(KEPT);
     let s = Sweep::load(&kept).map_err(|e| anyhow::anyhow!("{e} (is {} a directory `sweep run` wrote?)", dir.display()))?;
-    let c = sweep::collect(&s, dir).map_err(anyhow::Error::msg)?;
+    let c = sweep::collect::collect(&s, dir).map_err(anyhow::Error::msg)?;
     outln!("{:>5} {:>12} {:>9} {:>9} {:>9} {:>6}  settings [simulated]", "point", "IOPS", "MB/s", "avg ms", "p99 ms", "WA");
     for r in &c.rows {
         let test = r.test.as_ref().map_or(String::new(), |t| format!(" ({t})"));

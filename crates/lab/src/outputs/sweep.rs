@@ -3,7 +3,7 @@
 //! setting of the other axes (and per main test of a review).
 
 use crate::outputs::chart::{color, LegendItem, LineChart, Series, Stroke, Swatch};
-use crate::procedures::sweep::{Collected, Row};
+use crate::procedures::sweep::collect::{Collected, Row};
 use std::collections::BTreeMap;
 
 /// A figure of a point.
