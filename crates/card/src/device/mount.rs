@@ -63,11 +63,11 @@ impl Device {
     /// Whether a store directory already holds a card (its first member's
     /// store).
     pub fn store_exists(dir: &std::path::Path) -> bool {
-        Device::member_store_path(dir, 0).exists()
+        crate::CardStore::at(dir).holds_card()
     }
 
     pub(super) fn member_store_path(dir: &std::path::Path, member: usize) -> std::path::PathBuf {
-        dir.join(format!("member-{member}.flash"))
+        crate::store::member_path(dir, member)
     }
 
     /// What a member's store header names: the card's owner and the member.

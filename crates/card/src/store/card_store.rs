@@ -53,7 +53,7 @@ impl CardStore {
 
     /// Whether it holds a card: its first member's page file is there.
     pub fn holds_card(&self) -> bool {
-        crate::Device::store_exists(&self.dir)
+        super::member_path(&self.dir, 0).exists()
     }
 
     /// The card it holds, as `card.toml` says; `None` without the file.

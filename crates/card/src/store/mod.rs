@@ -55,6 +55,11 @@ impl StoreError {
     }
 }
 
+/// Member `member`'s page file in the store directory `dir`.
+pub(crate) fn member_path(dir: &Path, member: usize) -> PathBuf {
+    dir.join(format!("member-{member}.flash"))
+}
+
 /// A versioned TOML file `name` of the store's directory (`what` names its
 /// kind in errors): none where there is no file; one that does not parse,
 /// or whose `version` is not `expected`, is refused by name.

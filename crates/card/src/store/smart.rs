@@ -73,7 +73,7 @@ impl SmartLog {
     /// where the card did not stop cleanly).
     pub fn at_rest(dir: &Path) -> Result<SmartLog, StoreError> {
         let mut log = SmartLog::load(dir)?;
-        let store = dir.join("member-0.flash");
+        let store = super::member_path(dir, 0);
         if let Some(k) = nand::store::kept_counters_read(&store).map_err(|e| StoreError::io(&store, e))? {
             log.absorb(&k);
         }
