@@ -188,6 +188,7 @@ impl Device {
             _lock: backing.lock().cloned(),
             age: crate::Age::default(),
         };
+        device.members_formatted();
         let lost: Vec<u32> = lost.iter().map(|&(m, lba)| (device.device_offset(m, lba as u64 * SLOT_BYTES) / SLOT_BYTES) as u32).collect();
         let slots_lost = lost.len() as u64;
         if let Some(r) = &mut device.mounted {
@@ -236,6 +237,13 @@ impl Device {
     pub fn mapped_fraction(&self) -> f64 {
         let mapped: u64 = self.members.iter().map(|m| m.ftl.slots_mapped()).sum();
         mapped as f64 / (self.capacity_bytes() / SLOT_BYTES) as f64
+    }
+
+    /// Each member's timing told its format's usable slots on the
+    /// full-size card.
+    fn members_formatted(&mut self) {
+        let full_slots = self.full_bytes / self.members.len() as u64 / SLOT_BYTES;
+        self.members.iter_mut().for_each(|m| m.timing.formatted(full_slots));
     }
 
     /// The format's usable capacity on the full-size card, in bytes.
@@ -289,6 +297,7 @@ impl Device {
         }
         self.member_bytes = cfg.user_slots * SLOT_BYTES;
         self.full_bytes = full_bytes;
+        self.members_formatted();
         self.format = format.into();
         if let Some(dir) = &self.store_dir {
             crate::CardStore::at(dir).formatted(card)?;

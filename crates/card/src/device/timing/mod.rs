@@ -296,6 +296,12 @@ impl MemberTiming {
         self.checkpoints.written(first, last);
     }
 
+    /// The format gives the member `full_slots` usable slots on the
+    /// full-size card: the map a checkpoint persists pages of.
+    pub(in crate::device) fn formatted(&mut self, full_slots: u64) {
+        self.checkpoints.map_of(full_slots);
+    }
+
     /// The card was erased: the groomer owes nothing.
     pub(super) fn erased(&mut self) {
         if let Some(h) = &mut self.hold {
