@@ -16,7 +16,7 @@ fn card() -> Device {
 fn the_simulated_device_is_a_conforming_block_device() {
     let mut t = testkit::OnDevice::new(card());
     let bytes = t.device.capacity_bytes() * 3;
-    testkit::conformance::run(&mut t, bytes, 7).unwrap();
+    testkit::conformance::run(&mut t, bytes, 7).unwrap_or_else(|e| panic!("{e}"));
     assert!(t.device.counters().gc_slots_moved > 0, "GC ran");
     t.device.check().unwrap();
 }

@@ -14,7 +14,7 @@ fn a_served_card_is_a_conforming_block_device() {
     let card = Served::start("conformance", &["--timing", "none"]);
     let mut client = testkit::Client::connect(&card.socket, "p420m").unwrap();
     let bytes = client.size;
-    testkit::conformance::run(&mut client, bytes, 7).unwrap();
+    testkit::conformance::run(&mut client, bytes, 7).unwrap_or_else(|e| panic!("{e}"));
     drop(client);
     card.stop();
 }

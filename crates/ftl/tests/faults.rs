@@ -84,7 +84,7 @@ fn oracle_check(ftl: &mut Ftl<Cutter>, owed: &[Owed]) -> Result<(), TestCaseErro
             Ok(_) => {}
         }
         prop_assert!(copied.is_ok() && out == copy, "lba {lba}: the two read paths disagree");
-        let got = match found(lba as u64, &out).map_err(TestCaseError::fail)? {
+        let got = match found(lba as u64, &out).map_err(|e| TestCaseError::fail(e.to_string()))? {
             Found::Zeros => {
                 prop_assert!(o.owed == 0, "lba {lba}: reads zeros, but generation {} was owed", o.owed);
                 continue;

@@ -44,7 +44,7 @@ fn run(g: Geometry, stripe_width: u32, policy: GcPolicy, fill_percent: u64, ops:
             Op::Read(l) => {
                 let l = l % ftl.user_slots() as u32;
                 ftl.read(l, Some(&mut out)).map_err(|e| TestCaseError::fail(e.to_string()))?;
-                model.check(l as u64, &out).map_err(TestCaseError::fail)?;
+                model.check(l as u64, &out).map_err(|e| TestCaseError::fail(e.to_string()))?;
             }
             Op::Trim(l) => {
                 let l = l % ftl.user_slots() as u32;

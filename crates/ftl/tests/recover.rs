@@ -73,8 +73,8 @@ fn oracle_check(mounted: &mut Ftl<Array>, owed: &[Owed], lost: &[u32]) -> Result
     for (lba, o) in owed.iter().enumerate() {
         mounted.read(lba as u32, Some(&mut out)).unwrap();
         let o = if lost.contains(&(lba as u32)) { Owed { owed: 0, floor: 0, ..*o } } else { *o };
-        let f = found(lba as u64, &out).map_err(TestCaseError::fail)?;
-        o.check(lba as u64, f).map_err(TestCaseError::fail)?;
+        let f = found(lba as u64, &out).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        o.check(lba as u64, f).map_err(|e| TestCaseError::fail(e.to_string()))?;
     }
     Ok(())
 }

@@ -8,51 +8,92 @@ use crate::model::Sectors;
 use rand::{Rng, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
+/// Why a target refused a request.
+#[derive(Debug, thiserror::Error)]
+pub enum Refused {
+    /// The simulated device's block API refused it.
+    #[error(transparent)]
+    Device(#[from] card::DeviceError),
+    /// The served card answered with an NBD error.
+    #[error("NBD error {0}")]
+    Nbd(u32),
+    /// The NBD exchange itself failed.
+    #[error(transparent)]
+    Proto(#[from] emu::nbd::ProtoError),
+}
+
+/// What a check of the suite found wrong.
+#[derive(Debug, thiserror::Error)]
+pub enum Failure {
+    /// A request it needed was refused.
+    #[error(transparent)]
+    Refused(#[from] Refused),
+    #[error("byte {offset} reads {got:#04x}, not {want:#04x}")]
+    Byte { offset: u64, got: u8, want: u8 },
+    /// A request the card must refuse was taken (which one).
+    #[error("{0}")]
+    Taken(&'static str),
+    #[error("sector {0} is not one value (the fixed checks wrote whole sectors)")]
+    NotOneValue(u64),
+    #[error("round {round}: sector {sector} reads {got:#04x}, not {want:#04x}")]
+    Sector { round: u64, sector: u64, got: u8, want: u8 },
+    /// A failure, with where it was met (the check's name, a step).
+    #[error("{context}: {inner}")]
+    In { context: String, inner: Box<Failure> },
+}
+
+impl Failure {
+    /// This failure, met at `context`.
+    fn at(self, context: impl Into<String>) -> Failure {
+        Failure::In { context: context.into(), inner: Box::new(self) }
+    }
+}
+
 /// A block device under test: byte offsets and lengths (multiples of 512
 /// bytes, as NBD clients send), its answer or why it refused.
 pub trait Target {
     /// Its size in bytes.
     fn size(&self) -> u64;
-    fn read(&mut self, offset: u64, len: usize) -> Result<Vec<u8>, String>;
-    fn write(&mut self, offset: u64, data: &[u8]) -> Result<(), String>;
+    fn read(&mut self, offset: u64, len: usize) -> Result<Vec<u8>, Refused>;
+    fn write(&mut self, offset: u64, data: &[u8]) -> Result<(), Refused>;
     /// Discards the whole 4 KiB slots of a range (they read zeros after);
     /// the partial slots at its ends keep their bytes.
-    fn trim(&mut self, offset: u64, len: u64) -> Result<(), String>;
-    fn write_zeroes(&mut self, offset: u64, len: u64) -> Result<(), String>;
-    fn flush(&mut self) -> Result<(), String>;
+    fn trim(&mut self, offset: u64, len: u64) -> Result<(), Refused>;
+    fn write_zeroes(&mut self, offset: u64, len: u64) -> Result<(), Refused>;
+    fn flush(&mut self) -> Result<(), Refused>;
 }
 
 /// One check of the suite: what it found wrong, if anything.
-type Check = fn(&mut dyn Target) -> Result<(), String>;
+type Check = fn(&mut dyn Target) -> Result<(), Failure>;
 
 /// Every check of the suite, by name, on a freshly formatted `t`; `bytes`:
 /// how much the random check writes (a few times the capacity drives the
 /// card through garbage collection). The first failure, named.
-pub fn run(t: &mut dyn Target, bytes: u64, seed: u64) -> Result<(), String> {
+pub fn run(t: &mut dyn Target, bytes: u64, seed: u64) -> Result<(), Failure> {
     let checks: [(&str, Check); 7] = [
         ("a fresh card reads zeros", fresh_reads_zeros),
         ("writes read back, the newest winning", writes_read_back),
         ("an unaligned write keeps its neighbours", unaligned_write_keeps_neighbours),
         ("trim and write-zeroes read zeros", trim_and_zeroes_read_zeros),
         ("requests past the end are refused and change nothing", past_the_end_refused),
-        ("a flush succeeds", |t| t.flush()),
+        ("a flush succeeds", |t| Ok(t.flush()?)),
         ("the first and last sectors are the card's own", edges_are_the_cards),
     ];
     for (name, check) in checks {
-        check(t).map_err(|e| format!("{name}: {e}"))?;
+        check(t).map_err(|e| e.at(name))?;
     }
-    random_against_a_byte_map(t, bytes, seed).map_err(|e| format!("random requests against a byte map: {e}"))
+    random_against_a_byte_map(t, bytes, seed).map_err(|e| e.at("random requests against a byte map"))
 }
 
-fn expect_bytes(t: &mut dyn Target, offset: u64, want: &[u8]) -> Result<(), String> {
+fn expect_bytes(t: &mut dyn Target, offset: u64, want: &[u8]) -> Result<(), Failure> {
     let got = t.read(offset, want.len())?;
     match got.iter().zip(want).position(|(g, w)| g != w) {
         None => Ok(()),
-        Some(i) => Err(format!("byte {} reads {:#04x}, not {:#04x}", offset + i as u64, got[i], want[i])),
+        Some(i) => Err(Failure::Byte { offset: offset + i as u64, got: got[i], want: want[i] }),
     }
 }
 
-fn fresh_reads_zeros(t: &mut dyn Target) -> Result<(), String> {
+fn fresh_reads_zeros(t: &mut dyn Target) -> Result<(), Failure> {
     let size = t.size();
     for offset in [0, size / 2 / 4096 * 4096, size - 4096] {
         expect_bytes(t, offset, &[0; 4096])?;
@@ -60,17 +101,17 @@ fn fresh_reads_zeros(t: &mut dyn Target) -> Result<(), String> {
     Ok(())
 }
 
-fn writes_read_back(t: &mut dyn Target) -> Result<(), String> {
+fn writes_read_back(t: &mut dyn Target) -> Result<(), Failure> {
     let at = 1 << 20;
     for (i, v) in [0x11u8, 0x22, 0x33].into_iter().enumerate() {
         t.write(at, &vec![v; 8192])?;
-        expect_bytes(t, at, &vec![v; 8192]).map_err(|e| format!("after write {}: {e}", i + 1))?;
+        expect_bytes(t, at, &vec![v; 8192]).map_err(|e| e.at(format!("after write {}", i + 1)))?;
     }
     t.write(at + 4096, &[0x44; 4096])?;
     expect_bytes(t, at, &[vec![0x33; 4096], vec![0x44; 4096]].concat())
 }
 
-fn unaligned_write_keeps_neighbours(t: &mut dyn Target) -> Result<(), String> {
+fn unaligned_write_keeps_neighbours(t: &mut dyn Target) -> Result<(), Failure> {
     let at = 2 << 20;
     t.write(at, &[0x55; 8192])?;
     t.write(at + 4096 - 512, &[0x66; 1024])?;
@@ -78,7 +119,7 @@ fn unaligned_write_keeps_neighbours(t: &mut dyn Target) -> Result<(), String> {
     expect_bytes(t, at, &want)
 }
 
-fn trim_and_zeroes_read_zeros(t: &mut dyn Target) -> Result<(), String> {
+fn trim_and_zeroes_read_zeros(t: &mut dyn Target) -> Result<(), Failure> {
     let at = 3 << 20;
     t.write(at, &[0x77; 16384])?;
     t.trim(at + 4096, 4096)?;
@@ -90,26 +131,26 @@ fn trim_and_zeroes_read_zeros(t: &mut dyn Target) -> Result<(), String> {
     expect_bytes(t, at, &[0x77; 512])
 }
 
-fn past_the_end_refused(t: &mut dyn Target) -> Result<(), String> {
+fn past_the_end_refused(t: &mut dyn Target) -> Result<(), Failure> {
     let size = t.size();
     let last = size - 4096;
     t.write(last, &[0x88; 4096])?;
     if t.write(size - 512, &[0x99; 1024]).is_ok() {
-        return Err("a write crossing the end was taken".into());
+        return Err(Failure::Taken("a write crossing the end was taken"));
     }
     if t.write(size, &[0x99; 512]).is_ok() {
-        return Err("a write at the end was taken".into());
+        return Err(Failure::Taken("a write at the end was taken"));
     }
     if t.read(size - 512, 1024).is_ok() {
-        return Err("a read crossing the end was answered".into());
+        return Err(Failure::Taken("a read crossing the end was answered"));
     }
     if t.trim(size, 4096).is_ok() || t.write_zeroes(size - 512, 1024).is_ok() {
-        return Err("a trim or write-zeroes past the end was taken".into());
+        return Err(Failure::Taken("a trim or write-zeroes past the end was taken"));
     }
-    expect_bytes(t, last, &[0x88; 4096]).map_err(|e| format!("after the refusals: {e}"))
+    expect_bytes(t, last, &[0x88; 4096]).map_err(|e| e.at("after the refusals"))
 }
 
-fn edges_are_the_cards(t: &mut dyn Target) -> Result<(), String> {
+fn edges_are_the_cards(t: &mut dyn Target) -> Result<(), Failure> {
     let size = t.size();
     t.write(0, &[0xa1; 512])?;
     t.write(size - 512, &[0xa2; 512])?;
@@ -120,7 +161,7 @@ fn edges_are_the_cards(t: &mut dyn Target) -> Result<(), String> {
 /// Random reads, writes (512 B to 64 KiB, unaligned), trims and zeroing
 /// over the whole card until `bytes` are written: every read returns what
 /// a plain byte map (one value a sector) says.
-pub fn random_against_a_byte_map(t: &mut dyn Target, bytes: u64, seed: u64) -> Result<(), String> {
+pub fn random_against_a_byte_map(t: &mut dyn Target, bytes: u64, seed: u64) -> Result<(), Failure> {
     let sectors = t.size() / 512;
     // The suite's checks wrote before: the map starts from what the card
     // holds where they wrote, read back.
@@ -145,7 +186,7 @@ pub fn random_against_a_byte_map(t: &mut dyn Target, bytes: u64, seed: u64) -> R
                 for (i, chunk) in got.chunks(512).enumerate() {
                     let want = model.get(off / 512 + i as u64);
                     if chunk.iter().any(|&b| b != want) {
-                        return Err(format!("round {round}: sector {} reads {:#04x}, not {want:#04x}", off / 512 + i as u64, chunk[0]));
+                        return Err(Failure::Sector { round, sector: off / 512 + i as u64, got: chunk[0], want });
                     }
                 }
             }
@@ -162,13 +203,13 @@ pub fn random_against_a_byte_map(t: &mut dyn Target, bytes: u64, seed: u64) -> R
 
 /// The sectors the fixed checks wrote, as the card holds them (each one
 /// value).
-fn written_by_the_checks(t: &mut dyn Target, sectors: u64) -> Result<Sectors, String> {
+fn written_by_the_checks(t: &mut dyn Target, sectors: u64) -> Result<Sectors, Failure> {
     let mut m = Sectors::new();
     for first in [0, (1 << 20) / 512, (2 << 20) / 512, (3 << 20) / 512, sectors - 8] {
         for s in first..(first + 32).min(sectors) {
             let b = t.read(s * 512, 512)?;
             if b.iter().any(|&x| x != b[0]) {
-                return Err(format!("sector {s} is not one value (the fixed checks wrote whole sectors)"));
+                return Err(Failure::NotOneValue(s));
             }
             m.set(s, b[0]);
         }

@@ -14,7 +14,7 @@ pub mod nbd_client;
 pub mod oracle;
 pub mod props;
 
-pub use conformance::Target;
+pub use conformance::{Refused, Target};
 pub use cut::{cutter, Cutter};
 pub use nbd_client::Client;
 
@@ -35,8 +35,8 @@ impl OnDevice {
         OnDevice { device, now: 0 }
     }
 
-    fn step(&mut self, r: Result<Ns, card::DeviceError>) -> Result<(), String> {
-        self.now = r.map_err(|e| e.to_string())?;
+    fn step(&mut self, r: Result<Ns, card::DeviceError>) -> Result<(), Refused> {
+        self.now = r?;
         Ok(())
     }
 }
@@ -45,25 +45,25 @@ impl Target for OnDevice {
     fn size(&self) -> u64 {
         self.device.capacity_bytes()
     }
-    fn read(&mut self, offset: u64, len: usize) -> Result<Vec<u8>, String> {
+    fn read(&mut self, offset: u64, len: usize) -> Result<Vec<u8>, Refused> {
         let mut out = vec![0; len];
         let r = self.device.read_at(self.now, offset, &mut out);
         self.step(r)?;
         Ok(out)
     }
-    fn write(&mut self, offset: u64, data: &[u8]) -> Result<(), String> {
+    fn write(&mut self, offset: u64, data: &[u8]) -> Result<(), Refused> {
         let r = self.device.write_at(self.now, offset, data);
         self.step(r)
     }
-    fn trim(&mut self, offset: u64, len: u64) -> Result<(), String> {
+    fn trim(&mut self, offset: u64, len: u64) -> Result<(), Refused> {
         let r = self.device.trim_at(self.now, offset, len);
         self.step(r)
     }
-    fn write_zeroes(&mut self, offset: u64, len: u64) -> Result<(), String> {
+    fn write_zeroes(&mut self, offset: u64, len: u64) -> Result<(), Refused> {
         let r = self.device.write_zeroes_at(self.now, offset, len);
         self.step(r)
     }
-    fn flush(&mut self) -> Result<(), String> {
+    fn flush(&mut self) -> Result<(), Refused> {
         let r = self.device.flush(self.now);
         self.step(r)
     }
@@ -71,11 +71,11 @@ impl Target for OnDevice {
 
 impl Client {
     /// One request and its reply; an NBD error is the refusal.
-    fn request(&mut self, kind: u16, offset: u64, length: u32, data: &[u8]) -> Result<Vec<u8>, String> {
-        let reply = self.call(kind, 0, offset, length, data).map_err(|e| e.to_string())?;
+    fn request(&mut self, kind: u16, offset: u64, length: u32, data: &[u8]) -> Result<Vec<u8>, Refused> {
+        let reply = self.call(kind, 0, offset, length, data)?;
         match reply.error {
             0 => Ok(reply.data),
-            e => Err(format!("NBD error {e}")),
+            e => Err(Refused::Nbd(e)),
         }
     }
 }
@@ -85,19 +85,19 @@ impl Target for Client {
     fn size(&self) -> u64 {
         self.size
     }
-    fn read(&mut self, offset: u64, len: usize) -> Result<Vec<u8>, String> {
+    fn read(&mut self, offset: u64, len: usize) -> Result<Vec<u8>, Refused> {
         self.request(nbd::CMD_READ, offset, len as u32, &[])
     }
-    fn write(&mut self, offset: u64, data: &[u8]) -> Result<(), String> {
+    fn write(&mut self, offset: u64, data: &[u8]) -> Result<(), Refused> {
         self.request(nbd::CMD_WRITE, offset, data.len() as u32, data).map(|_| ())
     }
-    fn trim(&mut self, offset: u64, len: u64) -> Result<(), String> {
+    fn trim(&mut self, offset: u64, len: u64) -> Result<(), Refused> {
         self.request(nbd::CMD_TRIM, offset, len as u32, &[]).map(|_| ())
     }
-    fn write_zeroes(&mut self, offset: u64, len: u64) -> Result<(), String> {
+    fn write_zeroes(&mut self, offset: u64, len: u64) -> Result<(), Refused> {
         self.request(nbd::CMD_WRITE_ZEROES, offset, len as u32, &[]).map(|_| ())
     }
-    fn flush(&mut self) -> Result<(), String> {
+    fn flush(&mut self) -> Result<(), Refused> {
         self.request(nbd::CMD_FLUSH, 0, 0, &[]).map(|_| ())
     }
 }

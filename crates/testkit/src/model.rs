@@ -32,7 +32,7 @@ impl Slots {
     }
 
     /// `got`, read from `slot`, is what the model holds there.
-    pub fn check(&self, slot: u64, got: &[u8]) -> Result<(), String> {
+    pub fn check(&self, slot: u64, got: &[u8]) -> Result<(), SlotWrong> {
         let right = match self.map.get(&slot) {
             Some(want) => got == want.as_slice(),
             None => got.len() == self.slot_bytes && got.iter().all(|&b| b == 0),
@@ -40,7 +40,7 @@ impl Slots {
         if right {
             Ok(())
         } else {
-            Err(format!("slot {slot} read back wrong ({})", if self.map.contains_key(&slot) { "written" } else { "never written: zeros" }))
+            Err(SlotWrong { slot, written: self.map.contains_key(&slot) })
         }
     }
 
@@ -48,6 +48,15 @@ impl Slots {
     pub fn written(&self) -> impl Iterator<Item = u64> + '_ {
         self.map.keys().copied()
     }
+}
+
+/// A slot read back other than the model holds it: written, or never
+/// written (it should read zeros).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("slot {slot} read back wrong ({})", if *written { "written" } else { "never written: zeros" })]
+pub struct SlotWrong {
+    pub slot: u64,
+    pub written: bool,
 }
 
 /// A byte-addressed block device written a value a 512-byte sector:

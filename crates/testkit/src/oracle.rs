@@ -25,20 +25,37 @@ pub enum Found {
     Generation(u64),
 }
 
+/// What is wrong with what a slot read back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum ReadWrong {
+    #[error("slot {lba} holds slot {holder}'s data")]
+    OtherSlot { lba: u64, holder: u64 },
+    #[error("slot {lba} is torn or garbled")]
+    Torn { lba: u64 },
+    #[error("slot {lba} reads zeros, but generation {owed} was owed")]
+    ZerosOwed { lba: u64, owed: u64 },
+    #[error("slot {lba} reads generation {found}, {owed} was owed")]
+    Older { lba: u64, found: u64, owed: u64 },
+    #[error("slot {lba} reads generation {found}, newest sent {sent}")]
+    Newer { lba: u64, found: u64, sent: u64 },
+    #[error("slot {lba} reads generation {found}, from before its trim or loss at {floor}")]
+    BeforeFloor { lba: u64, found: u64, floor: u64 },
+}
+
 /// Reads slot `lba`'s bytes: zeros, or one of its own stamps whole; else
 /// what is wrong with them (another slot's data, torn or garbled bytes).
-pub fn found(lba: u64, bytes: &[u8]) -> Result<Found, String> {
+pub fn found(lba: u64, bytes: &[u8]) -> Result<Found, ReadWrong> {
     assert_eq!(bytes.len(), SLOT_BYTES as usize, "one slot");
     if bytes.iter().all(|&b| b == 0) {
         return Ok(Found::Zeros);
     }
     let holder = u64::from_le_bytes(bytes[..8].try_into().expect("8 bytes"));
     if holder != lba {
-        return Err(format!("slot {lba} holds slot {holder}'s data"));
+        return Err(ReadWrong::OtherSlot { lba, holder });
     }
     let generation = u64::from_le_bytes(bytes[8..16].try_into().expect("8 bytes"));
     if bytes != stamp(lba, generation) {
-        return Err(format!("slot {lba} is torn or garbled"));
+        return Err(ReadWrong::Torn { lba });
     }
     Ok(Found::Generation(generation))
 }
@@ -62,13 +79,14 @@ impl Owed {
     /// owed or a trim at or after what is owed was sent; else a stamp no
     /// older than what is owed, no newer than what was sent, and newer
     /// than its floor.
-    pub fn check(&self, lba: u64, found: Found) -> Result<(), String> {
+    pub fn check(&self, lba: u64, found: Found) -> Result<(), ReadWrong> {
+        let Owed { sent, owed, floor, zeroed } = *self;
         match found {
-            Found::Zeros if self.owed > 0 && self.zeroed < self.owed => Err(format!("slot {lba} reads zeros, but generation {} was owed", self.owed)),
+            Found::Zeros if owed > 0 && zeroed < owed => Err(ReadWrong::ZerosOwed { lba, owed }),
             Found::Zeros => Ok(()),
-            Found::Generation(g) if g < self.owed => Err(format!("slot {lba} reads generation {g}, {} was owed", self.owed)),
-            Found::Generation(g) if g > self.sent => Err(format!("slot {lba} reads generation {g}, newest sent {}", self.sent)),
-            Found::Generation(g) if g <= self.floor => Err(format!("slot {lba} reads generation {g}, from before its trim or loss at {}", self.floor)),
+            Found::Generation(found) if found < owed => Err(ReadWrong::Older { lba, found, owed }),
+            Found::Generation(found) if found > sent => Err(ReadWrong::Newer { lba, found, sent }),
+            Found::Generation(found) if found <= floor => Err(ReadWrong::BeforeFloor { lba, found, floor }),
             Found::Generation(_) => Ok(()),
         }
     }
@@ -94,10 +112,11 @@ mod tests {
     fn stamps_read_back_and_the_range_holds() {
         assert_eq!(found(3, &stamp(3, 9)), Ok(Found::Generation(9)));
         assert_eq!(found(3, &vec![0; SLOT_BYTES as usize]), Ok(Found::Zeros));
-        assert!(found(3, &stamp(4, 9)).unwrap_err().contains("slot 4's data"));
+        assert_eq!(found(3, &stamp(4, 9)), Err(ReadWrong::OtherSlot { lba: 3, holder: 4 }));
+        assert_eq!(ReadWrong::OtherSlot { lba: 3, holder: 4 }.to_string(), "slot 3 holds slot 4's data");
         let mut torn = stamp(3, 9);
         torn[100] ^= 1;
-        assert!(found(3, &torn).unwrap_err().contains("torn"));
+        assert_eq!(found(3, &torn), Err(ReadWrong::Torn { lba: 3 }));
         let o = Owed { sent: 9, owed: 5, floor: 2, zeroed: 0 };
         assert!(o.check(3, Found::Generation(5)).is_ok() && o.check(3, Found::Generation(9)).is_ok());
         assert!(o.check(3, Found::Generation(4)).is_err() && o.check(3, Found::Generation(10)).is_err());
