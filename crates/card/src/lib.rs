@@ -15,7 +15,7 @@ pub mod scale;
 mod status;
 mod store;
 
-pub use device::{capacity_parse, Backing, Device, DeviceCounters, DeviceError, Payload, ResourceBusy};
+pub use device::{capacity_parse, Backing, Device, DeviceCounters, DeviceError, Inconsistent, Payload, ResourceBusy};
 pub use faults::{FailTarget, FailureEvent};
 pub use fitted::{figures_check, figures_parse, HOST_READS_ONLY};
 pub use ftl::{FaultCounters, MountReport};

@@ -30,6 +30,7 @@ mod system;
 mod wear;
 mod writer;
 
+pub use check::Inconsistency;
 pub use faults::{DieFailure, FaultCounters};
 pub use layout::{Layout, Narrowing, SlotAddr};
 pub use oracle::wa_greedy_large_block;

@@ -58,7 +58,7 @@ fn run(g: Geometry, stripe_width: u32, policy: GcPolicy, fill_percent: u64, ops:
             }
         }
         if let Err(e) = ftl.check() {
-            return Err(TestCaseError::fail(e));
+            return Err(TestCaseError::fail(e.to_string()));
         }
     }
     // Everything acknowledged reads back at the end.

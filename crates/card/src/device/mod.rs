@@ -88,6 +88,15 @@ impl From<nand::PageStoreError> for DeviceError {
     }
 }
 
+/// A member's FTL state breaks a structural invariant
+/// ([`Device::check`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("member {member}: {why}")]
+pub struct Inconsistent {
+    pub member: usize,
+    pub why: ftl::Inconsistency,
+}
+
 pub struct Device {
     pub profile: Profile,
     pub format: String,
@@ -328,10 +337,11 @@ impl Device {
         }
     }
 
-    /// Runs the invariant checker of every member's FTL.
-    pub fn check(&self) -> Result<(), String> {
-        for m in &self.members {
-            m.ftl.check()?;
+    /// Runs the invariant checker of every member's FTL: the first
+    /// invariant broken, and whose.
+    pub fn check(&self) -> Result<(), Inconsistent> {
+        for (member, m) in self.members.iter().enumerate() {
+            m.ftl.check().map_err(|why| Inconsistent { member, why })?;
         }
         Ok(())
     }
