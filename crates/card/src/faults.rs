@@ -32,11 +32,24 @@ impl std::fmt::Display for FailTarget {
     }
 }
 
+/// A failure target that is not written as one, or names a die the card
+/// does not have.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TargetError {
+    #[error("die '{0}': expected CHANNEL.DIE (die DIE of channel CHANNEL, both from 0), CHANNEL.* (a whole channel), optionally MEMBER: before")]
+    Syntax(String),
+    #[error("member {member}: the card has members 0 to {last}")]
+    Member { member: usize, last: usize },
+    #[error("channel {channel}: the card has channels 0 to {last}")]
+    Channel { channel: u32, last: u32 },
+    #[error("die {die} of channel {channel}: a channel has dies 0 to {last}")]
+    Die { die: u32, channel: u32, last: u32 },
+}
+
 impl FailTarget {
     /// Parses `[MEMBER:]CH.DIE` or `[MEMBER:]CH.*`.
-    pub fn parse(s: &str) -> Result<FailTarget, String> {
-        let bad =
-            || format!("die '{s}': expected CHANNEL.DIE (die DIE of channel CHANNEL, both from 0), CHANNEL.* (a whole channel), optionally MEMBER: before");
+    pub fn parse(s: &str) -> Result<FailTarget, TargetError> {
+        let bad = || TargetError::Syntax(s.to_string());
         let (member, rest) = match s.split_once(':') {
             Some((m, r)) => (m.trim().parse().map_err(|_| bad())?, r),
             None => (0, s),
@@ -61,15 +74,15 @@ impl FailTarget {
 
     /// The member's die indices it names (dies are channel-minor: die `d`
     /// of channel `c` is `d * channels + c`), checked against the geometry.
-    pub fn dies(&self, g: &nand::Geometry, members: usize) -> Result<Vec<u32>, String> {
+    pub fn dies(&self, g: &nand::Geometry, members: usize) -> Result<Vec<u32>, TargetError> {
         if self.member >= members {
-            return Err(format!("member {}: the card has members 0 to {}", self.member, members - 1));
+            return Err(TargetError::Member { member: self.member, last: members - 1 });
         }
         if self.channel >= g.channels {
-            return Err(format!("channel {}: the card has channels 0 to {}", self.channel, g.channels - 1));
+            return Err(TargetError::Channel { channel: self.channel, last: g.channels - 1 });
         }
         match self.die {
-            Some(d) if d >= g.dies_per_channel => Err(format!("die {d} of channel {}: a channel has dies 0 to {}", self.channel, g.dies_per_channel - 1)),
+            Some(d) if d >= g.dies_per_channel => Err(TargetError::Die { die: d, channel: self.channel, last: g.dies_per_channel - 1 }),
             Some(d) => Ok(vec![d * g.channels + self.channel]),
             None => Ok((0..g.dies_per_channel).map(|d| d * g.channels + self.channel).collect()),
         }
@@ -261,9 +274,9 @@ mod tests {
         for bad in ["", "3", "x.1", "3.x", "1:2", "-1.0"] {
             assert!(FailTarget::parse(bad).is_err(), "{bad}");
         }
-        assert!(FailTarget::parse("32.0").unwrap().dies(&g, 1).unwrap_err().contains("channels 0 to 31"));
-        assert!(FailTarget::parse("0.16").unwrap().dies(&g, 1).unwrap_err().contains("dies 0 to 15"));
-        assert!(FailTarget::parse("1:0.0").unwrap().dies(&g, 1).unwrap_err().contains("members 0 to 0"));
+        assert!(FailTarget::parse("32.0").unwrap().dies(&g, 1).unwrap_err().to_string().contains("channels 0 to 31"));
+        assert!(FailTarget::parse("0.16").unwrap().dies(&g, 1).unwrap_err().to_string().contains("dies 0 to 15"));
+        assert!(FailTarget::parse("1:0.0").unwrap().dies(&g, 1).unwrap_err().to_string().contains("members 0 to 0"));
     }
 
     /// The processes' mean gaps are the rates asked for (10,000 draws

@@ -16,7 +16,7 @@ mod status;
 mod store;
 
 pub use device::{capacity_parse, Backing, Device, DeviceCounters, DeviceError, Inconsistent, Payload, ResourceBusy};
-pub use faults::{FailTarget, FailureEvent};
+pub use faults::{FailTarget, FailureEvent, TargetError};
 pub use fitted::{figures_check, figures_parse, HOST_READS_ONLY};
 pub use ftl::{FaultCounters, MountReport};
 pub use health::{Age, Aging, EnduranceProfile, Health, RETENTION_FITTED_DAYS};

@@ -17,13 +17,18 @@ pub enum Access {
     Group,
 }
 
+/// An access that is neither `owner` nor `group`.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--access {0}: owner or group")]
+pub struct AccessError(pub String);
+
 impl Access {
     /// `owner` or `group`.
-    pub fn parse(s: &str) -> Result<Access, String> {
+    pub fn parse(s: &str) -> Result<Access, AccessError> {
         match s {
             "owner" => Ok(Access::Owner),
             "group" => Ok(Access::Group),
-            _ => Err(format!("--access {s}: owner or group")),
+            _ => Err(AccessError(s.to_string())),
         }
     }
 

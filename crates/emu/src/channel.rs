@@ -3,7 +3,7 @@
 //! (the protocol: `control`), its server beside the NBD exports and its
 //! client for the management commands.
 
-use crate::control::{self, Control};
+use crate::control::{self, Control, ControlError};
 use crate::service::{line_read, Gate, RefusalLog};
 use crate::Server;
 use anyhow::{Context, Result};
@@ -82,7 +82,7 @@ fn answer(server: &Server, stream: UnixStream, log: &RefusalLog) {
             }
         }
         let line = line.trim_end_matches(['\n', '\r']);
-        let answer = Control::parse(line).and_then(|c| {
+        let answer = Control::parse(line).map_err(ControlError::from).and_then(|c| {
             let r = server.control(c.clone());
             if let (Control::FailDie(ts), Ok(_)) = (&c, &r) {
                 let what: Vec<String> = ts.iter().map(|t| t.describe(server.members())).collect();
@@ -92,7 +92,7 @@ fn answer(server: &Server, stream: UnixStream, log: &RefusalLog) {
         });
         let reply = match answer {
             Ok(v) => control::reply_ok(v),
-            Err(why) => control::reply_err(&why),
+            Err(why) => control::reply_err(&why.to_string()),
         };
         if writeln!(w, "{reply}").is_err() {
             return;

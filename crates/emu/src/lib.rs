@@ -25,7 +25,7 @@ pub mod tls;
 pub mod trace;
 pub mod writelog;
 
-pub use control::Control;
+pub use control::{Control, ControlError, RequestError};
 pub use pace::Timing;
 pub use presentation::export_name;
 pub use server::{Served, Server};

@@ -6,7 +6,7 @@
 //! rebuild while no request comes. Several connections may serve one
 //! export; a bad client ends only its own connection.
 
-use crate::control::Control;
+use crate::control::{Control, ControlError};
 use crate::live::Live;
 use crate::nbd::{self, Export, Negotiated, ProtoError, Request};
 use crate::pace::{Clock, Lateness, Timing};
@@ -28,10 +28,10 @@ use std::time::{Duration, Instant};
 /// The answer to a control command (holding the card's lock): its result.
 /// A format or a re-split answers with the card's capacity and
 /// description after it; the beacon is the server's (`beacon`: its state).
-fn control_run(device: &mut card::Device, now: u64, c: &Control, live: &Live, beacon: bool) -> Result<Value, String> {
+fn control_run(device: &mut card::Device, now: u64, c: &Control, live: &Live, beacon: bool) -> Result<Value, ControlError> {
     match c {
         Control::FailDie(ts) => {
-            let events = ts.iter().map(|t| device.fail_now(now, t)).collect::<Result<Vec<_>, _>>().map_err(|e| e.to_string())?;
+            let events = ts.iter().map(|t| device.fail_now(now, t)).collect::<Result<Vec<_>, _>>()?;
             Ok(json!({ "failed": events }))
         }
         Control::Status => unreachable!("a status is asked for by Server::status"),
@@ -45,11 +45,11 @@ fn control_run(device: &mut card::Device, now: u64, c: &Control, live: &Live, be
             "rebuilding": device.rebuilding(),
         })),
         Control::Format { format, secure_erase, .. } => {
-            device.reformat(format, *secure_erase).map_err(|e| e.to_string())?;
+            device.reformat(format, *secure_erase)?;
             Ok(json!({ "format": format, "secure_erase": secure_erase, "capacity_bytes": device.capacity_bytes(), "card": card_description(device) }))
         }
         Control::Volumes { .. } => {
-            device.trim_at(now, 0, device.capacity_bytes()).map_err(|e| e.to_string())?;
+            device.trim_at(now, 0, device.capacity_bytes())?;
             Ok(json!({ "capacity_bytes": device.capacity_bytes(), "card": card_description(device) }))
         }
         Control::Beacon(_) => unreachable!("the beacon is the server's, not the card's"),
@@ -182,7 +182,7 @@ impl Server {
     /// taken); its result. A status also names the exports
     /// (volumes); a status and the live statistics, the clients
     /// connected. A format or a re-split goes through `reshape`.
-    pub fn control(&self, c: Control) -> Result<Value, String> {
+    pub fn control(&self, c: Control) -> Result<Value, ControlError> {
         match &c {
             Control::Beacon(on) => return self.beacon_set(*on),
             Control::Format { .. } | Control::Volumes { .. } => return self.reshape(&c),
@@ -198,9 +198,9 @@ impl Server {
 
     /// The card's status (after the requests already taken), its volumes
     /// and the clients connected.
-    pub fn status(&self) -> Result<CardStatus, String> {
+    pub fn status(&self) -> Result<CardStatus, ControlError> {
         let s = {
-            let mut c = self.card().ok_or_else(stopped)?;
+            let mut c = self.card().ok_or(ControlError::Stopped)?;
             let now = c.tick();
             c.device.status(now, Some(c.live.busy()), self.beacon.load(Ordering::SeqCst))
         };
@@ -213,15 +213,12 @@ impl Server {
     /// presentation so that none joins meanwhile; the card is presented
     /// anew as `count` volumes (a format keeps the count) and the split is
     /// kept in the store. Its result names the new exports.
-    fn reshape(&self, c: &Control) -> Result<Value, String> {
+    fn reshape(&self, c: &Control) -> Result<Value, ControlError> {
         let mut p = self.presentation.lock().expect("the presentation lock");
         if let Control::Volumes { count, .. } = c {
             // A re-split to what the card already is would only wipe it.
             if *count as usize == p.volumes.len() {
-                return Err(format!(
-                    "the card is already {count} volume{}: nothing done (to erase it, format it: flashlab format --store STORE --format F --force)",
-                    if *count == 1 { "" } else { "s" }
-                ));
+                return Err(ControlError::AlreadySo(*count));
             }
         }
         crate::control::destroy_check(c, &self.profile, self.scale, self.clients())?;
@@ -230,28 +227,28 @@ impl Server {
             _ => p.volumes.len() as u32,
         };
         // A split the card cannot take is refused before its data is lost.
-        Volumes::split(p.volumes.iter().map(|v| v.bytes).sum(), count).map_err(|e| e.to_string())?;
+        Volumes::split(p.volumes.iter().map(|v| v.bytes).sum(), count)?;
         let mut v = self.device_control(c)?;
-        let volumes = Volumes::split(v["capacity_bytes"].as_u64().expect("a capacity"), count).map_err(|e| e.to_string())?;
+        let volumes = Volumes::split(v["capacity_bytes"].as_u64().expect("a capacity"), count)?;
         if let Some(dir) = &self.store {
-            card::CardStore::at(dir).volumes_keep(&volumes).map_err(|e| e.to_string())?;
+            card::CardStore::at(dir).volumes_keep(&volumes)?;
         }
         *p = Presentation::new(&self.name, v["card"].as_str().expect("a description"), &volumes);
         v["volumes"] = serde_json::to_value(p.names()).expect("volumes serialise");
         Ok(v)
     }
 
-    fn device_control(&self, c: &Control) -> Result<Value, String> {
-        let mut card = self.card().ok_or_else(stopped)?;
+    fn device_control(&self, c: &Control) -> Result<Value, ControlError> {
+        let mut card = self.card().ok_or(ControlError::Stopped)?;
         let now = card.tick();
         let Card { device, live, .. } = &mut *card;
         control_run(device, now, c, live, self.beacon.load(Ordering::SeqCst))
     }
 
     /// Lights or darkens the beacon, kept in the store's `card.toml`.
-    fn beacon_set(&self, on: bool) -> Result<Value, String> {
+    fn beacon_set(&self, on: bool) -> Result<Value, ControlError> {
         if let Some(dir) = &self.store {
-            card::CardStore::at(dir).beacon_keep(on).map_err(|e| e.to_string())?;
+            card::CardStore::at(dir).beacon_keep(on)?;
         }
         self.beacon.store(on, Ordering::SeqCst);
         Ok(json!({ "beacon": on }))

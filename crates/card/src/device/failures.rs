@@ -17,7 +17,7 @@ impl Device {
     /// The dies a target names, checked against the card.
     pub(super) fn target_dies(&self, t: &FailTarget) -> Result<Vec<u32>, DeviceError> {
         let g = self.members[0].ftl.media().geometry();
-        t.dies(g, self.members.len()).map_err(DeviceError::Fault)
+        Ok(t.dies(g, self.members.len())?)
     }
 
     /// Schedules a failure at `at` on the device's clock: it happens at the

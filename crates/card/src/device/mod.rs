@@ -68,6 +68,9 @@ pub enum DeviceError {
     StoreFile(#[from] crate::StoreError),
     #[error("{0}")]
     Fault(String),
+    /// A die or channel to fail that the card does not have.
+    #[error(transparent)]
+    Target(#[from] crate::TargetError),
 }
 
 impl DeviceError {

@@ -22,7 +22,7 @@ impl FailSpec {
         let (t, at) = s
             .rsplit_once('@')
             .ok_or_else(|| bad("expected TARGET@SECONDS, such as 3.1@20 (die 1 of channel 3, 20 s into the measured phase) or 3.*@20 (channel 3)".into()))?;
-        let target = FailTarget::parse(t).map_err(bad)?;
+        let target = FailTarget::parse(t).map_err(|e| bad(e.to_string()))?;
         let at_s: f64 = at.trim().parse().map_err(|_| bad(format!("'{at}' is not a number of seconds")))?;
         if !(at_s.is_finite() && (0.0..=1e7).contains(&at_s)) {
             return Err(bad(format!("{at_s} s: must be in 0..=10000000")));
