@@ -51,14 +51,15 @@ pub fn catalog() -> Result<Vec<Profile>, ProfileError> {
 }
 
 /// A device by catalog id, or a profile file by path.
-pub fn profile_load(name: &str) -> Result<Profile, String> {
+pub fn profile_load(name: &str) -> Result<Profile, ProfileError> {
     if let Some((id, text)) = CATALOG.iter().find(|(id, _)| *id == name) {
-        return Profile::parse(&format!("devices/{id}.toml"), text).map_err(|e| e.to_string());
+        return Profile::parse(&format!("devices/{id}.toml"), text);
     }
     if name.ends_with(".toml") || std::path::Path::new(name).exists() {
-        let text = input::read_text(std::path::Path::new(name), input::SMALL_BYTES_MAX).map_err(|e| format!("cannot read profile {name}: {e}"))?;
-        return Profile::parse(name, &text).map_err(|e| e.to_string());
+        let text = input::read_text(std::path::Path::new(name), input::SMALL_BYTES_MAX)
+            .map_err(|e| ProfileError::Unreadable { name: name.to_string(), why: e.to_string() })?;
+        return Profile::parse(name, &text);
     }
     let ids: Vec<&str> = CATALOG.iter().map(|(id, _)| *id).collect();
-    Err(format!("unknown device '{name}': expected one of {} or a profile file ending in .toml", ids.join(", ")))
+    Err(ProfileError::Unknown { name: name.to_string(), expected: ids.join(", ") })
 }

@@ -298,6 +298,10 @@ pub enum ProfileError {
     Field { id: String, field: String, value: String, range: String },
     #[error("profile {id}: {msg}")]
     Inconsistent { id: String, msg: String },
+    #[error("cannot read profile {name}: {why}")]
+    Unreadable { name: String, why: String },
+    #[error("unknown device '{name}': expected one of {expected} or a profile file ending in .toml")]
+    Unknown { name: String, expected: String },
 }
 
 impl Profile {

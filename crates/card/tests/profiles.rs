@@ -19,7 +19,7 @@ fn catalog_loads_and_every_format_fits() {
         assert!(!p.published.is_empty(), "{} has calibration targets", p.id);
         assert!(p.nand.errors.is_some(), "{} has an error model", p.id);
     }
-    assert!(profile_load("nonesuch").unwrap_err().contains("unknown device 'nonesuch'"));
+    assert!(profile_load("nonesuch").unwrap_err().to_string().contains("unknown device 'nonesuch'"));
 }
 
 /// A profile's version (its CRC) names its figures: the same for the
