@@ -12,6 +12,7 @@ use crate::procedures::job::{
     matrix_name, Job, Reporter, ReviewEvent, ReviewSpec, Tests, MATRIX_QUEUE_DEPTHS, MATRIX_THREADS, SEQUENTIAL_FILL_DRIVE_WRITES, SEQUENTIAL_TESTS,
 };
 use crate::runs::failure::FailureRun;
+use crate::runs::metrics::readback::Unbelievable;
 use crate::runs::phase::Phase;
 use crate::runs::published::Check;
 use crate::runs::run::{device_info, DeviceInfo, Length, Progress, Rule, RunError, Session, REVIEWERS_QUEUE_DEPTH, REVIEWERS_THREADS};
@@ -399,7 +400,7 @@ pub fn results_parse(text: &str, source: &str) -> Result<ReviewResults, RunError
 
 impl ReviewResults {
     /// Results read back: every phase's figures (`Phase::check`).
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), Unbelievable> {
         for (i, j) in self.jobs.iter().enumerate() {
             let at = format!("jobs[{i}] ({})", j.label());
             j.precondition.check(&at)?;

@@ -85,32 +85,58 @@ pub mod readback {
     /// The largest rate, latency (ms), span (s) or ratio believed.
     pub const FIGURE_MAX: f64 = 1e9;
 
+    /// A figure read back that no run gives: where it is and why.
+    #[derive(Debug, Clone, PartialEq, thiserror::Error)]
+    pub enum Unbelievable {
+        #[error("{field} = {value}: a figure must be finite, not negative and at most {FIGURE_MAX:e}")]
+        Figure { field: String, value: f64 },
+        #[error("{field}: {lower} = {lower_value} is above {upper} = {upper_value}")]
+        Order { field: String, lower: String, lower_value: f64, upper: String, upper_value: f64 },
+        #[error("{field} = {value}: a share in 0..=1")]
+        Share { field: String, value: f64 },
+    }
+
     /// `x` as a figure of field `field`.
-    pub fn figure(field: &str, x: f64) -> Result<(), String> {
+    pub fn figure(field: &str, x: f64) -> Result<(), Unbelievable> {
         if x.is_finite() && (0.0..=FIGURE_MAX).contains(&x) {
             Ok(())
         } else {
-            Err(format!("{field} = {x}: a figure must be finite, not negative and at most {FIGURE_MAX:e}"))
+            Err(Unbelievable::Figure { field: field.to_string(), value: x })
         }
     }
 
     /// Each of `fields` (name, value) a figure, named under `at`.
-    pub fn figures(at: &str, fields: &[(&str, f64)]) -> Result<(), String> {
+    pub fn figures(at: &str, fields: &[(&str, f64)]) -> Result<(), Unbelievable> {
         fields.iter().try_for_each(|(name, x)| figure(&format!("{at}.{name}"), *x))
     }
 
     /// Figures in order: each at most the next (p50 <= p99 <= ... <= max).
-    pub fn ordered(field: &str, xs: &[(&str, f64)]) -> Result<(), String> {
+    pub fn ordered(field: &str, xs: &[(&str, f64)]) -> Result<(), Unbelievable> {
         match xs.windows(2).find(|w| w[0].1 > w[1].1 * (1.0 + 1e-9)) {
-            Some(w) => Err(format!("{field}: {} = {} is above {} = {}", w[0].0, w[0].1, w[1].0, w[1].1)),
+            Some(w) => Err(Unbelievable::Order {
+                field: field.to_string(),
+                lower: w[0].0.to_string(),
+                lower_value: w[0].1,
+                upper: w[1].0.to_string(),
+                upper_value: w[1].1,
+            }),
             None => Ok(()),
+        }
+    }
+
+    /// `x` as a share (0 to 1) of field `field`.
+    pub fn share(field: &str, x: f64) -> Result<(), Unbelievable> {
+        if (0.0..=1.0).contains(&x) {
+            Ok(())
+        } else {
+            Err(Unbelievable::Share { field: field.to_string(), value: x })
         }
     }
 }
 
 impl DirStats {
     /// Read back: see [`readback`].
-    pub fn check(&self, at: &str) -> Result<(), String> {
+    pub fn check(&self, at: &str) -> Result<(), readback::Unbelievable> {
         let fields = [
             ("iops", self.iops),
             ("mb_per_s", self.mb_per_s),
@@ -139,7 +165,7 @@ impl DirStats {
 
 impl Summary {
     /// Read back: each direction's figures and the whole's.
-    pub fn check(&self, at: &str) -> Result<(), String> {
+    pub fn check(&self, at: &str) -> Result<(), readback::Unbelievable> {
         self.read.check(&format!("{at}.read"))?;
         self.write.check(&format!("{at}.write"))?;
         self.all.check(&format!("{at}.all"))
@@ -148,7 +174,7 @@ impl Summary {
 
 impl Interval {
     /// Read back: see [`readback`].
-    pub fn check(&self, at: &str) -> Result<(), String> {
+    pub fn check(&self, at: &str) -> Result<(), readback::Unbelievable> {
         let fields = [
             ("start_s", self.start_s),
             ("length_s", self.length_s),

@@ -2,6 +2,7 @@
 //! resource utilisation and bottleneck, and (for preconditioning) the
 //! steady-state judgement and drift; the card's state in each phase.
 
+use crate::runs::metrics::readback::Unbelievable;
 use crate::runs::metrics::{Interval, Summary};
 use crate::runs::steady::{self, SteadyWindow};
 use crate::runs::workload::Mix;
@@ -73,16 +74,14 @@ pub struct Phase {
 impl Phase {
     /// A phase read back from a results file: its figures (see
     /// `metrics::readback`), each named by its place under `at`.
-    pub fn check(&self, at: &str) -> Result<(), String> {
+    pub fn check(&self, at: &str) -> Result<(), Unbelievable> {
         let at = format!("{at} phase {}", self.name);
-        use crate::runs::metrics::readback::figure;
+        use crate::runs::metrics::readback::{figure, share};
         figure(&format!("{at}: virtual_seconds"), self.virtual_seconds)?;
         figure(&format!("{at}: wa"), self.wa)?;
         figure(&format!("{at}: wa_with_parity"), self.wa_with_parity)?;
         figure(&format!("{at}: drive_writes"), self.drive_writes)?;
-        if !(0.0..=1.0).contains(&self.die_utilisation) {
-            return Err(format!("{at}: die_utilisation = {}: a share in 0..=1", self.die_utilisation));
-        }
+        share(&format!("{at}: die_utilisation"), self.die_utilisation)?;
         self.summary.check(&format!("{at}: summary"))?;
         self.intervals.iter().enumerate().try_for_each(|(i, iv)| iv.check(&format!("{at}: intervals[{i}]")))
     }

@@ -5,6 +5,7 @@
 use super::{Output, Planned, PointResult, Sweep, Work, POINT_KIND};
 use crate::procedures::job::jobs_of;
 use crate::procedures::review::review;
+use crate::runs::metrics::readback::Unbelievable;
 use crate::runs::run::{run, RunError};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -23,19 +24,30 @@ pub enum PointFile {
     Damaged(String),
 }
 
+/// A point's results file that is not this point's whole results.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum PointWrong {
+    #[error("kind {0:?}, not \"{POINT_KIND}\"")]
+    Kind(String),
+    #[error("a point of another sweep (its settings are not this point's)")]
+    OtherSweep,
+    #[error(transparent)]
+    Figures(#[from] Unbelievable),
+}
+
 impl PointResult {
     /// A point read back: of `settings`, every phase's figures believable.
-    pub fn check(&self, settings: &BTreeMap<String, toml::Value>) -> Result<(), String> {
+    pub fn check(&self, settings: &BTreeMap<String, toml::Value>) -> Result<(), PointWrong> {
         if self.kind != POINT_KIND {
-            return Err(format!("kind {:?}, not \"{POINT_KIND}\"", self.kind));
+            return Err(PointWrong::Kind(self.kind.clone()));
         }
         if self.settings != *settings {
-            return Err("a point of another sweep (its settings are not this point's)".into());
+            return Err(PointWrong::OtherSweep);
         }
-        match &self.output {
+        Ok(match &self.output {
             Output::Run(r) => r.phases.iter().try_for_each(|ph| ph.check("run")),
             Output::Review(r) => r.check(),
-        }
+        }?)
     }
 }
 
@@ -48,7 +60,7 @@ pub fn point_read(sweep: &Sweep, dir: &Path, index: usize) -> PointFile {
         Ok(t) => t,
     };
     let settings = sweep.settings_of(index);
-    match serde_json::from_str::<PointResult>(&text).map_err(|e| e.to_string()).and_then(|p| p.check(&settings).map(|()| p)) {
+    match serde_json::from_str::<PointResult>(&text).map_err(|e| e.to_string()).and_then(|p| p.check(&settings).map(|()| p).map_err(|e| e.to_string())) {
         Ok(p) => PointFile::Whole(Box::new(p)),
         Err(why) => PointFile::Damaged(format!("{}: {why}", path.display())),
     }
