@@ -66,7 +66,7 @@ struct Load {
 
 impl Load {
     fn of(p: &Published) -> Result<Load, RunError> {
-        Ok(Load { mix: mix_of(p).map_err(RunError::Input)?, threads: p.threads, qd: p.qd })
+        Ok(Load { mix: mix_of(p)?, threads: p.threads, qd: p.qd })
     }
     fn same(&self, o: &Load) -> bool {
         self.threads == o.threads && self.qd == o.qd && same_load(&self.mix, &o.mix)
@@ -187,7 +187,7 @@ pub fn chain_groups(figures: &[&Published]) -> Result<Vec<Vec<usize>>, RunError>
 pub fn host_reads(figures: &[&Published]) -> Result<bool, RunError> {
     let mut mixes = vec![fill_mix()];
     for p in figures {
-        let m = mix_of(p).map_err(RunError::Input)?;
+        let m = mix_of(p)?;
         mixes.push(m.preconditioner());
         mixes.push(m);
     }

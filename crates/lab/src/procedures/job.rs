@@ -110,12 +110,17 @@ pub enum PtsVersion {
     V1_1,
 }
 
+/// A PTS version this build does not run.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("--pts-version {0}: 2.0.2 (the default) or 1.1")]
+pub struct PtsVersionError(pub String);
+
 impl PtsVersion {
-    pub fn parse(s: &str) -> Result<PtsVersion, String> {
+    pub fn parse(s: &str) -> Result<PtsVersion, PtsVersionError> {
         match s {
             "2.0.2" | "2" | "2.0" => Ok(PtsVersion::V2_0_2),
             "1.1" | "1" => Ok(PtsVersion::V1_1),
-            other => Err(format!("--pts-version {other}: 2.0.2 (the default) or 1.1")),
+            other => Err(PtsVersionError(other.to_string())),
         }
     }
 

@@ -16,16 +16,35 @@ pub struct FailSpec {
     pub at_s: f64,
 }
 
+/// A `--fail-die` that is not `TARGET@SECONDS` as the card can take it.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[error("--fail-die {spec}: {why}")]
+pub struct FailSpecError {
+    pub spec: String,
+    pub why: FailSpecFault,
+}
+
+/// What is wrong with a `--fail-die`.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FailSpecFault {
+    #[error("expected TARGET@SECONDS, such as 3.1@20 (die 1 of channel 3, 20 s into the measured phase) or 3.*@20 (channel 3)")]
+    NoTime,
+    #[error(transparent)]
+    Target(#[from] card::TargetError),
+    #[error("'{0}' is not a number of seconds")]
+    NotSeconds(String),
+    #[error("{0} s: must be in 0..=10000000")]
+    Range(f64),
+}
+
 impl FailSpec {
-    pub fn parse(s: &str) -> Result<FailSpec, String> {
-        let bad = |why: String| format!("--fail-die {s}: {why}");
-        let (t, at) = s
-            .rsplit_once('@')
-            .ok_or_else(|| bad("expected TARGET@SECONDS, such as 3.1@20 (die 1 of channel 3, 20 s into the measured phase) or 3.*@20 (channel 3)".into()))?;
-        let target = FailTarget::parse(t).map_err(|e| bad(e.to_string()))?;
-        let at_s: f64 = at.trim().parse().map_err(|_| bad(format!("'{at}' is not a number of seconds")))?;
+    pub fn parse(s: &str) -> Result<FailSpec, FailSpecError> {
+        let bad = |why: FailSpecFault| FailSpecError { spec: s.to_string(), why };
+        let (t, at) = s.rsplit_once('@').ok_or_else(|| bad(FailSpecFault::NoTime))?;
+        let target = FailTarget::parse(t).map_err(|e| bad(e.into()))?;
+        let at_s: f64 = at.trim().parse().map_err(|_| bad(FailSpecFault::NotSeconds(at.to_string())))?;
         if !(at_s.is_finite() && (0.0..=1e7).contains(&at_s)) {
-            return Err(bad(format!("{at_s} s: must be in 0..=10000000")));
+            return Err(bad(FailSpecFault::Range(at_s)));
         }
         Ok(FailSpec { target, at_s })
     }
@@ -118,7 +137,7 @@ mod tests {
         assert_eq!((f.target.channel, f.target.die, f.at_s), (3, Some(1), 20.0));
         assert_eq!(FailSpec::parse("0:5.*@1.5").unwrap().target.die, None);
         for (bad, why) in [("3.1", "TARGET@SECONDS"), ("3.1@x", "not a number"), ("3.1@-1", "must be in"), ("q@1", "CHANNEL.DIE")] {
-            let e = FailSpec::parse(bad).unwrap_err();
+            let e = FailSpec::parse(bad).unwrap_err().to_string();
             assert!(e.contains(why), "{bad}: {e}");
         }
     }

@@ -227,9 +227,17 @@ fn first_round(rounds: &[Interval], round_s: Option<f64>) -> Option<Interval> {
     (merged.length_s >= r * (1.0 - 1e-6)).then_some(merged)
 }
 
+/// A figure whose workload is not one.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("published figure '{what}': {why}")]
+pub struct FigureWorkload {
+    pub what: String,
+    pub why: crate::runs::workload::WorkloadError,
+}
+
 /// The workload a figure names, parsed.
-pub fn mix_of(p: &Published) -> Result<Mix, String> {
-    Mix::parse(&p.workload).map_err(|e| format!("published figure '{}': {e}", p.what))
+pub fn mix_of(p: &Published) -> Result<Mix, FigureWorkload> {
+    Mix::parse(&p.workload).map_err(|why| FigureWorkload { what: p.what.clone(), why })
 }
 
 /// The figures of a profile that apply to a format.

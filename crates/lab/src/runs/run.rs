@@ -439,7 +439,7 @@ impl Session {
 /// Runs a spec end to end. `progress` sees each interval as it closes.
 pub fn run(profile: &Profile, spec: &RunSpec, progress: &mut dyn FnMut(&Progress)) -> Result<RunResult, RunError> {
     spec_check(spec)?;
-    let mix = Mix::parse(&spec.workload).map_err(|e| RunError::Input(e.to_string()))?;
+    let mix = Mix::parse(&spec.workload)?;
     let mut session = Session::new(profile, &spec.format, spec.scale, spec.seed, Some(spec.interval_s))?;
     session.device.wear_set(spec.pe_cycles, 0.0, spec.seed);
     let mut phases = Vec::new();

@@ -171,6 +171,10 @@ pub enum RunError {
     Input(String),
     #[error(transparent)]
     Device(#[from] card::DeviceError),
+    #[error(transparent)]
+    Workload(#[from] crate::runs::workload::WorkloadError),
+    #[error(transparent)]
+    Figure(#[from] crate::runs::published::FigureWorkload),
     /// A stop was asked for (SIGINT) where a partial result would mislead
     /// (a calibration judges every figure or none).
     #[error("interrupted (SIGINT) before the end: nothing written, and a results file written before is left as it was")]

@@ -36,8 +36,41 @@ pub const NAMED: &[(&str, &str, &str)] = &[
 pub enum WorkloadError {
     #[error("unknown workload '{0}': expected one of 4k-read, 4k-write, 8k-7030, fileserver, webserver, webserver-write, 128k-seq-read, 128k-seq-write, 64k-seq-read, 64k-seq-write, or a mix such as 'read=70;bs=4k/60:64k/40'")]
     Unknown(String),
-    #[error("workload '{spec}': {msg}")]
-    Bad { spec: String, msg: String },
+    #[error("workload '{spec}': {why}")]
+    Bad { spec: String, why: MixFault },
+}
+
+/// What is wrong with a mix as written: a part, a key or a value.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MixFault {
+    #[error("'{0}' is not key=value")]
+    NotKeyValue(String),
+    #[error("unknown key '{0}': expected read (or rwmixread, rwmixwrite), bs (or bssplit), pattern or rw")]
+    UnknownKey(String),
+    #[error("'{key}' sets the {concept} that '{first}' already set: give it once")]
+    Twice { key: String, concept: &'static str, first: String },
+    #[error("{key} = '{value}': must be a percentage in 0..=100")]
+    Percent { key: String, value: String },
+    #[error("pattern = '{0}': must be seq or rand")]
+    Pattern(String),
+    #[error("rw = '{0}': must be read, write, randread, randwrite, rw or randrw")]
+    Rw(String),
+    #[error("bs entry '{0}' is not SIZE/PERCENT")]
+    Entry(String),
+    #[error("transfer size '{0}' is not a size")]
+    NotSize(String),
+    #[error("transfer size {0} B: must be a whole number of 512-byte sectors, at most 16 MiB")]
+    SizeRange(u32),
+    #[error("share '{share}' of {size}: must be a percentage in 0..=100")]
+    Share { share: String, size: String },
+    #[error("transfer size {0} is listed twice")]
+    SizeTwice(String),
+    #[error("missing read=PERCENT (or rwmixread=, or rw=)")]
+    NoRead,
+    #[error("missing bs=SIZE or bs=SIZE/PERCENT:...")]
+    NoSizes,
+    #[error("transfer-size shares sum to {}%, not 100%", *.0 as f64 / 10_000.0)]
+    Sum(u64),
 }
 
 fn size_parse(s: &str) -> Option<u32> {
@@ -79,8 +112,8 @@ struct MixKeys {
 }
 
 impl MixKeys {
-    fn set(&mut self, k: &str, v: &str) -> Result<(), String> {
-        let pct = |v: &str| pct_parse(v).ok_or_else(|| format!("{k} = '{v}': must be a percentage in 0..=100"));
+    fn set(&mut self, k: &str, v: &str) -> Result<(), MixFault> {
+        let pct = |v: &str| pct_parse(v).ok_or_else(|| MixFault::Percent { key: k.to_string(), value: v.to_string() });
         match k {
             "read" | "rwmixread" => self.read_ppm = Some(pct(v)?),
             "rwmixwrite" => self.read_ppm = Some(1_000_000 - pct(v)?),
@@ -91,30 +124,30 @@ impl MixKeys {
         Ok(())
     }
 
-    fn into_mix(self, spec: &str) -> Result<Mix, String> {
-        let read_ppm = self.read_ppm.ok_or("missing read=PERCENT (or rwmixread=, or rw=)")?;
+    fn into_mix(self, spec: &str) -> Result<Mix, MixFault> {
+        let read_ppm = self.read_ppm.ok_or(MixFault::NoRead)?;
         if self.sizes.is_empty() {
-            return Err("missing bs=SIZE or bs=SIZE/PERCENT:...".into());
+            return Err(MixFault::NoSizes);
         }
         let total: u64 = self.sizes.iter().map(|&(_, p)| p as u64).sum();
         if total != 1_000_000 {
-            return Err(format!("transfer-size shares sum to {}%, not 100%", total as f64 / 10_000.0));
+            return Err(MixFault::Sum(total));
         }
         Ok(Mix { name: spec.to_string(), read_ppm, sizes: self.sizes, sequential: self.sequential })
     }
 }
 
-fn pattern_parse(v: &str) -> Result<bool, String> {
+fn pattern_parse(v: &str) -> Result<bool, MixFault> {
     match v {
         "seq" | "sequential" => Ok(true),
         "rand" | "random" => Ok(false),
-        other => Err(format!("pattern = '{other}': must be seq or rand")),
+        other => Err(MixFault::Pattern(other.to_string())),
     }
 }
 
 /// fio's `rw=`: the read share and the pattern (the mixed ones at 50%, fio's
 /// default share).
-fn rw_parse(v: &str) -> Result<(Option<u32>, bool), String> {
+fn rw_parse(v: &str) -> Result<(Option<u32>, bool), MixFault> {
     Ok(match v {
         "read" => (Some(1_000_000), true),
         "write" => (Some(0), true),
@@ -122,29 +155,29 @@ fn rw_parse(v: &str) -> Result<(Option<u32>, bool), String> {
         "randwrite" => (Some(0), false),
         "rw" | "readwrite" => (Some(500_000), true),
         "randrw" => (Some(500_000), false),
-        other => return Err(format!("rw = '{other}': must be read, write, randread, randwrite, rw or randrw")),
+        other => return Err(MixFault::Rw(other.to_string())),
     })
 }
 
 /// `SIZE` (all I/O one size) or `SIZE/PERCENT:SIZE/PERCENT...`.
-fn sizes_parse(v: &str) -> Result<Vec<(u32, u32)>, String> {
+fn sizes_parse(v: &str) -> Result<Vec<(u32, u32)>, MixFault> {
     let mut sizes = Vec::new();
     for item in v.split(':') {
         let (sz, pct) = match item.split_once('/') {
             Some((sz, pct)) => (sz, Some(pct)),
             None if !v.contains(':') => (item, None),
-            None => return Err(format!("bs entry '{item}' is not SIZE/PERCENT")),
+            None => return Err(MixFault::Entry(item.to_string())),
         };
-        let bytes = size_parse(sz).ok_or_else(|| format!("transfer size '{sz}' is not a size"))?;
+        let bytes = size_parse(sz).ok_or_else(|| MixFault::NotSize(sz.to_string()))?;
         if bytes == 0 || bytes % 512 != 0 || bytes > 16 << 20 {
-            return Err(format!("transfer size {bytes} B: must be a whole number of 512-byte sectors, at most 16 MiB"));
+            return Err(MixFault::SizeRange(bytes));
         }
         let p = match pct {
-            Some(pct) => pct_parse(pct).ok_or_else(|| format!("share '{pct}' of {sz}: must be a percentage in 0..=100"))?,
+            Some(pct) => pct_parse(pct).ok_or_else(|| MixFault::Share { share: pct.to_string(), size: sz.to_string() })?,
             None => 1_000_000,
         };
         if sizes.iter().any(|&(b, _)| b == bytes) {
-            return Err(format!("transfer size {sz} is listed twice"));
+            return Err(MixFault::SizeTwice(sz.to_string()));
         }
         sizes.push((bytes, p));
     }
@@ -214,17 +247,16 @@ impl Mix {
     }
 
     fn parse_spec(spec: &str) -> Result<Mix, WorkloadError> {
-        let bad = |msg: String| WorkloadError::Bad { spec: spec.to_string(), msg };
+        let bad = |why: MixFault| WorkloadError::Bad { spec: spec.to_string(), why };
         let mut keys = MixKeys::default();
         let mut given: Vec<(&str, &str)> = Vec::new();
         for part in spec.split(';').filter(|p| !p.trim().is_empty()) {
-            let (k, v) = part.split_once('=').ok_or_else(|| bad(format!("'{part}' is not key=value")))?;
+            let (k, v) = part.split_once('=').ok_or_else(|| bad(MixFault::NotKeyValue(part.to_string())))?;
             let (k, v) = (k.trim(), v.trim());
-            let sets =
-                key_sets(k).ok_or_else(|| bad(format!("unknown key '{k}': expected read (or rwmixread, rwmixwrite), bs (or bssplit), pattern or rw")))?;
+            let sets = key_sets(k).ok_or_else(|| bad(MixFault::UnknownKey(k.to_string())))?;
             for concept in sets {
                 if let Some((first, _)) = given.iter().find(|(_, c)| c == concept) {
-                    return Err(bad(format!("'{k}' sets the {concept} that '{first}' already set: give it once")));
+                    return Err(bad(MixFault::Twice { key: k.to_string(), concept, first: first.to_string() }));
                 }
                 given.push((k, concept));
             }
