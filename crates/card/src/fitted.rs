@@ -7,16 +7,44 @@
 use crate::profile::{FitParam, Profile, ProfileError};
 use serde::Deserialize;
 
+/// A `[[fit]]` entry a profile cannot take, or a number it does not hold.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FitError {
+    #[error("fit {path}: bounds [{min}, {max}] must be 0 < min < max")]
+    Bounds { path: String, min: f64, max: f64 },
+    #[error("fit {path}: the profile's value {value} lies outside its bounds [{min}, {max}]")]
+    Outside { path: String, value: f64, min: f64, max: f64 },
+    #[error("{id}: no field {path}")]
+    NoField { id: String, path: String },
+    #[error("{id}: {path} is not a number")]
+    NotNumber { id: String, path: String },
+    #[error("{0}")]
+    Serialise(String),
+}
+
+/// A file of figures that is not one, or a figure in it that cannot be
+/// fitted to.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum FigureError {
+    #[error("{file}: not a TOML file of [[published]] figures ({why})")]
+    NotFigures { file: String, why: String },
+    #[error("{file}: {what}: {field} = {value}: must be {range}")]
+    Field { file: String, what: String, field: String, value: String, range: String },
+    #[error("{file}: {what}: value = {value} contradicts \"{other}\" ({other_value}): the same {unit} of the same conditions; keep one")]
+    Contradicts { file: String, what: String, value: f64, other: String, other_value: f64, unit: String },
+}
+
 impl FitParam {
     /// Bounds ordered and above zero, the path a number of `profile`
     /// within them.
-    pub fn check(&self, profile: &Profile) -> Result<(), String> {
-        if !(self.min.is_finite() && self.max.is_finite() && 0.0 < self.min && self.min < self.max) {
-            return Err(format!("fit {}: bounds [{}, {}] must be 0 < min < max", self.path, self.min, self.max));
+    pub fn check(&self, profile: &Profile) -> Result<(), FitError> {
+        let (path, min, max) = (self.path.clone(), self.min, self.max);
+        if !(min.is_finite() && max.is_finite() && 0.0 < min && min < max) {
+            return Err(FitError::Bounds { path, min, max });
         }
-        let v = profile.number(&self.path)?;
-        if !(self.min..=self.max).contains(&v) {
-            return Err(format!("fit {}: the profile's value {v} lies outside its bounds [{}, {}]", self.path, self.min, self.max));
+        let value = profile.number(&self.path)?;
+        if !(min..=max).contains(&value) {
+            return Err(FitError::Outside { path, value, min, max });
         }
         Ok(())
     }
@@ -41,33 +69,33 @@ pub const HOST_READS_ONLY: &[&str] = &["controller.read_commands_per_sec"];
 
 /// A file of figures (a user's own measurements): `[[published]]`
 /// entries as a profile holds them, each checked.
-pub fn figures_parse(file: &str, text: &str) -> Result<Vec<crate::Published>, String> {
+pub fn figures_parse(file: &str, text: &str) -> Result<Vec<crate::Published>, FigureError> {
     #[derive(Deserialize)]
     #[serde(deny_unknown_fields)]
     struct Figures {
         published: Vec<crate::Published>,
     }
-    let f: Figures = toml::from_str(text).map_err(|e| format!("{file}: not a TOML file of [[published]] figures ({})", crate::input::toml_why(text, &e)))?;
+    let f: Figures = toml::from_str(text).map_err(|e| FigureError::NotFigures { file: file.to_string(), why: crate::input::toml_why(text, &e) })?;
     figures_check(file, &f.published)?;
     Ok(f.published)
 }
 
 /// Every figure of `file` checked (`Published::validate`): the first bad
 /// field named, with the figure and the allowed range.
-pub fn figures_check(file: &str, figures: &[crate::Published]) -> Result<(), String> {
+pub fn figures_check(file: &str, figures: &[crate::Published]) -> Result<(), FigureError> {
     for (i, p) in figures.iter().enumerate() {
-        p.validate().map_err(|(field, value, range)| format!("{file}: {}: {field} = {value}: must be {range}", p.what))?;
+        p.validate().map_err(|(field, value, range)| FigureError::Field { file: file.to_string(), what: p.what.clone(), field, value, range })?;
         // Two figures of one measurement (same publisher, conditions and
         // metric) that disagree cannot both be fitted.
         if let Some(q) = figures[..i].iter().find(|q| q.same_measurement(p) && q.value != p.value) {
-            return Err(format!(
-                "{file}: {}: value = {} contradicts \"{}\" ({}): the same {} of the same conditions; keep one",
-                p.what,
-                p.value,
-                q.what,
-                q.value,
-                p.metric.unit()
-            ));
+            return Err(FigureError::Contradicts {
+                file: file.to_string(),
+                what: p.what.clone(),
+                value: p.value,
+                other: q.what.clone(),
+                other_value: q.value,
+                unit: p.metric.unit().to_string(),
+            });
         }
     }
     Ok(())
@@ -96,16 +124,16 @@ impl Profile {
     }
 
     /// The number at `path` (TOML keys joined by dots).
-    pub fn number(&self, path: &str) -> Result<f64, String> {
-        let v = toml::Value::try_from(self).map_err(|e| e.to_string())?;
+    pub fn number(&self, path: &str) -> Result<f64, FitError> {
+        let v = toml::Value::try_from(self).map_err(|e| FitError::Serialise(e.to_string()))?;
         let mut at = &v;
         for key in path.split('.') {
-            at = at.get(key).ok_or_else(|| format!("{}: no field {path}", self.id))?;
+            at = at.get(key).ok_or_else(|| FitError::NoField { id: self.id.clone(), path: path.to_string() })?;
         }
         match at {
             toml::Value::Integer(i) => Ok(*i as f64),
             toml::Value::Float(f) => Ok(*f),
-            _ => Err(format!("{}: {path} is not a number", self.id)),
+            _ => Err(FitError::NotNumber { id: self.id.clone(), path: path.to_string() }),
         }
     }
 
@@ -164,13 +192,13 @@ mod tests {
             format!("[[published]]\nby = \"reviewer\"\nsource = \"s\"\nwhat = \"{what}\"\nworkload = \"4k-write\"\nthreads = 16\nqd = 16\nstate = \"steady\"\nmetric = \"iops\"\nvalue = {value}\n")
         };
         assert!(figures_parse("f.toml", &one("100000", "a")).is_ok());
-        let e = figures_parse("f.toml", &one("1e-300", "a")).unwrap_err();
+        let e = figures_parse("f.toml", &one("1e-300", "a")).unwrap_err().to_string();
         assert!(e.contains("value = 0.000") || e.contains("value = 1e-300"), "{e}");
         assert!(e.contains("a number of IOPS in 1e0..=1e9"), "{e}");
-        let e = figures_parse("f.toml", &(one("100000", "a") + &one("120000", "b"))).unwrap_err();
+        let e = figures_parse("f.toml", &(one("100000", "a") + &one("120000", "b"))).unwrap_err().to_string();
         assert!(e.contains("b: value = 120000 contradicts \"a\" (100000)"), "{e}");
         assert!(figures_parse("f.toml", &(one("100000", "a") + &one("100000", "b"))).is_ok(), "the same figure twice agrees");
-        let e = figures_parse("f.toml", "[[published]]\nby = ").unwrap_err();
+        let e = figures_parse("f.toml", "[[published]]\nby = ").unwrap_err().to_string();
         assert!(e.contains("cut short"), "{e}");
     }
 
@@ -180,11 +208,11 @@ mod tests {
         assert_eq!(p.number("controller.program_path_bytes_per_sec").unwrap(), 740e6);
         let q = p.with_number("controller.program_path_bytes_per_sec", 700e6 + 0.4).unwrap();
         assert_eq!(q.controller.program_path_bytes_per_sec, 700_000_000);
-        assert!(p.number("controller.nothing").unwrap_err().contains("no field controller.nothing"));
-        assert!(p.number("name").unwrap_err().contains("not a number"));
+        assert!(p.number("controller.nothing").unwrap_err().to_string().contains("no field controller.nothing"));
+        assert!(p.number("name").unwrap_err().to_string().contains("not a number"));
         let bad = p.with_number("controller.program_path_bytes_per_sec", 1.0).unwrap_err().to_string();
         assert!(bad.contains("program_path_bytes_per_sec"), "{bad}");
         let f = FitParam { path: "controller.program_path_bytes_per_sec".into(), min: 1e9, max: 2e9, why: "test".into() };
-        assert!(f.check(&p).unwrap_err().contains("outside its bounds"));
+        assert!(f.check(&p).unwrap_err().to_string().contains("outside its bounds"));
     }
 }

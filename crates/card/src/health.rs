@@ -97,18 +97,27 @@ pub struct Age {
 /// characterise months, not years).
 pub const RETENTION_FITTED_DAYS: f64 = 365.0;
 
+/// An age no card reaches.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AgeError {
+    #[error("--pe-cycles {0}: must be at most 1000000")]
+    Cycles(u32),
+    #[error("--age-days {0}: must be in 0..=3650")]
+    Days(f64),
+}
+
 impl Age {
     pub fn is_new(&self) -> bool {
         self.pe_cycles == 0 && self.age_days == 0.0
     }
 
     /// Refuses an age no card reaches (named as the options are).
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), AgeError> {
         if self.pe_cycles > 1_000_000 {
-            return Err(format!("--pe-cycles {}: must be at most 1000000", self.pe_cycles));
+            return Err(AgeError::Cycles(self.pe_cycles));
         }
         if !(self.age_days.is_finite() && (0.0..=3650.0).contains(&self.age_days)) {
-            return Err(format!("--age-days {}: must be in 0..=3650", self.age_days));
+            return Err(AgeError::Days(self.age_days));
         }
         Ok(())
     }

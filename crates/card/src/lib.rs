@@ -17,9 +17,9 @@ mod store;
 
 pub use device::{capacity_parse, Backing, Device, DeviceCounters, DeviceError, Inconsistent, Payload, ResourceBusy};
 pub use faults::{FailTarget, FailureEvent, TargetError};
-pub use fitted::{figures_check, figures_parse, HOST_READS_ONLY};
+pub use fitted::{figures_check, figures_parse, FigureError, FitError, HOST_READS_ONLY};
 pub use ftl::{FaultCounters, MountReport};
-pub use health::{Age, Aging, EnduranceProfile, Health, RETENTION_FITTED_DAYS};
+pub use health::{Age, AgeError, Aging, EnduranceProfile, Health, RETENTION_FITTED_DAYS};
 pub use nand::errors;
 pub use nand::wear::ErrorCounters;
 pub use output::write_whole;

@@ -352,7 +352,7 @@ impl Profile {
             }
         }
         for f in &self.fit {
-            f.check(self).map_err(|msg| ProfileError::Inconsistent { id: self.id.clone(), msg })?;
+            f.check(self).map_err(|msg| ProfileError::Inconsistent { id: self.id.clone(), msg: msg.to_string() })?;
         }
         self.validate_published()
     }

@@ -3,7 +3,7 @@
 
 use crate::out::{self, JsonSink};
 use anyhow::{bail, Context, Result};
-use lab::procedures::apptest::{self, Card, CardCounters, Step, SysbenchResults, SysbenchSpec};
+use lab::procedures::apptest::{self, Card, CardCounters, CountersUnread, Step, SysbenchResults, SysbenchSpec};
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
@@ -140,9 +140,9 @@ fn spec_of(a: &SysbenchArgs) -> Result<SysbenchSpec> {
 }
 
 /// The served card's clock and counters, from its `stats`.
-fn card_counters(store: &Path) -> Result<CardCounters, String> {
-    let v = emu::channel::request(store, r#"{"v": 1, "cmd": "stats"}"#).map_err(|e| format!("{e:#}"))?;
-    let n = |path: &str| v.pointer(path).and_then(|x| x.as_u64()).ok_or_else(|| format!("the card's stats have no {path}"));
+fn card_counters(store: &Path) -> Result<CardCounters, CountersUnread> {
+    let v = emu::channel::request(store, r#"{"v": 1, "cmd": "stats"}"#).map_err(|e| CountersUnread(format!("{e:#}")))?;
+    let n = |path: &str| v.pointer(path).and_then(|x| x.as_u64()).ok_or_else(|| CountersUnread(format!("the card's stats have no {path}")));
     Ok(CardCounters {
         card_ns: n("/card_ns")?,
         host_slots_written: n("/counters/host_slots_written")?,

@@ -187,13 +187,13 @@ fn targets_checked(targets: &[String], destroy: &[String]) -> Result<Vec<TargetI
 /// How the target is erased before preconditioning: by the served card's
 /// secure erase over its control socket where `--served-store` names it
 /// (only for an NBD target), else as the target allows.
-fn eraser(info: &TargetInfo, store: Option<&std::path::Path>) -> Result<impl Fn(&Target, &TargetInfo) -> Result<String, String>> {
+fn eraser(info: &TargetInfo, store: Option<&std::path::Path>) -> Result<impl Fn(&Target, &TargetInfo) -> Result<String, measured::EraseFailed>> {
     if store.is_some() && !matches!(Target::parse(&info.target), Target::Nbd(_)) {
         bail!("--served-store is for an NBD target that flashlab serve exports; {} is a {}", info.target, info.kind);
     }
     let store = store.map(std::path::Path::to_path_buf);
     Ok(move |t: &Target, i: &TargetInfo| match &store {
-        Some(s) => emu::manage::secure_erase_served(s, i.size_bytes).map_err(|e| format!("--served-store {}: {e:#}", s.display())),
+        Some(s) => emu::manage::secure_erase_served(s, i.size_bytes).map_err(|e| measured::EraseFailed(format!("--served-store {}: {e:#}", s.display()))),
         None => measured::erase_default(t, i),
     })
 }

@@ -264,6 +264,50 @@ fn every_unsafe_block_says_why_it_is_sound() {
     assert!(bare.is_empty(), "unsafe blocks without a SAFETY comment:\n{}", bare.join("\n"));
 }
 
+/// No library crate (all but `cli`, the binary) answers with a bare
+/// string for an error: each refusal is a type its caller can match
+/// (`thiserror`), whose message is its `Display`.
+#[test]
+fn no_library_error_is_a_bare_string() {
+    let mut bare = Vec::new();
+    for e in std::fs::read_dir(root().join("crates")).unwrap() {
+        let krate = e.unwrap().path();
+        if krate.ends_with("cli") {
+            continue;
+        }
+        for (p, text) in sources(&krate.join("src")) {
+            bare.extend(string_errors(&text).into_iter().map(|n| format!("{}:{n}", p.display())));
+        }
+    }
+    assert!(bare.is_empty(), "errors that are bare strings (give them a type):\n{}", bare.join("\n"));
+}
+
+/// The lines (1-based) whose code names a `Result` with `String` as its
+/// error, however its success type nests (comments and strings left
+/// out), or an `Err = String`.
+fn string_errors(text: &str) -> Vec<usize> {
+    let code = code_only(text);
+    let string_error = |line: &str| {
+        line.contains("type Err = String")
+            || line.match_indices("Result<").any(|(at, _)| {
+                // The Result's own closing `>`: the error is what follows
+                // its last top-level comma.
+                let (mut depth, mut comma) = (0i32, None);
+                for (i, c) in line[at + 7..].char_indices() {
+                    match c {
+                        '<' | '(' | '[' => depth += 1,
+                        '>' | ')' | ']' if depth == 0 => return comma.is_some_and(|c: usize| line[at + 7 + c + 1..at + 7 + i].trim() == "String"),
+                        '>' | ')' | ']' => depth -= 1,
+                        ',' if depth == 0 => comma = Some(i),
+                        _ => {}
+                    }
+                }
+                false
+            })
+    };
+    code.lines().enumerate().filter(|(_, l)| string_error(l)).map(|(i, _)| i + 1).collect()
+}
+
 /// The lines (1-based) of `unsafe` blocks with no `// SAFETY:` comment in
 /// the comments (and attributes) right above them or on their line.
 fn unsafe_without_reason(text: &str) -> Vec<usize> {
@@ -294,6 +338,8 @@ fn the_source_checks_see_what_they_look_for() {
     assert_eq!(long_functions("trait T { fn decl(&self); }\n", 0), Vec::<String>::new(), "a declaration has no body");
     let unsafe_text = "fn a() {\n    // SAFETY: fine.\n    unsafe { x() };\n    unsafe { y() };\n    let s = \"unsafe {\";\n}\n";
     assert_eq!(unsafe_without_reason(unsafe_text), vec![4]);
+    let errors = "fn a() -> Result<(), String> {}\nfn b() -> Result<Option<Vec<u8>>, String> {}\nfn c() -> Result<(u8, String), E> {}\n// Result<(), String>\nfn d() -> Result<String, Why> {}\nimpl FromStr for X { type Err = String; }\nlet s = \"Result<(), String>\";\n";
+    assert_eq!(string_errors(errors), vec![1, 2, 6], "a bare string error, however nested; not a String success, a comment or a string");
 }
 
 /// The markdown files of the house (README, ARCHITECTURE, docs/): every

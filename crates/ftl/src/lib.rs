@@ -34,7 +34,7 @@ pub use check::Inconsistency;
 pub use faults::{DieFailure, FaultCounters};
 pub use layout::{Layout, Narrowing, SlotAddr};
 pub use oracle::wa_greedy_large_block;
-pub use policy::GcPolicy;
+pub use policy::{GcPolicy, UnknownPolicy};
 pub use recover::MountReport;
 pub use superblock::BadBlocks;
 pub use superblock::SbState;

@@ -19,13 +19,18 @@ pub enum GcPolicy {
     CostBenefit,
 }
 
+/// A GC policy this FTL does not have.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown GC policy '{0}': expected greedy or cost-benefit")]
+pub struct UnknownPolicy(pub String);
+
 impl std::str::FromStr for GcPolicy {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    type Err = UnknownPolicy;
+    fn from_str(s: &str) -> Result<Self, UnknownPolicy> {
         match s {
             "greedy" => Ok(GcPolicy::Greedy),
             "cost-benefit" => Ok(GcPolicy::CostBenefit),
-            _ => Err(format!("unknown GC policy '{s}': expected greedy or cost-benefit")),
+            _ => Err(UnknownPolicy(s.to_string())),
         }
     }
 }

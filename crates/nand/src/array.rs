@@ -5,6 +5,16 @@ use crate::store::PageStore;
 use crate::{Geometry, NandError};
 use units::SLOT_BYTES;
 
+/// A clean stop's record of each die block's programmed pages that does
+/// not fit the array (`Array::with_store_known`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum KeptPagesError {
+    #[error("{kept} blocks' programmed pages for an array of {blocks} blocks")]
+    Blocks { kept: usize, blocks: usize },
+    #[error("block {block}: {pages} pages programmed, of {of}")]
+    Pages { block: usize, pages: u16, of: u32 },
+}
+
 /// The state of every die block of one member device, with the NAND rules
 /// enforced: erase before program, pages of a block programmed in order.
 /// With `with_data`, it also keeps every programmed byte (the tests'
@@ -74,13 +84,13 @@ impl Array {
     /// clean stop leaves nothing in the power-loss-protected buffer, so no
     /// page is finished here. Refused where `next_pages` does not fit the
     /// geometry.
-    pub fn with_store_known(geometry: Geometry, store: PageStore, next_pages: &[u16]) -> Result<Array, String> {
+    pub fn with_store_known(geometry: Geometry, store: PageStore, next_pages: &[u16]) -> Result<Array, KeptPagesError> {
         let blocks = geometry.dies() as usize * geometry.blocks_per_plane as usize;
         if next_pages.len() != blocks {
-            return Err(format!("{} blocks' programmed pages for an array of {blocks} blocks", next_pages.len()));
+            return Err(KeptPagesError::Blocks { kept: next_pages.len(), blocks });
         }
         if let Some(b) = next_pages.iter().position(|&p| p as u32 > geometry.pages_per_block) {
-            return Err(format!("block {b}: {} pages programmed, of {}", next_pages[b], geometry.pages_per_block));
+            return Err(KeptPagesError::Pages { block: b, pages: next_pages[b], of: geometry.pages_per_block });
         }
         let mut a = Array::fresh(geometry, Some(store));
         a.next_page.copy_from_slice(next_pages);

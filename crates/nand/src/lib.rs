@@ -19,7 +19,7 @@ pub mod store;
 pub mod tap;
 pub mod wear;
 
-pub use array::Array;
+pub use array::{Array, KeptPagesError};
 pub use endurance::Endurance;
 pub use geometry::{CellType, EraseSpread, Geometry, GeometryError, Timings};
 pub use media::{Media, MediaCounters, Nand, OpTag, Persist};

@@ -71,6 +71,14 @@ pub enum DeviceError {
     /// A die or channel to fail that the card does not have.
     #[error(transparent)]
     Target(#[from] crate::TargetError),
+    /// A profile given to a copied card that differs from the card's in
+    /// more than the numbers that time host reads alone.
+    #[error("{0}: the profile differs from the card's in more than the numbers that time host reads alone ({})", crate::HOST_READS_ONLY.join(", "))]
+    NotRetimable(String),
+    /// A clean stop's record of the pages programmed that does not fit
+    /// the card.
+    #[error(transparent)]
+    Kept(#[from] nand::KeptPagesError),
 }
 
 impl DeviceError {
@@ -207,25 +215,33 @@ impl Device {
             r.lbas_lost = lost;
         }
         device.rebuilds_resume();
-        let kept = device.members[0].pages().and_then(|s| s.kept_counters());
+        device.smart_open(backing, slots_lost)?;
+        Ok(device)
+    }
+
+    /// The SMART log of a card with a store: its traffic counters kept
+    /// beside the pages absorbed; a card served (not looked at) counts
+    /// this power-on and the slots its mount lost, kept at once.
+    fn smart_open(&mut self, backing: &Backing, slots_lost: u64) -> Result<(), DeviceError> {
+        let kept = self.members[0].pages().and_then(|s| s.kept_counters());
         if let Backing::Inspect { dir, .. } = backing {
             let mut log = crate::CardStore::at(dir).smart()?;
             if let Some(k) = &kept {
                 log.absorb(k);
             }
-            device.smart = Some(log);
+            self.smart = Some(log);
         }
-        if let Some(dir) = device.store_dir.clone() {
+        if let Some(dir) = self.store_dir.clone() {
             let store = crate::CardStore::at(&dir);
             let mut log = store.smart()?;
             if let Some(k) = &kept {
                 log.absorb(k);
             }
-            log.powered_on(device.mounted.as_ref().is_none_or(|r| r.from_checkpoint), slots_lost);
+            log.powered_on(self.mounted.as_ref().is_none_or(|r| r.from_checkpoint), slots_lost);
             store.smart_keep(&log)?;
-            device.smart = Some(log);
+            self.smart = Some(log);
         }
-        Ok(device)
+        Ok(())
     }
 
     /// One round of the reviewers' procedure at this device's scale.

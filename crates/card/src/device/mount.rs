@@ -100,7 +100,7 @@ impl Device {
             }
         };
         let mut array = match (store, known) {
-            (Some(store), Some(pages)) => Array::with_store_known(g.clone(), store, pages).map_err(DeviceError::Store)?,
+            (Some(store), Some(pages)) => Array::with_store_known(g.clone(), store, pages)?,
             (store, _) => Array::with_store(g.clone(), store),
         };
         // Each member's blocks wear on their own.
@@ -137,7 +137,7 @@ impl Device {
             }
             Backing::Inspect { dir, .. } if store_there => {
                 match crate::store::checkpoint::peek(dir, member, &Device::member_store_path(dir, member)).map_err(|e| ck_err(dir, e))? {
-                    Some(crate::store::checkpoint::Opened { pages: Err(e), .. }) if e == crate::store::checkpoint::STALE => {
+                    Some(crate::store::checkpoint::Opened { pages: Err(e @ crate::store::checkpoint::PagesRefused::Stale), .. }) => {
                         return Err(DeviceError::Store(format!(
                             "{}: member {member}: {e}: only a mount can tell its state, and a mount repairs; serve it once, then ask again",
                             dir.display()
@@ -163,7 +163,7 @@ impl Device {
         // Blocks' pages that do not fit the media are set aside: scanned.
         let (array, existed, refused) = match Device::array_of(g, backing, member, endurance, known.as_deref()) {
             Ok((array, existed)) => (array, existed, split_refused.map(|e| format!("member {member}: {e}"))),
-            Err(DeviceError::Store(e)) if known.is_some() && !matches!(backing, Backing::Inspect { .. }) => {
+            Err(e @ (DeviceError::Store(_) | DeviceError::Kept(_))) if known.is_some() && !matches!(backing, Backing::Inspect { .. }) => {
                 let (array, existed) = Device::array_of(g, backing, member, endurance, None)?;
                 (array, existed, Some(format!("member {member}: {e}")))
             }

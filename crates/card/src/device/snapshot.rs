@@ -5,8 +5,8 @@
 
 use super::timing::Costs;
 use super::Device;
-use crate::fitted::HOST_READS_ONLY;
 use crate::profile::Profile;
+use crate::DeviceError;
 use nand::Nand;
 
 impl Device {
@@ -44,13 +44,9 @@ impl Device {
     /// `host_writes_never_meet_the_read_command_rate`), so a card that has
     /// served only writes is then, to the bit, the card built with
     /// `profile` that served them.
-    pub fn host_reads_retimed(&mut self, profile: &Profile) -> Result<(), String> {
+    pub fn host_reads_retimed(&mut self, profile: &Profile) -> Result<(), DeviceError> {
         if self.profile.writes_text() != profile.writes_text() {
-            return Err(format!(
-                "{}: the profile differs from the card's in more than the numbers that time host reads alone ({})",
-                profile.id,
-                HOST_READS_ONLY.join(", ")
-            ));
+            return Err(DeviceError::NotRetimable(profile.id.clone()));
         }
         let g = self.members[0].ftl.media().array.geometry().clone();
         self.costs = Costs::of(profile, &g, self.scale);

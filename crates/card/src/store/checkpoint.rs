@@ -42,7 +42,7 @@ pub(crate) fn member_bytes(next_pages: &[u16], ftl: &[u8]) -> Vec<u8> {
 /// FTL's checkpoint. A pages section that is torn or of another version is
 /// refused by name.
 #[cfg(test)]
-pub(crate) fn member_split(bytes: &[u8]) -> Result<(Option<Vec<u16>>, &[u8]), String> {
+pub(crate) fn member_split(bytes: &[u8]) -> Result<(Option<Vec<u16>>, &[u8]), PagesRefused> {
     let mut r = bytes;
     let pages = pages_read(&mut r, bytes.len() as u64)?;
     let at = if pages.is_some() { bytes.len() - r.len() } else { 0 };
@@ -52,8 +52,8 @@ pub(crate) fn member_split(bytes: &[u8]) -> Result<(Option<Vec<u16>>, &[u8]), St
 /// The blocks' pages section at the start of a member's checkpoint of
 /// `len` bytes: `None` when there is none (the reader, moved, is to be
 /// rewound), else the pages, the reader left at the FTL's checkpoint.
-fn pages_read(r: &mut impl Read, len: u64) -> Result<Option<Vec<u16>>, String> {
-    let torn = |e: std::io::Error| format!("the blocks' pages cannot be read ({e})");
+fn pages_read(r: &mut impl Read, len: u64) -> Result<Option<Vec<u16>>, PagesRefused> {
+    let torn = |e: std::io::Error| PagesRefused::Unreadable(e.to_string());
     let mut head = [0u8; 16];
     if len < 16 {
         return Ok(None);
@@ -65,10 +65,10 @@ fn pages_read(r: &mut impl Read, len: u64) -> Result<Option<Vec<u16>>, String> {
     let u32_at = |b: &[u8], at: usize| u32::from_le_bytes(b[at..at + 4].try_into().expect("4 bytes"));
     let (version, n) = (u32_at(&head, 8), u32_at(&head, 12) as u64);
     if version != PAGES_VERSION {
-        return Err(format!("the blocks' pages are of version {version}; this flashlab reads version {PAGES_VERSION}"));
+        return Err(PagesRefused::Version(version));
     }
     if 16 + n * 2 + 4 > len {
-        return Err("the blocks' pages are cut short".into());
+        return Err(PagesRefused::Short);
     }
     let mut body = vec![0u8; n as usize * 2 + 4];
     r.read_exact(&mut body).map_err(torn)?;
@@ -77,19 +77,32 @@ fn pages_read(r: &mut impl Read, len: u64) -> Result<Option<Vec<u16>>, String> {
     h.update(&head);
     h.update(pages);
     if h.finalize() != u32_at(crc, 0) {
-        return Err("the blocks' pages do not match their checksum (torn or altered)".into());
+        return Err(PagesRefused::Checksum);
     }
     Ok(Some(pages.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]])).collect()))
 }
 
-/// Why a checkpoint older than its media is refused.
-pub(crate) const STALE: &str = "the checkpoint is older than its media (the store was written after it was)";
+/// Why a member checkpoint's pages section is not used (the media are
+/// then scanned).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PagesRefused {
+    #[error("the blocks' pages cannot be read ({0})")]
+    Unreadable(String),
+    #[error("the blocks' pages are of version {0}; this flashlab reads version {PAGES_VERSION}")]
+    Version(u32),
+    #[error("the blocks' pages are cut short")]
+    Short,
+    #[error("the blocks' pages do not match their checksum (torn or altered)")]
+    Checksum,
+    #[error("the checkpoint is older than its media (the store was written after it was)")]
+    Stale,
+}
 
 /// A member's checkpoint file, opened: its blocks' pages (or why they
 /// were refused), and a reader at the FTL's checkpoint with its length,
 /// none when the pages section was refused.
 pub(crate) struct Opened {
-    pub pages: Result<Option<Vec<u16>>, String>,
+    pub pages: Result<Option<Vec<u16>>, PagesRefused>,
     pub ftl: Option<(std::io::BufReader<std::fs::File>, u64)>,
 }
 
@@ -118,7 +131,7 @@ pub(crate) fn peek(dir: &Path, member: usize, media: &Path) -> std::io::Result<O
     };
     let meta = file.metadata()?;
     if std::fs::metadata(media)?.modified()? > meta.modified()? {
-        return Ok(Some(Opened { pages: Err(STALE.into()), ftl: None }));
+        return Ok(Some(Opened { pages: Err(PagesRefused::Stale), ftl: None }));
     }
     let len = meta.len();
     let mut r = std::io::BufReader::new(file);

@@ -58,6 +58,12 @@ pub struct CardCounters {
     pub block_erases: u64,
 }
 
+/// Why the served card's counters could not be read (not yet answering,
+/// or its `stats` without them).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct CountersUnread(pub String);
+
 /// The served card the test runs on: how to start it and to read it.
 pub struct Card<'a> {
     /// Starts `flashlab serve` with `--trace` at `trace`, on `socket`.
@@ -67,7 +73,7 @@ pub struct Card<'a> {
     pub trace: PathBuf,
     /// Its counters now, through its control channel; an error while it
     /// is not yet answering.
-    pub counters: &'a dyn Fn() -> Result<CardCounters, String>,
+    pub counters: &'a dyn Fn() -> Result<CardCounters, CountersUnread>,
     pub device: DeviceInfo,
 }
 
@@ -269,7 +275,7 @@ pub fn sysbench(spec: &SysbenchSpec, card: Card, out: &Path, run_dir: &Path, ste
     // The trace is whole once the card has stopped.
     let phases = card_windows(&card.trace, &windows).map_err(|why| HostError::Failed {
         what: format!("reading the card's trace {}", card.trace.display()),
-        why,
+        why: why.to_string(),
         log: String::new(),
     })?;
     let mut phases = phases.into_iter();
@@ -323,7 +329,7 @@ fn stack_run(
         let what = format!("the run at {threads} threads");
         let text = host::run(&what, run, &log)?;
         let after = counters(card)?;
-        let report = Report::parse(&text).map_err(|why| HostError::Failed { what: what.clone(), why, log: log.display().to_string() })?;
+        let report = Report::parse(&text).map_err(|why| HostError::Failed { what: what.clone(), why: why.to_string(), log: log.display().to_string() })?;
         stack.db.as_mut().expect("started").alive(&what)?;
         windows.push((before, after));
         results.points.push(Point { threads, sysbench: report, card: CardWindow::default() });
@@ -333,7 +339,7 @@ fn stack_run(
 }
 
 fn counters(card: &Card) -> Result<CardCounters, HostError> {
-    (card.counters)().map_err(|why| HostError::Failed { what: "reading the served card's counters".into(), why, log: String::new() })
+    (card.counters)().map_err(|why| HostError::Failed { what: "reading the served card's counters".into(), why: why.0, log: String::new() })
 }
 
 /// nbdfuse, a loop device with direct I/O, ext4 made and mounted.
@@ -376,7 +382,7 @@ fn note(spec: &SysbenchSpec) -> String {
 }
 
 /// The card's figures over each window, from its trace.
-fn card_windows(trace: &Path, windows: &[Window]) -> Result<Vec<CardWindow>, String> {
+fn card_windows(trace: &Path, windows: &[Window]) -> Result<Vec<CardWindow>, crate::runs::trace::TraceError> {
     // Per window: its counts, a latency histogram, the latencies' sum
     // and maximum (kept exactly: a histogram rounds its top bucket).
     let mut acc: Vec<(CardWindow, hdrhistogram::Histogram<u64>, u128, u64)> =
@@ -401,8 +407,7 @@ fn card_windows(trace: &Path, windows: &[Window]) -> Result<Vec<CardWindow>, Str
             _ => {}
         }
         Ok(())
-    })
-    .map_err(|e| format!("{}: {e}", trace.display()))?;
+    })?;
     Ok(acc
         .into_iter()
         .zip(windows)

@@ -281,7 +281,7 @@ fn write_only_part(
     let mut prefix = slot.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some(p) = &*prefix {
         let mut s = p.session.snapshot().expect("a kept card copies");
-        s.device.host_reads_retimed(profile).map_err(RunError::Input)?;
+        s.device.host_reads_retimed(profile)?;
         (out.precondition, out.phases) = (Some(p.precondition.clone()), p.phases.clone());
         kept.used();
         return Ok(s);

@@ -18,6 +18,22 @@ pub struct OfResults {
     pub left_out: Vec<String>,
 }
 
+/// Results that give no figures to fit to, or figures that cannot be.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum OfResultsError {
+    #[error("{results}: measured on several devices ({devices}): one device's figures fit one profile")]
+    Devices { results: String, devices: String },
+    #[error("{results}: {job}, {test}: a workload flashlab does not name")]
+    Workload { results: String, job: String, test: String },
+    #[error(transparent)]
+    Figures(#[from] card::FigureError),
+    /// No test to fit to (`why`: what was left out, said).
+    #[error("{results}: no test of real storage or of {device} to fit to{why}")]
+    NoTest { results: String, device: String, why: String },
+    #[error("{results}: no test named {named} to fit to (its tests: {tests}){why}")]
+    NoTestNamed { results: String, named: String, tests: String, why: String },
+}
+
 /// Each main test of each job of `results` that ran on real storage or on
 /// the simulated `device`, as its IOPS and its average latency, steady
 /// after the review's preconditioning (as `calibrate` measures a steady
@@ -30,13 +46,13 @@ pub struct OfResults {
 /// for a round. A job on real storage names no format of a profile (its
 /// figures are of the profile's default format); a simulated job keeps
 /// its format. Judged as a reviewer's figures are.
-pub fn of_results(results: &ReviewResults, source: &str, device: &str, tests: &[String]) -> Result<OfResults, String> {
+pub fn of_results(results: &ReviewResults, source: &str, device: &str, tests: &[String]) -> Result<OfResults, OfResultsError> {
     let jobs: Vec<_> = results.jobs.iter().filter(|j| j.measured.is_some() || j.device.id == device).collect();
     let mut measured: Vec<&str> = jobs.iter().filter(|j| j.measured.is_some()).map(|j| j.device.id.as_str()).collect();
     measured.sort_unstable();
     measured.dedup();
     if measured.len() > 1 {
-        return Err(format!("{source}: measured on several devices ({}): one device's figures fit one profile", measured.join(", ")));
+        return Err(OfResultsError::Devices { results: source.to_string(), devices: measured.join(", ") });
     }
     let (mut out, mut left_out): (Vec<Published>, Vec<(&str, Vec<String>)>) = (Vec::new(), Vec::new());
     for job in jobs {
@@ -59,7 +75,8 @@ pub fn of_results(results: &ReviewResults, source: &str, device: &str, tests: &[
                 Tests::Matrix => format!("{} {}", job.profile_title, t.name),
                 _ => t.name.clone(),
             };
-            let workload = workload_name(&t.workload).ok_or_else(|| format!("{source}: {}, {}: a workload flashlab does not name", job.label(), t.name))?;
+            let workload =
+                workload_name(&t.workload).ok_or_else(|| OfResultsError::Workload { results: source.to_string(), job: job.label(), test: t.name.clone() })?;
             let figure = |metric: Metric, value: f64, what: &str| Published {
                 by: By::Reviewer,
                 source: format!("{source}: {}", job.label()),
@@ -84,9 +101,10 @@ pub fn of_results(results: &ReviewResults, source: &str, device: &str, tests: &[
     let left_out: Vec<String> = left_out.into_iter().map(|(why, of)| format!("{} ({why})", of.join(", "))).collect();
     if out.is_empty() {
         let why = if left_out.is_empty() { String::new() } else { format!(" (left out: {})", left_out.join("; ")) };
+        let results_file = source.to_string();
         return Err(match tests.is_empty() {
-            true => format!("{source}: no test of real storage or of {device} to fit to{why}"),
-            false => format!("{source}: no test named {} to fit to (its tests: {}){why}", tests.join(", "), names(results).join(", ")),
+            true => OfResultsError::NoTest { results: results_file, device: device.to_string(), why },
+            false => OfResultsError::NoTestNamed { results: results_file, named: tests.join(", "), tests: names(results).join(", "), why },
         });
     }
     Ok(OfResults { figures: out, left_out })

@@ -107,9 +107,9 @@ fn fit_calibrating(profile: &Profile, spec: &FitSpec, whole: bool, progress: &(d
         return Err(RunError::Input("a fit needs at least one parameter and one figure".into()));
     }
     for p in &spec.params {
-        p.check(profile).map_err(RunError::Input)?;
+        p.check(profile)?;
     }
-    let start: Vec<f64> = spec.params.iter().map(|p| profile.number(&p.path)).collect::<Result<_, _>>().map_err(RunError::Input)?;
+    let start: Vec<f64> = spec.params.iter().map(|p| profile.number(&p.path)).collect::<Result<_, _>>()?;
     let seen = Calibrations::new(profile, spec, whole)?;
     let all: Vec<usize> = (0..spec.figures.len()).collect();
     // The fit over every figure, then one without each figure. Each starts

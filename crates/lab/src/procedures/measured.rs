@@ -54,14 +54,20 @@ pub struct MeasuredProgress<'a> {
     pub planned_s: u64,
 }
 
+/// Why a target could not be erased before preconditioning (a served
+/// card's secure erase refused or failed): the run must not go on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct EraseFailed(pub String);
+
 /// How a target is erased before preconditioning: what was done, said for
 /// the results, or why it could not be and the run must not go on.
 /// `Target::erase` by default; a served flashlab card, over its control
 /// channel (which only the caller can reach).
-pub type Erase<'a> = &'a dyn Fn(&Target, &TargetInfo) -> Result<String, String>;
+pub type Erase<'a> = &'a dyn Fn(&Target, &TargetInfo) -> Result<String, EraseFailed>;
 
 /// The erase a target allows by itself (`Target::erase`).
-pub fn erase_default(t: &Target, info: &TargetInfo) -> Result<String, String> {
+pub fn erase_default(t: &Target, info: &TargetInfo) -> Result<String, EraseFailed> {
     Ok(t.erase(info))
 }
 
@@ -70,11 +76,11 @@ pub fn erase_default(t: &Target, info: &TargetInfo) -> Result<String, String> {
 /// target is erased first, by `erase`.
 pub fn run(spec: &MeasuredSpec, erase: Erase, progress: &mut dyn FnMut(&MeasuredProgress)) -> Result<RunResult, MeasureError> {
     let target = Target::parse(&spec.target);
-    let info = target.inspect().map_err(MeasureError::Target)?;
+    let info = target.inspect()?;
     let mut phases = Vec::new();
     let mut incomplete = None;
     let mut fio = String::new();
-    let erased = spec.precondition.map(|_| erase(&target, &info)).transpose().map_err(MeasureError::Target)?;
+    let erased = spec.precondition.map(|_| erase(&target, &info)).transpose().map_err(|e| MeasureError::Erase(e.0))?;
     if let Some(p) = spec.precondition {
         let (seconds, min_rounds) = precondition_length(p, spec.round_s);
         let job = job_of(&target, &spec.workload.preconditioner(), REVIEWERS_THREADS, REVIEWERS_QUEUE_DEPTH, seconds, spec.round_s);
@@ -150,10 +156,10 @@ pub fn review(r: &MeasuredReview, erase: Erase, progress: &mut dyn FnMut(&str, &
     let mut found = Vec::new();
     'targets: for t in &r.targets {
         let target = Target::parse(t);
-        let info = target.inspect().map_err(MeasureError::Target)?;
+        let info = target.inspect()?;
         found.push(format!("{} ({})", info.target, info.kind));
         for name in &r.profiles {
-            let profile = crate::procedures::job::profile_find(name).map_err(|e| MeasureError::Target(e.to_string()))?;
+            let profile = crate::procedures::job::profile_find(name).map_err(|e| MeasureError::Profile(e.to_string()))?;
             let job = review_job(r, &target, &info, profile, erase, &mut |p| progress(t, profile.name, p))?;
             let cut = job.interrupted();
             jobs.push(job);
@@ -196,7 +202,7 @@ fn review_job(
 ) -> Result<JobResult, MeasureError> {
     let workload = Mix::parse(profile.workload).expect("built-in workload");
     let pre_mix = workload.preconditioner();
-    let erased = erase(target, info).map_err(MeasureError::Target)?;
+    let erased = erase(target, info).map_err(|e| MeasureError::Erase(e.0))?;
     let (seconds, min_rounds) = precondition_length(r.precondition, r.round_s);
     let mut pre_job = job_of(target, &pre_mix, REVIEWERS_THREADS, REVIEWERS_QUEUE_DEPTH, seconds, r.round_s);
     // The sequential profile fills the target twice over, whatever time

@@ -29,8 +29,14 @@ pub enum MeasureError {
     FioMissing,
     #[error("fio failed ({status}): {stderr}")]
     FioFailed { status: String, stderr: String },
+    #[error(transparent)]
+    Target(#[from] crate::runs::target::TargetError),
+    /// The target could not be erased before preconditioning: why.
     #[error("{0}")]
-    Target(String),
+    Erase(String),
+    /// A review profile not of the procedure.
+    #[error("{0}")]
+    Profile(String),
     #[error("fio's report: {0}")]
     Report(String),
     #[error(transparent)]
@@ -317,7 +323,7 @@ pub struct Measured {
 /// (SIGINT: it ends its jobs and writes its final report). The last,
 /// partial round is kept when it is at least half a round long.
 pub fn run(job: &Job, mut on_round: impl FnMut(&Interval, &[Interval]) -> bool) -> Result<Measured, MeasureError> {
-    job.target.inspect().map_err(MeasureError::Target)?;
+    job.target.inspect()?;
     let fio = fio_version()?;
     let mut child = Command::new("fio").args(job.args()).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn()?;
     let stdout = child.stdout.take().expect("piped");

@@ -175,6 +175,8 @@ pub enum RunError {
     Workload(#[from] crate::runs::workload::WorkloadError),
     #[error(transparent)]
     Figure(#[from] crate::runs::published::FigureWorkload),
+    #[error(transparent)]
+    Fit(#[from] card::FitError),
     /// A stop was asked for (SIGINT) where a partial result would mislead
     /// (a calibration judges every figure or none).
     #[error("interrupted (SIGINT) before the end: nothing written, and a results file written before is left as it was")]
@@ -216,7 +218,7 @@ pub fn spec_check(spec: &RunSpec) -> Result<(), RunError> {
             ));
         }
     }
-    card::Age { pe_cycles: spec.pe_cycles, age_days: spec.age_days }.check().map_err(RunError::Input)?;
+    card::Age { pe_cycles: spec.pe_cycles, age_days: spec.age_days }.check().map_err(|e| RunError::Input(e.to_string()))?;
     if let Some(r) = spec.rebuild_bytes_per_sec.filter(|r| !REBUILD_RATES.contains(r)) {
         return bad(format!("--rebuild-rate {} MB/s: must be in 1..=100000", r as f64 / 1e6));
     }

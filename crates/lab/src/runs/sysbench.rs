@@ -54,22 +54,49 @@ pub struct Report {
 /// A number after `label` on the first line that holds it, e.g.
 /// `transactions:  5769   (1151.56 per sec.)` gives 5769 at 0 and
 /// 1151.56 at 1.
-fn field(text: &str, label: &str, at: usize) -> Result<f64, String> {
-    let line = text.lines().map(str::trim).find(|l| l.starts_with(label)).ok_or_else(|| format!("no '{label}' line in sysbench's report"))?;
+fn field(text: &str, label: &str, at: usize) -> Result<f64, ReportWrong> {
+    let line = text.lines().map(str::trim).find(|l| l.starts_with(label)).ok_or_else(|| ReportWrong::NoLine(label.to_string()))?;
     let rest = &line[label.len()..];
-    let word = rest.split(|c: char| c.is_whitespace() || c == '(').filter(|w| !w.is_empty()).nth(at).ok_or_else(|| format!("'{line}': no figure {at}"))?;
-    word.trim_end_matches('s').parse().map_err(|_| format!("'{line}': '{word}' is not a number"))
+    let word = rest
+        .split(|c: char| c.is_whitespace() || c == '(')
+        .filter(|w| !w.is_empty())
+        .nth(at)
+        .ok_or_else(|| ReportWrong::NoFigure { line: line.to_string(), at })?;
+    word.trim_end_matches('s').parse().map_err(|_| ReportWrong::NotNumber { line: line.to_string(), word: word.to_string() })
+}
+
+/// A sysbench report without the figures a run reads, or whose own
+/// figures disagree.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ReportWrong {
+    #[error("no '{0}' line in sysbench's report")]
+    NoLine(String),
+    #[error("'{line}': no figure {at}")]
+    NoFigure { line: String, at: usize },
+    #[error("'{line}': '{word}' is not a number")]
+    NotNumber { line: String, word: String },
+    #[error("no latency histogram in sysbench's report (--histogram=on)")]
+    NoHistogram,
+    #[error("histogram line '{line}': {why}")]
+    HistogramLine { line: String, why: String },
+    #[error("the latency histogram counts {counted} events, sysbench reports {events}")]
+    Counts { counted: u64, events: u64 },
+    #[error("the latency histogram is empty: no transaction completed")]
+    Empty,
+    #[error("the latency histogram's 99th percentile {ours:.2} ms differs from sysbench's {own:.2} ms")]
+    P99 { ours: f64, own: f64 },
 }
 
 /// The latency histogram's buckets (value ms, count), in order.
-fn histogram(text: &str) -> Result<Vec<(f64, u64)>, String> {
-    let start = text.find("Latency histogram").ok_or("no latency histogram in sysbench's report (--histogram=on)")?;
+fn histogram(text: &str) -> Result<Vec<(f64, u64)>, ReportWrong> {
+    let start = text.find("Latency histogram").ok_or(ReportWrong::NoHistogram)?;
     let mut buckets = Vec::new();
     for l in text[start..].lines().skip(2) {
         let Some((value, bar)) = l.split_once('|') else { break };
-        let count = bar.split_whitespace().last().ok_or_else(|| format!("histogram line '{l}' has no count"))?;
-        let v = value.trim().parse().map_err(|_| format!("histogram line '{l}': '{}' is not a latency", value.trim()))?;
-        buckets.push((v, count.parse().map_err(|_| format!("histogram line '{l}': '{count}' is not a count"))?));
+        let wrong = |why: String| ReportWrong::HistogramLine { line: l.to_string(), why };
+        let count = bar.split_whitespace().last().ok_or_else(|| wrong("no count".into()))?;
+        let v = value.trim().parse().map_err(|_| wrong(format!("'{}' is not a latency", value.trim())))?;
+        buckets.push((v, count.parse().map_err(|_| wrong(format!("'{count}' is not a count")))?));
     }
     Ok(buckets)
 }
@@ -97,14 +124,14 @@ const BUCKET_RATIO: f64 = 1.0182;
 impl Report {
     /// Reads a `run` report, refusing one without the figures or whose
     /// histogram disagrees with sysbench's own 99th percentile.
-    pub fn parse(text: &str) -> Result<Report, String> {
+    pub fn parse(text: &str) -> Result<Report, ReportWrong> {
         let buckets = histogram(text)?;
         let events = field(text, "total number of events:", 0)? as u64;
         let counted: u64 = buckets.iter().map(|b| b.1).sum();
         if counted != events {
-            return Err(format!("the latency histogram counts {counted} events, sysbench reports {events}"));
+            return Err(ReportWrong::Counts { counted, events });
         }
-        let p = |q| percentile(&buckets, q).ok_or_else(|| "the latency histogram is empty: no transaction completed".to_string());
+        let p = |q| percentile(&buckets, q).ok_or(ReportWrong::Empty);
         let r = Report {
             transactions: field(text, "transactions:", 0)? as u64,
             tps: field(text, "transactions:", 1)?,
@@ -123,7 +150,7 @@ impl Report {
         // The report's percentile is taken from the histogram a moment
         // before it is printed: the two may be a bucket apart.
         if own > r.latency_p99_ms * BUCKET_RATIO * 1.001 || r.latency_p99_ms > own * BUCKET_RATIO * 1.001 + 0.0005 {
-            return Err(format!("the latency histogram's 99th percentile {:.2} ms differs from sysbench's {own:.2} ms", r.latency_p99_ms));
+            return Err(ReportWrong::P99 { ours: r.latency_p99_ms, own });
         }
         Ok(r)
     }
@@ -192,14 +219,17 @@ Threads fairness:
         assert_eq!((r.latency_p95_ms, r.latency_p99_ms), (6.910, 23.519));
         // The printed 99th percentile is checked against the histogram.
         let shifted = REPORT.replace("99th percentile:                       23.52", "99th percentile:                       6.91");
-        assert!(Report::parse(&shifted).unwrap_err().contains("differs from sysbench's 6.91 ms"));
+        assert!(Report::parse(&shifted).unwrap_err().to_string().contains("differs from sysbench's 6.91 ms"));
     }
 
     #[test]
     fn a_report_without_its_figures_is_refused_by_name() {
-        let e = Report::parse(&REPORT.replace("reconnects:", "reconnections:")).unwrap_err();
+        let e = Report::parse(&REPORT.replace("reconnects:", "reconnections:")).unwrap_err().to_string();
         assert_eq!(e, "no 'reconnects:' line in sysbench's report");
-        assert!(Report::parse(&REPORT.replace("Latency histogram", "")).unwrap_err().contains("--histogram=on"));
-        assert!(Report::parse(&REPORT.replace("1000\n\nLatency", "1001\n\nLatency")).unwrap_err().contains("counts 1000 events, sysbench reports 1001"));
+        assert!(Report::parse(&REPORT.replace("Latency histogram", "")).unwrap_err().to_string().contains("--histogram=on"));
+        assert!(Report::parse(&REPORT.replace("1000\n\nLatency", "1001\n\nLatency"))
+            .unwrap_err()
+            .to_string()
+            .contains("counts 1000 events, sysbench reports 1001"));
     }
 }

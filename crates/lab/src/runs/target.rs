@@ -48,6 +48,34 @@ pub struct TargetInfo {
     pub in_use: Option<String>,
 }
 
+/// Why a target cannot be tested, or may not be written.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum TargetError {
+    #[error("{path}: {why}")]
+    Io { path: String, why: String },
+    #[error("{0}: an empty file (give it a size first, e.g. fallocate -l 8G FILE)")]
+    Empty(String),
+    #[error("{0}: neither a regular file nor a block device")]
+    Kind(String),
+    /// A tool that tells what a target holds, missing or failing.
+    #[error("{0}")]
+    Probe(String),
+    #[error("{target} is mounted ({at}): refused, even with --destroy; unmount it first")]
+    Mounted { target: String, at: String },
+    #[error("{target} is in use ({by}): refused, even with --destroy; release it first")]
+    InUse { target: String, by: String },
+    #[error("{target} holds {what}; --destroy names {named}, not it: nothing written")]
+    OtherNamed { target: String, what: String, named: String },
+    #[error("{target} holds {what}: every byte on it would be lost; to go on, repeat its name: --destroy {target}")]
+    Holds { target: String, what: String },
+}
+
+impl TargetError {
+    fn io(p: &Path, e: std::io::Error) -> TargetError {
+        TargetError::Io { path: p.display().to_string(), why: e.to_string() }
+    }
+}
+
 impl Target {
     pub fn parse(s: &str) -> Target {
         if s.starts_with("nbd://") || s.starts_with("nbd+unix://") || s.starts_with("nbds://") {
@@ -59,7 +87,7 @@ impl Target {
 
     /// What the target is and holds; an error naming the problem when it
     /// cannot be tested (missing, a directory, an empty file).
-    pub fn inspect(&self) -> Result<TargetInfo, String> {
+    pub fn inspect(&self) -> Result<TargetInfo, TargetError> {
         let p = match self {
             Target::Nbd(uri) => {
                 let holds = nbd_probe(uri)?;
@@ -67,12 +95,12 @@ impl Target {
             }
             Target::Path(p) => p,
         };
-        let m = std::fs::metadata(p).map_err(|e| format!("{}: {e}", p.display()))?;
+        let m = std::fs::metadata(p).map_err(|e| TargetError::io(p, e))?;
         let t = m.file_type();
         let mut info = TargetInfo { target: p.display().to_string(), ..TargetInfo::default() };
         if t.is_file() {
             if m.len() == 0 {
-                return Err(format!("{}: an empty file (give it a size first, e.g. fallocate -l 8G FILE)", p.display()));
+                return Err(TargetError::Empty(p.display().to_string()));
             }
             info.kind = "file".into();
             info.size_bytes = Some(m.len());
@@ -91,7 +119,7 @@ impl Target {
                 info.in_use = held_by(p, sys.as_deref());
             }
         } else {
-            return Err(format!("{}: neither a regular file nor a block device", p.display()));
+            return Err(TargetError::Kind(p.display().to_string()));
         }
         info.holds = probe(p)?;
         Ok(info)
@@ -186,19 +214,18 @@ impl std::fmt::Display for Target {
 /// Whether a test that writes may run on the target: never on one mounted;
 /// on one that holds a file system or partition table only when `destroy`
 /// names it again (`--destroy TARGET`). The refusal says what was found.
-pub fn write_check(info: &TargetInfo, destroy: Option<&str>) -> Result<(), String> {
+pub fn write_check(info: &TargetInfo, destroy: Option<&str>) -> Result<(), TargetError> {
+    let target = info.target.clone();
     if let Some(at) = &info.mounted {
-        return Err(format!("{} is mounted ({at}): refused, even with --destroy; unmount it first", info.target));
+        return Err(TargetError::Mounted { target, at: at.clone() });
     }
     if let Some(by) = &info.in_use {
-        return Err(format!("{} is in use ({by}): refused, even with --destroy; release it first", info.target));
+        return Err(TargetError::InUse { target, by: by.clone() });
     }
     match (&info.holds, destroy) {
         (Some(_), Some(d)) if d == info.target => Ok(()),
-        (Some(what), Some(d)) => Err(format!("{} holds {what}; --destroy names {d}, not it: nothing written", info.target)),
-        (Some(what), None) => {
-            Err(format!("{} holds {what}: every byte on it would be lost; to go on, repeat its name: --destroy {}", info.target, info.target))
-        }
+        (Some(what), Some(d)) => Err(TargetError::OtherNamed { target, what: what.clone(), named: d.to_string() }),
+        (Some(what), None) => Err(TargetError::Holds { target, what: what.clone() }),
         (None, _) => Ok(()),
     }
 }
@@ -213,24 +240,24 @@ fn nbd_size(uri: &str) -> Option<u64> {
 /// What an NBD export holds: its first MiB copied out (`qemu-img dd`,
 /// Debian's qemu-utils) and probed as a file's would be. An export that
 /// cannot be reached is left to fio to report.
-fn nbd_probe(uri: &str) -> Result<Option<String>, String> {
+fn nbd_probe(uri: &str) -> Result<Option<String>, TargetError> {
     let head = std::env::temp_dir().join(format!("flashlab-probe-{}-{:x}", std::process::id(), uri.len()));
     let out = std::process::Command::new("qemu-img")
         .args(["dd", "-f", "raw", "-O", "raw", "bs=1M", "count=1"])
         .arg(format!("if={uri}"))
         .arg(format!("of={}", head.display()))
         .output()
-        .map_err(|e| format!("qemu-img (Debian's qemu-utils) is needed to see what {uri} holds: {e}"))?;
+        .map_err(|e| TargetError::Probe(format!("qemu-img (Debian's qemu-utils) is needed to see what {uri} holds: {e}")))?;
     let found = if out.status.success() { probe(&head) } else { Ok(None) };
     let _ = std::fs::remove_file(&head);
     found.map(|f| f.map(|what| what.replace(&head.display().to_string(), uri)))
 }
 
 /// A block device's size in bytes (its end, by seeking).
-fn block_size(p: &Path) -> Result<u64, String> {
+fn block_size(p: &Path) -> Result<u64, TargetError> {
     use std::io::Seek;
-    let mut f = std::fs::File::open(p).map_err(|e| format!("{}: {e}", p.display()))?;
-    f.seek(std::io::SeekFrom::End(0)).map_err(|e| format!("{}: {e}", p.display()))
+    let mut f = std::fs::File::open(p).map_err(|e| TargetError::io(p, e))?;
+    f.seek(std::io::SeekFrom::End(0)).map_err(|e| TargetError::io(p, e))
 }
 
 /// `/sys/class/block/NAME` of a block device node.
@@ -287,12 +314,12 @@ fn held_by(p: &Path, sys: Option<&Path>) -> Option<String> {
 /// volume of type ext4", "a partition table of type dos"; `None` when it
 /// finds nothing. Without blkid nothing can be said, and that is an error:
 /// the target is not written unseen.
-fn probe(p: &Path) -> Result<Option<String>, String> {
+fn probe(p: &Path) -> Result<Option<String>, TargetError> {
     let out = std::process::Command::new("blkid")
         .args(["-p", "-o", "export"])
         .arg(p)
         .output()
-        .map_err(|e| format!("blkid (Debian's util-linux) is needed to see what {} holds: {e}", p.display()))?;
+        .map_err(|e| TargetError::Probe(format!("blkid (Debian's util-linux) is needed to see what {} holds: {e}", p.display())))?;
     // blkid exits 2 when it finds nothing.
     if out.status.code() == Some(2) {
         return Ok(None);
@@ -303,7 +330,7 @@ fn probe(p: &Path) -> Result<Option<String>, String> {
         (Some(t), _) => Ok(Some(format!("a file system or volume of type {t}"))),
         (None, Some(pt)) => Ok(Some(format!("a partition table of type {pt}"))),
         _ if out.status.success() => Ok(None),
-        _ => Err(format!("blkid could not probe {} ({}): {}", p.display(), out.status, String::from_utf8_lossy(&out.stderr).trim())),
+        _ => Err(TargetError::Probe(format!("blkid could not probe {} ({}): {}", p.display(), out.status, String::from_utf8_lossy(&out.stderr).trim()))),
     }
 }
 
@@ -314,7 +341,7 @@ mod tests {
     #[test]
     fn a_target_in_use_is_refused_even_with_destroy() {
         let held = TargetInfo { in_use: Some("held by dm-0".into()), ..info(None, None) };
-        let e = write_check(&held, Some("/dev/loop7")).unwrap_err();
+        let e = write_check(&held, Some("/dev/loop7")).unwrap_err().to_string();
         assert!(e.contains("in use (held by dm-0)"), "{e}");
     }
 
@@ -348,16 +375,16 @@ mod tests {
     #[test]
     fn a_target_holding_data_is_written_only_when_destroy_names_it() {
         let fs = info(Some("a file system or volume of type ext4"), None);
-        let e = write_check(&fs, None).unwrap_err();
+        let e = write_check(&fs, None).unwrap_err().to_string();
         assert!(e.contains("ext4") && e.contains("--destroy /dev/loop7"), "{e}");
-        assert!(write_check(&fs, Some("/dev/loop8")).unwrap_err().contains("not it"));
+        assert!(write_check(&fs, Some("/dev/loop8")).unwrap_err().to_string().contains("not it"));
         assert_eq!(write_check(&fs, Some("/dev/loop7")), Ok(()));
         assert_eq!(write_check(&info(None, None), None), Ok(()));
     }
 
     #[test]
     fn a_mounted_target_is_refused_even_with_destroy() {
-        let e = write_check(&info(Some("a file system or volume of type ext4"), Some("on /mnt")), Some("/dev/loop7")).unwrap_err();
+        let e = write_check(&info(Some("a file system or volume of type ext4"), Some("on /mnt")), Some("/dev/loop7")).unwrap_err().to_string();
         assert!(e.contains("mounted") && e.contains("/mnt"), "{e}");
     }
 }

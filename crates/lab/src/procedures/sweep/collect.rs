@@ -2,7 +2,7 @@
 //! its results file, in a table of rows.
 
 use super::points::{error_path, point_path, point_read, PointFile};
-use super::{Output, Sweep};
+use super::{Output, Sweep, SweepError};
 use crate::runs::phase::Phase;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -42,7 +42,7 @@ pub const COLLECTED_KIND: &str = "flashlab sweep";
 
 /// Reads every point's results file in `dir`; a file of another sweep's
 /// point (other settings) is refused by name.
-pub fn collect(sweep: &Sweep, dir: &Path) -> Result<Collected, String> {
+pub fn collect(sweep: &Sweep, dir: &Path) -> Result<Collected, SweepError> {
     let mut c = Collected {
         kind: COLLECTED_KIND.into(),
         sweep: sweep.file.display().to_string(),
@@ -72,7 +72,7 @@ pub fn collect(sweep: &Sweep, dir: &Path) -> Result<Collected, String> {
             Output::Review(r) => r.jobs.iter().flat_map(|j| j.tests.iter().map(move |t| (Some(format!("{} {}", j.profile, t.name)), t))).collect(),
         };
         if phases.is_empty() {
-            return Err(format!("{}: no measured phase", point_path(dir, index).display()));
+            return Err(SweepError::NoPhase(point_path(dir, index).display().to_string()));
         }
         for (test, phase) in phases {
             let a = &phase.summary.all;

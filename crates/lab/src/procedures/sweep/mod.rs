@@ -39,6 +39,69 @@ use std::path::{Path, PathBuf};
 pub mod collect;
 pub mod points;
 
+/// A sweep file that is not one, or a point of it that cannot run.
+#[derive(Debug, thiserror::Error)]
+pub enum SweepError {
+    /// Reading the file, or what is wrong in it.
+    #[error("{file}: {why}")]
+    File { file: String, why: Box<SweepError> },
+    #[error("{0}")]
+    Unreadable(std::io::Error),
+    #[error("{0}")]
+    Toml(String),
+    #[error("unknown section [{0}]: a sweep has [base] and [axes]")]
+    UnknownSection(String),
+    #[error("no [{0}] section")]
+    NoSection(&'static str),
+    #[error("[base]: {0}")]
+    Base(String),
+    #[error("axes.mode {0}: \"grid\" or \"list\"")]
+    Mode(String),
+    #[error("axes.points_max {0}: a whole number in 1..={POINTS_LIMIT}")]
+    PointsMax(String),
+    #[error("axis {0}: a list of one value or more")]
+    EmptyAxis(String),
+    #[error("[axes] names no axis")]
+    NoAxis,
+    #[error("[axes]: {points} points, more than the {max} this sweep allows: give fewer values, split it into several sweep files, or raise the bound with `points_max = N` in [axes] (at most {POINTS_LIMIT})")]
+    TooMany { points: String, max: usize },
+    #[error("mode = \"list\": axis {name} has {len} values, {first} has {count}")]
+    ListLength { name: String, len: usize, first: String, count: usize },
+    /// What is wrong with one point, and which.
+    #[error("point {index}: {why}")]
+    Point { index: usize, why: Box<SweepError> },
+    #[error("the sweep has {count} points (0 to {})", count.saturating_sub(1))]
+    NoSuchPoint { count: usize },
+    /// An axis's value not of the kind its setting takes.
+    #[error("{name} = {value}: {want}")]
+    Value { name: String, value: String, want: String },
+    #[error("axis {path}: {why}; run settings are {}", RUN_AXES.join(", "))]
+    Axis { path: String, why: card::FitError },
+    #[error(transparent)]
+    Profile(#[from] card::ProfileError),
+    #[error(transparent)]
+    Device(#[from] card::DeviceError),
+    #[error("a review runs its profiles' own workloads, threads and lengths: no workload, duration, threads or qd")]
+    ReviewSettings,
+    #[error("profiles are a review's: a run has a workload")]
+    RunProfiles,
+    #[error("a run needs a workload ([base] workload or an axis)")]
+    NoWorkload,
+    #[error("workload {workload}: {why}")]
+    Workload { workload: String, why: crate::runs::workload::WorkloadError },
+    #[error(transparent)]
+    Run(#[from] crate::runs::run::RunError),
+    /// A point's results file with no measured phase.
+    #[error("{0}: no measured phase")]
+    NoPhase(String),
+}
+
+impl SweepError {
+    fn value(name: &str, value: &toml::Value, want: impl Into<String>) -> SweepError {
+        SweepError::Value { name: name.to_string(), value: value.to_string(), want: want.into() }
+    }
+}
+
 /// A sweep file's base run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -188,23 +251,25 @@ const RUN_AXES: [&str; 6] = ["device", "format", "workload", "threads", "qd", "s
 
 impl Sweep {
     /// Reads a sweep file; every point is checked by `plan`.
-    pub fn load(file: &Path) -> Result<Sweep, String> {
-        let text = card::input::read_text(file, card::input::SMALL_BYTES_MAX).map_err(|e| format!("{}: {e}", file.display()))?;
-        Sweep::parse(file, &text).map_err(|e| format!("{}: {e}", file.display()))
+    pub fn load(file: &Path) -> Result<Sweep, SweepError> {
+        let at = |why: SweepError| SweepError::File { file: file.display().to_string(), why: Box::new(why) };
+        let text = card::input::read_text(file, card::input::SMALL_BYTES_MAX).map_err(|e| at(SweepError::Unreadable(e)))?;
+        Sweep::parse(file, &text).map_err(at)
     }
 
-    pub fn parse(file: &Path, text: &str) -> Result<Sweep, String> {
-        let v: toml::Table = text.parse().map_err(|e: toml::de::Error| e.message().to_string())?;
+    pub fn parse(file: &Path, text: &str) -> Result<Sweep, SweepError> {
+        let v: toml::Table = text.parse().map_err(|e: toml::de::Error| SweepError::Toml(e.message().to_string()))?;
         if let Some(k) = v.keys().find(|k| *k != "base" && *k != "axes") {
-            return Err(format!("unknown section [{k}]: a sweep has [base] and [axes]"));
+            return Err(SweepError::UnknownSection(k.clone()));
         }
-        let base: Base = v.get("base").ok_or("no [base] section")?.clone().try_into().map_err(|e: toml::de::Error| format!("[base]: {}", e.message()))?;
+        let base = v.get("base").ok_or(SweepError::NoSection("base"))?.clone();
+        let base: Base = base.try_into().map_err(|e: toml::de::Error| SweepError::Base(e.message().to_string()))?;
         let mut axes = Vec::new();
         let mut mode = Mode::Grid;
         let mut points_max = POINTS_MAX;
-        for (name, values) in v.get("axes").and_then(|a| a.as_table()).ok_or("no [axes] section")? {
+        for (name, values) in v.get("axes").and_then(|a| a.as_table()).ok_or(SweepError::NoSection("axes"))? {
             if name == "mode" {
-                mode = values.clone().try_into().map_err(|_| format!("axes.mode {values}: \"grid\" or \"list\""))?;
+                mode = values.clone().try_into().map_err(|_| SweepError::Mode(values.to_string()))?;
                 continue;
             }
             if name == "points_max" {
@@ -212,14 +277,14 @@ impl Sweep {
                     .as_integer()
                     .and_then(|n| usize::try_from(n).ok())
                     .filter(|n| (1..=POINTS_LIMIT).contains(n))
-                    .ok_or_else(|| format!("axes.points_max {values}: a whole number in 1..={POINTS_LIMIT}"))?;
+                    .ok_or_else(|| SweepError::PointsMax(values.to_string()))?;
                 continue;
             }
-            let list = values.as_array().filter(|l| !l.is_empty()).ok_or_else(|| format!("axis {name}: a list of one value or more"))?;
+            let list = values.as_array().filter(|l| !l.is_empty()).ok_or_else(|| SweepError::EmptyAxis(name.clone()))?;
             axes.push((name.clone(), list.clone()));
         }
         if axes.is_empty() {
-            return Err("[axes] names no axis".into());
+            return Err(SweepError::NoAxis);
         }
         let count = match mode {
             Mode::Grid => axes.iter().try_fold(1usize, |n, (_, v)| n.checked_mul(v.len())),
@@ -227,16 +292,11 @@ impl Sweep {
         };
         let count = match count {
             Some(n) if n <= points_max => n,
-            n => {
-                let n = n.map_or("more than 2^64".to_string(), |n| n.to_string());
-                return Err(format!(
-                    "[axes]: {n} points, more than the {points_max} this sweep allows: give fewer values, split it into several sweep files, or raise the bound with `points_max = N` in [axes] (at most {POINTS_LIMIT})"
-                ));
-            }
+            n => return Err(SweepError::TooMany { points: n.map_or("more than 2^64".to_string(), |n| n.to_string()), max: points_max }),
         };
         if mode == Mode::List {
             if let Some((name, vals)) = axes.iter().find(|(_, v)| v.len() != count) {
-                return Err(format!("mode = \"list\": axis {name} has {} values, {} has {count}", vals.len(), axes[0].0));
+                return Err(SweepError::ListLength { name: name.clone(), len: vals.len(), first: axes[0].0.clone(), count });
             }
         }
         Ok(Sweep { file: file.to_path_buf(), base, mode, axes, count })
@@ -274,57 +334,60 @@ impl Sweep {
     }
 
     /// A device: a catalog id, or a profile file beside the sweep file.
-    fn profile_of(&self, device: &str) -> Result<Profile, String> {
+    fn profile_of(&self, device: &str) -> Result<Profile, card::ProfileError> {
         let beside = self.file.parent().unwrap_or(Path::new(".")).join(device);
         let device = if device.ends_with(".toml") && beside.exists() { beside.display().to_string() } else { device.to_string() };
-        card::profile_load(&device).map_err(|e| e.to_string())
+        card::profile_load(&device)
     }
 
     /// Point `index` made ready: axes applied and the card checked; an
     /// error names the point and its axis.
-    pub fn plan(&self, index: usize) -> Result<Planned, String> {
-        let values = self.values(index).ok_or_else(|| format!("point {index}: the sweep has {} points (0 to {})", self.count, self.count.saturating_sub(1)))?;
-        let at = |e: String| format!("point {index}: {e}");
+    pub fn plan(&self, index: usize) -> Result<Planned, SweepError> {
+        self.plan_point(index).map_err(|why| SweepError::Point { index, why: Box::new(why) })
+    }
+
+    fn plan_point(&self, index: usize) -> Result<Planned, SweepError> {
+        let values = self.values(index).ok_or(SweepError::NoSuchPoint { count: self.count })?;
         let b = &self.base;
         let axis = |name: &str| self.axes.iter().position(|a| a.0 == name).map(|i| &values[i]);
         let device = match axis("device") {
-            Some(v) => v.as_str().ok_or_else(|| at(format!("device = {v}: a catalog id or a profile file")))?.to_string(),
+            Some(v) => v.as_str().ok_or_else(|| SweepError::value("device", v, "a catalog id or a profile file"))?.to_string(),
             None => b.device.clone(),
         };
-        let mut profile = self.profile_of(&device).map_err(at)?;
+        let mut profile = self.profile_of(&device)?;
         let (mut format, mut workload, mut threads, mut qd, mut seed) =
             (b.format.clone().unwrap_or_else(|| profile.default_format.clone()), b.workload.clone(), b.threads, b.qd, b.seed);
         let mut settings = BTreeMap::new();
         for ((name, _), v) in self.axes.iter().zip(values) {
             settings.insert(name.clone(), v.clone());
-            let text = || v.as_str().map(str::to_string).ok_or_else(|| at(format!("{name} = {v}: a string")));
-            let whole = || v.as_integer().filter(|&i| i > 0).ok_or_else(|| at(format!("{name} = {v}: a whole number above 0")));
+            let text = || v.as_str().map(str::to_string).ok_or_else(|| SweepError::value(name, &v, "a string"));
+            let whole = || v.as_integer().filter(|&i| i > 0).ok_or_else(|| SweepError::value(name, &v, "a whole number above 0"));
             match name.as_str() {
                 "device" => {}
                 "format" => format = text()?,
                 "workload" => workload = Some(text()?),
                 "threads" | "qd" => {
-                    let n = u32::try_from(whole()?).map_err(|_| at(format!("{name} = {v}: at most {}", u32::MAX)))?;
+                    let n = u32::try_from(whole()?).map_err(|_| SweepError::value(name, &v, format!("at most {}", u32::MAX)))?;
                     *(if name == "threads" { &mut threads } else { &mut qd }) = n;
                 }
                 "seed" => seed = whole()?.unsigned_abs(),
                 path => {
-                    let x = v.as_float().or_else(|| v.as_integer().map(|i| i as f64)).ok_or_else(|| at(format!("{path} = {v}: a number")))?;
-                    profile.number(path).map_err(|e| at(format!("axis {path}: {e}; run settings are {}", RUN_AXES.join(", "))))?;
-                    profile = profile.with_number(path, x).map_err(|e| at(e.to_string()))?;
+                    let x = v.as_float().or_else(|| v.as_integer().map(|i| i as f64)).ok_or_else(|| SweepError::value(path, &v, "a number"))?;
+                    profile.number(path).map_err(|why| SweepError::Axis { path: path.to_string(), why })?;
+                    profile = profile.with_number(path, x)?;
                 }
             }
         }
-        card::Device::validate(&profile, &format, b.scale).map_err(|e| at(e.to_string()))?;
-        let memory_bytes = card::Device::map_bytes(&profile, &format, b.scale).map_err(|e| at(e.to_string()))?;
-        let capacity = card::Device::capacity_of(&profile, &format, b.scale).map_err(|e| at(e.to_string()))?;
+        card::Device::validate(&profile, &format, b.scale)?;
+        let memory_bytes = card::Device::map_bytes(&profile, &format, b.scale)?;
+        let capacity = card::Device::capacity_of(&profile, &format, b.scale)?;
         let (work, time_bound_s) = match b.procedure {
-            Procedure::Run => self.run_work(&profile, &format, workload, (threads, qd, seed), capacity).map_err(at)?,
+            Procedure::Run => self.run_work(&profile, &format, workload, (threads, qd, seed), capacity)?,
             Procedure::Review => {
                 if workload.is_some() || b.duration.is_some() || settings.contains_key("threads") || settings.contains_key("qd") {
-                    return Err(at("a review runs its profiles' own workloads, threads and lengths: no workload, duration, threads or qd".into()));
+                    return Err(SweepError::ReviewSettings);
                 }
-                self.review_work(&profile, &format, seed, capacity).map_err(at)?
+                self.review_work(&profile, &format, seed, capacity)?
             }
         };
         Ok(Planned { index, settings, profile, format, scale: b.scale, work, memory_bytes, time_bound_s })
@@ -338,32 +401,32 @@ impl Sweep {
         workload: Option<String>,
         (threads, qd, seed): (u32, u32, u64),
         capacity: u64,
-    ) -> Result<(Work, f64), String> {
+    ) -> Result<(Work, f64), SweepError> {
         let b = &self.base;
         if !b.profiles.is_empty() {
-            return Err("profiles are a review's: a run has a workload".into());
+            return Err(SweepError::RunProfiles);
         }
-        let workload = workload.ok_or("a run needs a workload ([base] workload or an axis)")?;
-        crate::runs::workload::Mix::parse(&workload).map_err(|e| format!("workload {workload}: {e}"))?;
+        let workload = workload.ok_or(SweepError::NoWorkload)?;
+        crate::runs::workload::Mix::parse(&workload).map_err(|why| SweepError::Workload { workload: workload.clone(), why })?;
         let mut spec = RunSpec::new(profile, format, &workload, b.scale, seed);
         (spec.threads, spec.queue_depth, spec.precondition, spec.duration_s) = (threads, qd, b.precondition, b.duration);
         // The checks `run` makes, made here: a plan passes only what its
         // run takes.
-        crate::runs::spec::spec_check(&spec).map_err(|e| e.to_string())?;
+        crate::runs::spec::spec_check(&spec)?;
         let t = time_bound_s(&spec, capacity);
         Ok((Work::Run(spec), t))
     }
 
     /// A point's review of one profile, its jobs checked, and a bound on
     /// its time.
-    fn review_work(&self, profile: &Profile, format: &str, seed: u64, capacity: u64) -> Result<(Work, f64), String> {
+    fn review_work(&self, profile: &Profile, format: &str, seed: u64, capacity: u64) -> Result<(Work, f64), SweepError> {
         let b = &self.base;
         let mut spec = ReviewSpec::new(vec![profile.id.clone()], b.scale, seed);
         spec.formats = Some(vec![format.to_string()]);
         if !b.profiles.is_empty() {
             spec.profiles = b.profiles.clone();
         }
-        jobs_of(&spec, std::slice::from_ref(profile)).map_err(|e| e.to_string())?;
+        jobs_of(&spec, std::slice::from_ref(profile))?;
         // Each profile: preconditioning to its cap, then about 45 rounds
         // of tests at a card's highest rate.
         let round_s = profile.scaling(b.scale).round_s();
@@ -378,13 +441,13 @@ impl Sweep {
     }
 
     /// Every point checked; the first bad one's error.
-    pub fn plan_all(&self) -> Result<PlanSummary, String> {
+    pub fn plan_all(&self) -> Result<PlanSummary, SweepError> {
         self.plan_each(|_| {})
     }
 
     /// Every point checked, one at a time (none held after), each given
     /// to `each`; the first bad one's error.
-    pub fn plan_each(&self, mut each: impl FnMut(&Planned)) -> Result<PlanSummary, String> {
+    pub fn plan_each(&self, mut each: impl FnMut(&Planned)) -> Result<PlanSummary, SweepError> {
         let mut sum = PlanSummary { points: self.count, memory_bytes_max: 0, time_bound_s_max: 0.0 };
         for i in 0..self.count {
             let p = self.plan(i)?;
@@ -424,7 +487,7 @@ workload = ["4k-write", "8k-7030"]
         assert_eq!(p.profile.controller.program_path_bytes_per_sec, 900_000_000);
         assert_eq!((spec.threads, spec.queue_depth, spec.scale, spec.format.as_str()), (16, 16, 1024, "stock"));
         assert!(p.memory_bytes > 0);
-        let list = Sweep::parse(Path::new("s.toml"), &FILE.replace("[axes]", "[axes]\nmode = \"list\"")).unwrap_err();
+        let list = Sweep::parse(Path::new("s.toml"), &FILE.replace("[axes]", "[axes]\nmode = \"list\"")).unwrap_err().to_string();
         assert_eq!(list, "mode = \"list\": axis workload has 2 values, controller.program_path_bytes_per_sec has 3");
     }
 
@@ -435,7 +498,7 @@ workload = ["4k-write", "8k-7030"]
         let p = s.plan(1).unwrap();
         let Work::Review(spec) = &p.work else { panic!("a review") };
         assert_eq!((p.profile.id.as_str(), spec.profiles.clone(), spec.formats.clone()), ("mx6300", vec!["4k".to_string()], Some(vec!["stock".to_string()])));
-        let bad = |text: &str| Sweep::parse(Path::new("s.toml"), text).unwrap().plan(0).unwrap_err();
+        let bad = |text: &str| Sweep::parse(Path::new("s.toml"), text).unwrap().plan(0).unwrap_err().to_string();
         assert!(bad(&review.replace("profiles = [\"4k\"]", "workload = \"4k-write\"")).contains("a review runs its profiles' own workloads"));
         assert!(bad(&review.replace("\"4k\"]", "\"4k\", \"8k-7030\"]")).contains("unknown profile '8k-7030'"));
         assert!(bad(&review.replace("procedure = \"review\"", "procedure = \"run\"")).contains("profiles are a review's"));
@@ -450,7 +513,7 @@ workload = ["4k-write", "8k-7030"]
                 (1..=5001).map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
             )
         };
-        let e = Sweep::parse(Path::new("s.toml"), &wide("")).unwrap_err();
+        let e = Sweep::parse(Path::new("s.toml"), &wide("")).unwrap_err().to_string();
         assert!(e.contains("10002 points, more than the 10000 this sweep allows") && e.contains("points_max"), "{e}");
         let s = Sweep::parse(Path::new("s.toml"), &wide("points_max = 20000\n")).unwrap();
         assert_eq!(s.point_count(), 10002);
@@ -459,18 +522,19 @@ workload = ["4k-write", "8k-7030"]
         assert_eq!(s.values(3), Some(vec![toml::Value::Integer(1), toml::Value::Integer(4)]));
         assert_eq!(s.values(10001), Some(vec![toml::Value::Integer(2), toml::Value::Integer(5001)]));
         assert_eq!(s.values(10002), None);
-        assert!(Sweep::parse(Path::new("s.toml"), &wide("points_max = 0\n")).unwrap_err().contains("axes.points_max 0"));
+        assert!(Sweep::parse(Path::new("s.toml"), &wide("points_max = 0\n")).unwrap_err().to_string().contains("axes.points_max 0"));
     }
 
     #[test]
     fn a_bad_point_is_named_with_its_axis() {
-        let bad = |from: &str, to: &str| Sweep::parse(Path::new("s.toml"), &FILE.replace(from, to)).and_then(|s| s.plan_all().map(|_| ())).unwrap_err();
+        let bad =
+            |from: &str, to: &str| Sweep::parse(Path::new("s.toml"), &FILE.replace(from, to)).and_then(|s| s.plan_all().map(|_| ())).unwrap_err().to_string();
         assert!(bad("\"8k-7030\"", "\"8k-70x30\"").starts_with("point 1: workload 8k-70x30"), "{}", bad("\"8k-7030\"", "\"8k-70x30\""));
         assert!(bad("\"controller.program", "\"controller.nothing").contains("point 0: axis controller.nothing"));
         assert!(bad("1200e6", "1.0").starts_with("point 4: profile p420m: controller.program_path_bytes_per_sec = 1: must be in"), "{}", bad("1200e6", "1.0"));
         assert!(bad("workload = [", "threads = [0, ").contains("threads = 0: a whole number above 0"), "{}", bad("workload = [", "threads = [0, "));
         assert_eq!(bad("[axes]", "[axis]"), "unknown section [axis]: a sweep has [base] and [axes]");
         assert!(bad("duration = 0.2", "duration = 0.2\nqd_typo = 3").starts_with("[base]: unknown field `qd_typo`"));
-        assert!(Sweep::parse(Path::new("s.toml"), FILE).unwrap().plan(6).unwrap_err().contains("the sweep has 6 points (0 to 5)"));
+        assert!(Sweep::parse(Path::new("s.toml"), FILE).unwrap().plan(6).unwrap_err().to_string().contains("the sweep has 6 points (0 to 5)"));
     }
 }

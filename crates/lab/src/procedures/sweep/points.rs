@@ -2,7 +2,7 @@
 //! (written whole, so a sweep resumes where it stopped), one point run,
 //! and every point run on this machine's cores.
 
-use super::{Output, Planned, PointResult, Sweep, Work, POINT_KIND};
+use super::{Output, Planned, PointResult, Sweep, SweepError, Work, POINT_KIND};
 use crate::procedures::job::jobs_of;
 use crate::procedures::review::review;
 use crate::runs::metrics::readback::Unbelievable;
@@ -69,12 +69,12 @@ pub fn point_read(sweep: &Sweep, dir: &Path, index: usize) -> PointFile {
 /// Runs a planned point unless its results file is in `dir` already and
 /// whole (then `None`); a damaged one is run again and replaced. The
 /// file is written whole.
-pub fn run_point(sweep: &Sweep, p: &Planned, dir: &Path) -> Result<Option<PointResult>, String> {
+pub fn run_point(sweep: &Sweep, p: &Planned, dir: &Path) -> Result<Option<PointResult>, PointFailed> {
     let path = point_path(dir, p.index);
     if let PointFile::Whole(_) = point_read(sweep, dir, p.index) {
         return Ok(None);
     }
-    let failed = |e: RunError| format!("point {}: {e}", p.index);
+    let failed = |e: RunError| PointFailed::Run { index: p.index, why: e.to_string() };
     let (output, incomplete) = match &p.work {
         Work::Run(spec) => {
             let r = run(&p.profile, spec, &mut |_| {}).map_err(failed)?;
@@ -89,11 +89,11 @@ pub fn run_point(sweep: &Sweep, p: &Planned, dir: &Path) -> Result<Option<PointR
         }
     };
     if let Some(why) = incomplete {
-        return Err(format!("point {}: {why}", p.index));
+        return Err(PointFailed::Incomplete { index: p.index, why });
     }
     let r = PointResult { kind: POINT_KIND.into(), index: p.index, settings: p.settings.clone(), output };
     let text = serde_json::to_string_pretty(&r).expect("a point serialises") + "\n";
-    card::write_whole(&path, text.as_bytes()).map_err(|e| format!("{}: {e}", path.display()))?;
+    card::write_whole(&path, text.as_bytes()).map_err(|e| PointFailed::Write { path: path.display().to_string(), why: e.to_string() })?;
     Ok(Some(r))
 }
 
@@ -105,7 +105,25 @@ pub fn error_path(dir: &Path, index: usize) -> PathBuf {
 
 /// What running a point came to: its results, `None` if it was done
 /// before, or why it failed.
-pub type PointOutcome = Result<Option<PointResult>, String>;
+pub type PointOutcome = Result<Option<PointResult>, PointFailed>;
+
+/// Why a point did not run to its results file (each says which point
+/// or file).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PointFailed {
+    /// Its plan refused (the sweep's error, said).
+    #[error("{0}")]
+    Plan(String),
+    #[error("point {index}: {why}")]
+    Run { index: usize, why: String },
+    /// Its run ended short (why, as its results say).
+    #[error("point {index}: {why}")]
+    Incomplete { index: usize, why: String },
+    #[error("{path}: {why}")]
+    Write { path: String, why: String },
+    #[error("point {0}: stopped before it began")]
+    Stopped(usize),
+}
 
 /// What `run_all` did.
 #[derive(Debug, Default)]
@@ -114,13 +132,13 @@ pub struct RunAll {
     pub done: usize,
     pub before: usize,
     /// Points that failed, with why, by index.
-    pub failed: Vec<(usize, String)>,
+    pub failed: Vec<(usize, PointFailed)>,
 }
 
 /// Runs every point not yet done in `dir`, `jobs` at a time, telling
 /// `each` as each ends; a failing point is written down (`error_path`)
 /// and the others go on.
-pub fn run_all(sweep: &Sweep, dir: &Path, jobs: usize, each: &(dyn Fn(usize, &PointOutcome) + Sync)) -> Result<RunAll, String> {
+pub fn run_all(sweep: &Sweep, dir: &Path, jobs: usize, each: &(dyn Fn(usize, &PointOutcome) + Sync)) -> Result<RunAll, SweepError> {
     // Every point checked before any runs; each planned again as it runs
     // (what is held is the points under way).
     let planned = sweep.plan_all()?;
@@ -139,13 +157,14 @@ pub fn run_all(sweep: &Sweep, dir: &Path, jobs: usize, each: &(dyn Fn(usize, &Po
                 let p = &match sweep.plan(i) {
                     Ok(p) => p,
                     Err(why) => {
+                        let why = PointFailed::Plan(why.to_string());
                         each(i, &Err(why.clone()));
                         outcome.lock().expect("no thread panics holding it").failed.push((i, why));
                         continue;
                     }
                 };
                 // Taken, then stopped before it ran: under way, not failed.
-                let r = if crate::runs::interrupt::asked() { Err(format!("point {i}: stopped before it began")) } else { run_point(sweep, p, dir) };
+                let r = if crate::runs::interrupt::asked() { Err(PointFailed::Stopped(i)) } else { run_point(sweep, p, dir) };
                 each(p.index, &r);
                 let mut o = outcome.lock().expect("no thread panics holding it");
                 match r {
@@ -166,6 +185,6 @@ pub fn run_all(sweep: &Sweep, dir: &Path, jobs: usize, each: &(dyn Fn(usize, &Po
         }
     });
     let mut o = outcome.into_inner().expect("threads joined");
-    o.failed.sort();
+    o.failed.sort_by_key(|f| f.0);
     Ok(o)
 }
