@@ -5,7 +5,7 @@
 
 use super::timing::{Costs, HostRead, MemberTiming, Start};
 use super::{DeviceError, Payload};
-use crate::profile::Profile;
+use crate::catalog::profile::Profile;
 use crate::recorder::{MediaOp, OpKind, Recorder};
 use ftl::{Ftl, FtlError};
 use nand::errors::ReadOutcome;

@@ -15,7 +15,7 @@
 //! programs and erases take die and channel time in between, which is how
 //! garbage collection lowers throughput and raises latency.
 
-mod failures;
+pub mod faults;
 mod member;
 mod mount;
 mod observe;
@@ -34,12 +34,12 @@ pub use raid::Payload;
 use member::Member;
 use timing::{Costs, HostRead, Start};
 
-use crate::faults::Faults;
+use crate::catalog::profile::Profile;
 use crate::health::Aging;
-use crate::profile::Profile;
 use crate::recorder::Recorder;
 use crate::SmartLog;
 use crate::StoreLock;
+use faults::Faults;
 use ftl::{Ftl, FtlConfig, FtlError, MountReport};
 use nand::Nand;
 use sim::{Io, Pool, Target};
@@ -543,7 +543,7 @@ mod tests {
             };
             let (base, victims) = completions(&profile);
             assert!(victims > 0, "{id}: GC ran");
-            for path in crate::fitted::HOST_READS_ONLY {
+            for path in crate::catalog::fitted::HOST_READS_ONLY {
                 // Within the profile's bounds where it fits the number.
                 let v = profile.number(path).unwrap();
                 let (lo, hi) = profile.fit.iter().find(|f| f.path == *path).map_or((v / 3.0, v * 3.0), |f| (f.min, f.max));

@@ -3,9 +3,9 @@
 //! its effective over-provisioning.
 
 use super::{Device, DeviceError};
-use crate::profile::Profile;
+use crate::catalog::profile::Profile;
+use crate::catalog::scale::Scaling;
 use crate::recorder::Recorder;
-use crate::scale::Scaling;
 use ftl::{Ftl, FtlConfig};
 use units::SLOT_BYTES;
 

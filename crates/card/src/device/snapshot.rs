@@ -5,7 +5,7 @@
 
 use super::timing::Costs;
 use super::Device;
-use crate::profile::Profile;
+use crate::catalog::profile::Profile;
 use crate::DeviceError;
 use nand::Nand;
 

@@ -1,7 +1,7 @@
 //! What each media operation costs on a member's resources, precomputed
 //! from the profile, and what a host read asks of its pages.
 
-use crate::profile::{Management, Profile};
+use crate::catalog::profile::{Management, Profile};
 use crate::recorder::MediaOp;
 use nand::OpTag;
 use units::{per_op_ns, transfer_ns, Ns, SLOT_BYTES};

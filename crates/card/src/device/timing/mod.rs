@@ -17,7 +17,7 @@ mod read;
 pub(super) use buffer::WriteBuffer;
 pub(super) use costs::{Costs, HostRead};
 
-use crate::profile::Profile;
+use crate::catalog::profile::Profile;
 use crate::recorder::{MediaOp, OpKind};
 use nand::OpTag;
 use sim::{OpTimeline, Pool, PrioTimeline, Timeline};

@@ -5,6 +5,8 @@
 //! GC threads, dies and channels, and a read that maps to a dead die costs
 //! a read on every other member of its stripe (`ftl::faults`).
 
+mod failures;
+
 use serde::{Deserialize, Serialize};
 use units::{Ns, NS_PER_SEC, SLOT_BYTES};
 

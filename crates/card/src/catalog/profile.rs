@@ -2,7 +2,7 @@
 //! `devices/`, or a user's own file. Every field is checked against its
 //! physical range and an error names the field and the range.
 
-pub use crate::published::Published;
+pub use crate::catalog::published::Published;
 use ftl::GcPolicy;
 use nand::{CellType, Geometry, Timings};
 use serde::{Deserialize, Serialize};

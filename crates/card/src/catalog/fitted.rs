@@ -4,7 +4,7 @@
 //! by its path (`controller.program_path_bytes_per_sec`), for a fit to
 //! search over.
 
-use crate::profile::{FitParam, Profile, ProfileError};
+use crate::catalog::profile::{FitParam, Profile, ProfileError};
 use serde::Deserialize;
 
 /// A `[[fit]]` entry a profile cannot take, or a number it does not hold.

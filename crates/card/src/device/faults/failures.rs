@@ -1,21 +1,21 @@
 //! Die failures on the card's clock: asked for or drawn at random, the
 //! open stripes sealed, and the rebuild paced at its rate (the types are
-//! in `crate::faults`).
+//! in `crate::device::faults`).
 
-use super::timing::{HostRead, Start};
-use super::{Device, DeviceError};
-use crate::faults::{FailTarget, FailureEvent, Faults, RandomFaults, Rebuilding};
+use super::{FailTarget, FailureEvent, Faults, RandomFaults, Rebuilding};
+use crate::device::timing::{HostRead, Start};
+use crate::device::{Device, DeviceError};
 use nand::Nand;
 use units::{Ns, SLOT_BYTES};
 
 impl Device {
-    pub(super) fn faults_mut(&mut self) -> &mut Faults {
+    pub(in crate::device) fn faults_mut(&mut self) -> &mut Faults {
         let (members, rate) = (self.members.len(), self.profile.ftl.rebuild_bytes_per_sec);
         self.faults.get_or_insert_with(|| Box::new(Faults::new(members, rate)))
     }
 
     /// The dies a target names, checked against the card.
-    pub(super) fn target_dies(&self, t: &FailTarget) -> Result<Vec<u32>, DeviceError> {
+    pub(in crate::device) fn target_dies(&self, t: &FailTarget) -> Result<Vec<u32>, DeviceError> {
         let g = self.members[0].ftl.media().geometry();
         Ok(t.dies(g, self.members.len())?)
     }
@@ -34,7 +34,7 @@ impl Device {
     /// A card mounted with stripes still holding dead dies (a cut came
     /// before their rebuild ended) takes the rebuild up again at once, at
     /// the profile's pace, as a failure event of its own (`resumed`).
-    pub(super) fn rebuilds_resume(&mut self) {
+    pub(in crate::device) fn rebuilds_resume(&mut self) {
         let names = self.dead_die_names();
         let mut named = names.iter();
         for m in 0..self.members.len() {
@@ -110,7 +110,7 @@ impl Device {
     /// Failures due by `now` happen; rebuilds under way move what their
     /// rate allows by then.
     #[inline(never)]
-    pub(super) fn faults_advance(&mut self, now: Ns) -> Result<(), DeviceError> {
+    pub(in crate::device) fn faults_advance(&mut self, now: Ns) -> Result<(), DeviceError> {
         self.random_advance(now)?;
         while let Some((at, t)) = self.faults.as_ref().and_then(|f| f.pending.last().cloned()).filter(|p| p.0 <= now) {
             self.faults_mut().pending.pop();
@@ -143,7 +143,7 @@ impl Device {
 
     /// Draws die failures and uncorrectable errors at random from `now`
     /// on, at the profile's field rates (`nand.errors.field_*`) times
-    /// `acceleration` (see [`crate::faults::RandomFaults`]).
+    /// `acceleration` (see `RandomFaults` in `device::faults`).
     pub fn random_faults_set(&mut self, acceleration: f64, seed: u64, now: Ns) -> Result<(), DeviceError> {
         let Some(e) = &self.profile.nand.errors else {
             return Err(DeviceError::Fault(format!("{}: the profile has no [nand.errors], so no field failure rates", self.profile.id)));
@@ -168,7 +168,7 @@ impl Device {
     }
 
     /// Random events due by `now` happen, in time order.
-    pub(super) fn random_advance(&mut self, now: Ns) -> Result<(), DeviceError> {
+    pub(in crate::device) fn random_advance(&mut self, now: Ns) -> Result<(), DeviceError> {
         let (members, g) = (self.members.len() as u64, self.members[0].ftl.media().geometry().clone());
         loop {
             let Some(r) = self.faults.as_mut().and_then(|f| f.random.as_mut()) else { return Ok(()) };

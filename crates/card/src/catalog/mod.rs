@@ -1,0 +1,41 @@
+//! The catalog: what a card is. Its profiles (one TOML file a card,
+//! embedded from `devices/`, or a user's own), the figures published for
+//! it, which of its numbers were fitted and within which bounds, and how a
+//! card is scaled.
+
+pub(crate) mod fitted;
+pub(crate) mod profile;
+pub mod published;
+pub mod scale;
+
+use profile::{Profile, ProfileError};
+
+/// The built-in catalog, embedded from `devices/`.
+pub const CATALOG: &[(&str, &str)] = &[
+    ("flashmax2", include_str!("../../../../devices/flashmax2.toml")),
+    ("iodrive2-duo", include_str!("../../../../devices/iodrive2-duo.toml")),
+    ("p420m", include_str!("../../../../devices/p420m.toml")),
+    ("mx6300", include_str!("../../../../devices/mx6300.toml")),
+];
+
+/// The device the README's first command reviews.
+pub const DEFAULT_DEVICE: &str = "flashmax2";
+
+/// Every catalog profile, parsed and checked.
+pub fn catalog() -> Result<Vec<Profile>, ProfileError> {
+    CATALOG.iter().map(|(id, text)| Profile::parse(&format!("devices/{id}.toml"), text)).collect()
+}
+
+/// A device by catalog id, or a profile file by path.
+pub fn profile_load(name: &str) -> Result<Profile, ProfileError> {
+    if let Some((id, text)) = CATALOG.iter().find(|(id, _)| *id == name) {
+        return Profile::parse(&format!("devices/{id}.toml"), text);
+    }
+    if name.ends_with(".toml") || std::path::Path::new(name).exists() {
+        let text = crate::input::read_text(std::path::Path::new(name), crate::input::SMALL_BYTES_MAX)
+            .map_err(|e| ProfileError::Unreadable { name: name.to_string(), why: e.to_string() })?;
+        return Profile::parse(name, &text);
+    }
+    let ids: Vec<&str> = CATALOG.iter().map(|(id, _)| *id).collect();
+    Err(ProfileError::Unknown { name: name.to_string(), expected: ids.join(", ") })
+}
