@@ -95,6 +95,33 @@ fn no_socket_outside_emu() {
     }
 }
 
+/// Wall time is read only by `cli` and `emu` and by the lab's modules
+/// that drive real programs on this host (`runs/host.rs`, the processes a
+/// real test starts and waits for; `procedures/apptest.rs`, its phases'
+/// wall length): the simulator, the FTL and the simulated lab run on
+/// virtual time alone, so a seed repeats byte for byte.
+#[test]
+fn wall_time_only_where_real_things_are_timed() {
+    let clocks = ["Instant", "SystemTime", "UNIX_EPOCH"];
+    for krate in ["units", "nand", "ftl", "sim", "card", "testkit"] {
+        let hits = naming(&root().join("crates").join(krate).join("src"), &clocks);
+        assert!(hits.is_empty(), "{krate} reads wall time:\n{}", hits.join("\n"));
+    }
+    let real = ["runs/host.rs", "procedures/apptest.rs"];
+    let lab = root().join("crates/lab/src");
+    let hits: Vec<String> = naming(&lab, &clocks).into_iter().filter(|h| !real.iter().any(|r| h.contains(&format!("src/{r}:")))).collect();
+    assert!(hits.is_empty(), "the simulated lab reads wall time:\n{}", hits.join("\n"));
+}
+
+/// `cli` writes files only whole (`card::write_whole`: a temporary file,
+/// synced, renamed), and only those its user names; it never opens a
+/// file for writing itself.
+#[test]
+fn cli_writes_files_only_whole() {
+    let hits = naming(&root().join("crates/cli/src"), &["fs::write", "File::create", "OpenOptions", "set_len("]);
+    assert!(hits.is_empty(), "cli writes a file other than whole:\n{}", hits.join("\n"));
+}
+
 /// A member's page file is reached through `Member::pages` alone: the
 /// device never goes through the FTL's media to the array's store.
 #[test]
