@@ -3,7 +3,7 @@
 
 use crate::out::{self, JsonSink};
 use anyhow::{bail, Context, Result};
-use lab::procedures::apptest::{self, Card, CardCounters, CountersUnread, Step, SysbenchResults, SysbenchSpec};
+use lab::real::apptest::{self, Card, CardCounters, CountersUnread, Step, SysbenchResults, SysbenchSpec};
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]

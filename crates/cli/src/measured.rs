@@ -6,8 +6,8 @@
 use crate::out;
 use crate::run::RunArgs;
 use anyhow::{bail, Context, Result};
-use lab::procedures::measured::{self, MeasuredProgress, MeasuredSpec, Precondition};
-use lab::runs::target::{write_check, Target, TargetInfo};
+use lab::real::measured::{self, MeasuredProgress, MeasuredSpec, Precondition};
+use lab::real::target::{write_check, Target, TargetInfo};
 use std::time::Instant;
 
 /// Round length on real storage unless `--interval` says otherwise: the
@@ -17,7 +17,7 @@ const ROUND_S: u64 = 60;
 pub fn run(a: &RunArgs) -> Result<()> {
     simulated_only(a)?;
     // Without fio nothing can be measured: said before anything else.
-    lab::runs::measure::fio_version()?;
+    lab::real::measure::fio_version()?;
     let target = a.target.as_deref().expect("a target without a device");
     let spec = spec_of(a, target)?;
     // Nothing is written to a target that holds data unless it is named
@@ -114,7 +114,7 @@ pub fn review(a: &crate::review::ReviewArgs) -> Result<()> {
     if let Some((name, _)) = given.iter().find(|(_, g)| *g) {
         bail!("{name} is for simulated cards; --target reviews real storage as it is");
     }
-    lab::runs::measure::fio_version()?;
+    lab::real::measure::fio_version()?;
     let round_s = round_of(a.interval)?;
     let precondition = match a.precondition_hours {
         None => Precondition::Steady { min_s: steady_min_s(round_s), cap_s: measured::PRECONDITION_CAP_S },

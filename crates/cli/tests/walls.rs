@@ -95,11 +95,10 @@ fn no_socket_outside_emu() {
     }
 }
 
-/// Wall time is read only by `cli` and `emu` and by the lab's modules
-/// that drive real programs on this host (`runs/host.rs`, the processes a
-/// real test starts and waits for; `procedures/apptest.rs`, its phases'
-/// wall length): the simulator, the FTL and the simulated lab run on
-/// virtual time alone, so a seed repeats byte for byte.
+/// Wall time is read only by `cli` and `emu` and by the lab on real
+/// storage (`lab::real`: the programs a real test starts and waits for,
+/// its phases' wall length): the simulator, the FTL and the simulated lab
+/// run on virtual time alone, so a seed repeats byte for byte.
 #[test]
 fn wall_time_only_where_real_things_are_timed() {
     let clocks = ["Instant", "SystemTime", "UNIX_EPOCH"];
@@ -107,10 +106,27 @@ fn wall_time_only_where_real_things_are_timed() {
         let hits = naming(&root().join("crates").join(krate).join("src"), &clocks);
         assert!(hits.is_empty(), "{krate} reads wall time:\n{}", hits.join("\n"));
     }
-    let real = ["runs/host.rs", "procedures/apptest.rs"];
-    let lab = root().join("crates/lab/src");
-    let hits: Vec<String> = naming(&lab, &clocks).into_iter().filter(|h| !real.iter().any(|r| h.contains(&format!("src/{r}:")))).collect();
+    let hits = simulated_lab_naming(&clocks);
     assert!(hits.is_empty(), "the simulated lab reads wall time:\n{}", hits.join("\n"));
+}
+
+/// The lines of the lab outside its real half (`lab/src/real/`) that name
+/// any of `words`.
+fn simulated_lab_naming(words: &[&str]) -> Vec<String> {
+    let real = root().join("crates/lab/src/real");
+    naming(&root().join("crates/lab/src"), words).into_iter().filter(|h| !h.starts_with(&real.display().to_string())).collect()
+}
+
+/// The lab's two halves: the simulated lab (`runs`, `procedures`) never
+/// imports the lab on real storage (`real`), nor starts a program; the
+/// results both keep share `runs::measurement`. (`outputs` draws both.)
+#[test]
+fn the_simulated_lab_never_imports_the_real_one() {
+    let src = root().join("crates/lab/src");
+    for half in ["runs", "procedures"] {
+        let hits = naming(&src.join(half), &["real::", "process::Command", "Command::new"]);
+        assert!(hits.is_empty(), "the simulated lab's {half} reaches the real one:\n{}", hits.join("\n"));
+    }
 }
 
 /// `cli` writes files only whole (`card::write_whole`: a temporary file,
@@ -158,6 +174,10 @@ fn the_checks_see_what_they_look_for() {
     assert!(!naming(&root().join("crates/card/src"), &["ftl::"]).is_empty());
     assert!(!naming(&root().join("crates/emu/src"), &["UnixStream"]).is_empty());
     assert!(dependencies("card").contains(&"ftl".to_string()));
+    let real = root().join("crates/lab/src/real");
+    assert!(!naming(&real, &["Command::new"]).is_empty() && !naming(&real, &["Instant"]).is_empty(), "the real lab starts programs and reads the clock");
+    assert!(!naming(&root().join("crates/lab/src/outputs"), &["real::"]).is_empty(), "outputs draw the real lab's results");
+    assert!(simulated_lab_naming(&["Instant"]).is_empty() && naming(&root().join("crates/lab/src"), &["Instant"]).len() > 1);
 }
 
 /// The code of a Rust source, comments, string and character literals

@@ -1,5 +1,6 @@
 //! The lab's layers stay layers: `runs` uses nothing above it,
-//! `procedures` nothing of `outputs`, and no module reaches, through
+//! `procedures` nothing of `real` (the lab on real storage) or `outputs`,
+//! `real` nothing of `outputs`, and no module reaches, through
 //! others, back to itself. Read from the source: every `crate::` path in
 //! code (comments left out) is a use.
 
@@ -59,7 +60,8 @@ fn layer(module: &str) -> u32 {
         "number" => 0,
         "runs" => 1,
         "procedures" => 2,
-        "outputs" => 3,
+        "real" => 3,
+        "outputs" => 4,
         other => panic!("module {module}: in no layer ({other}); add it to one"),
     }
 }

@@ -1,6 +1,6 @@
 //! Real storage through a real fio: a small file measured round by round.
 
-use lab::runs::measure::{run, Job, Target};
+use lab::real::measure::{run, Job, Target};
 use lab::Mix;
 
 /// A 64 MiB file of data beside the build (not in /tmp, which may be a

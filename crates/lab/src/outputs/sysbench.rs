@@ -3,7 +3,7 @@
 //! (average, 95th and 99th percentile) in the other.
 
 use crate::outputs::chart::{color, BarChart, BarSeries, LegendItem, Stroke, Swatch};
-use crate::procedures::apptest::{Point, SysbenchResults};
+use crate::real::apptest::{Point, SysbenchResults};
 
 /// A figure of a thread count's run.
 type Figure = fn(&Point) -> f64;

@@ -47,10 +47,10 @@ pub struct JobResult {
     /// `--label`, or the results file's name); none in a review's own file.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run: Option<String>,
-    /// Where a job on real storage ran (`procedures::measured`); none for
+    /// Where a job on real storage ran (`real::measured`); none for
     /// a simulated card.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub measured: Option<crate::runs::measure::Measurement>,
+    pub measured: Option<crate::runs::measurement::Measurement>,
 }
 
 impl JobResult {

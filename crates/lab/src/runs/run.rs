@@ -55,10 +55,10 @@ pub struct RunResult {
     /// model holds for, a card without data to read), each a sentence.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
-    /// Where a run on real storage ran (`procedures::measured`, `runs::measure`); none for
+    /// Where a run on real storage ran (`real::measured`, `real::measure`); none for
     /// a simulated card.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub measured: Option<crate::runs::measure::Measurement>,
+    pub measured: Option<crate::runs::measurement::Measurement>,
 }
 
 /// Progress of a phase, for a progress display.

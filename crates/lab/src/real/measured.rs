@@ -9,14 +9,14 @@
 
 use crate::procedures::job::{matrix_name, ReviewSpec, Tests, MATRIX_QUEUE_DEPTHS, MATRIX_THREADS, SEQUENTIAL_FILL_DRIVE_WRITES, SEQUENTIAL_TESTS};
 use crate::procedures::review::{JobResult, ReviewResults, MATRIX_WARMUP_ROUNDS, RESULTS_KIND, RESULTS_SCHEMA_VERSION};
-use crate::runs::host;
+use crate::real::host;
+use crate::real::measure::{self, Job, MeasureError, Measurement};
+use crate::real::target::{Target, TargetInfo};
 use crate::runs::interrupt;
-use crate::runs::measure::{self, Job, MeasureError, Measurement};
 use crate::runs::metrics::Interval;
 use crate::runs::phase::{Phase, SteadyReport};
 use crate::runs::run::{DeviceInfo, RunResult, REVIEWERS_QUEUE_DEPTH, REVIEWERS_THREADS};
 use crate::runs::steady;
-use crate::runs::target::{Target, TargetInfo};
 use crate::runs::workload::Mix;
 use serde::{Deserialize, Serialize};
 

@@ -4,7 +4,7 @@
 //! configuration files; stopped with SIGTERM, which MariaDB takes as a
 //! clean shutdown.
 
-use crate::runs::host::{self, HostError, Process};
+use crate::real::host::{self, HostError, Process};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;

@@ -17,10 +17,10 @@
 //! for each; write amplification, GC's moves and erases from its
 //! counters (`stats`) at the phase's start and end.
 
-use crate::runs::host::{self, HostError, Process};
-use crate::runs::mariadb::{self, Mariadb};
+use crate::real::host::{self, HostError, Process};
+use crate::real::mariadb::{self, Mariadb};
+use crate::real::sysbench::{self, Report};
 use crate::runs::run::DeviceInfo;
-use crate::runs::sysbench::{self, Report};
 use crate::runs::trace::{capture_for_each, CaptureLine};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};

@@ -6,7 +6,7 @@
 //! written only when `--destroy` repeats its name; a mounted one or one
 //! in use never.
 
-use serde::{Deserialize, Serialize};
+pub use crate::runs::measurement::TargetInfo;
 use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 
@@ -19,33 +19,6 @@ pub enum Target {
     /// An NBD export (`nbd://...`, `nbd+unix://...`), through fio's nbd
     /// engine.
     Nbd(String),
-}
-
-/// What a target is, as the results keep it.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct TargetInfo {
-    /// The path or URI given.
-    pub target: String,
-    /// "file", "block device" or "NBD export".
-    pub kind: String,
-    /// Its size in bytes, where known (an NBD export's from `nbdinfo`).
-    pub size_bytes: Option<u64>,
-    /// A block device's model, firmware and vendor, from sysfs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub model: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub firmware: Option<String>,
-    /// What `blkid -p` found on it (a file system's or partition table's
-    /// type), if anything.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub holds: Option<String>,
-    /// Where it (or a partition of it) is mounted, if anywhere.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mounted: Option<String>,
-    /// What holds a block device that is not mounted: a device built on
-    /// it (device-mapper, RAID), or another opener's exclusive claim.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub in_use: Option<String>,
 }
 
 /// Why a target cannot be tested, or may not be written.

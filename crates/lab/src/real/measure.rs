@@ -13,10 +13,10 @@
 //! (fio's buckets are within 1/64 of their value). Latency is fio's
 //! `lat` (submission to completion), as the simulator's is.
 
+pub use crate::real::target::Target;
+pub use crate::runs::measurement::Measurement;
 use crate::runs::metrics::{interval_of, Acc, Closed, DirStats, Interval, Summary};
-pub use crate::runs::target::Target;
 use crate::runs::workload::Mix;
-use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
 use std::io::BufReader;
@@ -30,7 +30,7 @@ pub enum MeasureError {
     #[error("fio failed ({status}): {stderr}")]
     FioFailed { status: String, stderr: String },
     #[error(transparent)]
-    Target(#[from] crate::runs::target::TargetError),
+    Target(#[from] crate::real::target::TargetError),
     /// The target could not be erased before preconditioning: why.
     #[error("{0}")]
     Erase(String),
@@ -51,22 +51,6 @@ impl Target {
             Target::Nbd(uri) => vec![("ioengine", "nbd".into()), ("uri", uri.clone())],
         }
     }
-}
-
-/// What a measured run's results say of where it ran.
-#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-pub struct Measurement {
-    pub target: crate::runs::target::TargetInfo,
-    /// fio's version and engine.
-    pub fio: String,
-    pub engine: String,
-    /// What was done to erase the target before preconditioning, or why
-    /// nothing could be; none without preconditioning.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub erased: Option<String>,
-    /// The host: kernel release and CPU model.
-    pub kernel: String,
-    pub cpu: String,
 }
 
 /// One fio run: a mix at `threads` jobs x `queue_depth` for `runtime_s`
