@@ -61,14 +61,18 @@ long() {
     return 1
 }
 
-record() { # status command
+started=$EPOCHREALTIME
+record() { # status command: its wall time since `started`
+    local took
+    took=$(awk -v a="$started" -v b="$EPOCHREALTIME" 'BEGIN { printf "%6.1f s", b - a }')
     if [ "$1" -eq 0 ]; then
         passed=$((passed + 1))
-        echo "ok      $2"
+        echo "ok      $took  $2"
     else
         failed=$((failed + 1))
-        echo "FAILED  $2 (exit $1)"
+        echo "FAILED  $took  $2 (exit $1)"
     fi
+    started=$EPOCHREALTIME
 }
 
 stop_server() {
@@ -80,6 +84,7 @@ stop_server() {
 }
 
 one() { # a tour line: one flashlab command and perhaps a comment
+    started=$EPOCHREALTIME
     local cmd="${1%%  #*}"
     cmd="${cmd%"${cmd##*[![:space:]]}"}"
     if [ "$skip_long" = 1 ] && long "$cmd"; then
@@ -141,6 +146,7 @@ while IFS= read -r line; do
             stop_server
             rm -rf card card.sock
             printf '%s\n' "${block[@]}" >walk.sh
+            started=$EPOCHREALTIME
             timeout 300 bash -e walk.sh >walk.log 2>&1
             s=$?
             [ "$s" -ne 0 ] && tail -20 walk.log
