@@ -22,7 +22,7 @@ pub use catalog::published::{Bound, By, Metric, Published, State};
 pub use catalog::scale::{Scaling, ROUND_FULL_SIZE_S};
 pub use catalog::{catalog, profile_load, published, scale, CATALOG, DEFAULT_DEVICE};
 pub use device::faults::{self, FailTarget, FailureEvent, TargetError};
-pub use device::{capacity_parse, Backing, Device, DeviceCounters, DeviceError, Inconsistent, Payload, ResourceBusy};
+pub use device::{capacity_parse, Backing, Device, DeviceCounters, DeviceError, Inconsistent, MountFirst, Payload, ResourceBusy};
 pub use ftl::{FaultCounters, MountReport};
 pub use health::{Age, AgeError, Aging, EnduranceProfile, Health, RETENTION_FITTED_DAYS};
 pub use nand::errors;

@@ -89,7 +89,7 @@ mod tests {
     fn an_unreadable_page_is_eio_to_the_client() {
         let e = DeviceError::Unreadable { offset: 4096, len: 4096 };
         assert_eq!(error_code(&e, nbd::CMD_READ, false), nbd::EIO);
-        let fault = DeviceError::Fault("a die failed".into());
+        let fault = DeviceError::AlreadyFailed { target: "channel 3 die 1".into(), die: 1 };
         assert_eq!(error_code(&fault, nbd::CMD_READ, false), nbd::EIO);
     }
 

@@ -259,7 +259,7 @@ impl Server {
     /// next start mounts without a scan. No request runs after it (each
     /// connection ends at its next); what the card served is returned.
     pub fn shutdown(&self) -> Result<Served, DeviceError> {
-        let mut c = self.card().ok_or_else(|| DeviceError::Store(stopped()))?;
+        let mut c = self.card().ok_or(DeviceError::Stopped)?;
         c.stopped = true;
         if let Some(l) = &mut c.log {
             let _ = l.flush();
@@ -411,11 +411,6 @@ fn requests_read(reader: &mut BufReader<impl Read>, batch: &mut Vec<(Request, In
             return None;
         }
     }
-}
-
-/// Why a stopped card does nothing more.
-fn stopped() -> String {
-    "the card has stopped".to_string()
 }
 
 /// A connection counted among the clients while it lives.

@@ -43,6 +43,7 @@ use faults::Faults;
 use ftl::{Ftl, FtlConfig, FtlError, MountReport};
 use nand::Nand;
 use sim::{Io, Pool, Target};
+use std::path::PathBuf;
 use units::{Ns, SECTOR_BYTES, SLOT_BYTES};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -61,13 +62,55 @@ pub enum DeviceError {
     Unreadable { offset: u64, len: u64 },
     #[error(transparent)]
     Ftl(#[from] FtlError),
-    #[error("{0}")]
-    Store(String),
+    /// A member's page file.
+    #[error(transparent)]
+    PageStore(#[from] nand::PageStoreError),
+    /// A store looked at (not mounted) that holds no card.
+    #[error("{}: no card here (no {})", dir.display(), file.display())]
+    NoCard { dir: PathBuf, file: PathBuf },
+    /// A member's checkpoint beside its page file, unreadable or unwritten.
+    #[error("{}: checkpoint: {why}", dir.display())]
+    Checkpoint { dir: PathBuf, why: String },
+    /// A member's page file not synced at a clean stop.
+    #[error("{}: {why}", dir.display())]
+    Sync { dir: PathBuf, why: String },
+    /// A store looked at (not mounted) that only a mount can tell about.
+    #[error("{}: {why}: only a mount can tell its state, and a mount repairs; serve it once, then ask again", dir.display())]
+    MountFirst { dir: PathBuf, why: MountFirst },
+    /// A store looked at whose checkpoint does not fit its media.
+    #[error("member {member}: its checkpoint does not fit its media ({why}): serve it once (a mount scans the media), then ask again")]
+    CheckpointMisfit { member: usize, why: FtlError },
+    /// A secure erase's overwrite of a member's pages.
+    #[error("sanitize: member {member}: {why}")]
+    Sanitize { member: usize, why: String },
+    /// A served card asked after it stopped.
+    #[error("the card has stopped")]
+    Stopped,
     /// A file the store keeps beside its page files.
     #[error(transparent)]
     StoreFile(#[from] crate::StoreError),
-    #[error("{0}")]
-    Fault(String),
+    /// A die to fail that has failed already.
+    #[error("{target}: die {die} has already failed")]
+    AlreadyFailed { target: String, die: u32 },
+    /// Random faults asked of a profile that cannot give them.
+    #[error("{device}: the profile has no [nand.errors], so no field failure rates")]
+    NoFieldRates { device: String },
+    #[error("{device}: the profile's field failure rates are zero (nand.errors.field_*)")]
+    ZeroFieldRates { device: String },
+    #[error("random faults at {0} times the field rates: must be in (0, 1e12]")]
+    Acceleration(String),
+    /// An aged card's wear asked in steps of no cycles.
+    #[error("cycles per erase must be at least 1")]
+    CyclesPerErase,
+    /// Wear asked of a profile whose blocks cannot wear out.
+    #[error("{device}: the profile has no [nand.endurance]: its blocks cannot wear out")]
+    NoEndurance { device: String },
+    /// A format asked while a rebuild runs.
+    #[error("a rebuild is running: format the card once it has ended (status shows its progress)")]
+    RebuildRunning,
+    /// A format a member's good blocks cannot hold.
+    #[error("format {format}: member {member}: {why}")]
+    Reformat { format: String, member: usize, why: FtlError },
     /// A die or channel to fail that the card does not have.
     #[error(transparent)]
     Target(#[from] crate::TargetError),
@@ -93,10 +136,14 @@ impl DeviceError {
     }
 }
 
-impl From<nand::PageStoreError> for DeviceError {
-    fn from(e: nand::PageStoreError) -> DeviceError {
-        DeviceError::Store(e.to_string())
-    }
+/// Why a store looked at (not mounted) cannot be told about without a
+/// mount.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MountFirst {
+    #[error("member {member}: {why}")]
+    Stale { member: usize, why: crate::store::checkpoint::PagesRefused },
+    #[error("the card did not stop cleanly (no checkpoint)")]
+    Unclean,
 }
 
 /// A member's FTL state breaks a structural invariant
@@ -158,7 +205,7 @@ impl Device {
     /// standing for `aging.cycles_per_erase` cycles.
     pub fn aging(profile: &Profile, format: &str, scale: u32, aging: Aging) -> Result<Device, DeviceError> {
         if aging.cycles_per_erase == 0 {
-            return Err(DeviceError::Fault("cycles per erase must be at least 1".into()));
+            return Err(DeviceError::CyclesPerErase);
         }
         let plan = Device::plan(profile, format, scale)?;
         Device::build(profile, format, scale, plan, &Backing::None, Some(aging))
@@ -176,7 +223,7 @@ impl Device {
         let endurance = match (aging, &profile.nand.endurance) {
             (None, _) => None,
             (Some(a), Some(e)) => Some(e.model(a.cycles_per_erase, a.seed)),
-            (Some(_), None) => return Err(DeviceError::Fault(format!("{}: the profile has no [nand.endurance]: its blocks cannot wear out", profile.id))),
+            (Some(_), None) => return Err(DeviceError::NoEndurance { device: profile.id.clone() }),
         };
         let buffer_slots = (profile.write_buffer_bytes(scale) / SLOT_BYTES) as u32;
         let costs = Costs::of(profile, &g, scale);
@@ -305,12 +352,12 @@ impl Device {
     /// blocks cannot hold the format.
     pub fn reformat(&mut self, format: &str, purge: bool) -> Result<(), DeviceError> {
         if self.rebuilding() {
-            return Err(DeviceError::Fault("a rebuild is running: format the card once it has ended (status shows its progress)".into()));
+            return Err(DeviceError::RebuildRunning);
         }
         let (g, cfg, full_bytes) = Device::plan(&self.profile, format, self.scale)?;
         for (i, m) in self.members.iter().enumerate() {
             assert_eq!(m.ftl.media().array.geometry(), &g, "a format keeps the card's geometry");
-            m.ftl.reformat_check(cfg.user_slots).map_err(|e| DeviceError::Fault(format!("format {format}: member {i}: {e}")))?;
+            m.ftl.reformat_check(cfg.user_slots).map_err(|why| DeviceError::Reformat { format: format.to_string(), member: i, why })?;
         }
         let card = crate::CardFile::new(&self.profile.id, format, self.scale);
         for (i, m) in self.members.iter_mut().enumerate() {
@@ -318,7 +365,7 @@ impl Device {
             m.timing.erased();
             if let Some(store) = m.pages_mut() {
                 if purge {
-                    store.purge().map_err(|e| DeviceError::Store(format!("sanitize: member {i}: {e}")))?;
+                    store.purge().map_err(|e| DeviceError::Sanitize { member: i, why: e.to_string() })?;
                 }
                 store.owner_set(&g, &Device::member_owner(&card.owner(), i));
             }

@@ -2,7 +2,7 @@
 //! it: formatted, mounted from a clean stop's checkpoint, or mounted by a
 //! scan of the media; and the clean stop that writes the checkpoint.
 
-use super::{Device, DeviceError};
+use super::{Device, DeviceError, MountFirst};
 use crate::recorder::Recorder;
 use crate::StoreLock;
 use ftl::{Ftl, FtlConfig, MountReport};
@@ -92,7 +92,7 @@ impl Device {
             Backing::Files { dir, owner, .. } | Backing::Inspect { dir, owner, .. } => {
                 let path = Device::member_store_path(dir, member);
                 if matches!(backing, Backing::Inspect { .. }) && !path.exists() {
-                    return Err(DeviceError::Store(format!("{}: no card here (no {})", dir.display(), path.display())));
+                    return Err(DeviceError::NoCard { dir: dir.to_path_buf(), file: path });
                 }
                 let access = if matches!(backing, Backing::Inspect { .. }) { nand::Access::Look } else { nand::Access::Own };
                 let (store, created) = nand::PageStore::file(&path, g, &Device::member_owner(owner, member), access)?;
@@ -130,26 +130,18 @@ impl Device {
             Backing::Files { dir, .. } | Backing::Inspect { dir, .. } => Device::member_store_path(dir, member).exists(),
             _ => false,
         };
-        let ck_err = |dir: &std::path::Path, e: std::io::Error| DeviceError::Store(format!("{}: checkpoint: {e}", dir.display()));
+        let ck_err = |dir: &std::path::Path, e: std::io::Error| DeviceError::Checkpoint { dir: dir.to_path_buf(), why: e.to_string() };
         let saved = match backing {
             Backing::Files { dir, .. } if store_there => {
                 crate::store::checkpoint::peek(dir, member, &Device::member_store_path(dir, member)).map_err(|e| ck_err(dir, e))?
             }
             Backing::Inspect { dir, .. } if store_there => {
                 match crate::store::checkpoint::peek(dir, member, &Device::member_store_path(dir, member)).map_err(|e| ck_err(dir, e))? {
-                    Some(crate::store::checkpoint::Opened { pages: Err(e @ crate::store::checkpoint::PagesRefused::Stale), .. }) => {
-                        return Err(DeviceError::Store(format!(
-                            "{}: member {member}: {e}: only a mount can tell its state, and a mount repairs; serve it once, then ask again",
-                            dir.display()
-                        )))
+                    Some(crate::store::checkpoint::Opened { pages: Err(why @ crate::store::checkpoint::PagesRefused::Stale), .. }) => {
+                        return Err(DeviceError::MountFirst { dir: dir.clone(), why: MountFirst::Stale { member, why } })
                     }
                     Some(b) => Some(b),
-                    None => {
-                        return Err(DeviceError::Store(format!(
-                    "{}: the card did not stop cleanly (no checkpoint): only a mount can tell its state, and a mount repairs; serve it once, then ask again",
-                    dir.display()
-                )))
-                    }
+                    None => return Err(DeviceError::MountFirst { dir: dir.clone(), why: MountFirst::Unclean }),
                 }
             }
             _ => None,
@@ -163,7 +155,7 @@ impl Device {
         // Blocks' pages that do not fit the media are set aside: scanned.
         let (array, existed, refused) = match Device::array_of(g, backing, member, endurance, known.as_deref()) {
             Ok((array, existed)) => (array, existed, split_refused.map(|e| format!("member {member}: {e}"))),
-            Err(e @ (DeviceError::Store(_) | DeviceError::Kept(_))) if known.is_some() && !matches!(backing, Backing::Inspect { .. }) => {
+            Err(e @ (DeviceError::PageStore(_) | DeviceError::Kept(_))) if known.is_some() && !matches!(backing, Backing::Inspect { .. }) => {
                 let (array, existed) = Device::array_of(g, backing, member, endurance, None)?;
                 (array, existed, Some(format!("member {member}: {e}")))
             }
@@ -200,11 +192,7 @@ impl Device {
         let (ftl, mut r) = match saved {
             Some((r, len)) => match Ftl::mount_checkpoint_from(crate::recorder::recorder(array), cfg.clone(), r, len) {
                 Ok(mounted) => mounted,
-                Err(e) if matches!(backing, Backing::Inspect { .. }) => {
-                    return Err(DeviceError::Store(format!(
-                        "member {member}: its checkpoint does not fit its media ({e}): serve it once (a mount scans the media), then ask again"
-                    )))
-                }
+                Err(why) if matches!(backing, Backing::Inspect { .. }) => return Err(DeviceError::CheckpointMisfit { member, why }),
                 Err(e) => {
                     // The media are the truth: a checkpoint that does not
                     // fit is set aside and the card scanned.
@@ -247,8 +235,8 @@ impl Device {
             // after which the blocks' programmed pages are final.
             let ftl = m.ftl.checkpoint()?;
             let bytes = crate::store::checkpoint::member_bytes(m.ftl.media().array.next_pages(), &ftl);
-            m.pages_mut().map(|s| s.sync()).transpose().map_err(|e| DeviceError::Store(format!("{}: {e}", dir.display())))?;
-            crate::store::checkpoint::write(&dir, i, &bytes).map_err(|e| DeviceError::Store(format!("{}: checkpoint: {e}", dir.display())))?;
+            m.pages_mut().map(|s| s.sync()).transpose().map_err(|e| DeviceError::Sync { dir: dir.to_path_buf(), why: e.to_string() })?;
+            crate::store::checkpoint::write(&dir, i, &bytes).map_err(|e| DeviceError::Checkpoint { dir: dir.to_path_buf(), why: e.to_string() })?;
         }
         Ok(())
     }

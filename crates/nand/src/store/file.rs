@@ -104,7 +104,7 @@ pub(super) fn header_write(h: &mut [u8], described: &str) {
 pub(super) fn header_check(file: &File, path: &str, expected: &str) -> Result<(), PageStoreError> {
     use std::os::unix::fs::FileExt;
     let mut h = vec![0u8; HEADER_BYTES];
-    let n = file.read_at(&mut h, 0).map_err(|err| PageStoreError::Io { path: path.into(), err })?;
+    let n = file.read_at(&mut h, 0).map_err(|err| PageStoreError::Io { path: path.into(), err: err.to_string() })?;
     if n < 16 || &h[..8] != STORE_MAGIC {
         return Err(PageStoreError::NotAStore { path: path.into() });
     }

@@ -52,11 +52,12 @@ use units::SLOT_BYTES as SLOT;
 /// The smallest erased range given back to the file system as a hole.
 const HOLE_BYTES_MIN: usize = 2 << 20;
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PageStoreError {
-    /// (The I/O error is in the message, not a source: printed once.)
+    /// The OS's text of the I/O error (in the message, not a source:
+    /// printed once).
     #[error("store {path}: {err}")]
-    Io { path: String, err: std::io::Error },
+    Io { path: String, err: String },
     #[error("store {path} is not a flashlab store (no header)")]
     NotAStore { path: String },
     #[error("store {path} has layout version {found}; this flashlab reads version {expected}")]
@@ -183,7 +184,7 @@ impl PageStore {
     /// store and whether it was created.
     pub fn file(path: &Path, g: &Geometry, owner: &str, access: Access) -> Result<(PageStore, bool), PageStoreError> {
         let p = path.display().to_string();
-        let io = |err| PageStoreError::Io { path: p.clone(), err };
+        let io = |err: std::io::Error| PageStoreError::Io { path: p.clone(), err: err.to_string() };
         let created = !path.exists();
         let file = OpenOptions::new().read(true).write(true).create(true).truncate(false).open(path).map_err(io)?;
         lock(&file, access, &p)?;
@@ -240,7 +241,7 @@ impl PageStore {
                 _ => {}
             }
         } else if system_path.exists() {
-            store.system = Some(std::fs::read(&system_path).map_err(|e| PageStoreError::Io { path: system_path.display().to_string(), err: e })?);
+            store.system = Some(std::fs::read(&system_path).map_err(|e| PageStoreError::Io { path: system_path.display().to_string(), err: e.to_string() })?);
         }
         Ok((store, created))
     }
@@ -461,7 +462,7 @@ fn lock(file: &std::fs::File, access: Access, path: &str) -> Result<(), PageStor
     match held {
         Ok(()) => Ok(()),
         Err(std::fs::TryLockError::WouldBlock) => Err(PageStoreError::InUse { path: path.to_string() }),
-        Err(std::fs::TryLockError::Error(err)) => Err(PageStoreError::Io { path: path.to_string(), err }),
+        Err(std::fs::TryLockError::Error(err)) => Err(PageStoreError::Io { path: path.to_string(), err: err.to_string() }),
     }
 }
 

@@ -76,7 +76,7 @@ impl Device {
         let dies = self.target_dies(target)?;
         let (m, members) = (target.member, self.members.len());
         if let Some(d) = dies.iter().find(|&&d| self.members[m].ftl.is_dead(d)) {
-            return Err(DeviceError::Fault(format!("{}: die {d} has already failed", target.describe(members))));
+            return Err(DeviceError::AlreadyFailed { target: target.describe(members), die: *d });
         }
         let mut ev = FailureEvent {
             what: target.describe(members),
@@ -146,13 +146,13 @@ impl Device {
     /// `acceleration` (see `RandomFaults` in `device::faults`).
     pub fn random_faults_set(&mut self, acceleration: f64, seed: u64, now: Ns) -> Result<(), DeviceError> {
         let Some(e) = &self.profile.nand.errors else {
-            return Err(DeviceError::Fault(format!("{}: the profile has no [nand.errors], so no field failure rates", self.profile.id)));
+            return Err(DeviceError::NoFieldRates { device: self.profile.id.clone() });
         };
         if e.field_die_failures_per_year == 0.0 && e.field_uncorrectable_per_day == 0.0 {
-            return Err(DeviceError::Fault(format!("{}: the profile's field failure rates are zero (nand.errors.field_*)", self.profile.id)));
+            return Err(DeviceError::ZeroFieldRates { device: self.profile.id.clone() });
         }
         if !(acceleration.is_finite() && acceleration > 0.0 && acceleration <= 1e12) {
-            return Err(DeviceError::Fault(format!("random faults at {acceleration} times the field rates: must be in (0, 1e12]")));
+            return Err(DeviceError::Acceleration(acceleration.to_string()));
         }
         let r = RandomFaults::new(e.field_die_failures_per_year, e.field_uncorrectable_per_day, self.members.len(), acceleration, seed, now);
         let spm = self.costs.spm;
