@@ -389,6 +389,39 @@ fn the_source_checks_see_what_they_look_for() {
     assert_eq!(string_errors(errors), vec![1, 2, 6], "a bare string error, however nested; not a String success, a comment or a string");
 }
 
+/// The test names a text gives (a backquoted `snake_case` word of four
+/// parts or more) that no function in the workspace has.
+fn tests_missing(text: &str, functions: &str) -> Vec<String> {
+    let mut missing = Vec::new();
+    for part in text.split('`').skip(1).step_by(2) {
+        let test_like = part.split('_').count() >= 4 && part.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_');
+        if test_like && !functions.contains(&format!("fn {part}(")) && !missing.contains(&part.to_string()) {
+            missing.push(part.to_string());
+        }
+    }
+    missing
+}
+
+/// Every invariant ARCHITECTURE.md holds by a test names one that exists:
+/// a test renamed or removed fails here, not in a reader's search.
+#[test]
+fn the_architectures_invariants_name_tests_that_exist() {
+    let mut functions = String::new();
+    for e in std::fs::read_dir(root().join("crates")).unwrap() {
+        let krate = e.unwrap().path();
+        for dir in [krate.join("src"), krate.join("tests")] {
+            if dir.is_dir() {
+                functions.extend(sources(&dir).into_iter().map(|(_, t)| t));
+            }
+        }
+    }
+    let text = std::fs::read_to_string(root().join("ARCHITECTURE.md")).unwrap();
+    let missing = tests_missing(&text, &functions);
+    assert!(missing.is_empty(), "ARCHITECTURE.md names tests that do not exist: {missing:?}");
+    assert!(text.matches("`a_").count() > 10, "the invariants name their tests");
+    assert_eq!(tests_missing("held (`a_test_that_is_not_there`, `short_name`)", "fn a_test_that_is(\n"), vec!["a_test_that_is_not_there"]);
+}
+
 /// The markdown files of the house (README, ARCHITECTURE, docs/): every
 /// relative link's target exists, and every dated note is listed in
 /// `docs/notes/README.md`.

@@ -140,7 +140,7 @@ impl MemberTiming {
         }
         let n = self.die_erases[u];
         self.die_erases[u] = n.wrapping_add(1);
-        let end = if c.scaling.erase_takes_time(n, u as u32) { self.timed_erase(c, u, op.block, ready) } else { ready };
+        let end = if c.scaling.erase_takes_time(n) { self.timed_erase(c, u, op.block, ready) } else { ready };
         if c.bank_width > 1 {
             self.banks.erased[u] = Some((op.block, ready, end));
         }

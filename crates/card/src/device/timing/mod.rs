@@ -461,6 +461,42 @@ mod tests {
         }
     }
 
+    /// A scaled card times one superblock erase in `pages_div`, on all its
+    /// dies together, as every superblock's erase at full size: each
+    /// superblock erase stalls every die or none (staggered, each erase
+    /// timed a few of its dies, and what visits the dies one after another
+    /// met an erase at every superblock).
+    #[test]
+    fn a_scaled_superblock_erase_times_all_its_dies_or_none() {
+        let (profile, g, c) = card("p420m", 16);
+        let n = c.scaling.pages_div;
+        assert_eq!(n, 16, "the pages of a block divided by 16");
+        let mut t = MemberTiming::new(&profile, &g, &c, 1024, 0);
+        let timed: Vec<bool> = (0..2 * n)
+            .map(|round| {
+                let start = t.quiet_at() + 1;
+                let ops: Vec<MediaOp> = (0..g.dies())
+                    .map(|die| MediaOp {
+                        kind: OpKind::Erase,
+                        tag: OpTag::Gc,
+                        die,
+                        block: round % g.blocks_per_plane,
+                        page: 0,
+                        mask: 0,
+                        retries: 0,
+                        stripe_part: false,
+                    })
+                    .collect();
+                t.charge(&c, &ops, start, HostRead::NONE);
+                let busy: Vec<bool> = (0..g.dies() as usize).map(|d| t.dies[d].idle_at() > start).collect();
+                let n_busy = busy.iter().filter(|&&b| b).count();
+                assert!(n_busy == 0 || n_busy == busy.len(), "round {round}: {n_busy} of the superblock's {} dies erase", busy.len());
+                busy[0]
+            })
+            .collect();
+        assert_eq!(timed.iter().filter(|&&b| b).count(), 2, "one superblock erase in {n} takes time: {timed:?}");
+    }
+
     /// Blocks erase in their own times (`nand::Timings::erase_ns_of`): a
     /// read on a die erasing one of the slow blocks waits out the slow
     /// erase, and a program into the same superblock on another die, whose
