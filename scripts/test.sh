@@ -4,7 +4,7 @@
 # naming each and why), then runs the whole suite. `.ci/run` calls this
 # same script after its format and lint checks.
 #
-#   scripts/test.sh [cargo test arguments...]
+#   scripts/test.sh [arguments of cargo nextest run, or of cargo test without it...]
 #
 # The tests drive real programs, from Debian's packages: the review test
 # renders the report in headless Chromium and checks the exported fio
@@ -76,4 +76,17 @@ fi
 # Every test binary runs even when one fails; the failures are listed at
 # the end. The `suite` profile is the release build's optimisation,
 # quicker to build (Cargo.toml).
-exec cargo test --profile suite --workspace --no-fail-fast "$@"
+# The suite, on its own build profile: with cargo-nextest where it is
+# installed (each test in its own process, both cores kept busy across the
+# test binaries; its settings in .config/nextest.toml), then the doc
+# tests, which nextest does not run; else with cargo test.
+# (`--no-run` builds them only.)
+if cargo nextest --version >/dev/null 2>&1; then
+    case " $* " in
+    *" --no-run "*) exec cargo nextest run --cargo-profile suite --workspace "$@" ;;
+    esac
+    cargo nextest run --cargo-profile suite --workspace --no-fail-fast "$@"
+    cargo test --profile suite --workspace --doc
+else
+    exec cargo test --profile suite --workspace --no-fail-fast "$@"
+fi
