@@ -56,6 +56,7 @@ impl<M: Media> Ftl<M> {
         self.unmap(lba);
         self.host_seq += 1;
         self.append(WriterId::User, lba, data, self.host_seq)?;
+        debug_assert_eq!(self.map.p2l[self.map.l2p[lba as usize] as usize], lba, "the map holds a written slot both ways");
         self.counters.host_slots_written += 1;
         if lba != last {
             return Ok(());
@@ -85,6 +86,7 @@ impl<M: Media> Ftl<M> {
     }
 
     fn slot_read(&mut self, lba: SlotLba, out: Option<&mut [u8]>) -> Result<ReadFrom, FtlError> {
+        debug_assert!(out.as_ref().is_none_or(|o| o.len() >= SLOT_BYTES as usize), "a slot's read needs a slot of room");
         let ppa = self.map.l2p[lba as usize];
         if ppa == PPA_INVALID {
             self.lost_check(lba)?;
@@ -118,7 +120,9 @@ impl<M: Media> Ftl<M> {
     /// power-loss protection).
     pub fn flush(&mut self) -> Result<(), FtlError> {
         self.writer_pad(WriterId::User)?;
-        self.writer_pad(WriterId::Gc)
+        self.writer_pad(WriterId::Gc)?;
+        debug_assert_eq!(self.user_pad_slots(), 0, "a flush leaves no written slot off the media");
+        Ok(())
     }
 
     /// The slots a flush would pad in the user writer's open page (0 when
@@ -275,6 +279,7 @@ impl<M: Media> Ftl<M> {
             self.counters.host_slots_trimmed += 1;
         }
         self.unmap(lba);
+        debug_assert_eq!(self.map.l2p[lba as usize], PPA_INVALID, "a trimmed slot is unmapped");
         if self.data {
             self.host_seq += 1;
             self.media.trim_record(lba, self.host_seq);
