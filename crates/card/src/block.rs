@@ -20,7 +20,7 @@ impl Device {
         assert!(self.holds_data(), "read_at on a device that keeps no data");
         let done = self.io(now, offset, out.len() as u64, false, Payload::Read(out));
         self.smart_keep();
-        done
+        completes_after(now, done)
     }
 
     /// Writes `data` at byte `offset`; a partial 4 KiB slot is merged with
@@ -29,7 +29,7 @@ impl Device {
         assert!(self.holds_data(), "write_at on a device that keeps no data");
         let done = self.io(now, offset, data.len() as u64, true, Payload::Write(data));
         self.smart_keep();
-        done
+        completes_after(now, done)
     }
 
     /// Makes every write acknowledged so far durable on the media: the open
@@ -39,7 +39,7 @@ impl Device {
     pub fn flush(&mut self, now: Ns) -> Result<Ns, DeviceError> {
         let done = self.members_flush(now);
         self.smart_keep();
-        done
+        completes_after(now, done)
     }
 
     /// Forgets the whole 4 KiB slots inside the range (they read as zeros
@@ -76,6 +76,14 @@ impl Device {
         }
         Ok(done)
     }
+}
+
+/// A request's completion, which never comes before its arrival (the
+/// timing model reserves resources from `now` on).
+#[inline]
+fn completes_after(now: Ns, done: Result<Ns, DeviceError>) -> Result<Ns, DeviceError> {
+    debug_assert!(done.as_ref().map_or(true, |&t| t >= now), "a request completes before it arrives: {done:?} < {now}");
+    done
 }
 
 #[cfg(test)]
