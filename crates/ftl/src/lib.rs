@@ -42,11 +42,12 @@ pub use superblock::SbState;
 
 use faults::FaultState;
 use gc::Gc;
-use map::{vec_huge, Map};
+use map::Map;
 use nand::{Media, NandError, OpTag};
 use serde::{Deserialize, Serialize};
 use std::cmp::Reverse;
 use superblock::{Superblocks, SB_NONE};
+use units::vec_huge;
 use units::{Ppa, SlotLba, LBA_UNMAPPED, PPA_INVALID, SLOT_BYTES};
 use writer::{WriterId, Writers};
 

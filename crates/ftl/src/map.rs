@@ -7,33 +7,7 @@
 use crate::layout::SlotAddr;
 use crate::Ftl;
 use nand::Media;
-use units::{prefetch_read, Ppa, SlotLba, LBA_UNMAPPED, PPA_INVALID};
-
-/// A vector of `n` copies of `value` whose memory the kernel is asked to
-/// back with huge pages: the maps are read at random, and with 4 KiB pages
-/// nearly every access would also miss the TLB. A hint only; where it is not
-/// granted, the vector is an ordinary one.
-pub(crate) fn vec_huge<T: Copy>(n: usize, value: T) -> Vec<T> {
-    let mut v: Vec<T> = Vec::with_capacity(n);
-    #[cfg(target_os = "linux")]
-    {
-        let bytes = n * std::mem::size_of::<T>();
-        if bytes >= 4 << 20 {
-            let page = 4096usize;
-            let start = (v.as_mut_ptr() as usize).div_ceil(page) * page;
-            let end = (v.as_mut_ptr() as usize + bytes) / page * page;
-            if end > start {
-                // SAFETY: the range lies inside the vector's own allocation,
-                // which is not yet touched; MADV_HUGEPAGE only advises.
-                unsafe {
-                    libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_HUGEPAGE);
-                }
-            }
-        }
-    }
-    v.resize(n, value);
-    v
-}
+use units::{prefetch_read, vec_huge, Ppa, SlotLba, LBA_UNMAPPED, PPA_INVALID};
 
 /// The three maps of a card.
 #[derive(Clone)]

@@ -57,18 +57,24 @@ impl ErrorCounters {
     }
 }
 
-/// One (die, block) as the error model sees it, in one 8-byte entry (a
-/// read touches one cache line).
+/// One (die, block) as the error model sees it, in one 16-byte entry: a
+/// read touches one cache line, its block's factor with its counts (host
+/// reads land on random blocks: a second array was a second miss).
 #[derive(Debug, Clone, Copy)]
+#[repr(C, align(16))]
 struct Entry {
     /// Reads since erase.
     reads: u32,
     /// The chance one codeword's first read fails, at the top of the
     /// reads' power-of-two bucket; negative: to be computed.
     fail0: f32,
+    /// The block's RBER factor (`ErrorsProfile::block_factor`), found at
+    /// its first use (NaN before); an erase keeps it.
+    factor: f64,
 }
 
-const STALE: Entry = Entry { reads: 0, fail0: -1.0 };
+const UNSEEN: Entry = Entry { reads: 0, fail0: -1.0, factor: f64::NAN };
+const _: () = assert!(std::mem::size_of::<Entry>() == 16, "an entry fills a quarter of a cache line");
 
 /// Reads a block may see: the bound of the disturb term.
 const READS_MAX: f64 = u32::MAX as f64;
@@ -81,9 +87,6 @@ pub struct Wear {
     /// By block index, then die (`Wear::entry`): a superblock's entries
     /// lie together, as GC reads its pages one die after another.
     entries: Vec<Entry>,
-    /// Each entry's RBER factor (`ErrorsProfile::block_factor`), found at
-    /// its first use (NaN before).
-    factors: Vec<f64>,
     /// `RberFit::reads_term` of 2^b reads, the top of bucket b.
     reads_terms: [f64; 33],
     /// `RberFit::terms` by erases since `pe_base`, then whether aged (at
@@ -122,8 +125,7 @@ impl Wear {
             codeword: model.codeword(codeword_bytes),
             model,
             dies,
-            entries: vec![STALE; dies as usize * blocks_per_plane as usize],
-            factors: vec![f64::NAN; dies as usize * blocks_per_plane as usize],
+            entries: units::vec_huge(dies as usize * blocks_per_plane as usize, UNSEEN),
             reads_terms: std::array::from_fn(|b| rber.reads_term((1u64 << b) as f64)),
             terms: Vec::new(),
             aged: vec![false; blocks_per_plane as usize],
@@ -151,8 +153,7 @@ impl Wear {
         self.pe_base = pe_cycles;
         self.age_days = age_days;
         self.aged.fill(age_days > 0.0);
-        self.entries.fill(STALE);
-        self.factors.fill(f64::NAN);
+        self.entries.fill(UNSEEN);
         self.terms.clear();
         self.fail_from_erases = self.fail_from();
         self.quiet_model = !self.may_fail(erases_max);
@@ -213,6 +214,16 @@ impl Wear {
         block as usize * self.dies as usize + die as usize
     }
 
+    /// Asks the cache for (die, block)'s entry ahead of the `read` that
+    /// will count on it (host reads land on random blocks: the entry is
+    /// seldom cached), so that other work overlaps the fetch.
+    #[inline(always)]
+    pub fn prefetch(&self, die: u32, block: u32) {
+        if let Some(e) = self.entries.get(self.entry(die, block)) {
+            units::prefetch_read(e);
+        }
+    }
+
     /// A block erased (now at `erases`): no reads, fresh data from now on.
     #[inline]
     pub fn erased(&mut self, die: u32, block: u32, erases: u32) {
@@ -226,7 +237,8 @@ impl Wear {
         self.quiet_model = false;
         self.quiet_update();
         let i = self.entry(die, block);
-        self.entries[i] = STALE;
+        let e = &mut self.entries[i];
+        (e.reads, e.fail0) = (0, -1.0);
     }
 
     /// A page read of `codewords` from (die, block), whose erase count is
@@ -261,10 +273,10 @@ impl Wear {
     /// Entry `i`'s (die, block) RBER factor.
     #[inline]
     fn factor(&mut self, i: usize, die: u32, block: u32) -> f64 {
-        if self.factors[i].is_nan() {
-            self.factors[i] = self.model.block_factor(self.seed, die, block);
+        if self.entries[i].factor.is_nan() {
+            self.entries[i].factor = self.model.block_factor(self.seed, die, block);
         }
-        self.factors[i]
+        self.entries[i].factor
     }
 
     /// The RBER terms of `block` at `erases`: its cycles, and its data's

@@ -58,19 +58,6 @@ pub fn per_op_ns(ops_per_sec: u64) -> Ns {
     }
 }
 
-/// A hint to the CPU to bring `r`'s cache line in; no effect on state.
-#[inline(always)]
-pub fn prefetch_read<T>(r: &T) {
-    #[cfg(target_arch = "x86_64")]
-    // SAFETY: prefetching is a hint; it never faults, even on a bad address,
-    // and here the address is a valid reference.
-    unsafe {
-        core::arch::x86_64::_mm_prefetch(r as *const T as *const i8, core::arch::x86_64::_MM_HINT_T0);
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = r;
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -86,5 +73,7 @@ mod tests {
     }
 }
 
+mod memory;
 mod rng;
+pub use memory::{prefetch_read, vec_huge};
 pub use rng::{keyed, keyed_unit, unit_of, Rng};

@@ -365,8 +365,10 @@ impl Target for Device {
         // Stage 0: an I/O of several slots (within the member's chunk for
         // a striped card) spans one or two L2P lines. Stage 1: its slots,
         // up to 16, each have their own old place: a write clears its
-        // validity bit, a read has its block's state checked.
+        // validity bit, a read has its block's state checked and, where
+        // the error model looks at reads, its block's reads counted.
         let ftl = &self.members[member].ftl;
+        let wear = self.members[member].wear.as_ref().filter(|w| !w.quiet() && !io.write);
         let first = (off / SLOT_BYTES) as u32;
         let last = ((off + io.len_bytes.max(1) as u64 - 1) / SLOT_BYTES) as u32;
         if stage == 0 {
@@ -377,6 +379,9 @@ impl Target for Device {
         } else {
             for lba in first..=last.min(first + 15) {
                 ftl.prefetch(lba, 1, io.write);
+                if let Some((w, a)) = wear.zip(ftl.lookup(lba)) {
+                    w.prefetch(a.die, a.superblock);
+                }
             }
         }
     }
