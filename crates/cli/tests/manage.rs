@@ -379,9 +379,11 @@ fn fio_ios_between(log: &str, from_ms: u64, to_ms: u64) -> f64 {
     total
 }
 
-/// `flashlab monitor --json` under fio load reports the IOPS fio measured
-/// over the same seconds within 5%; its Prometheus endpoint is scraped by
-/// curl and every sample parses.
+/// `flashlab monitor --json` under fio load counts every I/O fio completed
+/// (within 2% over the run) and reports the IOPS fio measured over the same
+/// seconds within 10% (the two sample their seconds at their own moments:
+/// on a loaded machine either may be late by a tenth of a second); its
+/// Prometheus endpoint is scraped by curl and every sample parses.
 #[test]
 fn monitor_reports_what_fio_measures_and_serves_prometheus_text() {
     let fio = tool("fio", "fio");
@@ -389,7 +391,7 @@ fn monitor_reports_what_fio_measures_and_serves_prometheus_text() {
     let card = Served::start("monitor", &[]);
     let store = store_of(&card);
     let mut monitor = Command::new(env!("CARGO_BIN_EXE_flashlab"))
-        .args(["monitor", "--store", &store, "--json", "--count", "12", "--metrics", "127.0.0.1:0"])
+        .args(["monitor", "--store", &store, "--json", "--count", "16", "--metrics", "127.0.0.1:0"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -409,7 +411,8 @@ fn monitor_reports_what_fio_measures_and_serves_prometheus_text() {
         ),
     )
     .unwrap();
-    let fio_run = Command::new(&fio).arg(&job).stdout(Stdio::null()).spawn().unwrap();
+    let report = card.dir.join("fio.json");
+    let fio_run = Command::new(&fio).arg("--output-format=json").arg(format!("--output={}", report.display())).arg(&job).stdout(Stdio::null()).spawn().unwrap();
     std::thread::sleep(std::time::Duration::from_secs(4));
     let scrape = Command::new(&curl).args(["-sf", &url]).output().unwrap();
     assert!(scrape.status.success(), "curl {url}");
@@ -425,6 +428,9 @@ fn monitor_reports_what_fio_measures_and_serves_prometheus_text() {
     }
     let out = fio_run.wait_with_output().unwrap();
     assert!(out.status.success());
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
+    let fio_total: u64 =
+        report["jobs"].as_array().unwrap().iter().map(|j| j["read"]["total_ios"].as_u64().unwrap() + j["write"]["total_ios"].as_u64().unwrap()).sum();
     let seconds: Vec<serde_json::Value> = BufReader::new(monitor.stdout.take().unwrap()).lines().map(|l| serde_json::from_str(&l.unwrap()).unwrap()).collect();
     let _ = monitor.wait();
     let mut fio_log = String::new();
@@ -446,7 +452,11 @@ fn monitor_reports_what_fio_measures_and_serves_prometheus_text() {
     let fio_ios = fio_ios_between(&fio_log, from, to);
     let err = (monitor_ios as f64 - fio_ios).abs() / fio_ios;
     eprintln!("monitor {monitor_ios} I/Os, fio {fio_ios:.0} over {} s: {:.2}% apart", busy.len(), err * 100.0);
-    assert!(err < 0.05, "monitor {monitor_ios} I/Os, fio {fio_ios:.0}: {:.1}% apart", err * 100.0);
+    assert!(err < 0.10, "monitor {monitor_ios} I/Os, fio {fio_ios:.0}: {:.1}% apart", err * 100.0);
+    let monitor_total: u64 = seconds.iter().map(|s| s["read_iops"].as_u64().unwrap() + s["write_iops"].as_u64().unwrap()).sum();
+    let total_err = (monitor_total as f64 - fio_total as f64).abs() / fio_total as f64;
+    eprintln!("monitor {monitor_total} I/Os in all, fio {fio_total}: {:.2}% apart", total_err * 100.0);
+    assert!(total_err < 0.02, "monitor {monitor_total} I/Os in all, fio {fio_total}: {:.1}% apart ({seconds:?})", total_err * 100.0);
     let s = busy[busy.len() / 2];
     let (avg, p99, max) = (s["latency_avg_us"].as_f64().unwrap(), s["latency_p99_us"].as_f64().unwrap(), s["latency_max_us"].as_f64().unwrap());
     assert!(avg <= max && p99 <= max && avg > 0.0, "{s}");
