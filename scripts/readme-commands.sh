@@ -5,8 +5,7 @@
 # until the next `serve` or the end, `monitor` for 3 seconds) and the
 # served card's file system and database walk-through (as root: nbdfuse
 # and a loop mount). What a command needs that the README assumes is made
-# first: `old/` and `new/` results for `compare` (the tour's `cmp` review),
-# `mycard.toml` (the FlashMAX II's profile under another id), `mine.toml`
+# first: `mycard.toml` (the FlashMAX II's profile under another id), `mine.toml`
 # (the README's example of it, for `fit`), and `docs/sweeps/` for `sweep`.
 #
 #   scripts/readme-commands.sh [--skip-long]
@@ -104,9 +103,6 @@ one() { # a tour line: one flashlab command and perhaps a comment
         python3 -c "import socket,sys; s=socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])" "$sock" 2>/dev/null
         record $? "$cmd"
         return
-        ;;
-    "flashlab compare old/"*)
-        mkdir -p old new && cp cmp/results.json old/ && cp cmp/results.json new/
         ;;
     "flashlab fit "*"--figures mine.toml"*)
         # The README's own example of the file (its ```toml block).

@@ -21,7 +21,7 @@ fn review_of_both_formats_writes_results_and_a_report_chromium_renders() {
     let out = tmp("full");
     let fio_dir = tmp("fio");
     let (code, stdout, err) =
-        flashlab(&["review", "flashmax2", "--scale", "128", "--out", out.to_str().unwrap(), "--export-fio", fio_dir.to_str().unwrap(), "-q"]);
+        flashlab(&["review", "flashmax2", "--scale", "512", "--out", out.to_str().unwrap(), "--export-fio", fio_dir.to_str().unwrap(), "-q"]);
     assert_eq!(code, 0, "{err}");
     assert!(stdout.contains("stock") && stdout.contains("hp") && stdout.contains("report.html"), "{stdout}");
     for f in ["results.json", "precondition.csv", "tests.csv", "steady_state.csv", "published.csv", "report.html"] {
@@ -215,7 +215,7 @@ fn a_seed_gives_the_same_results_file_on_one_thread_or_two() {
             "--profiles",
             "4k,8k7030",
             "--scale",
-            "128",
+            "512",
             "--snia-precondition",
             "--precondition-min",
             "1",

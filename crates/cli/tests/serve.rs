@@ -243,7 +243,9 @@ fn a_store_whose_disk_fills_turns_the_card_read_only_and_keeps_what_it_acknowled
             let _ = Command::new("umount").arg("-l").arg(&self.0).status();
         }
     }
-    let card = Served::start_in(dir, "p420m".into(), &["--timing", "none"]);
+    let mut card = Served::start_in(dir, "p420m".into(), &["--timing", "none"]);
+    // Declared after the card, so dropped before it: the tmpfs goes
+    // before the card's scratch directory is removed.
     let _unmount = Unmount(store);
     let mut c = Client::connect(&card.socket, &card.name).unwrap();
     let block = |i: u64| vec![(i % 251) as u8 ^ 0x3c; 4096];
@@ -274,7 +276,6 @@ fn a_store_whose_disk_fills_turns_the_card_read_only_and_keeps_what_it_acknowled
     // temporary file; with room given back, the card serves what it
     // acknowledged.
     drop(c);
-    let mut card = card;
     let (code, log) = card.stop_clean();
     assert!(code == 0 || log.contains("clean stop failed"), "{log}");
     let left: Vec<String> = std::fs::read_dir(&_unmount.0).unwrap().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect();

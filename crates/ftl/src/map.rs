@@ -56,31 +56,36 @@ impl<M: Media> Ftl<M> {
         self.writers.iter().any(|w| w.holds(a))
     }
 
-    /// Prefetches what a host write or read of `lba` will touch: stage 0
-    /// the L2P entry; stage 1 (later, when that entry is likely cached)
-    /// what its current place needs: for a write the validity word it
-    /// clears, for a read the media's state of the block it reads. Changes
+    /// Prefetches the L2P entry of `lba`, which a host write or read of it
+    /// will look up (the first of the lookahead's two stages). Changes
     /// nothing.
     #[inline]
-    pub fn prefetch(&self, lba: SlotLba, stage: u8, write: bool) {
-        let Some(entry) = self.map.l2p.get(lba as usize) else { return };
-        if stage == 0 {
-            // Not a load: the entry is not there yet.
+    pub fn prefetch_entry(&self, lba: SlotLba) {
+        if let Some(entry) = self.map.l2p.get(lba as usize) {
             prefetch_read(entry);
-            return;
         }
-        let e = *entry;
+    }
+
+    /// Prefetches what the current place of `lba` needs (the second
+    /// stage, when its entry is likely cached): for a write the validity
+    /// word it clears; for a read the media's state of the block it
+    /// reads, and that place returned (for the caller's own state of it).
+    /// Changes nothing.
+    #[inline]
+    pub fn prefetch_place(&self, lba: SlotLba, write: bool) -> Option<SlotAddr> {
+        let e = *self.map.l2p.get(lba as usize)?;
         if e == PPA_INVALID {
-            return;
+            return None;
         }
         if write {
             if let Some(w) = self.map.valid.get(e as usize / 64) {
                 prefetch_read(w);
             }
-        } else {
-            let a = self.layout.addr(e);
-            self.media.prefetch_block(a.die, a.superblock);
+            return None;
         }
+        let a = self.layout.addr(e);
+        self.media.prefetch_block(a.die, a.superblock);
+        Some(a)
     }
 
     /// Whether a physical slot holds the live copy of its LBA.

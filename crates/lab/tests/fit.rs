@@ -135,16 +135,16 @@ fn a_card_kept_after_its_writes_calibrates_as_a_fresh_one() {
     let rate = "controller.read_commands_per_sec";
     let slower = profile.with_number(rate, profile.number(rate).unwrap() / 2.0).unwrap();
     let kept = Prefixes::new(1);
-    let first = calibrate_keeping(&profile, "stock", 64, 1, 5, Some(&kept), &mut |_| {}).unwrap();
+    let first = calibrate_keeping(&profile, "stock", 256, 1, 5, Some(&kept), &mut |_| {}).unwrap();
     assert_eq!(kept.reused(), 0);
-    let from_kept = calibrate_keeping(&slower, "stock", 64, 1, 5, Some(&kept), &mut |_| {}).unwrap();
+    let from_kept = calibrate_keeping(&slower, "stock", 256, 1, 5, Some(&kept), &mut |_| {}).unwrap();
     assert_eq!(kept.reused(), 1, "the second calibration started from the kept card");
-    let from_erase = calibrate(&slower, "stock", 64, 1, 5, &mut |_| {}).unwrap();
+    let from_erase = calibrate(&slower, "stock", 256, 1, 5, &mut |_| {}).unwrap();
     assert_eq!(from_kept, from_erase);
     assert_eq!(first.checks[0].simulated, from_kept.checks[0].simulated, "the 4K write is the kept card's");
     assert!(from_kept.checks[1].simulated < first.checks[1].simulated * 0.9, "{} against {}", from_kept.checks[1].simulated, first.checks[1].simulated);
     // Any other number builds another card.
     let gc = profile.with_number("ftl.gc_ns_per_slot", profile.number("ftl.gc_ns_per_slot").unwrap() * 1.1).unwrap();
-    let _ = calibrate_keeping(&gc, "stock", 64, 1, 5, Some(&kept), &mut |_| {}).unwrap();
+    let _ = calibrate_keeping(&gc, "stock", 256, 1, 5, Some(&kept), &mut |_| {}).unwrap();
     assert_eq!(kept.reused(), 1);
 }

@@ -368,20 +368,20 @@ impl Target for Device {
         // validity bit, a read has its block's state checked and, where
         // the error model looks at reads, its block's reads counted.
         let ftl = &self.members[member].ftl;
-        let wear = self.members[member].wear.as_ref().filter(|w| !w.quiet() && !io.write);
         let first = (off / SLOT_BYTES) as u32;
         let last = ((off + io.len_bytes.max(1) as u64 - 1) / SLOT_BYTES) as u32;
         if stage == 0 {
-            ftl.prefetch(first, 0, io.write);
+            ftl.prefetch_entry(first);
             if last != first {
-                ftl.prefetch(last, 0, io.write);
+                ftl.prefetch_entry(last);
             }
-        } else {
-            for lba in first..=last.min(first + 15) {
-                ftl.prefetch(lba, 1, io.write);
-                if let Some((w, a)) = wear.zip(ftl.lookup(lba)) {
-                    w.prefetch(a.die, a.superblock);
-                }
+            return;
+        }
+        let wear = self.members[member].wear.as_ref().filter(|w| !w.quiet());
+        for lba in first..=last.min(first + 15) {
+            // A read's place comes back: its block's reads are counted.
+            if let (Some(a), Some(w)) = (ftl.prefetch_place(lba, io.write), wear) {
+                w.prefetch(a.die, a.superblock);
             }
         }
     }

@@ -1,147 +1,9 @@
-//! The NBD protocol, server side, from its specification (the
-//! NetworkBlockDevice project's `doc/proto.md`): the fixed newstyle
-//! handshake with NBD_OPT_EXPORT_NAME, LIST, INFO, GO, ABORT and STARTTLS
-//! (other options refused with NBD_REP_ERR_UNSUP; where the server
-//! requires TLS, everything but STARTTLS and ABORT refused with
-//! NBD_REP_ERR_TLS_REQD until the client starts it), and the transmission phase's
-//! requests and simple replies. Pure parsing and encoding over `Read` and
-//! `Write`: no sockets, no device.
+//! The fixed newstyle handshake, server side: the greeting, the client's
+//! flags, and the options up to the export the client chooses (or its
+//! request for TLS).
 
-use std::io::{self, Read, Write};
-
-pub const NBDMAGIC: u64 = 0x4e42_444d_4147_4943;
-pub const IHAVEOPT: u64 = 0x4948_4156_454f_5054;
-pub const REPLY_MAGIC: u64 = 0x0003_e889_0455_65a9;
-pub const REQUEST_MAGIC: u32 = 0x2560_9513;
-pub const SIMPLE_REPLY_MAGIC: u32 = 0x6744_6698;
-
-pub const FLAG_FIXED_NEWSTYLE: u16 = 1;
-pub const FLAG_NO_ZEROES: u16 = 2;
-pub const FLAG_C_FIXED_NEWSTYLE: u32 = 1;
-pub const FLAG_C_NO_ZEROES: u32 = 2;
-
-pub const OPT_EXPORT_NAME: u32 = 1;
-pub const OPT_ABORT: u32 = 2;
-pub const OPT_LIST: u32 = 3;
-pub const OPT_STARTTLS: u32 = 5;
-pub const OPT_INFO: u32 = 6;
-pub const OPT_GO: u32 = 7;
-
-pub const REP_ACK: u32 = 1;
-pub const REP_SERVER: u32 = 2;
-pub const REP_INFO: u32 = 3;
-pub const REP_ERR_UNSUP: u32 = (1 << 31) + 1;
-pub const REP_ERR_INVALID: u32 = (1 << 31) + 3;
-pub const REP_ERR_TLS_REQD: u32 = (1 << 31) + 5;
-pub const REP_ERR_UNKNOWN: u32 = (1 << 31) + 6;
-
-pub const INFO_EXPORT: u16 = 0;
-pub const INFO_NAME: u16 = 1;
-pub const INFO_DESCRIPTION: u16 = 2;
-pub const INFO_BLOCK_SIZE: u16 = 3;
-
-pub const TFLAG_HAS_FLAGS: u16 = 1;
-pub const TFLAG_SEND_FLUSH: u16 = 4;
-pub const TFLAG_SEND_FUA: u16 = 8;
-pub const TFLAG_SEND_TRIM: u16 = 32;
-pub const TFLAG_SEND_WRITE_ZEROES: u16 = 64;
-pub const TFLAG_CAN_MULTI_CONN: u16 = 256;
-
-pub const CMD_READ: u16 = 0;
-pub const CMD_WRITE: u16 = 1;
-pub const CMD_DISC: u16 = 2;
-pub const CMD_FLUSH: u16 = 3;
-pub const CMD_TRIM: u16 = 4;
-pub const CMD_WRITE_ZEROES: u16 = 6;
-pub const CMD_FLAG_FUA: u16 = 1;
-
-pub const EPERM: u32 = 1;
-pub const EIO: u32 = 5;
-pub const EINVAL: u32 = 22;
-pub const ENOSPC: u32 = 28;
-pub const ENOTSUP: u32 = 95;
-
-/// The largest option payload a client may send (a name and a few info
-/// requests need far less).
-pub const OPTION_BYTES_MAX: u32 = 64 * 1024;
-/// The largest request payload: what NBD_INFO_BLOCK_SIZE announces, and
-/// what qemu and the Linux client send at most.
-pub const PAYLOAD_BYTES_MAX: u32 = 32 * 1024 * 1024;
-
-/// The longest string the protocol allows (export names among them).
-pub const NAME_BYTES_MAX: usize = 4096;
-
-/// NBD_CMD_FLAG_NO_HOLE: a WRITE_ZEROES that must allocate.
-pub const CMD_FLAG_NO_HOLE: u16 = 2;
-
-/// The command flags a request of `kind` may carry: FUA on the commands
-/// that change the card, NO_HOLE on WRITE_ZEROES; any other (or any on a
-/// READ or FLUSH) is the client's mistake (EINVAL).
-pub fn flags_allowed(kind: u16) -> u16 {
-    match kind {
-        CMD_WRITE | CMD_TRIM => CMD_FLAG_FUA,
-        CMD_WRITE_ZEROES => CMD_FLAG_FUA | CMD_FLAG_NO_HOLE,
-        _ => 0,
-    }
-}
-pub const BLOCK_MIN: u32 = 512;
-pub const BLOCK_PREFERRED: u32 = 4096;
-
-/// An export as the handshake presents it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Export {
-    pub name: String,
-    pub description: String,
-    pub size_bytes: u64,
-    pub flags: u16,
-}
-
-/// How a handshake ended.
-#[derive(Debug, PartialEq, Eq)]
-pub enum Negotiated {
-    /// The client chose this export (its index); transmission follows.
-    Export(usize),
-    /// The client aborted, or ended the handshake.
-    Abort,
-    /// The client asked for TLS and was told to go ahead: the TLS
-    /// handshake follows on the socket, then the options go on over it
-    /// (`options`, with `Tls::Started`).
-    StartTls,
-}
-
-/// TLS in a handshake: what the server offers and where the client is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Tls {
-    /// The server offers none: STARTTLS is not supported.
-    Off,
-    /// The server requires it and the client has not started it: only
-    /// STARTTLS and ABORT are answered.
-    Required,
-    /// The client started it: the options go on over TLS.
-    Started,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum ProtoError {
-    #[error(transparent)]
-    Io(#[from] io::Error),
-    #[error("protocol violation: {0}")]
-    Violation(String),
-    /// The client let a time limit pass (what it did not do in time).
-    #[error("{0}")]
-    Late(String),
-}
-
-impl ProtoError {
-    /// A read or write that waited past its socket's time limit, as
-    /// `Late(what)`; any other error as it is.
-    pub fn late(self, what: impl FnOnce() -> String) -> ProtoError {
-        match &self {
-            ProtoError::Io(e) if matches!(e.kind(), io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut) => ProtoError::Late(what()),
-            _ => self,
-        }
-    }
-}
+use super::*;
+use std::io::{Read, Write};
 
 fn be_u32(r: &mut impl Read) -> io::Result<u32> {
     let mut b = [0; 4];
@@ -353,81 +215,6 @@ fn info_or_go<S: Write>(s: &mut S, exports: &[Export], option: u32, data: &[u8])
     Ok((option == OPT_GO).then_some(Negotiated::Export(i)))
 }
 
-/// A transmission-phase request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Request {
-    pub flags: u16,
-    pub kind: u16,
-    pub handle: u64,
-    pub offset: u64,
-    pub length: u32,
-    /// A WRITE's payload.
-    pub data: Vec<u8>,
-}
-
-/// Whether `buf` begins with a whole request (its header, and a WRITE's
-/// payload), so that reading it will not wait for the client.
-pub fn request_whole(buf: &[u8]) -> bool {
-    const HEAD: usize = 28;
-    if buf.len() < HEAD {
-        return false;
-    }
-    let kind = u16::from_be_bytes([buf[6], buf[7]]);
-    let length = u32::from_be_bytes(buf[24..28].try_into().expect("4 bytes")) as usize;
-    kind != CMD_WRITE || buf.len() - HEAD >= length
-}
-
-/// Reads one request; `Ok(None)` at a clean end of stream between requests.
-pub fn request_read(r: &mut impl Read) -> Result<Option<Request>, ProtoError> {
-    let mut head = [0u8; 28];
-    match r.read(&mut head[..1])? {
-        0 => return Ok(None),
-        _ => r.read_exact(&mut head[1..])?,
-    }
-    let magic = u32::from_be_bytes(head[0..4].try_into().expect("4 bytes"));
-    if magic != REQUEST_MAGIC {
-        return Err(ProtoError::Violation(format!("request magic {magic:#x}, expected {REQUEST_MAGIC:#x}")));
-    }
-    let flags = u16::from_be_bytes(head[4..6].try_into().expect("2 bytes"));
-    let kind = u16::from_be_bytes(head[6..8].try_into().expect("2 bytes"));
-    let handle = u64::from_be_bytes(head[8..16].try_into().expect("8 bytes"));
-    let offset = u64::from_be_bytes(head[16..24].try_into().expect("8 bytes"));
-    let length = u32::from_be_bytes(head[24..28].try_into().expect("4 bytes"));
-    let mut data = Vec::new();
-    if kind == CMD_WRITE {
-        if length > PAYLOAD_BYTES_MAX {
-            // The payload cannot be skipped safely: the connection ends.
-            return Err(ProtoError::Violation(format!("WRITE of {length} bytes: at most {PAYLOAD_BYTES_MAX}")));
-        }
-        data = vec![0; length as usize];
-        r.read_exact(&mut data)?;
-    }
-    Ok(Some(Request { flags, kind, handle, offset, length, data }))
-}
-
-/// A simple reply: error 0 and, for a READ, its data.
-pub fn reply_encode(error: u32, handle: u64, data: &[u8]) -> Vec<u8> {
-    let mut m = Vec::with_capacity(16 + data.len());
-    m.extend_from_slice(&SIMPLE_REPLY_MAGIC.to_be_bytes());
-    m.extend_from_slice(&error.to_be_bytes());
-    m.extend_from_slice(&handle.to_be_bytes());
-    m.extend_from_slice(data);
-    m
-}
-
-/// A request as a client writes it (tests and tools).
-pub fn request_encode(kind: u16, flags: u16, handle: u64, offset: u64, length: u32, data: &[u8]) -> Vec<u8> {
-    let mut m = Vec::with_capacity(28 + data.len());
-    m.extend_from_slice(&REQUEST_MAGIC.to_be_bytes());
-    m.extend_from_slice(&flags.to_be_bytes());
-    m.extend_from_slice(&kind.to_be_bytes());
-    m.extend_from_slice(&handle.to_be_bytes());
-    m.extend_from_slice(&offset.to_be_bytes());
-    m.extend_from_slice(&length.to_be_bytes());
-    m.extend_from_slice(data);
-    m
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -564,30 +351,12 @@ mod tests {
     }
 
     #[test]
-    fn only_the_flags_a_command_takes_are_allowed() {
-        assert_eq!(flags_allowed(CMD_READ), 0);
-        assert_eq!(flags_allowed(CMD_FLUSH), 0);
-        assert_eq!(flags_allowed(CMD_WRITE), CMD_FLAG_FUA);
-        assert_eq!(flags_allowed(CMD_WRITE_ZEROES), CMD_FLAG_FUA | CMD_FLAG_NO_HOLE);
-    }
-
-    #[test]
     fn an_old_style_client_and_a_bad_magic_are_refused() {
         let (r, _) = run(0u32.to_be_bytes().to_vec());
         assert!(r.unwrap_err().to_string().contains("fixed newstyle"));
         let mut script = FLAG_C_FIXED_NEWSTYLE.to_be_bytes().to_vec();
         script.extend_from_slice(&[0xde; 16]);
         assert!(run(script).0.unwrap_err().to_string().contains("option magic"));
-    }
-
-    #[test]
-    fn requests_round_trip_and_oversized_writes_are_refused() {
-        let m = request_encode(CMD_WRITE, CMD_FLAG_FUA, 7, 4096, 3, b"abc");
-        let r = request_read(&mut Cursor::new(m)).unwrap().unwrap();
-        assert_eq!((r.kind, r.flags, r.handle, r.offset, r.data.as_slice()), (CMD_WRITE, CMD_FLAG_FUA, 7, 4096, &b"abc"[..]));
-        let big = request_encode(CMD_WRITE, 0, 1, 0, PAYLOAD_BYTES_MAX + 1, b"");
-        assert!(request_read(&mut Cursor::new(big)).is_err());
-        assert!(request_read(&mut Cursor::new(Vec::new())).unwrap().is_none());
     }
 
     proptest! {
