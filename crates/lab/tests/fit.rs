@@ -41,14 +41,14 @@ fn a_fit_recovers_the_parameters_its_figures_were_simulated_with() {
     let mut spec = FitSpec {
         params: params.clone(),
         figures: vec![figure("4K write, burst", "4k-write", State::Fresh, 1.0), figure("4K read, filled", "4k-read", State::Filled, 1.0)],
-        scale: 64,
+        scale: 256,
         seed: 1,
         evals_max: 60,
         leave_one_out: true,
     };
     let mut probe = known.clone();
     probe.published = spec.figures.clone();
-    let c = lab::procedures::calibrate::calibrate(&probe, "stock", 64, 1, 5, &mut |_| {}).unwrap();
+    let c = lab::procedures::calibrate::calibrate(&probe, "stock", 256, 1, 5, &mut |_| {}).unwrap();
     for (f, ch) in spec.figures.iter_mut().zip(&c.checks) {
         f.value = ch.simulated;
     }
