@@ -1,7 +1,7 @@
 //! Each timing mechanism of the device model, pinned on a tiny card: what
 //! an I/O waits for, what it costs, and where the time goes.
 
-use card::{Device, Profile};
+use card::{Device, Host, Profile};
 use nand::wear::Wear;
 use sim::{Io, Target};
 use units::{Ns, NS_PER_MS, NS_PER_US};
@@ -9,10 +9,20 @@ use units::{Ns, NS_PER_MS, NS_PER_US};
 /// A tiny card: 4 channels x 2 dies, 2 planes of 8 KiB pages (a 16 KiB
 /// multi-plane page, 4 slots), 32 blocks of 16 pages, no parity.
 fn tiny(management: &str, cpu_cores: u32) -> Profile {
-    Profile::parse("tiny.toml", &tiny_text(management, cpu_cores)).unwrap()
+    Profile::parse("tiny.toml", &tiny_text(management)).unwrap().on_host(&tiny_host(cpu_cores)).unwrap()
 }
 
-fn tiny_text(management: &str, cpu_cores: u32) -> String {
+/// The tiny card's host: `cores` cores, its I/O stack 3 us to submit an
+/// I/O and 3 us to complete it.
+fn tiny_host(cores: u32) -> Host {
+    let mut h = Host::reviewers();
+    h.id = "tiny-host".into();
+    (h.cpu.sockets, h.cpu.cores_per_socket) = (1, cores);
+    (h.stack.submit_ns, h.stack.complete_ns) = (3_000, 3_000);
+    h
+}
+
+fn tiny_text(management: &str) -> String {
     format!(
         r#"
 id = "tiny"
@@ -46,11 +56,8 @@ read_path_bytes_per_sec = 1_000_000_000
 link_bytes_per_sec = 3_200_000_000
 io_overhead_ns = 2_000
 [host]
-cpu_cores = {cpu_cores}
 cpu_ns_per_io = 5_000
 cpu_ns_per_slot = 500
-os_submit_ns = 3_000
-os_complete_ns = 3_000
 [ftl]
 stripe_width = 1
 reserve_superblocks = 2
@@ -191,8 +198,9 @@ fn a_host_managed_cards_gc_threads_hold_host_cores_of_their_own() {
     assert!(acks.iter().max().unwrap() - now > 2 * NS_PER_MS, "the buffer held the burst back");
     let own = 256 * (5_000 + 500 + 3_000 + 3_000);
     assert!(dev.host_io_free_at() <= now + own, "the I/O core is booked to {} ns past now, the writes' own CPU {own} ns", dev.host_io_free_at() - now);
-    let refused = Profile::parse("tiny.toml", &tiny_text("host", 1)).unwrap_err().to_string();
-    assert!(refused.contains("ftl.gc_threads") && refused.contains("host cores of their own"), "{refused}");
+    let card = Profile::parse("tiny.toml", &tiny_text("host")).unwrap();
+    let refused = card.on_host(&tiny_host(1)).unwrap_err().to_string();
+    assert!(refused.contains("ftl.gc_threads") && refused.contains("host cores of their own") && refused.contains("tiny-host"), "{refused}");
 }
 
 /// The GC threads' time a host read takes for its page's map work (a
@@ -809,11 +817,11 @@ fn a_host_drivers_hold_makes_writes_wait_for_the_groomers_erase_blocks() {
 /// The tiny card with parity stripes of its 4 channels' dies (two banks:
 /// dies 0-3 and 4-7), each bank worked in lockstep or each die on its own.
 fn banked(lockstep: bool) -> Device {
-    let text = tiny_text("host", 12)
+    let text = tiny_text("host")
         .replace("stripe_width = 1", "stripe_width = 4")
         .replace("stock = 50_000_000", "stock = 40_000_000")
         .replace("[host]", &format!("lockstep_banks = {lockstep}\n[host]"));
-    Device::new(&Profile::parse("tiny.toml", &text).unwrap(), "stock", 1).unwrap()
+    Device::new(&Profile::parse("tiny.toml", &text).unwrap().on_host(&tiny_host(12)).unwrap(), "stock", 1).unwrap()
 }
 
 /// Where the controller works a bank in lockstep (`controller.lockstep_banks`,

@@ -75,7 +75,9 @@ fn malformed_profiles_are_refused_naming_the_field() {
         ("gc_threads = 1", "gc_threads = 0", "ftl.gc_threads = 0"),
         ("gc_threads = 1", "gc_threads = 1\ngc_background_superblocks = 4\ngc_background_share = 1.0", "ftl.gc_background_share = 1: must be in 0..=0.9"),
         ("gc_threads = 1", "gc_threads = 1\ngc_background_share = 0.1", "ftl.gc_background_share = 0.1: must be 0 without ftl.gc_background_superblocks"),
-        ("os_complete_ns = 2_000", "os_complete_ns = 2_000\ncommand_slots = 0", "host.command_slots = 0: must be in 1..=1048576"),
+        ("cpu_ns_per_slot = 200", "cpu_ns_per_slot = 200\ncommand_slots = 0", "host.command_slots = 0: must be in 1..=1048576"),
+        // The host's own values are the host file's, not the card's.
+        ("cpu_ns_per_slot = 200", "cpu_ns_per_slot = 200\nos_submit_ns = 2_000", "host.os_submit_ns belong to the host the card runs on"),
         ("count = 2", "count = 3", "controller.count = 3"),
         // A bank worked in lockstep is a parity stripe of one die a channel.
         ("count = 2", "count = 2\nlockstep_banks = true", "ftl.stripe_width = 8: must be equal to nand.channels (32) when controller.lockstep_banks is set"),

@@ -158,6 +158,8 @@ impl Profile {
             _ => return Err(inconsistent(format!("{path} is not a number"))),
         };
         let p: Profile = v.try_into().map_err(|e: toml::de::Error| inconsistent(e.to_string().lines().map(str::trim).collect::<Vec<_>>().join(" ")))?;
+        // The host is not in the card's TOML: the card stays on its own.
+        let p = Profile { platform: self.platform.clone(), ..p };
         p.validate()?;
         Ok(p)
     }

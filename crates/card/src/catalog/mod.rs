@@ -1,9 +1,10 @@
 //! The catalog: what a card is. Its profiles (one TOML file a card,
 //! embedded from `devices/`, or a user's own), the figures published for
 //! it, which of its numbers were fitted and within which bounds, and how a
-//! card is scaled.
+//! card is scaled; and the hosts a card runs on (`hosts/`).
 
 pub(crate) mod fitted;
+pub mod host;
 pub(crate) mod profile;
 pub mod published;
 pub mod scale;

@@ -2,6 +2,7 @@
 //! `devices/`, or a user's own file. Every field is checked against its
 //! physical range and an error names the field and the range.
 
+use super::host::Host;
 pub use crate::catalog::published::Published;
 use ftl::GcPolicy;
 use nand::{CellType, Geometry, Timings};
@@ -26,6 +27,7 @@ pub struct Profile {
     pub member_stripe_kib: u32,
     pub nand: NandProfile,
     pub controller: ControllerProfile,
+    /// The card's driver on the host: its CPU time and command slots.
     pub host: HostProfile,
     pub ftl: FtlProfile,
     /// Formats by name: usable capacity of the whole card in bytes.
@@ -46,6 +48,10 @@ pub struct Profile {
     /// bounds (`flashlab fit` searches them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fit: Vec<FitParam>,
+    /// The host the card runs on (`hosts/`): not part of the card's file,
+    /// the reviewers' Linux server unless set (`on_host`).
+    #[serde(skip)]
+    pub platform: Host,
 }
 
 /// A profile's `[[fit]]` entry.
@@ -173,20 +179,12 @@ fn is_yes(b: &bool) -> bool {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct HostProfile {
-    /// Host cores that run the driver's I/O path.
-    pub cpu_cores: u32,
     /// Host CPU time of one I/O in the driver (flash management on the host
     /// costs host CPU; a card-managed device costs only the block layer).
     pub cpu_ns_per_io: u64,
     /// Host CPU time in the driver for each 4 KiB slot of an I/O (map
     /// lookups or updates, DMA descriptors).
     pub cpu_ns_per_slot: u64,
-    /// The host's I/O stack outside the driver, for any card: submission
-    /// (system call, block layer) and completion (interrupt, reaping the
-    /// event, waking the thread). Host CPU time, and latency every I/O
-    /// pays at any load.
-    pub os_submit_ns: u64,
-    pub os_complete_ns: u64,
     /// The most read and write commands the driver keeps at the card at
     /// once (its tags, the card's command slots); more wait in the host,
     /// their wait in their latency. Absent: no limit (a driver that takes
@@ -302,6 +300,8 @@ pub enum ProfileError {
     Unreadable { name: String, why: String },
     #[error("unknown device '{name}': expected one of {expected} or a profile file ending in .toml")]
     Unknown { name: String, expected: String },
+    #[error("unknown host '{name}': expected one of {expected} or a host file ending in .toml")]
+    UnknownHost { name: String, expected: String },
 }
 
 impl Profile {
@@ -313,7 +313,18 @@ impl Profile {
     }
 
     pub fn parse(file: &str, text: &str) -> Result<Profile, ProfileError> {
-        let p: Profile = toml::from_str(text).map_err(|e| ProfileError::Parse { file: file.to_string(), msg: e.to_string() })?;
+        let p: Profile = toml::from_str(text).map_err(|e| match moved_to_host(text) {
+            Some(msg) => ProfileError::Parse { file: file.to_string(), msg },
+            None => ProfileError::Parse { file: file.to_string(), msg: e.to_string() },
+        })?;
+        p.validate()?;
+        Ok(p)
+    }
+
+    /// The card on another host (`hosts/`), checked again (a host-managed
+    /// card's GC threads need cores of their own on it).
+    pub fn on_host(&self, host: &Host) -> Result<Profile, ProfileError> {
+        let p = Profile { platform: host.clone(), ..self.clone() };
         p.validate()?;
         Ok(p)
     }
@@ -411,13 +422,7 @@ impl Profile {
     }
 
     fn validate_host(&self) -> Result<(), ProfileError> {
-        self.within("host.cpu_cores", self.host.cpu_cores, 1..=1024, "in 1..=1024")?;
-        for (k, v) in [
-            ("host.cpu_ns_per_io", self.host.cpu_ns_per_io),
-            ("host.cpu_ns_per_slot", self.host.cpu_ns_per_slot),
-            ("host.os_submit_ns", self.host.os_submit_ns),
-            ("host.os_complete_ns", self.host.os_complete_ns),
-        ] {
+        for (k, v) in [("host.cpu_ns_per_io", self.host.cpu_ns_per_io), ("host.cpu_ns_per_slot", self.host.cpu_ns_per_slot)] {
             self.within(k, v, 0..=10_000_000, "at most 10 ms")?;
         }
         if let Some(n) = self.host.command_slots {
@@ -462,11 +467,12 @@ impl Profile {
             &format!("in {buffer_min}..={buffer_max} (two stripes of pages at least)"),
         )?;
         self.within("ftl.gc_threads", f.gc_threads, 1..=64, "in 1..=64")?;
-        if self.management == Management::Host && self.host_gc_threads() >= self.host.cpu_cores {
+        if self.management == Management::Host && self.host_gc_threads() >= self.platform.cores() {
             let msg = format!(
-                "a host-managed card's GC threads run on host cores of their own: {} of them leave none of the {} host.cpu_cores for host I/O",
+                "a host-managed card's GC threads run on host cores of their own: {} of them leave none of the {} cores of host {} for host I/O",
                 self.host_gc_threads(),
-                self.host.cpu_cores
+                self.platform.cores(),
+                self.platform.id
             );
             return Err(self.field("ftl.gc_threads", f.gc_threads, &msg));
         }
@@ -538,8 +544,8 @@ impl Profile {
 
     /// The host cores left for the I/O paths (the OS's and the driver's).
     pub fn host_io_cores(&self) -> u32 {
-        debug_assert!(self.host.cpu_cores > self.host_gc_threads(), "validated: GC threads leave host cores for I/O");
-        self.host.cpu_cores - self.host_gc_threads()
+        debug_assert!(self.platform.cores() > self.host_gc_threads(), "validated: GC threads leave host cores for I/O");
+        self.platform.cores() - self.host_gc_threads()
     }
 
     pub fn member_stripe_bytes(&self) -> u64 {
@@ -572,4 +578,18 @@ impl Profile {
     pub fn raw_bytes(&self) -> u64 {
         self.nand.geometry().raw_bytes() * self.members as u64
     }
+}
+
+/// Where a profile of an earlier layout still sets the host's own values
+/// in its `[host]` section: which, and where they are now.
+fn moved_to_host(text: &str) -> Option<String> {
+    let table: toml::Table = text.parse().ok()?;
+    let host = table.get("host")?.as_table()?;
+    let moved: Vec<&str> = ["cpu_cores", "os_submit_ns", "os_complete_ns"].into_iter().filter(|k| host.contains_key(*k)).collect();
+    (!moved.is_empty()).then(|| {
+        format!(
+            "host.{} belong to the host the card runs on, not to the card: remove them (they are the host file's cpu.sockets x cpu.cores_per_socket, stack.submit_ns and stack.complete_ns; see hosts/linux-centos6.toml)",
+            moved.join(", host.")
+        )
+    })
 }
