@@ -90,16 +90,7 @@ impl Default for Host {
 
 /// A host by built-in id, or a host file by path.
 pub fn host_load(name: &str) -> Result<Host, ProfileError> {
-    if let Some((id, text)) = HOSTS.iter().find(|(id, _)| *id == name) {
-        return Host::parse(&format!("hosts/{id}.toml"), text);
-    }
-    if name.ends_with(".toml") || std::path::Path::new(name).exists() {
-        let text = crate::input::read_text(std::path::Path::new(name), crate::input::SMALL_BYTES_MAX)
-            .map_err(|e| ProfileError::Unreadable { name: name.to_string(), why: e.to_string() })?;
-        return Host::parse(name, &text);
-    }
-    let ids: Vec<&str> = HOSTS.iter().map(|(id, _)| *id).collect();
-    Err(ProfileError::UnknownHost { name: name.to_string(), expected: ids.join(", ") })
+    super::built_in_or_file(name, HOSTS, "hosts", Host::parse).unwrap_or_else(|ids| Err(ProfileError::UnknownHost { name: name.to_string(), expected: ids }))
 }
 
 #[cfg(test)]

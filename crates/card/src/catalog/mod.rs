@@ -29,14 +29,24 @@ pub fn catalog() -> Result<Vec<Profile>, ProfileError> {
 
 /// A device by catalog id, or a profile file by path.
 pub fn profile_load(name: &str) -> Result<Profile, ProfileError> {
-    if let Some((id, text)) = CATALOG.iter().find(|(id, _)| *id == name) {
-        return Profile::parse(&format!("devices/{id}.toml"), text);
+    built_in_or_file(name, CATALOG, "devices", Profile::parse).unwrap_or_else(|ids| Err(ProfileError::Unknown { name: name.to_string(), expected: ids }))
+}
+
+/// `name` from a built-in table (embedded from `dir/`) by id, or a file
+/// by path, parsed with `parse`; neither: the table's ids, for the error.
+pub(crate) fn built_in_or_file<T>(
+    name: &str,
+    table: &[(&str, &str)],
+    dir: &str,
+    parse: impl Fn(&str, &str) -> Result<T, ProfileError>,
+) -> Result<Result<T, ProfileError>, String> {
+    if let Some((id, text)) = table.iter().find(|(id, _)| *id == name) {
+        return Ok(parse(&format!("{dir}/{id}.toml"), text));
     }
     if name.ends_with(".toml") || std::path::Path::new(name).exists() {
         let text = crate::input::read_text(std::path::Path::new(name), crate::input::SMALL_BYTES_MAX)
-            .map_err(|e| ProfileError::Unreadable { name: name.to_string(), why: e.to_string() })?;
-        return Profile::parse(name, &text);
+            .map_err(|e| ProfileError::Unreadable { name: name.to_string(), why: e.to_string() });
+        return Ok(text.and_then(|t| parse(name, &t)));
     }
-    let ids: Vec<&str> = CATALOG.iter().map(|(id, _)| *id).collect();
-    Err(ProfileError::Unknown { name: name.to_string(), expected: ids.join(", ") })
+    Err(table.iter().map(|(id, _)| *id).collect::<Vec<_>>().join(", "))
 }
