@@ -15,6 +15,11 @@ pub struct RunArgs {
     /// A catalog device id (see `flashlab devices`) or a profile file (.toml).
     #[arg(required_unless_present = "target", conflicts_with = "target")]
     pub device: Option<String>,
+    /// The host the card runs on: a built-in host (linux-centos6, the
+    /// reviewers' server: the default) or a host file (.toml, as
+    /// hosts/linux-centos6.toml): its cores and its I/O stack's cost.
+    #[arg(long, value_name = "HOST", conflicts_with = "target")]
+    pub host: Option<String>,
     /// Real storage instead of a simulated card: a file, a block device or
     /// an NBD export (nbd://HOST/NAME, nbd+unix:///NAME?socket=PATH),
     /// measured through fio. Every byte on it may be overwritten.
@@ -114,6 +119,13 @@ pub struct RunArgs {
     pub quiet: bool,
 }
 
+/// The card on `--host` (none: the default host), checked on it.
+pub fn on_host(profile: card::Profile, host: Option<&str>) -> Result<card::Profile> {
+    let Some(name) = host else { return Ok(profile) };
+    let host = card::host_load(name).map_err(anyhow::Error::msg)?;
+    profile.on_host(&host).map_err(anyhow::Error::msg)
+}
+
 /// `--rebuild-rate MB/S` in bytes per second, checked.
 pub fn rebuild_rate_of(mb_per_s: Option<f64>) -> Result<Option<u64>> {
     let Some(r) = mb_per_s else { return Ok(None) };
@@ -126,7 +138,7 @@ pub fn rebuild_rate_of(mb_per_s: Option<f64>) -> Result<Option<u64>> {
 
 pub fn run(a: RunArgs) -> Result<()> {
     let device = a.device.as_ref().expect("main sends a run without a device to the measured lab");
-    let profile = card::profile_load(device).map_err(anyhow::Error::msg)?;
+    let profile = on_host(card::profile_load(device).map_err(anyhow::Error::msg)?, a.host.as_deref())?;
     let format = a.format.clone().unwrap_or_else(|| profile.default_format.clone());
     let spec = spec_of(&a, &profile, &format)?;
     let json = a.json.as_deref().map(out::JsonSink::open).transpose()?;
@@ -135,7 +147,7 @@ pub fn run(a: RunArgs) -> Result<()> {
     }
     if !a.quiet {
         eprintln!(
-            "flashlab run {} --format {} --workload {} --threads {} --qd {} --scale {} --seed {}{}",
+            "flashlab run {} --format {} --workload {} --threads {} --qd {} --scale {} --seed {}{}{}",
             out::shell_word(&profile.id),
             out::shell_word(&format),
             out::shell_word(&a.workload),
@@ -143,7 +155,8 @@ pub fn run(a: RunArgs) -> Result<()> {
             a.qd,
             a.scale,
             a.seed,
-            if a.precondition { " --precondition" } else { "" }
+            if a.precondition { " --precondition" } else { "" },
+            a.host.as_deref().map_or(String::new(), |h| format!(" --host {}", out::shell_word(h)))
         );
     }
     let started = Instant::now();
@@ -273,11 +286,12 @@ impl ProgressPrinter {
 pub(crate) fn print_result(r: &RunResult, wall_s: f64) {
     let d = &r.device;
     outln!(
-        "{} ({}), format {}, scale {}: {:.1} GB usable of {:.1} GB raw, {} dies, effective OP {:.1}%{}  [simulated]",
+        "{} ({}), format {}, scale {}{}: {:.1} GB usable of {:.1} GB raw, {} dies, effective OP {:.1}%{}  [simulated]",
         d.name,
         d.id,
         d.format,
         d.scale,
+        d.host.as_ref().map_or(String::new(), |h| format!(", on host {h}")),
         d.capacity_bytes as f64 / 1e9,
         d.raw_bytes as f64 / 1e9,
         d.dies,

@@ -27,6 +27,35 @@ fn run_prints_a_summary_and_writes_json() {
     assert!(v["phases"][0]["summary"]["read"]["latency_p99_ms"].as_f64().unwrap() > 0.0);
 }
 
+/// `--host`: the card runs on another host. A host whose I/O stack takes
+/// 50 us more to submit an I/O puts 50 us on every I/O at one in flight,
+/// and the results name the host; a host with too few cores for a
+/// host-managed card's GC threads, or an unknown one, is refused.
+#[test]
+fn a_card_on_another_host_pays_its_io_stack() {
+    let dir = Scratch::new("host");
+    std::fs::create_dir_all(&dir).unwrap();
+    let reviewers = include_str!("../../../hosts/linux-centos6.toml");
+    let slow = dir.join("slow.toml");
+    std::fs::write(&slow, reviewers.replace("id = \"linux-centos6\"", "id = \"slow\"").replace("submit_ns = 2_000", "submit_ns = 52_000")).unwrap();
+    let latency = |host: Option<&str>| -> (String, f64) {
+        let mut args = vec!["run", "p420m", "--scale", "1024", "-w", "read=0;bs=4k", "--threads", "1", "--qd", "1", "--duration", "1", "-q", "--json", "-"];
+        args.extend(host.map(|h| ["--host", h]).into_iter().flatten());
+        let (code, out, err) = flashlab(&args);
+        assert_eq!(code, 0, "{err}");
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        (v["device"]["host"].as_str().unwrap().to_string(), v["phases"][0]["summary"]["all"]["latency_avg_ms"].as_f64().unwrap())
+    };
+    let (base_host, base) = latency(None);
+    let (slow_host, slowed) = latency(Some(slow.to_str().unwrap()));
+    assert_eq!((base_host.as_str(), slow_host.as_str()), ("linux-centos6", "slow"));
+    assert!(((slowed - base) * 1e3 - 50.0).abs() < 0.5, "{base} ms on the reviewers' host, {slowed} ms on one 50 us slower to submit");
+    let one_core = dir.join("one-core.toml");
+    std::fs::write(&one_core, reviewers.replace("sockets = 2", "sockets = 1").replace("cores_per_socket = 6", "cores_per_socket = 1")).unwrap();
+    refused(&["run", "flashmax2", "--scale", "1024", "-w", "4k-read", "--host", one_core.to_str().unwrap()], "host cores of their own");
+    refused(&["run", "p420m", "--scale", "1024", "-w", "4k-read", "--host", "windows-nt"], "unknown host 'windows-nt'");
+}
+
 #[test]
 fn bad_input_is_refused_clearly() {
     refused(&["run", "nonesuch", "-w", "4k-read"], "unknown device 'nonesuch'");

@@ -125,6 +125,7 @@ fn device_of(info: &TargetInfo) -> DeviceInfo {
         effective_op: 0.0,
         full_capacity_bytes: None,
         command_slots: None,
+        host: None,
     }
 }
 

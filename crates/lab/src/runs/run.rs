@@ -32,6 +32,10 @@ pub struct DeviceInfo {
     /// them (more in flight wait in the host).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command_slots: Option<u32>,
+    /// The host the simulated card ran on (`hosts/`); none for real
+    /// storage and in results written before hosts were named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -542,5 +546,6 @@ pub fn device_info(profile: &Profile, format: &str, scale: u32, dev: &Device) ->
         effective_op: dev.effective_op(),
         full_capacity_bytes: Some(dev.full_capacity_bytes()),
         command_slots: profile.host.command_slots,
+        host: Some(profile.platform.id.clone()),
     }
 }
