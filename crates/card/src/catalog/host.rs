@@ -90,7 +90,7 @@ impl Default for Host {
 
 /// A host by built-in id, or a host file by path.
 pub fn host_load(name: &str) -> Result<Host, ProfileError> {
-    super::built_in_or_file(name, HOSTS, "hosts", Host::parse).unwrap_or_else(|ids| Err(ProfileError::UnknownHost { name: name.to_string(), expected: ids }))
+    super::built_in_or_file(name, HOSTS, "hosts", Host::parse, |expected| ProfileError::UnknownHost { name: name.to_string(), expected })
 }
 
 #[cfg(test)]

@@ -29,24 +29,25 @@ pub fn catalog() -> Result<Vec<Profile>, ProfileError> {
 
 /// A device by catalog id, or a profile file by path.
 pub fn profile_load(name: &str) -> Result<Profile, ProfileError> {
-    built_in_or_file(name, CATALOG, "devices", Profile::parse).unwrap_or_else(|ids| Err(ProfileError::Unknown { name: name.to_string(), expected: ids }))
+    built_in_or_file(name, CATALOG, "devices", Profile::parse, |expected| ProfileError::Unknown { name: name.to_string(), expected })
 }
 
 /// `name` from a built-in table (embedded from `dir/`) by id, or a file
-/// by path, parsed with `parse`; neither: the table's ids, for the error.
+/// by path, parsed with `parse`; neither: `unknown` of the table's ids.
 pub(crate) fn built_in_or_file<T>(
     name: &str,
     table: &[(&str, &str)],
     dir: &str,
     parse: impl Fn(&str, &str) -> Result<T, ProfileError>,
-) -> Result<Result<T, ProfileError>, String> {
+    unknown: impl FnOnce(String) -> ProfileError,
+) -> Result<T, ProfileError> {
     if let Some((id, text)) = table.iter().find(|(id, _)| *id == name) {
-        return Ok(parse(&format!("{dir}/{id}.toml"), text));
+        return parse(&format!("{dir}/{id}.toml"), text);
     }
     if name.ends_with(".toml") || std::path::Path::new(name).exists() {
         let text = crate::input::read_text(std::path::Path::new(name), crate::input::SMALL_BYTES_MAX)
-            .map_err(|e| ProfileError::Unreadable { name: name.to_string(), why: e.to_string() });
-        return Ok(text.and_then(|t| parse(name, &t)));
+            .map_err(|e| ProfileError::Unreadable { name: name.to_string(), why: e.to_string() })?;
+        return parse(name, &text);
     }
-    Err(table.iter().map(|(id, _)| *id).collect::<Vec<_>>().join(", "))
+    Err(unknown(table.iter().map(|(id, _)| *id).collect::<Vec<_>>().join(", ")))
 }
