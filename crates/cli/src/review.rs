@@ -15,6 +15,12 @@ use std::time::Instant;
 pub struct ReviewArgs {
     /// Catalog devices (see `flashlab devices`) or profile files (.toml).
     pub devices: Vec<String>,
+    /// The host the cards run on: linux (linux-centos6, the reviewers'
+    /// CentOS 6.3 server: the default), windows (windows-2008r2, the same
+    /// server under Windows Server 2008 R2) or a host file (.toml).
+    /// Repeated, every card is reviewed on each, side by side in the report.
+    #[arg(long = "host", value_name = "HOST", conflicts_with = "target")]
+    pub hosts: Vec<String>,
     /// Real storage instead of simulated cards: a file, a block device or
     /// an NBD export, reviewed through fio (see `flashlab run --target`);
     /// repeated, several, one after another, in one report. Every byte on
@@ -362,6 +368,7 @@ fn spec_of(a: &ReviewArgs, profiles: &[card::Profile]) -> Result<ReviewSpec> {
     spec.snia_precondition = a.snia_precondition;
     spec.fail = a.fail_die.iter().map(|f| lab::runs::failure::FailSpec::parse(f)).collect::<Result<_, _>>().map_err(anyhow::Error::msg)?;
     spec.rebuild_bytes_per_sec = crate::run::rebuild_rate_of(a.rebuild_rate)?;
+    spec.hosts = a.hosts.clone();
     Ok(spec)
 }
 

@@ -15,9 +15,11 @@ pub struct RunArgs {
     /// A catalog device id (see `flashlab devices`) or a profile file (.toml).
     #[arg(required_unless_present = "target", conflicts_with = "target")]
     pub device: Option<String>,
-    /// The host the card runs on: a built-in host (linux-centos6, the
-    /// reviewers' server: the default) or a host file (.toml, as
-    /// hosts/linux-centos6.toml): its cores and its I/O stack's cost.
+    /// The host the card runs on: linux (linux-centos6, the reviewers'
+    /// CentOS 6.3 server: the default), windows (windows-2008r2, the same
+    /// server under Windows Server 2008 R2) or a host file (.toml, as
+    /// hosts/linux-centos6.toml): its cores, its I/O stack's costs and
+    /// where it completes a driver's work.
     #[arg(long, value_name = "HOST", conflicts_with = "target")]
     pub host: Option<String>,
     /// Real storage instead of a simulated card: a file, a block device or

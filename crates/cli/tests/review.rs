@@ -44,6 +44,49 @@ fn review_of_both_formats_writes_results_and_a_report_chromium_renders() {
     compare_labels_each_run(&out);
 }
 
+/// A review on two hosts: every job twice, once on each, each naming its
+/// host in results.json and judged against the figures measured on it;
+/// in the report, rendered by Chromium, every chart shows both hosts (a
+/// colour each, the Windows job named so) side by side.
+#[test]
+fn a_review_on_two_hosts_shows_both_per_chart() {
+    let out = tmp("hosts");
+    let args = ["review", "p420m", "--host", "linux", "--host", "windows", "--scale", "512", "--profiles", "4k,8k7030", "--out", out.to_str().unwrap(), "-q"];
+    let (code, stdout, err) = flashlab(&args);
+    assert_eq!(code, 0, "{err}");
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(out.join("results.json")).unwrap()).unwrap();
+    let jobs = r["jobs"].as_array().unwrap();
+    let hosts: Vec<&str> = jobs.iter().map(|j| j["device"]["host"].as_str().unwrap()).collect();
+    assert_eq!(hosts, ["linux-centos6", "linux-centos6", "windows-2008r2", "windows-2008r2"]);
+    for j in jobs {
+        let windows = j["device"]["host"] == "windows-2008r2";
+        for c in j["comparison"].as_array().unwrap() {
+            assert_eq!(c["what"].as_str().unwrap().ends_with(", Windows"), windows, "a job judged by its own host's figures: {c}");
+        }
+    }
+    assert!(stdout.contains("stock (windows): reviewer 4K random read, steady state, Windows"), "{stdout}");
+    let prof = tmp("hosts-chromium");
+    let page = format!("file://{}", out.join("report.html").display());
+    let o = chromium(&["--dump-dom", &page], &prof);
+    assert!(o.status.success(), "chromium: {}", String::from_utf8_lossy(&o.stderr));
+    let dom = String::from_utf8_lossy(&o.stdout);
+    let charts: Vec<&str> = dom.split("class=\"chart\"").skip(1).collect();
+    assert!(charts.len() >= 8, "{} charts", charts.len());
+    // Each job's own steady-state plot apart, every line chart shows both.
+    let compared = charts.iter().map(|c| &c[..c.find("</svg>").unwrap()]).filter(|c| c.contains("data-kind=\"line\"") && !c.contains("-steady\""));
+    assert!(compared.clone().count() >= 8, "the preconditioning and matrix charts");
+    for c in compared {
+        assert!(c.contains("MLC stock (windows)") && c.contains("MLC stock<"), "a line chart without both hosts: {}", &c[..c.len().min(300)]);
+    }
+    // Each job's own plot, its own file: none overwrites another.
+    for id in ["4k-p420m-stock-steady", "4k-p420m-stock-windows-steady", "8k7030-p420m-stock-windows-steady"] {
+        assert!(out.join("charts").join(format!("{id}.svg")).is_file() || dom.contains(&format!("id=\"{id}\"")), "{id}");
+    }
+    // A colour each: two devices as the layout sees them; one mixed profile
+    // x 4 attributes x 2 hosts x 4 thread counts.
+    layout_check(&out, &prof, 2, 4 * 2 * 4);
+}
+
 /// Results: 2 formats x 5 profiles, each with its preconditioning series
 /// and its main tests (2 for 4K, 4 sequential, 16 matrix points
 /// otherwise); every preconditioning but the sequential fill judged.

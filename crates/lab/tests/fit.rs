@@ -23,6 +23,7 @@ fn figure(what: &str, workload: &str, state: State, value: f64) -> Published {
         bound: Bound::About,
         conflict: None,
         gap: None,
+        host: None,
     }
 }
 

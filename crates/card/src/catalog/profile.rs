@@ -191,6 +191,18 @@ pub struct HostProfile {
     /// every request and queues it itself).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub command_slots: Option<u32>,
+    /// The interrupt vectors the driver asks for (each taken by one host
+    /// core, which serves its completions one at a time). Absent: one a
+    /// member (a single MSI per device).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub interrupt_vectors: Option<u32>,
+    /// Of the driver's time for a read (`cpu_ns_per_io`), the part it
+    /// spends once the read completes (a host-managed driver checks what
+    /// it read, the page's header against its map, and ends the request):
+    /// on the interrupt's core or the issuer's, as the host runs a
+    /// driver's completion work (`[stack] completion_core` of the host).
+    #[serde(default)]
+    pub read_completion_ns: u64,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -422,11 +434,22 @@ impl Profile {
     }
 
     fn validate_host(&self) -> Result<(), ProfileError> {
-        for (k, v) in [("host.cpu_ns_per_io", self.host.cpu_ns_per_io), ("host.cpu_ns_per_slot", self.host.cpu_ns_per_slot)] {
+        let h = &self.host;
+        for (k, v) in [("host.cpu_ns_per_io", h.cpu_ns_per_io), ("host.cpu_ns_per_slot", h.cpu_ns_per_slot)] {
             self.within(k, v, 0..=10_000_000, "at most 10 ms")?;
         }
-        if let Some(n) = self.host.command_slots {
+        let most = h.cpu_ns_per_io;
+        self.within(
+            "host.read_completion_ns",
+            h.read_completion_ns,
+            0..=most,
+            &format!("at most host.cpu_ns_per_io ({most} ns): a part of the driver's time for a read"),
+        )?;
+        if let Some(n) = h.command_slots {
             self.within("host.command_slots", n, 1..=1 << 20, "in 1..=1048576")?;
+        }
+        if let Some(n) = h.interrupt_vectors {
+            self.within("host.interrupt_vectors", n, 1..=4096, "in 1..=4096 (a host takes each on one of its cores, at most one a core)")?;
         }
         Ok(())
     }
@@ -540,6 +563,12 @@ impl Profile {
             Management::Host => self.ftl.gc_threads * self.members,
             Management::Card => 0,
         }
+    }
+
+    /// The driver's interrupt vectors: as many as it asks for, one a
+    /// member when it does not say.
+    pub fn interrupt_vectors(&self) -> u32 {
+        self.host.interrupt_vectors.unwrap_or(self.members)
     }
 
     /// The host cores left for the I/O paths (the OS's and the driver's).

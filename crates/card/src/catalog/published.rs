@@ -126,6 +126,11 @@ pub struct Published {
     /// together with the reviewers' measurements, when it cannot.
     #[serde(default)]
     pub conflict: Option<String>,
+    /// The host it was measured on, by id or short name (`hosts/`):
+    /// absent, the reviewers' Linux server (vendors' ratings are taken as
+    /// measured there too).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
     /// Reviewer figures only: a gap the model is known to have (the
     /// mechanism it lacks), when it misses the figure. Shown as a miss
     /// with its reason and not a failure; a mark on a figure the model
@@ -140,12 +145,18 @@ impl Published {
         self.format.as_deref().unwrap_or(default)
     }
 
+    /// The id of the host it was measured on (`host`, its short name
+    /// resolved; absent, the reviewers' Linux server).
+    pub fn host_id(&self) -> &str {
+        crate::catalog::host::host_id(self.host.as_deref())
+    }
+
     /// Checks the figure's own fields; the error names the field.
     /// Whether `other` measures what this figure does: the same
     /// publisher, format, workload, load, state and metric.
     pub fn same_measurement(&self, other: &Published) -> bool {
-        (self.by, &self.format, &self.workload, self.threads, self.qd, self.state, self.metric)
-            == (other.by, &other.format, &other.workload, other.threads, other.qd, other.state, other.metric)
+        (self.by, &self.format, &self.workload, self.threads, self.qd, self.state, self.metric, self.host_id())
+            == (other.by, &other.format, &other.workload, other.threads, other.qd, other.state, other.metric, other.host_id())
     }
 
     pub fn validate(&self) -> Result<(), (String, String, String)> {
@@ -176,6 +187,11 @@ impl Published {
         }
         if self.bound == Bound::Under && self.metric.higher_is_better() {
             return bad("bound", "under".into(), "'up_to' for a throughput");
+        }
+        if let Some(h) = &self.host {
+            if let Err(e) = crate::catalog::host::host_load(h) {
+                return bad("host", h.clone(), &format!("a host by id, short name or file ({e})"));
+            }
         }
         if self.source.trim().is_empty() || self.what.trim().is_empty() {
             return bad("source", "empty".into(), "the publication and what it measured");

@@ -16,6 +16,7 @@
 //! garbage collection lowers throughput and raises latency.
 
 pub mod faults;
+mod interrupts;
 mod member;
 mod mount;
 mod observe;
@@ -32,6 +33,7 @@ pub use raid::Payload;
 
 mod error;
 pub use error::{DeviceError, Inconsistent, MountFirst};
+use interrupts::Interrupts;
 use member::Member;
 use timing::{Costs, HostRead, Start};
 
@@ -52,6 +54,8 @@ pub struct Device {
     pub scale: u32,
     members: Vec<Member>,
     cpu: Pool,
+    /// The driver's interrupt vectors, each served by a core of its own.
+    interrupts: Interrupts,
     costs: Costs,
     stripe_bytes: u64,
     member_bytes: u64,
@@ -131,6 +135,7 @@ impl Device {
             format: format.to_string(),
             scale,
             cpu: Pool::new(profile.host_io_cores()),
+            interrupts: Interrupts::new(profile.interrupt_vectors(), profile.members, profile.platform.cores()),
             costs,
             stripe_bytes: profile.member_stripe_bytes(),
             member_bytes: cfg.user_slots * SLOT_BYTES,
@@ -220,7 +225,7 @@ impl Device {
     /// When everything issued so far, host I/O and background work, has
     /// ended: from then on the card is idle.
     pub fn quiet_at(&self) -> Ns {
-        self.members.iter().map(|m| m.timing.quiet_at()).fold(self.cpu.idle_at(), Ns::max)
+        self.members.iter().map(|m| m.timing.quiet_at()).fold(self.cpu.idle_at().max(self.interrupts.idle_at()), Ns::max)
     }
 
     /// Secure erase: every block of every member erased, the map emptied.
@@ -406,13 +411,17 @@ impl Device {
         // The host's CPU time for the I/O, its completion path's included,
         // is taken at submission (the cores are rarely the limit, and one
         // reservation in time order keeps the pool's ring in order); the
-        // completion path's latency is added at the end.
+        // I/O starts once its submission's part is done, and its
+        // completion's part follows the card and the interrupt's core.
         let slots = (offset + len).div_ceil(SLOT_BYTES) - offset / SLOT_BYTES;
-        let t = self.cpu.reserve(now, self.costs.cpu_ns + slots * self.costs.cpu_slot_ns);
+        let way = if write { self.costs.write_passage } else { self.costs.read_passage };
+        let t = self.cpu.reserve(now, way.cpu_ns + slots * self.costs.cpu_slot_ns) - way.after_ns;
         let done = if self.members.len() == 1 {
-            self.members[0].io(&self.costs, t, (offset, len), write, payload)?
+            let done = self.members[0].io(&self.costs, t, (offset, len), write, payload)?;
+            self.interrupts.complete(0, done + self.costs.overhead_ns, way.interrupt_ns)
         } else {
-            // RAID 0 across members: split at chunk boundaries.
+            // RAID 0 across members: split at chunk boundaries; each
+            // member's part completes on its own vector.
             let chunk = self.stripe_bytes;
             let mut done = t;
             let (mut off, end) = (offset, offset + len);
@@ -420,13 +429,14 @@ impl Device {
                 let piece_end = ((off / chunk + 1) * chunk).min(end);
                 let (member, member_off) = self.member_of(off);
                 let piece = payload.piece(off - offset, piece_end - off);
-                done = done.max(self.members[member].io(&self.costs, t, (member_off, piece_end - off), write, piece)?);
+                let piece_done = self.members[member].io(&self.costs, t, (member_off, piece_end - off), write, piece)?;
+                done = done.max(self.interrupts.complete(member, piece_done + self.costs.overhead_ns, way.interrupt_ns));
                 off = piece_end;
             }
             done
         };
         debug_assert!(done >= now, "a completion ({done} ns) before its submission ({now} ns)");
-        Ok(done + self.costs.overhead_ns + self.costs.complete_ns)
+        Ok(done + way.after_ns)
     }
 }
 

@@ -124,6 +124,7 @@ impl Device {
         let mut rows = vec![
             row("host CPU", (self.cpu.servers() + host_gc.0, self.cpu.busy_by(t) + host_gc.1)),
             row("GC threads", gc),
+            row("interrupt cores", self.interrupts.busy_by(t)),
             row("controller commands", tl(ms, t, |m| &m.command)),
             row("controller program path", tl(ms, t, |m| &m.program_path)),
             row("controller read path", tl(ms, t, |m| &m.read_path)),

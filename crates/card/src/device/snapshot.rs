@@ -25,6 +25,7 @@ impl Device {
             scale: self.scale,
             members,
             cpu: self.cpu.clone(),
+            interrupts: self.interrupts.clone(),
             costs: self.costs.clone(),
             stripe_bytes: self.stripe_bytes,
             member_bytes: self.member_bytes,

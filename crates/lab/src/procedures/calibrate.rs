@@ -56,23 +56,30 @@ impl Calibration {
     }
 }
 
-/// One load to measure: a workload at threads x queue depth.
+/// One load to measure: a workload at threads x queue depth, on a host.
 #[derive(Clone)]
 struct Load {
     mix: Mix,
     threads: u32,
     qd: u32,
+    /// The host's id.
+    host: String,
 }
 
 impl Load {
     fn of(p: &Published) -> Result<Load, RunError> {
-        Ok(Load { mix: mix_of(p)?, threads: p.threads, qd: p.qd })
+        Ok(Load { mix: mix_of(p)?, threads: p.threads, qd: p.qd, host: p.host_id().to_string() })
     }
     fn same(&self, o: &Load) -> bool {
-        self.threads == o.threads && self.qd == o.qd && same_load(&self.mix, &o.mix)
+        self.threads == o.threads && self.qd == o.qd && same_load(&self.mix, &o.mix) && self.host == o.host
     }
+    /// Its name in progress and results: the host's id where it is not
+    /// the reviewers' Linux server.
     fn name(&self) -> String {
-        format!("{} {}T/{}Q", self.mix.name, self.threads, self.qd)
+        match self.host.as_str() {
+            card::DEFAULT_HOST => format!("{} {}T/{}Q", self.mix.name, self.threads, self.qd),
+            h => format!("{} {}T/{}Q on {h}", self.mix.name, self.threads, self.qd),
+        }
     }
 }
 
@@ -125,9 +132,13 @@ pub fn calibrate_keeping(
 ) -> Result<Calibration, RunError> {
     let figures: Vec<&Published> = for_format(profile, format).collect();
     let chains = chains(&figures)?;
-    let session = || Session::new(profile, format, scale, seed, None);
-    let kept = kept.map(|k| (k, profile, format!("{format} scale {scale} seed {seed} rounds {rounds}")));
-    let run = |chain: &Chain, progress: &mut dyn FnMut(&crate::Progress)| chain.run(&session, rule_for(profile), rounds, kept.as_ref(), progress);
+    let hosted = hosted_profiles(profile, &chains)?;
+    let run = |chain: &Chain, progress: &mut dyn FnMut(&crate::Progress)| {
+        let on = hosted.iter().find(|p| p.platform.id == chain.host()).expect("a profile for every chain's host");
+        let session = || Session::new(on, format, scale, seed, None);
+        let kept = kept.map(|k| (k, on, format!("{format} scale {scale} seed {seed} rounds {rounds}")));
+        chain.run(&session, rule_for(on), rounds, kept.as_ref(), progress)
+    };
     let (mut phases, mut preconditions, mut beside) = (Vec::new(), Vec::new(), Vec::new());
     for out in on_cores(&chains, &run, progress)? {
         phases.extend(out.phases);
@@ -141,9 +152,26 @@ pub fn calibrate_keeping(
     Ok(Calibration { device: profile.id.clone(), format: format.to_string(), scale, seed, preconditions, phases, checks, beside })
 }
 
-/// The chains that measure `figures`, cheapest first: a fresh card per
-/// load, the filled card, then a card per preconditioner.
+/// The chains that measure `figures`, cheapest first within each host
+/// (the reviewers' Linux server first): a fresh card per load, the filled
+/// card, then a card per preconditioner.
 fn chains(figures: &[&Published]) -> Result<Vec<Chain>, RunError> {
+    let mut hosts: Vec<&str> = vec![card::DEFAULT_HOST];
+    for p in figures {
+        if !hosts.contains(&p.host_id()) {
+            hosts.push(p.host_id());
+        }
+    }
+    let mut chains = Vec::new();
+    for h in hosts {
+        let on: Vec<&Published> = figures.iter().copied().filter(|p| p.host_id() == h).collect();
+        chains.extend(chains_on_one_host(&on)?);
+    }
+    Ok(chains)
+}
+
+/// As [`chains`], for figures all measured on one host.
+fn chains_on_one_host(figures: &[&Published]) -> Result<Vec<Chain>, RunError> {
     let mut chains: Vec<Chain> = loads(figures, State::Fresh, |_| 0)?.into_iter().map(Chain::Fresh).collect();
     let filled = loads(figures, State::Filled, |l| 1_000_000 - l.mix.read_ppm)?;
     if !filled.is_empty() {
@@ -162,6 +190,18 @@ fn chains(figures: &[&Published]) -> Result<Vec<Chain>, RunError> {
         chains.push(Chain::Steady(pm, loads));
     }
     Ok(chains)
+}
+
+/// The profile on each host the chains run on (the profile itself on its
+/// own host).
+fn hosted_profiles(profile: &Profile, chains: &[Chain]) -> Result<Vec<Profile>, RunError> {
+    let mut out = vec![profile.clone()];
+    for c in chains {
+        if !out.iter().any(|p| p.platform.id == c.host()) {
+            out.push(profile.on_host(&card::host_load(c.host())?)?);
+        }
+    }
+    Ok(out)
 }
 
 /// `figures` split by the chain `calibrate` measures each on (indices
@@ -220,6 +260,15 @@ type Keeping<'a> = (&'a Prefixes, &'a Profile, String);
 type NewSession<'a> = dyn Fn() -> Result<Session, RunError> + 'a;
 
 impl Chain {
+    /// The id of the host its card runs on (every load's).
+    fn host(&self) -> &str {
+        let first = match self {
+            Chain::Fresh(l) => l,
+            Chain::Filled(ls) | Chain::Steady(_, ls) => &ls[0],
+        };
+        &first.host
+    }
+
     /// Whether the chain measures load `l` in `state`.
     fn measures(&self, state: State, l: &Load) -> bool {
         match self {
@@ -354,7 +403,7 @@ fn filled_phases(
             let mut m = l.mix.clone();
             m.sizes = vec![(4096, 1_000_000)];
             m.name = format!("{}% read, 4 KiB", m.read_ppm / 10_000);
-            twins.push(Load { mix: m, threads: 1, qd: 1 });
+            twins.push(Load { mix: m, threads: 1, qd: 1, host: l.host.clone() });
         }
     }
     let mut beside = Vec::new();

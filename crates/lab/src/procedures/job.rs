@@ -95,6 +95,10 @@ pub struct ReviewSpec {
     /// The rebuild's rate, bytes per second (none: each profile's).
     #[serde(default)]
     pub rebuild_bytes_per_sec: Option<u64>,
+    /// The hosts every device is reviewed on, each its own jobs (ids or
+    /// files); empty: each device on its profile's host.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub hosts: Vec<String>,
 }
 
 /// Which PTS a `--pts` review follows (`procedures::pts`).
@@ -173,6 +177,7 @@ impl ReviewSpec {
             pts_version: Default::default(),
             fail: Vec::new(),
             rebuild_bytes_per_sec: None,
+            hosts: Vec::new(),
         }
     }
 }
@@ -188,7 +193,11 @@ pub struct Job {
 
 impl Job {
     pub fn label(&self) -> String {
-        format!("{} {} {}", self.profile.id, self.format, self.review.map_or("pts", |r| r.name))
+        let on = match self.profile.platform.id.as_str() {
+            card::DEFAULT_HOST => String::new(),
+            h => format!(" on {h}"),
+        };
+        format!("{} {} {}{on}", self.profile.id, self.format, self.review.map_or("pts", |r| r.name))
     }
 }
 
@@ -259,9 +268,11 @@ pub fn jobs_of(spec: &ReviewSpec, profiles: &[Profile]) -> Result<(Vec<Job>, Vec
     }
     spec.snia_rule().check()?;
     failures_check(spec, profiles)?;
+    duplicates_refuse("host", spec.hosts.iter().map(|h| card::host_id(Some(h))))?;
+    let hosted = on_hosts(profiles, &spec.hosts)?;
     let mut jobs = Vec::new();
     let mut skipped = Vec::new();
-    for p in profiles {
+    for p in &hosted {
         let formats: Vec<String> = match &spec.formats {
             None => p.format_names(),
             Some(list) => {
@@ -290,6 +301,22 @@ pub fn jobs_of(spec: &ReviewSpec, profiles: &[Profile]) -> Result<(Vec<Job>, Vec
         return Err(RunError::Input(format!("nothing to review: {}", skipped.join("; "))));
     }
     Ok((jobs, skipped))
+}
+
+/// Each profile on each of `hosts` in turn (a device's jobs on every host
+/// before the next device's); the profiles as they are with none.
+fn on_hosts(profiles: &[Profile], hosts: &[String]) -> Result<Vec<Profile>, RunError> {
+    if hosts.is_empty() {
+        return Ok(profiles.to_vec());
+    }
+    let hosts: Vec<card::Host> = hosts.iter().map(|h| card::host_load(h)).collect::<Result<_, _>>()?;
+    let mut out = Vec::new();
+    for p in profiles {
+        for h in &hosts {
+            out.push(p.on_host(h)?);
+        }
+    }
+    Ok(out)
 }
 
 /// Where a job reports its progress: its index and label, and the

@@ -62,9 +62,14 @@ impl JobResult {
                 None => format!("{} [measured]", self.device.id),
             };
         }
+        // A job on another host than the reviewers' Linux server says so.
+        let on = match self.device.host.as_deref() {
+            None | Some(card::DEFAULT_HOST) => String::new(),
+            Some(h) => format!(" ({})", card::host_short(h)),
+        };
         match &self.run {
-            Some(run) => format!("{} {} [{run}]", self.device.name, self.device.format),
-            None => format!("{} {}", self.device.name, self.device.format),
+            Some(run) => format!("{} {}{on} [{run}]", self.device.name, self.device.format),
+            None => format!("{} {}{on}", self.device.name, self.device.format),
         }
     }
     /// Whether a stop cut the job short.

@@ -321,6 +321,7 @@ fn phase_run(
         read_errors: Default::default(),
         page_reads: 0,
         steady_state: None,
+        host: None,
         interrupted,
     };
     Ok((phase, m.fio))

@@ -65,6 +65,10 @@ pub struct Phase {
     #[serde(default)]
     pub page_reads: u64,
     pub steady_state: Option<SteadyReport>,
+    /// The host the card ran on (`hosts/`), for a simulated card; absent
+    /// for a phase measured on real storage (this machine).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
     /// The phase was cut short by a stop asked for (SIGINT): its figures
     /// are those of the rounds it ran.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

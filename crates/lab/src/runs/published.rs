@@ -58,6 +58,10 @@ pub struct Check {
     /// A gap the model is known to have, for a reviewer figure it misses
     /// (from the profile).
     pub gap: Option<String>,
+    /// The host the figure was measured on, where not the reviewers'
+    /// Linux server.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
     /// For a maximum: the share of a full-size round's I/Os it was taken
     /// over (`sample_share`), where under 1.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -172,6 +176,7 @@ pub fn judge(p: &Published, simulated: f64) -> Check {
         within,
         conflict: p.conflict.clone(),
         gap: p.gap.clone(),
+        host: p.host.as_ref().map(|_| p.host_id().to_string()),
         sample_share: None,
     }
 }
@@ -261,13 +266,19 @@ pub fn formats_with_figures(profile: &Profile) -> Vec<String> {
 /// Whether a phase ran the figure's conditions (its card state is the
 /// caller's to say).
 pub fn comparable(p: &Published, phase: &Phase) -> bool {
-    p.threads == phase.threads && p.qd == phase.queue_depth && mix_of(p).is_ok_and(|m| same_load(&m, &phase.workload))
+    p.host_id() == card::host_id(phase.host.as_deref())
+        && p.threads == phase.threads
+        && p.qd == phase.queue_depth
+        && mix_of(p).is_ok_and(|m| same_load(&m, &phase.workload))
 }
 
 /// Whether a judged figure was judged on `phase`'s conditions (its load,
 /// threads and queue depth).
 pub fn check_of(c: &Check, phase: &Phase) -> bool {
-    c.threads == phase.threads && c.qd == phase.queue_depth && Mix::parse(&c.workload).is_ok_and(|m| same_load(&m, &phase.workload))
+    card::host_id(c.host.as_deref()) == card::host_id(phase.host.as_deref())
+        && c.threads == phase.threads
+        && c.qd == phase.queue_depth
+        && Mix::parse(&c.workload).is_ok_and(|m| same_load(&m, &phase.workload))
 }
 
 /// The same read share, transfer sizes and pattern (names aside).
@@ -360,6 +371,7 @@ mod tests {
             bound,
             conflict: None,
             gap: None,
+            host: None,
         }
     }
 

@@ -295,6 +295,7 @@ fn phase(
         page_reads: end.nand_page_reads_host + end.nand_page_reads_gc - base.nand_page_reads_host - base.nand_page_reads_gc,
         counters: end,
         steady_state: run.steady,
+        host: Some(dev.profile.platform.id.clone()),
         interrupted: run.interrupted,
     })
 }

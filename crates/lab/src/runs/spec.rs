@@ -177,6 +177,8 @@ pub enum RunError {
     Figure(#[from] crate::runs::published::FigureWorkload),
     #[error(transparent)]
     Fit(#[from] card::FitError),
+    #[error(transparent)]
+    Profile(#[from] card::ProfileError),
     /// A stop was asked for (SIGINT) where a partial result would mislead
     /// (a calibration judges every figure or none).
     #[error("interrupted (SIGINT) before the end: nothing written, and a results file written before is left as it was")]

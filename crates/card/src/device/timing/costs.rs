@@ -1,6 +1,7 @@
 //! What each media operation costs on a member's resources, precomputed
 //! from the profile, and what a host read asks of its pages.
 
+use crate::catalog::host::CompletionCore;
 use crate::catalog::profile::{Management, Profile};
 use crate::recorder::MediaOp;
 use nand::OpTag;
@@ -43,13 +44,12 @@ pub(in crate::device) struct Costs {
     /// A 4 KiB transfer on the host link.
     pub(super) link_slot_ns: Ns,
     pub(in crate::device) overhead_ns: Ns,
-    /// Host CPU of an I/O at submission: the OS's submission and
-    /// completion paths and the driver's per-I/O time (its per-slot time
-    /// is added per I/O).
-    pub(in crate::device) cpu_ns: Ns,
+    /// The driver's host CPU time for each 4 KiB slot of an I/O (added to
+    /// its passage's).
     pub(in crate::device) cpu_slot_ns: Ns,
-    /// Latency of the completion path after the device is done.
-    pub(in crate::device) complete_ns: Ns,
+    /// A write's and a read's way through the host (`Passage`).
+    pub(in crate::device) write_passage: Passage,
+    pub(in crate::device) read_passage: Passage,
     pub(in crate::device) gc_mpage_cpu_ns: Ns,
     /// A GC thread's time for a stripe row (the data pages whose parity
     /// it writes together), which it relocates as one piece of work: what
@@ -148,9 +148,9 @@ impl Costs {
             link_bytes_per_sec: c.link_bytes_per_sec,
             link_slot_ns: transfer_ns(SLOT_BYTES, c.link_bytes_per_sec),
             overhead_ns: c.io_overhead_ns,
-            cpu_ns: profile.platform.stack.submit_ns + profile.platform.stack.complete_ns + profile.host.cpu_ns_per_io,
             cpu_slot_ns: profile.host.cpu_ns_per_slot,
-            complete_ns: profile.platform.stack.complete_ns,
+            write_passage: Passage::of(profile, 0),
+            read_passage: Passage::of(profile, profile.host.read_completion_ns),
             gc_mpage_cpu_ns,
             gc_row_cpu_ns: gc_mpage_cpu_ns * row_mpages,
             gc_read_ahead_ns: die_op_typical_ns + 2 * (t.read_ns + transfer_ns(g.mpage_bytes(), bus) + transfer_ns(g.mpage_bytes(), c.read_path_bytes_per_sec)),
@@ -294,5 +294,36 @@ impl HostRead {
     #[inline(always)]
     pub(in crate::device) fn sub_slot(self) -> Option<u64> {
         (self.sub_slot_bytes > 0).then_some(self.sub_slot_bytes as u64)
+    }
+}
+
+/// An I/O's way through the host: the CPU time it takes from the I/O
+/// paths' cores (reserved at submission), the part of it that comes after
+/// the card (so the I/O starts that much before the reservation ends),
+/// and its completion's time on the interrupt vector's core.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(in crate::device) struct Passage {
+    pub cpu_ns: Ns,
+    pub after_ns: Ns,
+    pub interrupt_ns: Ns,
+}
+
+impl Passage {
+    /// The host's stack and the card's driver (whose per-I/O time ends
+    /// with `completion_ns` of work once the I/O completes: on the
+    /// interrupt's core or the issuer's, as the host runs it).
+    fn of(profile: &Profile, completion_ns: Ns) -> Passage {
+        let (stack, driver) = (&profile.platform.stack, profile.host.cpu_ns_per_io);
+        debug_assert!(completion_ns <= driver, "validated: a part of the driver's time");
+        match stack.completion_core {
+            CompletionCore::Interrupt => Passage {
+                cpu_ns: stack.submit_ns + driver - completion_ns + stack.complete_ns,
+                after_ns: stack.complete_ns,
+                interrupt_ns: stack.interrupt_ns + completion_ns,
+            },
+            CompletionCore::Issuer => {
+                Passage { cpu_ns: stack.submit_ns + driver + stack.complete_ns, after_ns: stack.complete_ns + completion_ns, interrupt_ns: stack.interrupt_ns }
+            }
+        }
     }
 }
