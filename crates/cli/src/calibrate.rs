@@ -22,6 +22,11 @@ pub struct CalibrateArgs {
     /// Seed of every phase's PRNG.
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// Only the figures measured on this host (linux, windows or a host
+    /// id), each on a card on that host; repeated, on each. Default: every
+    /// figure, each on the host it was measured on.
+    #[arg(long = "host", value_name = "HOST")]
+    pub hosts: Vec<String>,
     /// Rounds measured for each main test.
     #[arg(long, default_value_t = 5)]
     pub rounds: u32,
@@ -39,8 +44,16 @@ pub fn calibrate(a: CalibrateArgs) -> Result<()> {
     let json = a.json.as_deref().map(out::JsonSink::open).transpose()?;
     out::sigint_stops_the_lab();
     let mut all = Vec::new();
+    let hosts: Vec<String> = a.hosts.iter().map(|h| card::host_load(h).map(|h| h.id)).collect::<Result<_, _>>().map_err(anyhow::Error::msg)?;
     for id in ids {
-        let profile = card::profile_load(&id).map_err(anyhow::Error::msg)?;
+        let mut profile = card::profile_load(&id).map_err(anyhow::Error::msg)?;
+        if !hosts.is_empty() {
+            profile.published.retain(|p| hosts.iter().any(|h| h == p.host_id()));
+            if profile.published.is_empty() {
+                outln!("{id}: no figure measured on {}: nothing to calibrate", hosts.join(", "));
+                continue;
+            }
+        }
         let formats = match &a.format {
             Some(f) => vec![f.clone()],
             None => lab::runs::published::formats_with_figures(&profile),

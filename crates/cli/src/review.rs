@@ -312,10 +312,14 @@ pub fn review(a: ReviewArgs) -> Result<()> {
         eprintln!("flashlab: warning: skipped: {s}");
     }
     display.line(format!(
-        "flashlab review{}: {} jobs ({} device(s) x formats{}) at scale {}, seed {}, {} at once  [simulated, virtual time]",
+        "flashlab review{}: {} jobs ({} device(s){} x formats{}) at scale {}, seed {}, {} at once  [simulated, virtual time]",
         if spec.pts { " --pts" } else { "" },
         jobs.len(),
         profiles.len(),
+        match spec.hosts.len() {
+            0 => String::new(),
+            n => format!(" x {n} host(s)"),
+        },
         if spec.pts { String::new() } else { format!(" x {} profile(s)", spec.profiles.len()) },
         spec.scale,
         spec.seed,

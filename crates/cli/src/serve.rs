@@ -12,6 +12,11 @@ pub struct ServeArgs {
     /// Format: a named one (default: the device's default) or a capacity.
     #[arg(long)]
     pub format: Option<String>,
+    /// The host whose I/O stack the card's timing follows (see `run
+    /// --help`): linux (the default), windows or a host file. Not kept in
+    /// the store: a card served again is on the host it is told.
+    #[arg(long, value_name = "HOST")]
+    pub host: Option<String>,
     /// Shrink the card N times (see `run --help`); 1 is full size.
     #[arg(long, default_value_t = 1)]
     pub scale: u32,
@@ -277,7 +282,7 @@ pub fn serve(a: ServeArgs) -> Result<()> {
 
 /// The profile `a` names, with its options applied and checked.
 fn profile_checked(a: &ServeArgs) -> Result<card::Profile> {
-    let mut profile = card::profile_load(&a.device).map_err(anyhow::Error::msg)?;
+    let mut profile = crate::run::on_host(card::profile_load(&a.device).map_err(anyhow::Error::msg)?, a.host.as_deref())?;
     if let Some(plp) = &a.power_loss_protection {
         profile.ftl.power_loss_protection = plp == "on";
     }
@@ -352,7 +357,10 @@ fn timing_of(a: &ServeArgs) -> emu::Timing {
         emu::Timing::Model { time_scale } if time_scale != 1.0 => eprintln!(
             "flashlab serve: --time-scale {time_scale}: the card's clock runs {time_scale} times slower than wall time; clients see {time_scale} times its latencies and 1/{time_scale} of its rate (multiply back)"
         ),
-        emu::Timing::Model { .. } => eprintln!("flashlab serve: --timing model: no reply leaves before the card's modelled completion"),
+        emu::Timing::Model { .. } => eprintln!(
+            "flashlab serve: --timing model: no reply leaves before the card's modelled completion{}",
+            a.host.as_deref().map_or(String::new(), |h| format!(" (the card on host {})", card::host_id(Some(h))))
+        ),
         emu::Timing::None => eprintln!("flashlab serve: --timing none: replies leave as soon as the request has run"),
     }
     timing

@@ -37,7 +37,8 @@ fn fio_job(dir: &Path, name: &str, uri: &str, body: &str) -> PathBuf {
 #[test]
 fn qemu_img_copies_an_image_in_and_out_unchanged() {
     let qemu = tool("qemu-img", "qemu-utils");
-    let card = Served::start("qemu", &[]);
+    // The card's timing on the reviewers' Windows host (`--host`).
+    let card = Served::start("qemu", &["--host", "windows"]);
     let dir = workdir("qemu-files");
     let input = dir.join("in.img");
     let mut rng = 0x9e37_79b9_7f4a_7c15u64;
@@ -368,6 +369,7 @@ fn bad_serve_arguments_are_refused_naming_the_problem() {
     refused(&["serve", "p420m", "--scale", "8192", "--store", store], "--unix PATH or --listen ADDR:PORT");
     refused(&["serve", "p420m", "--scale", "100000", "--store", store, "--unix", "x.sock"], "--scale 100000");
     refused(&["serve", "nonesuch", "--store", store, "--unix", "x.sock"], "unknown device");
+    refused(&["serve", "p420m", "--host", "solaris", "--store", store, "--unix", "x.sock"], "windows-2008r2");
     // Beyond loopback, NBD would carry the card to anyone, in clear.
     refused(&["serve", "p420m", "--scale", "8192", "--store", store, "--listen", "0.0.0.0:0"], "--insecure-listen");
     refused(&["serve", "p420m", "--scale", "8192", "--store", store, "--unix", "x.sock", "--handshake-timeout", "0"], "--handshake-timeout 0");

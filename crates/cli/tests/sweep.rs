@@ -328,3 +328,42 @@ fn a_review_sweep_gives_each_point_what_the_review_alone_gives() {
     let row = c["rows"].as_array().unwrap().iter().find(|row| row["settings"]["device"] == "mx6300" && row["test"] == "4k 4K write").unwrap();
     assert_eq!(&row["iops"], alone, "the sweep's point differs from the review alone");
 }
+
+/// A host axis: each point's card on its host, as `run --host` runs it,
+/// the point's results naming the host.
+#[test]
+fn a_host_axis_runs_each_point_on_its_host_as_run_does() {
+    let d = Scratch::new("sweep-host");
+    let base = "[base]\ndevice = \"p420m\"\nscale = 1024\nworkload = \"4k-read\"\nduration = 0.2\n";
+    let file = sweep_file(&d, &format!("{base}\n[axes]\nhost = [\"linux\", \"windows\"]\n"));
+    let out = d.join("out");
+    let (code, _, err) = flashlab(&["sweep", "run", &file, "--out", out.to_str().unwrap(), "--jobs", "2"]);
+    assert_eq!(code, 0, "{err}");
+    let point = |i: usize| -> serde_json::Value { serde_json::from_str(&std::fs::read_to_string(out.join(&points(&out)[i])).unwrap()).unwrap() };
+    let json = d.join("run.json");
+    let (code, _, err) = flashlab(&[
+        "run",
+        "p420m",
+        "--host",
+        "windows",
+        "--scale",
+        "1024",
+        "--workload",
+        "4k-read",
+        "--duration",
+        "0.2",
+        "-q",
+        "--json",
+        json.to_str().unwrap(),
+    ]);
+    assert_eq!(code, 0, "{err}");
+    let alone: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let windows = point(1);
+    assert_eq!(windows.to_string().matches("\"host\":\"windows-2008r2\"").count() >= 1, true, "{windows}");
+    assert!(point(0).to_string().contains("\"host\":\"linux-centos6\""));
+    let iops = |v: &serde_json::Value| v.to_string().split("\"iops\":").nth(1).map(|s| s.split(',').next().unwrap().to_string());
+    assert_eq!(iops(&windows), iops(&alone), "the point and run --host windows alone");
+    let bad = sweep_file(&d.join("bad"), &format!("{base}\n[axes]\nhost = [\"solaris\"]\n"));
+    let (code, _, err) = flashlab(&["sweep", "plan", &bad]);
+    assert!(code != 0 && err.contains("solaris") && err.contains("windows-2008r2"), "{err}");
+}

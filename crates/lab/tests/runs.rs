@@ -127,7 +127,7 @@ fn utilisation_is_a_share_and_names_the_bottleneck() {
     s.device = "mx6300".into();
     let r = run(&profile, &s, &mut |_| {}).unwrap();
     for p in &r.phases {
-        assert_eq!(p.utilisation.len(), 9, "{}", p.name);
+        assert_eq!(p.utilisation.len(), 10, "{}: nine resources and the interrupt cores", p.name);
         for u in &p.utilisation {
             assert!((0.0..=100.0).contains(&u.percent), "{} {}: {}%", p.name, u.resource, u.percent);
         }

@@ -62,10 +62,11 @@ impl FitParam {
 /// The numbers that time host reads and nothing else: the controller's
 /// read command engine takes a host read's command (a write's command
 /// has its own rate; GC's reads and a partial write's merge read issue
-/// none). Moving one changes nothing a write-only load measures, so a
-/// fit need not calibrate such a load again (the device's test
+/// none), and a driver's work once a host read completes. Moving one
+/// changes nothing a write-only load measures, so a fit need not
+/// calibrate such a load again (the device's test
 /// `host_writes_never_meet_the_read_command_rate` holds it).
-pub const HOST_READS_ONLY: &[&str] = &["controller.read_commands_per_sec"];
+pub const HOST_READS_ONLY: &[&str] = &["controller.read_commands_per_sec", "host.read_completion_ns"];
 
 /// A file of figures (a user's own measurements): `[[published]]`
 /// entries as a profile holds them, each checked.

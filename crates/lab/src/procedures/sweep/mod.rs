@@ -107,6 +107,9 @@ impl SweepError {
 #[serde(deny_unknown_fields)]
 pub struct Base {
     pub device: String,
+    /// The host the card runs on (`hosts/`; absent: the profile's own).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<String>,
     pub format: Option<String>,
     #[serde(default = "default_scale")]
     pub scale: u32,
@@ -247,7 +250,7 @@ pub struct PlanSummary {
 }
 
 /// The run settings an axis may name besides a profile number's path.
-const RUN_AXES: [&str; 6] = ["device", "format", "workload", "threads", "qd", "seed"];
+const RUN_AXES: [&str; 7] = ["device", "host", "format", "workload", "threads", "qd", "seed"];
 
 impl Sweep {
     /// Reads a sweep file; every point is checked by `plan`.
@@ -357,6 +360,7 @@ impl Sweep {
         let mut profile = self.profile_of(&device)?;
         let (mut format, mut workload, mut threads, mut qd, mut seed) =
             (b.format.clone().unwrap_or_else(|| profile.default_format.clone()), b.workload.clone(), b.threads, b.qd, b.seed);
+        let mut host = b.host.clone();
         let mut settings = BTreeMap::new();
         for ((name, _), v) in self.axes.iter().zip(values) {
             settings.insert(name.clone(), v.clone());
@@ -364,6 +368,7 @@ impl Sweep {
             let whole = || v.as_integer().filter(|&i| i > 0).ok_or_else(|| SweepError::value(name, &v, "a whole number above 0"));
             match name.as_str() {
                 "device" => {}
+                "host" => host = Some(text()?),
                 "format" => format = text()?,
                 "workload" => workload = Some(text()?),
                 "threads" | "qd" => {
@@ -377,6 +382,9 @@ impl Sweep {
                     profile = profile.with_number(path, x)?;
                 }
             }
+        }
+        if let Some(h) = host {
+            profile = profile.on_host(&card::host_load(&h)?)?;
         }
         card::Device::validate(&profile, &format, b.scale)?;
         let memory_bytes = card::Device::map_bytes(&profile, &format, b.scale)?;
