@@ -70,6 +70,8 @@ fn a_review_on_two_hosts_shows_both_per_chart() {
     let o = chromium(&["--dump-dom", &page], &prof);
     assert!(o.status.success(), "chromium: {}", String::from_utf8_lossy(&o.stderr));
     let dom = String::from_utf8_lossy(&o.stdout);
+    let devices = dom.split("Devices under test").nth(1).unwrap();
+    assert!(devices.contains("linux-centos6") && devices.contains("windows-2008r2"), "the devices table names each job's host");
     let charts: Vec<&str> = dom.split("class=\"chart\"").skip(1).collect();
     assert!(charts.len() >= 8, "{} charts", charts.len());
     // Each job's own steady-state plot apart, every line chart shows both.

@@ -144,7 +144,7 @@ fn head_section(out: &mut String, r: &ReviewResults, colors: &Colors) {
         .map(|(l, d)| device_row(l, d, colors))
         .collect();
     if !rows.is_empty() {
-        table(out, &["device", "format", "scale", "usable GB", "raw GB", "dies", "effective OP"], &rows);
+        table(out, &["device", "format", "scale", "usable GB", "raw GB", "dies", "effective OP", "host"], &rows);
     }
 }
 
@@ -184,6 +184,7 @@ fn device_row(label: &str, d: &DeviceInfo, colors: &Colors) -> Vec<String> {
         format!("{:.1}", d.raw_bytes as f64 / 1e9),
         d.dies.to_string(),
         format!("{:.1}%", d.effective_op * 100.0),
+        esc(d.host.as_deref().unwrap_or("-")),
     ]
 }
 
