@@ -237,7 +237,7 @@ impl Conditions {
             active_range_bytes: s.device.capacity_bytes(),
             round_s: s.interval_ns as f64 / 1e9,
             seed: spec.seed,
-            platform: format!("flashlab's simulated card in virtual time, scale 1/{}", spec.scale),
+            platform: format!("flashlab's simulated card in virtual time, scale 1/{}, on {}", spec.scale, s.device.profile.platform.name),
             software: format!("flashlab {}", env!("CARGO_PKG_VERSION")),
         }
     }
