@@ -25,9 +25,10 @@ pub(super) struct Interrupts {
     vectors: Vec<Timeline>,
     /// Vectors of each member, consecutive (at least one a member).
     per_member: usize,
-    /// Completions so far: spreads a member's completions over its vectors
-    /// in turn (a driver's queues filled in turn), the same every run.
-    count: u64,
+    /// The vector (of each member's) the next completion takes: a
+    /// member's completions go over its vectors in turn (a driver's
+    /// queues filled in turn), the same every run.
+    next: usize,
 }
 
 impl Interrupts {
@@ -37,7 +38,7 @@ impl Interrupts {
     pub(super) fn new(vectors: u32, members: u32, cores: u32) -> Interrupts {
         assert!(members >= 1 && cores >= 1, "a card has a member and a host a core");
         let per_member = (vectors.min(cores) / members).max(1) as usize;
-        Interrupts { vectors: vec![Timeline::default(); per_member * members as usize], per_member, count: 0 }
+        Interrupts { vectors: vec![Timeline::default(); per_member * members as usize], per_member, next: 0 }
     }
 
     /// When the completion of `member`'s part of an I/O, done on the card
@@ -47,8 +48,8 @@ impl Interrupts {
         if cost_ns == 0 {
             return done;
         }
-        let v = member * self.per_member + (self.count % self.per_member as u64) as usize;
-        self.count += 1;
+        let v = member * self.per_member + self.next;
+        self.next = if self.next + 1 == self.per_member { 0 } else { self.next + 1 };
         debug_assert!(v < self.vectors.len(), "member {member} has vectors {}..{}", member * self.per_member, (member + 1) * self.per_member);
         self.vectors[v].reserve(done, cost_ns)
     }
