@@ -471,10 +471,7 @@ pub fn steady_chart(j: &JobResult, colors: &Colors) -> Chart {
     let y: Vec<f64> = j.precondition.intervals.iter().map(|v| v.iops).collect();
     let window = j.precondition.steady_state.as_ref().and_then(|s| s.window.as_ref());
     let run = j.run.as_deref().map_or(String::new(), |r| format!("-{}", slug(r)));
-    let on = match j.device.host.as_deref() {
-        None | Some(card::DEFAULT_HOST) => String::new(),
-        Some(h) => format!("-{}", slug(card::host_short(h))),
-    };
+    let on = card::host_not_default(j.device.host.as_deref()).map_or(String::new(), |h| format!("-{}", slug(card::host_short(h))));
     let id = format!("{}-{}-{}{on}{run}-steady", j.profile, slug(&j.device.id), slug(&j.device.format));
     let title = format!("{}: steady state, {} ({})", j.label(), j.profile_title, j.preconditioner.name);
     let svg = snia_chart(&id, &title, "IOPS", &y, window, colors.get(&j.label()));

@@ -76,10 +76,8 @@ impl Load {
     /// Its name in progress and results: the host's id where it is not
     /// the reviewers' Linux server.
     fn name(&self) -> String {
-        match self.host.as_str() {
-            card::DEFAULT_HOST => format!("{} {}T/{}Q", self.mix.name, self.threads, self.qd),
-            h => format!("{} {}T/{}Q on {h}", self.mix.name, self.threads, self.qd),
-        }
+        let on = card::host_not_default(Some(&self.host)).map_or(String::new(), |h| format!(" on {h}"));
+        format!("{} {}T/{}Q{on}", self.mix.name, self.threads, self.qd)
     }
 }
 

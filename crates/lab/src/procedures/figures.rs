@@ -94,7 +94,7 @@ pub fn of_results(results: &ReviewResults, source: &str, device: &str, tests: &[
                 gap: None,
                 // A simulated job's host; a measured one's is this machine,
                 // taken as the reviewers' Linux server it stands for.
-                host: job.measured.is_none().then(|| job.device.host.clone()).flatten().filter(|h| h != card::DEFAULT_HOST),
+                host: job.measured.is_none().then(|| card::host_not_default(job.device.host.as_deref()).map(str::to_string)).flatten(),
             };
             out.push(figure(Metric::Iops, t.summary.all.iops, ""));
             out.push(figure(Metric::LatencyAvgMs, t.summary.all.latency_avg_ms, " average latency"));

@@ -193,10 +193,7 @@ pub struct Job {
 
 impl Job {
     pub fn label(&self) -> String {
-        let on = match self.profile.platform.id.as_str() {
-            card::DEFAULT_HOST => String::new(),
-            h => format!(" on {h}"),
-        };
+        let on = card::host_not_default(Some(&self.profile.platform.id)).map_or(String::new(), |h| format!(" on {h}"));
         format!("{} {} {}{on}", self.profile.id, self.format, self.review.map_or("pts", |r| r.name))
     }
 }

@@ -63,10 +63,7 @@ impl JobResult {
             };
         }
         // A job on another host than the reviewers' Linux server says so.
-        let on = match self.device.host.as_deref() {
-            None | Some(card::DEFAULT_HOST) => String::new(),
-            Some(h) => format!(" ({})", card::host_short(h)),
-        };
+        let on = card::host_not_default(self.device.host.as_deref()).map_or(String::new(), |h| format!(" ({})", card::host_short(h)));
         match &self.run {
             Some(run) => format!("{} {}{on} [{run}]", self.device.name, self.device.format),
             None => format!("{} {}{on}", self.device.name, self.device.format),
