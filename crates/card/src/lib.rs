@@ -17,7 +17,7 @@ mod status;
 mod store;
 
 pub use catalog::fitted::{figures_check, figures_parse, FigureError, FitError, HOST_READS_ONLY};
-pub use catalog::host::{host_id, host_load, host_not_default, host_short, CompletionCore, Host, DEFAULT_HOST, HOSTS, HOST_ALIASES};
+pub use catalog::host::{host_id, host_load, host_not_default, host_short, CompletionCore, Host, Scheduler, DEFAULT_HOST, HOSTS, HOST_ALIASES};
 pub use catalog::profile::{ControllerProfile, FitParam, FtlProfile, HostProfile, Management, NandProfile, PowerProfile, Profile, ProfileError};
 pub use catalog::published::{Bound, By, Metric, Published, State};
 pub use catalog::scale::{Scaling, ROUND_FULL_SIZE_S};

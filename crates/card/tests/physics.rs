@@ -945,3 +945,42 @@ fn a_drivers_read_completion_runs_where_the_host_completes_requests() {
     assert!(linux >= 64 * 20_000, "on the interrupt's core: 64 reads took {linux} ns");
     assert!(windows < linux / 2, "on the issuers' cores: {windows} ns against {linux}");
 }
+
+/// Where the host's scheduler shares a host-managed driver's cores with
+/// the benchmark's threads (Linux's CFS: the two take turns of a slice),
+/// a GC thread whose host's I/O cores are taken (an I/O waits longer than
+/// a turn for one) runs in its turns alone: GC-paced writes slow, by at
+/// most half (the GC thread keeps every other turn), their longest wait
+/// lengthens by more than a turn, and GC's time is its work alone, not its
+/// waits. Where the driver's threads run above the benchmark's (Windows'
+/// priorities), or the I/O core has room, nothing changes. (A tiny host
+/// of two cores, one the GC thread's; 300 us of host CPU a write, so that
+/// four writes in flight keep the I/O core taken while GC keeps up.)
+#[test]
+fn a_shared_core_makes_a_host_drivers_gc_wait_for_the_benchmarks_turn() {
+    use card::Scheduler::{Fair, Priority};
+    let run = |scheduler: card::Scheduler, cpu_ns: u64| {
+        let mut h = tiny_host(2);
+        h.scheduler = scheduler;
+        let mut p = Profile::parse("tiny.toml", &tiny_text("host")).unwrap().on_host(&h).unwrap();
+        p.ftl.gc_ns_per_slot = 100_000;
+        p.host.cpu_ns_per_io = cpu_ns;
+        let mut dev = Device::new(&p, "stock", 1).unwrap();
+        let slots = dev.capacity_bytes() / 4096;
+        let mut rng = sim::Rng::new(5);
+        let (_, now) = closed_writes(&mut dev, &mut rng, slots, 0, 3 * slots as usize);
+        let (lat, end) = closed_writes(&mut dev, &mut rng, slots, now, slots as usize);
+        let gc = dev.busy().into_iter().find(|r| r.name == "GC threads").map(|r| r.busy_ns).unwrap();
+        (*lat.iter().max().unwrap(), slots as f64 / ((end - now) as f64 / 1e9), gc)
+    };
+    let (above_max, above_iops, above_gc) = run(Priority, 300_000);
+    for turn in [250 * NS_PER_US, 500 * NS_PER_US] {
+        let (max, iops, gc) = run(Fair { period_ns: 2 * turn, min_slice_ns: 100 * NS_PER_US }, 300_000);
+        assert!(max >= above_max + turn, "{turn} ns turns: the longest write {max} ns against {above_max}");
+        assert!(iops < 0.9 * above_iops && iops >= 0.5 * above_iops, "{turn} ns turns: {iops:.0} IOPS against {above_iops:.0}");
+        assert_eq!(gc, above_gc, "GC's time is its work, not its waits");
+    }
+    // With room on the I/O core (10 us a write), the turns never come.
+    let fair = Fair { period_ns: 500 * NS_PER_US, min_slice_ns: 100 * NS_PER_US };
+    assert_eq!(run(fair, 10_000), run(Priority, 10_000), "an I/O core with room");
+}

@@ -18,8 +18,9 @@ pub struct RunArgs {
     /// The host the card runs on: linux (linux-centos6, the reviewers'
     /// CentOS 6.3 server: the default), windows (windows-2008r2, the same
     /// server under Windows Server 2008 R2) or a host file (.toml, as
-    /// hosts/linux-centos6.toml): its cores, its I/O stack's costs and
-    /// where it completes a driver's work.
+    /// hosts/linux-centos6.toml): its cores, its I/O stack's costs, where
+    /// it completes a driver's work and how its scheduler shares cores
+    /// with a host driver's threads.
     #[arg(long, value_name = "HOST", conflicts_with = "target")]
     pub host: Option<String>,
     /// Real storage instead of a simulated card: a file, a block device or

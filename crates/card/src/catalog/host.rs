@@ -23,6 +23,7 @@ pub struct Host {
     pub name: String,
     pub cpu: Cpu,
     pub stack: Stack,
+    pub scheduler: Scheduler,
 }
 
 /// The host's processors.
@@ -69,6 +70,36 @@ pub enum CompletionCore {
     Issuer,
 }
 
+/// How the OS shares a core between a host-managed driver's background
+/// threads (its GC: the FlashMAX II's vFAS, the ioDrive2's VSL groomer)
+/// and the benchmark's threads, when the benchmark's threads want every
+/// core the model leaves them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "policy", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Scheduler {
+    /// Fair sharing among threads of one standing (Linux's CFS): a driver
+    /// thread and a benchmark thread runnable on one core take turns, each
+    /// running its slice of the scheduling period (`period_ns` shared by
+    /// the two, never less than `min_slice_ns`) while the other waits.
+    Fair { period_ns: u64, min_slice_ns: u64 },
+    /// Strict priorities (Windows): the driver's threads run above the
+    /// benchmark's, which never preempt them.
+    Priority,
+}
+
+impl Scheduler {
+    /// How long a host-managed driver's thread runs, and then waits, while
+    /// a benchmark thread shares its core: `None` where the benchmark's
+    /// threads never take its core.
+    pub fn shared_slice_ns(&self) -> Option<u64> {
+        match *self {
+            // Two runnable threads: the period halved, at least the least slice.
+            Scheduler::Fair { period_ns, min_slice_ns } => Some((period_ns / 2).max(min_slice_ns)),
+            Scheduler::Priority => None,
+        }
+    }
+}
+
 impl Host {
     pub fn parse(file: &str, text: &str) -> Result<Host, ProfileError> {
         let h: Host = toml::from_str(text).map_err(|e| ProfileError::Parse { file: file.to_string(), msg: e.to_string() })?;
@@ -101,6 +132,13 @@ impl Host {
         for (k, v) in [("stack.submit_ns", s.submit_ns), ("stack.complete_ns", s.complete_ns), ("stack.interrupt_ns", s.interrupt_ns)] {
             if v > 10_000_000 {
                 return Err(field(k, v.to_string(), "at most 10 ms"));
+            }
+        }
+        if let Scheduler::Fair { period_ns, min_slice_ns } = self.scheduler {
+            for (k, v) in [("scheduler.period_ns", period_ns), ("scheduler.min_slice_ns", min_slice_ns)] {
+                if !(1_000..=1_000_000_000).contains(&v) {
+                    return Err(field(k, v.to_string(), "from 1 us to 1 s"));
+                }
             }
         }
         Ok(())

@@ -415,6 +415,7 @@ impl Device {
         // completion's part follows the card and the interrupt's core.
         let slots = (offset + len).div_ceil(SLOT_BYTES) - offset / SLOT_BYTES;
         let way = if write { self.costs.write_passage } else { self.costs.read_passage };
+        self.host_cores_taken(now);
         let t = self.cpu.reserve(now, way.cpu_ns + slots * self.costs.cpu_slot_ns) - way.after_ns;
         let done = if self.members.len() == 1 {
             let done = self.members[0].io(&self.costs, t, (offset, len), write, payload)?;
@@ -437,6 +438,20 @@ impl Device {
         };
         debug_assert!(done >= now, "a completion ({done} ns) before its submission ({now} ns)");
         Ok(done + way.after_ns)
+    }
+
+    /// Tells the members whether the host's I/O cores are taken: an I/O
+    /// submitted at `now` waits for one longer than the scheduler's turn
+    /// (runnable benchmark threads a core's turn cannot serve), so that a
+    /// host-managed driver's GC threads share their cores meanwhile.
+    #[inline]
+    fn host_cores_taken(&mut self, now: Ns) {
+        if let Some(slice) = self.costs.gc_shared_slice_ns {
+            let taken = self.cpu.free_first() > now + slice;
+            for m in &mut self.members {
+                m.timing.host_cores_taken = taken;
+            }
+        }
     }
 }
 

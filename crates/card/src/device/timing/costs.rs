@@ -66,6 +66,9 @@ pub(in crate::device) struct Costs {
     pub(super) map_slot_ns: Ns,
     /// Whether GC threads run on the host's cores (host-managed cards).
     pub(in crate::device) gc_on_host: bool,
+    /// Where GC threads run on the host and its scheduler shares their
+    /// cores with the benchmark's threads: each turn's length.
+    pub(in crate::device) gc_shared_slice_ns: Option<Ns>,
     /// The channel and the controller of each die (fixed; tables save a
     /// division per operation).
     pub(super) die_channel: Vec<u32>,
@@ -157,6 +160,7 @@ impl Costs {
             map_page_ns: profile.ftl.map_ns_per_page,
             map_slot_ns: profile.ftl.map_ns_per_page.div_ceil(g.slots_per_mpage() as u64),
             gc_on_host: host_managed,
+            gc_shared_slice_ns: if host_managed { profile.platform.scheduler.shared_slice_ns() } else { None },
             die_channel: (0..g.dies()).map(|d| if bank_width > 1 { 0 } else { g.channel_of(d) }).collect(),
             die_controller: (0..g.dies()).map(|d| g.channel_of(d) / (g.channels / c.count)).collect(),
             // Dies are numbered channel-minor: a bank is `channels`

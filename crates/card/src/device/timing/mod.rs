@@ -13,6 +13,7 @@ mod costs;
 mod hold;
 mod program;
 mod read;
+mod sched;
 
 pub(super) use buffer::WriteBuffer;
 pub(super) use costs::{Costs, HostRead};
@@ -49,6 +50,10 @@ pub(super) struct MemberTiming {
     pub(super) buffer: WriteBuffer,
     /// When the data GC has read so far is out of the read path.
     pub(super) gc_ready: Ns,
+    /// Whether the host's I/O cores are taken (the last host I/O waited
+    /// longer than a scheduler's turn for one): while they are, a host-managed driver's GC threads
+    /// share their cores with the benchmark's threads (`sched`).
+    pub(in crate::device) host_cores_taken: bool,
     /// The threads that run GC.
     pub(super) gc_cpu: Pool,
     /// The reads the member's hardware holds outstanding at once, where
@@ -104,6 +109,7 @@ impl MemberTiming {
             link_out: Timeline::default(),
             buffer: WriteBuffer::new(buffer_slots, g.slots_per_mpage()),
             gc_ready: 0,
+            host_cores_taken: false,
             gc_cpu: Pool::new(profile.ftl.gc_threads),
             read_slots: profile.controller.read_slots.map(Pool::new),
             read_slot_taken: None,

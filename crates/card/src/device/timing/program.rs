@@ -28,9 +28,11 @@ impl MemberTiming {
                 // page's map work while the read is under way, and the
                 // program waits for both. (On a host-managed card the GC
                 // threads run on host cores of their own, which host I/O
-                // does not get: `Device::host_io_cores`.)
+                // does not get: `Device::host_io_cores`, unless the
+                // scheduler gives them to the benchmark's threads in turns:
+                // `gc_thread_work`.)
                 let thread_ready = if c.gc_on_host { ready.max(self.gc_ready) } else { ready };
-                self.gc_cpu.reserve(thread_ready, c.gc_mpage_cpu_ns).max(self.gc_ready)
+                self.gc_thread_work(c, thread_ready, c.gc_mpage_cpu_ns).max(self.gc_ready)
             }
             OpTag::GcParity => ready.max(self.gc_ready),
             OpTag::User => {
@@ -68,5 +70,23 @@ impl MemberTiming {
     fn load_ahead(&mut self, c: &Costs, (ctl, ch): (usize, usize), ready: Ns) -> Ns {
         let staged = self.program_path[ctl].reserve_priority(ready, c.program_path_mpage_ns, c.program_path_mpage_ns);
         self.channels[ch].reserve_priority(staged, c.mpage_transfer_ns, c.mpage_transfer_ns)
+    }
+
+    /// A GC thread's `work` from `ready`: on the thread that frees first;
+    /// where the host's scheduler shares the driver's cores with the
+    /// benchmark's threads and the host's I/O cores are taken (the last
+    /// host I/O waited longer than a turn for one), in the thread's turns only (its core's
+    /// time in the other thread's turns is the benchmark's, not counted as
+    /// GC's).
+    #[inline]
+    fn gc_thread_work(&mut self, c: &Costs, ready: Ns, work: Ns) -> Ns {
+        let start = ready.max(self.gc_cpu.free_first());
+        let span = match c.gc_shared_slice_ns {
+            Some(slice) if self.host_cores_taken => super::sched::sliced_end(start, work, slice) - start,
+            _ => work,
+        };
+        let end = self.gc_cpu.reserve(ready, span);
+        self.gc_cpu.busy_ns -= span - work;
+        end
     }
 }
