@@ -54,6 +54,9 @@ pub struct Device {
     pub scale: u32,
     members: Vec<Member>,
     cpu: Pool,
+    /// Whether the host's I/O cores were last found taken (what the
+    /// members were told: `host_cores_taken`).
+    host_cores_taken: bool,
     /// The driver's interrupt vectors, each served by a core of its own.
     interrupts: Interrupts,
     costs: Costs,
@@ -135,6 +138,7 @@ impl Device {
             format: format.to_string(),
             scale,
             cpu: Pool::new(profile.host_io_cores()),
+            host_cores_taken: false,
             interrupts: Interrupts::new(profile.interrupt_vectors(), profile.members, profile.platform.cores()),
             costs,
             stripe_bytes: profile.member_stripe_bytes(),
@@ -415,8 +419,10 @@ impl Device {
         // completion's part follows the card and the interrupt's core.
         let slots = (offset + len).div_ceil(SLOT_BYTES) - offset / SLOT_BYTES;
         let way = if write { self.costs.write_passage } else { self.costs.read_passage };
-        self.host_cores_taken(now);
-        let t = self.cpu.reserve(now, way.cpu_ns + slots * self.costs.cpu_slot_ns) - way.after_ns;
+        let cpu_ns = way.cpu_ns + slots * self.costs.cpu_slot_ns;
+        let cpu_done = self.cpu.reserve(now, cpu_ns);
+        self.host_cores_taken(cpu_done - cpu_ns - now);
+        let t = cpu_done - way.after_ns;
         let done = if self.members.len() == 1 {
             let done = self.members[0].io(&self.costs, t, (offset, len), write, payload)?;
             self.interrupts.complete(0, done + self.costs.overhead_ns, way.interrupt_ns)
@@ -441,13 +447,14 @@ impl Device {
     }
 
     /// Tells the members whether the host's I/O cores are taken: an I/O
-    /// submitted at `now` waits for one longer than the scheduler's turn
-    /// (runnable benchmark threads a core's turn cannot serve), so that a
+    /// waited `wait` for one, longer than the scheduler's turn (runnable
+    /// benchmark threads a core's turn cannot serve), so that a
     /// host-managed driver's GC threads share their cores meanwhile.
     #[inline]
-    fn host_cores_taken(&mut self, now: Ns) {
-        if let Some(slice) = self.costs.gc_shared_slice_ns {
-            let taken = self.cpu.free_first() > now + slice;
+    fn host_cores_taken(&mut self, wait: Ns) {
+        let taken = wait > self.costs.cores_taken_wait_ns;
+        if taken != self.host_cores_taken {
+            self.host_cores_taken = taken;
             for m in &mut self.members {
                 m.timing.host_cores_taken = taken;
             }

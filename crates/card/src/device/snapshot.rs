@@ -25,6 +25,7 @@ impl Device {
             scale: self.scale,
             members,
             cpu: self.cpu.clone(),
+            host_cores_taken: self.host_cores_taken,
             interrupts: self.interrupts.clone(),
             costs: self.costs.clone(),
             stripe_bytes: self.stripe_bytes,

@@ -68,7 +68,11 @@ pub(in crate::device) struct Costs {
     pub(in crate::device) gc_on_host: bool,
     /// Where GC threads run on the host and its scheduler shares their
     /// cores with the benchmark's threads: each turn's length.
-    pub(in crate::device) gc_shared_slice_ns: Option<Ns>,
+    pub(super) gc_shared_slice_ns: Option<Ns>,
+    /// How long an I/O waits for a host I/O core before the cores count as
+    /// taken (`Device::host_cores_taken`): a turn where they are shared
+    /// with GC threads, else never (`Ns::MAX`).
+    pub(in crate::device) cores_taken_wait_ns: Ns,
     /// The channel and the controller of each die (fixed; tables save a
     /// division per operation).
     pub(super) die_channel: Vec<u32>,
@@ -120,6 +124,7 @@ impl Costs {
     pub(in crate::device) fn of(profile: &Profile, g: &nand::Geometry, scale: u32) -> Costs {
         let (c, t, scaling) = (&profile.controller, profile.nand.timings(), profile.scaling(scale));
         let host_managed = profile.management == Management::Host;
+        let gc_shared_slice_ns = if host_managed { profile.platform.scheduler.shared_slice_ns() } else { None };
         let program_ns = t.page_program_ns();
         debug_assert!(program_ns[0] <= program_ns[1], "a profile's upper page is the slower (Timings::validate)");
         let gc_mpage_cpu_ns = profile.ftl.gc_ns_per_slot * g.slots_per_mpage() as u64;
@@ -160,7 +165,8 @@ impl Costs {
             map_page_ns: profile.ftl.map_ns_per_page,
             map_slot_ns: profile.ftl.map_ns_per_page.div_ceil(g.slots_per_mpage() as u64),
             gc_on_host: host_managed,
-            gc_shared_slice_ns: if host_managed { profile.platform.scheduler.shared_slice_ns() } else { None },
+            gc_shared_slice_ns,
+            cores_taken_wait_ns: gc_shared_slice_ns.unwrap_or(Ns::MAX),
             die_channel: (0..g.dies()).map(|d| if bank_width > 1 { 0 } else { g.channel_of(d) }).collect(),
             die_controller: (0..g.dies()).map(|d| g.channel_of(d) / (g.channels / c.count)).collect(),
             // Dies are numbered channel-minor: a bank is `channels`

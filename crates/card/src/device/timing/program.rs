@@ -80,11 +80,12 @@ impl MemberTiming {
     /// GC's).
     #[inline]
     fn gc_thread_work(&mut self, c: &Costs, ready: Ns, work: Ns) -> Ns {
+        if !self.host_cores_taken {
+            return self.gc_cpu.reserve(ready, work);
+        }
+        let slice = c.gc_shared_slice_ns.expect("the cores are found taken only where they are shared (Device::host_cores_taken)");
         let start = ready.max(self.gc_cpu.free_first());
-        let span = match c.gc_shared_slice_ns {
-            Some(slice) if self.host_cores_taken => super::sched::sliced_end(start, work, slice) - start,
-            _ => work,
-        };
+        let span = super::sched::sliced_end(start, work, slice) - start;
         let end = self.gc_cpu.reserve(ready, span);
         self.gc_cpu.busy_ns -= span - work;
         end
