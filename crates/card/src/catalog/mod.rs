@@ -8,6 +8,7 @@ pub mod host;
 pub(crate) mod profile;
 pub mod published;
 pub mod scale;
+mod validate;
 
 use profile::{Profile, ProfileError};
 
