@@ -984,3 +984,57 @@ fn a_shared_core_makes_a_host_drivers_gc_wait_for_the_benchmarks_turn() {
     let fair = Fair { period_ns: 500 * NS_PER_US, min_slice_ns: 100 * NS_PER_US };
     assert_eq!(run(fair, 10_000), run(Priority, 10_000), "an I/O core with room");
 }
+
+/// Four of the tiny card's devices striped (RAID 0, 4 KiB chunks), behind
+/// a bridge of `bridge` (commands a second, bytes a second) or none.
+fn four_behind(bridge: Option<(u64, u64)>) -> Device {
+    let mut text = tiny_text("card").replace("members = 1", "members = 4\nmember_stripe_kib = 4").replace("stock = 50_000_000", "stock = 200_000_000");
+    if let Some((commands, bytes)) = bridge {
+        text.push_str(&format!("[bridge]\ncommands_per_sec = {commands}\nbytes_per_sec = {bytes}\n"));
+    }
+    let p = Profile::parse("tiny.toml", &text).unwrap().on_host(&tiny_host(12)).unwrap();
+    Device::new(&p, "stock", 1).unwrap()
+}
+
+/// I/Os of `len` bytes over the first `span` bytes, `n` of them submitted
+/// at once after a fill: the rate they complete at (a second over the
+/// time the last took).
+fn burst_rate(dev: &mut Device, len: u32, write: bool, n: u64) -> f64 {
+    let span = 4 * 1024 * 1024;
+    for off in (0..span).step_by(65536) {
+        dev.submit(0, &io(off, 65536, true)).unwrap();
+    }
+    let now = 100 * NS_PER_MS;
+    let last = (0..n).map(|k| dev.submit(now, &io((k * len as u64) % span, len, write)).unwrap()).max().unwrap();
+    n as f64 / ((last - now) as f64 / 1e9)
+}
+
+/// A bridge in front of striped devices (a PCIe-to-SAS controller before
+/// four SSDs) passes no more commands and bytes a second than it can,
+/// whatever the devices behind it could do together: 4 KiB reads capped
+/// at its command rate, 64 KiB reads and writes at its data rate; a
+/// bridge faster than the devices changes nothing but adds its time; and
+/// its busy time is reported as a resource of its own.
+#[test]
+fn a_bridge_caps_what_the_devices_behind_it_do_together() {
+    let free_reads = burst_rate(&mut four_behind(None), 4096, false, 4_000);
+    let cap = (free_reads / 4.0) as u64;
+    let capped = burst_rate(&mut four_behind(Some((cap, 100_000_000_000))), 4096, false, 4_000);
+    assert!((capped / cap as f64 - 1.0).abs() < 0.03, "4 KiB reads {capped:.0}/s behind a bridge of {cap} commands/s (free: {free_reads:.0}/s)");
+    for write in [false, true] {
+        let free = burst_rate(&mut four_behind(None), 65536, write, 1_000) * 65536.0;
+        let bytes = (free / 3.0) as u64;
+        let through = burst_rate(&mut four_behind(Some((10_000_000, bytes))), 65536, write, 1_000) * 65536.0;
+        assert!(
+            (through / bytes as f64 - 1.0).abs() < 0.03,
+            "64 KiB {}: {through:.0} B/s behind a bridge of {bytes} B/s (free: {free:.0})",
+            if write { "writes" } else { "reads" }
+        );
+    }
+    let mut fast = four_behind(Some((100_000_000, 100_000_000_000)));
+    let fast_reads = burst_rate(&mut fast, 4096, false, 4_000);
+    assert!(fast_reads <= free_reads && fast_reads > 0.97 * free_reads, "a fast bridge: {fast_reads:.0}/s against {free_reads:.0}/s");
+    let rows: Vec<_> = fast.busy().into_iter().filter(|r| r.name.starts_with("bridge")).collect();
+    assert_eq!(rows.len(), 2, "the bridge's processor and data path");
+    assert!(rows.iter().all(|r| r.servers == 1 && r.busy_ns > 0));
+}

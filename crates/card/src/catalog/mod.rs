@@ -3,6 +3,7 @@
 //! it, which of its numbers were fitted and within which bounds, and how a
 //! card is scaled; and the hosts a card runs on (`hosts/`).
 
+mod base;
 pub(crate) mod fitted;
 pub mod host;
 pub(crate) mod profile;

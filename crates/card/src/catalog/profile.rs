@@ -3,16 +3,21 @@
 //! physical range and an error names the field and the range.
 
 use super::host::Host;
+pub use super::validate::ProfileError;
 pub use crate::catalog::published::Published;
 use ftl::GcPolicy;
 use nand::{CellType, Geometry, Timings};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-pub use super::validate::ProfileError;
+use toml::Value;
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Profile {
+    /// The built-in card this one is built on, where it shares its parts
+    /// (`catalog::base`): what the file does not set is the base's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base: Option<String>,
     /// Short name used on the command line.
     pub id: String,
     pub name: String,
@@ -44,6 +49,10 @@ pub struct Profile {
     /// The card's power draw, where its data sheet gives it.
     #[serde(default)]
     pub power: Option<PowerProfile>,
+    /// A bridge every member's I/O passes (a PCIe-to-SAS controller in
+    /// front of several SSDs), where the card has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bridge: Option<BridgeProfile>,
     /// The numbers fitted to published figures, each with its physical
     /// bounds (`flashlab fit` searches them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -72,6 +81,19 @@ pub struct FitParam {
 /// model spends the difference in proportion to the dies' busy time (an
 /// operation's energy taken as its die time at the maximum's share: the
 /// data sheets give no per-operation energies).
+/// A bridge between the host and the card's members (an LSI SAS2008
+/// PCIe-to-SAS controller in front of four SSDs): every I/O's command
+/// passes its processor, one at a time, and its data its DMA path; a
+/// read's data after the member has it, a write's before.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BridgeProfile {
+    /// Commands the bridge's processor passes a second.
+    pub commands_per_sec: u64,
+    /// Bytes its data path moves a second, both ways together.
+    pub bytes_per_sec: u64,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PowerProfile {
@@ -308,11 +330,17 @@ impl Profile {
         format!("{:08x}", crc32fast::hash(text.as_bytes()))
     }
 
+    /// A profile's text (of `file`) read and checked; a card built on a
+    /// base (`base = "ID"`) over that built-in card's profile
+    /// (`catalog::base`).
     pub fn parse(file: &str, text: &str) -> Result<Profile, ProfileError> {
-        let p: Profile = toml::from_str(text).map_err(|e| match moved_to_host(text) {
-            Some(msg) => ProfileError::Parse { file: file.to_string(), msg },
-            None => ProfileError::Parse { file: file.to_string(), msg: e.to_string() },
-        })?;
+        let problem = |msg: String| ProfileError::Parse { file: file.to_string(), msg };
+        let p: Profile = match super::base::base_of(text) {
+            Some(base) => {
+                Value::Table(super::base::on_base(file, text, &base, super::CATALOG)?).try_into().map_err(|e: toml::de::Error| problem(e.to_string()))?
+            }
+            None => toml::from_str(text).map_err(|e| problem(moved_to_host(text).unwrap_or_else(|| e.to_string())))?,
+        };
         p.validate()?;
         Ok(p)
     }

@@ -50,6 +50,10 @@ impl Profile {
             self.within("power.idle_watts", p.idle_watts, 0.1..=1000.0, "in 0.1..=1000 W")?;
             self.within("power.max_watts", p.max_watts, p.idle_watts..=1000.0, &format!("in {}..=1000 W (at least the idle draw)", p.idle_watts))?;
         }
+        if let Some(b) = &self.bridge {
+            self.within("bridge.commands_per_sec", b.commands_per_sec, 1_000..=100_000_000, "in 1,000..=100,000,000")?;
+            self.within("bridge.bytes_per_sec", b.bytes_per_sec, 1_000_000..=1_000_000_000_000, "in 1 MB/s..=1 TB/s")?;
+        }
         if let Some(h) = self.precondition_hours {
             if !(h.is_finite() && h > 0.0 && h <= 1000.0) {
                 return Err(self.field("precondition_hours", h, "in (0, 1000]"));

@@ -15,6 +15,7 @@
 //! programs and erases take die and channel time in between, which is how
 //! garbage collection lowers throughput and raises latency.
 
+mod bridge;
 pub mod faults;
 mod interrupts;
 mod member;
@@ -59,6 +60,7 @@ pub struct Device {
     host_cores_taken: bool,
     /// The driver's interrupt vectors, each served by a core of its own.
     interrupts: Interrupts,
+    bridge: Option<bridge::Bridge>,
     costs: Costs,
     stripe_bytes: u64,
     member_bytes: u64,
@@ -140,6 +142,7 @@ impl Device {
             cpu: Pool::new(profile.host_io_cores()),
             host_cores_taken: false,
             interrupts: Interrupts::new(profile.interrupt_vectors(), profile.members, profile.platform.cores()),
+            bridge: profile.bridge.as_ref().map(bridge::Bridge::new),
             costs,
             stripe_bytes: profile.member_stripe_bytes(),
             member_bytes: cfg.user_slots * SLOT_BYTES,
@@ -422,9 +425,13 @@ impl Device {
         let cpu_ns = way.cpu_ns + slots * self.costs.cpu_slot_ns;
         let cpu_done = self.cpu.reserve(now, cpu_ns);
         self.host_cores_taken(cpu_done - cpu_ns - now);
-        let t = cpu_done - way.after_ns;
+        let mut t = cpu_done - way.after_ns;
+        if let Some(b) = &mut self.bridge {
+            t = b.inbound(t, len, write);
+        }
         let done = if self.members.len() == 1 {
             let done = self.members[0].io(&self.costs, t, (offset, len), write, payload)?;
+            let done = self.bridge_out(done, len, write);
             self.interrupts.complete(0, done + self.costs.overhead_ns, way.interrupt_ns)
         } else {
             // RAID 0 across members: split at chunk boundaries; each
@@ -437,6 +444,7 @@ impl Device {
                 let (member, member_off) = self.member_of(off);
                 let piece = payload.piece(off - offset, piece_end - off);
                 let piece_done = self.members[member].io(&self.costs, t, (member_off, piece_end - off), write, piece)?;
+                let piece_done = self.bridge_out(piece_done, piece_end - off, write);
                 done = done.max(self.interrupts.complete(member, piece_done + self.costs.overhead_ns, way.interrupt_ns));
                 off = piece_end;
             }
@@ -444,6 +452,16 @@ impl Device {
         };
         debug_assert!(done >= now, "a completion ({done} ns) before its submission ({now} ns)");
         Ok(done + way.after_ns)
+    }
+
+    /// A read's data of `len` bytes, out of a member at `done`, through
+    /// the bridge where the card has one.
+    #[inline]
+    fn bridge_out(&mut self, done: Ns, len: u64, write: bool) -> Ns {
+        match &mut self.bridge {
+            Some(b) if !write => b.outbound(done, len),
+            _ => done,
+        }
     }
 
     /// Tells the members whether the host's I/O cores are taken: an I/O

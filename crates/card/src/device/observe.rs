@@ -140,6 +140,10 @@ impl Device {
         if n > 0 {
             rows.push(row("hardware read slots", (n, busy)));
         }
+        if let Some(b) = &self.bridge {
+            let (commands, data) = b.busy_by(t);
+            rows.extend([row("bridge commands", (1, commands)), row("bridge data path", (1, data))]);
+        }
         rows
     }
 

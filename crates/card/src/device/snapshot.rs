@@ -27,6 +27,7 @@ impl Device {
             cpu: self.cpu.clone(),
             host_cores_taken: self.host_cores_taken,
             interrupts: self.interrupts.clone(),
+            bridge: self.bridge.clone(),
             costs: self.costs.clone(),
             stripe_bytes: self.stripe_bytes,
             member_bytes: self.member_bytes,
