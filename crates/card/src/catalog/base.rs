@@ -5,7 +5,8 @@
 //! and what is its own stands beside its source.
 //!
 //! The rules: tables merge key by key (the file's value wins, a table
-//! within a table merges in turn), any other value is replaced whole; the
+//! within a table merges in turn), any other value is replaced whole, and
+//! so are the formats where the file sets them (its own capacities); the
 //! base's published figures and fitted numbers are not taken (they
 //! describe the base card, measured or fitted as it is); the file names
 //! its own card (`id`, `name`); a base has no base of its own.
@@ -15,6 +16,10 @@ use toml::{Table, Value};
 
 /// What a base card's profile gives that a card built on it does not take.
 const NOT_INHERITED: &[&str] = &["published", "fit"];
+
+/// Tables a card built on a base sets whole where it sets them: its
+/// formats are its own capacities, none of the base's kept beside them.
+const WHOLE: &[&str] = &["formats"];
 
 /// The base a profile's text names, if it names one.
 pub(super) fn base_of(text: &str) -> Option<String> {
@@ -40,7 +45,7 @@ pub(super) fn on_base(file: &str, text: &str, base: &str, built_in: &[(&str, &st
     if merged.contains_key("base") {
         return Err(problem(format!("base '{base}' is built on a base of its own: build on a card that has none")));
     }
-    for key in NOT_INHERITED {
+    for key in NOT_INHERITED.iter().chain(WHOLE.iter().filter(|k| own.contains_key(**k))) {
         merged.remove(*key);
     }
     merge(&mut merged, own);
@@ -75,6 +80,9 @@ mod tests {
         assert_eq!(t["nand"]["timings"]["read_ns"].as_integer(), Some(5));
         assert_eq!(t["nand"]["timings"]["program_ns"].as_integer(), Some(2), "a table within a table merges");
         assert!(!t.contains_key("published"), "the base's figures are the base's");
+        let base = format!("{BASE}[formats]\nstock = 1\nhp = 2\n");
+        let t = on_base("c.toml", &format!("{own}[formats]\nmine = 3\n"), "b", &[("b", &base)]).unwrap();
+        assert_eq!(t["formats"].as_table().unwrap().keys().collect::<Vec<_>>(), ["mine"], "formats set whole");
         assert_eq!(base_of(own).as_deref(), Some("b"));
         assert_eq!(base_of(BASE), None);
     }
