@@ -18,7 +18,9 @@ mod store;
 
 pub use catalog::fitted::{figures_check, figures_parse, FigureError, FitError, HOST_READS_ONLY};
 pub use catalog::host::{host_id, host_load, host_not_default, host_short, CompletionCore, Host, Scheduler, DEFAULT_HOST, HOSTS, HOST_ALIASES};
-pub use catalog::profile::{BridgeProfile, ControllerProfile, FitParam, FtlProfile, HostProfile, Management, NandProfile, PowerProfile, Profile, ProfileError};
+pub use catalog::profile::{
+    BridgeProfile, ControllerProfile, FitParam, FtlProfile, HostProfile, Management, NandProfile, PowerProfile, Profile, ProfileError, WriteCache,
+};
 pub use catalog::published::{Bound, By, Metric, Published, State};
 pub use catalog::scale::{Scaling, ROUND_FULL_SIZE_S};
 pub use catalog::{catalog, profile_load, published, scale, CATALOG, DEFAULT_DEVICE};

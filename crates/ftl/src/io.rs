@@ -170,6 +170,14 @@ impl<M: Media> Ftl<M> {
         self.span_unmapped
     }
 
+    /// The die of the host writer's open page (where the next host slot
+    /// goes), or `None` before a superblock is open for host writes.
+    #[inline]
+    pub fn user_open_die(&self) -> Option<u32> {
+        let w = &self.writers[crate::writer::WriterId::User];
+        (w.sb != crate::SB_NONE).then_some(w.die)
+    }
+
     /// Reads logical slots `first..=last` without moving their bytes (the
     /// simulator's path): the slots of one multi-plane page that follow one
     /// another are one page read, as a controller issues it, and slots

@@ -108,6 +108,25 @@ impl PowerProfile {
     }
 }
 
+/// When a card acknowledges a host write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WriteCache {
+    /// Once the write's data is in the card's buffer.
+    #[default]
+    WriteBack,
+    /// Once its data is programmed: each write's slots go to the die of
+    /// the host's open page at once, writes waiting for that die's next
+    /// program sharing it (up to a page's slots).
+    WriteThrough,
+}
+
+impl WriteCache {
+    fn is_back(&self) -> bool {
+        *self == WriteCache::WriteBack
+    }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Management {
@@ -242,6 +261,11 @@ pub struct FtlProfile {
     /// Absent: false, the weaker promise.
     #[serde(default)]
     pub power_loss_protection: bool,
+    /// When a host write is acknowledged: once in the card's buffer
+    /// (write-back, posted) or once programmed (write-through, the
+    /// P320h's "nonposted" writes). Absent: write-back.
+    #[serde(default, skip_serializing_if = "WriteCache::is_back")]
+    pub write_cache: WriteCache,
     /// Static wear leveling: how far (in erase cycles) superblocks' wear
     /// may spread before the coldest data is moved. Absent: none.
     #[serde(default, skip_serializing_if = "Option::is_none")]

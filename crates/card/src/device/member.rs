@@ -247,8 +247,9 @@ impl Member {
             if (lba == first && head_partial) || (lba == last && last != first && tail_partial) {
                 self.merge(c, ack, lba, None)?;
             }
+            let die = if c.write_through { self.ftl.user_open_die() } else { None };
             self.apply(c, Start::At(ack), HostRead::NONE, |f| f.write_in_io(lba, None, (first, last)))?;
-            done = done.max(ack);
+            done = done.max(self.programmed_through(c, die, ack));
         }
         Ok(done)
     }
@@ -310,6 +311,19 @@ impl Member {
         Ok(done)
     }
 
+    /// When a host slot in the buffer at `ack` is acknowledged: then on a
+    /// write-back card; once programmed on the die of the host's open page
+    /// (`die`, as it was before the slot was placed; the page the FTL then
+    /// opened where none was) on a write-through one.
+    #[inline(always)]
+    fn programmed_through(&mut self, c: &Costs, die: Option<u32>, ack: Ns) -> Ns {
+        if !c.write_through {
+            return ack;
+        }
+        let die = die.or_else(|| self.ftl.user_open_die()).expect("a host slot was just placed in an open page");
+        self.timing.write_through(c, die, ack)
+    }
+
     /// The slots of a data-holding write, each with its bytes (a partial
     /// slot merged with what it holds), acknowledged from the buffer. Kept
     /// out of line: the simulator's write loop stays as small as it was.
@@ -332,8 +346,9 @@ impl Member {
                 self.merge_read(c, ack, lba, slot)?;
             }
             slot[(lo - start) as usize..(hi - start) as usize].copy_from_slice(&data[(lo - offset) as usize..(hi - offset) as usize]);
+            let die = if c.write_through { self.ftl.user_open_die() } else { None };
             self.apply(c, Start::At(ack), HostRead::NONE, |f| f.write_in_io(lba, Some(&slot[..]), (first, last)))?;
-            done = done.max(ack);
+            done = done.max(self.programmed_through(c, die, ack));
         }
         Ok(done)
     }

@@ -69,6 +69,9 @@ pub(in crate::device) struct Costs {
     /// Where GC threads run on the host and its scheduler shares their
     /// cores with the benchmark's threads: each turn's length.
     pub(super) gc_shared_slice_ns: Option<Ns>,
+    /// Whether a host write is acknowledged once programmed
+    /// (`WriteCache::WriteThrough`).
+    pub(in crate::device) write_through: bool,
     /// How long an I/O waits for a host I/O core before the cores count as
     /// taken (`Device::host_cores_taken`): a turn where they are shared
     /// with GC threads, else never (`Ns::MAX`).
@@ -166,6 +169,7 @@ impl Costs {
             map_slot_ns: profile.ftl.map_ns_per_page.div_ceil(g.slots_per_mpage() as u64),
             gc_on_host: host_managed,
             gc_shared_slice_ns,
+            write_through: profile.ftl.write_cache == crate::WriteCache::WriteThrough,
             cores_taken_wait_ns: gc_shared_slice_ns.unwrap_or(Ns::MAX),
             die_channel: (0..g.dies()).map(|d| if bank_width > 1 { 0 } else { g.channel_of(d) }).collect(),
             die_controller: (0..g.dies()).map(|d| g.channel_of(d) / (g.channels / c.count)).collect(),

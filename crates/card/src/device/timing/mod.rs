@@ -14,6 +14,7 @@ mod hold;
 mod program;
 mod read;
 mod sched;
+mod through;
 
 pub(super) use buffer::WriteBuffer;
 pub(super) use costs::{Costs, HostRead};
@@ -54,6 +55,9 @@ pub(super) struct MemberTiming {
     /// longer than a scheduler's turn for one): while they are, a host-managed driver's GC threads
     /// share their cores with the benchmark's threads (`sched`).
     pub(in crate::device) host_cores_taken: bool,
+    /// Each die unit's program of write-through host slots (`through`);
+    /// empty on a write-back card.
+    through: Vec<through::Pending>,
     /// The threads that run GC.
     pub(super) gc_cpu: Pool,
     /// The reads the member's hardware holds outstanding at once, where
@@ -110,6 +114,7 @@ impl MemberTiming {
             buffer: WriteBuffer::new(buffer_slots, g.slots_per_mpage()),
             gc_ready: 0,
             host_cores_taken: false,
+            through: if c.write_through { vec![through::Pending::default(); units] } else { Vec::new() },
             gc_cpu: Pool::new(profile.ftl.gc_threads),
             read_slots: profile.controller.read_slots.map(Pool::new),
             read_slot_taken: None,

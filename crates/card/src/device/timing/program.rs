@@ -48,6 +48,11 @@ impl MemberTiming {
         // pages not yet relocated (booked at the times its thread will
         // have them), into a block the driver's reserve holds erased: the
         // hold, not the block's erase, is what it waits for.
+        if c.write_through && op.tag == OpTag::User {
+            // Its slots were programmed as they came (`through`).
+            self.buffer.release(r);
+            return;
+        }
         let ahead = c.write_hold && matches!(op.tag, OpTag::User | OpTag::Parity);
         let loaded = if ahead {
             self.load_ahead(c, (ctl, ch), r)
