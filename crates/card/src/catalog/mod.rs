@@ -19,6 +19,8 @@ pub const CATALOG: &[(&str, &str)] = &[
     ("iodrive2-duo", include_str!("../../../../devices/iodrive2-duo.toml")),
     ("p420m", include_str!("../../../../devices/p420m.toml")),
     ("mx6300", include_str!("../../../../devices/mx6300.toml")),
+    ("iodrive2-1200", include_str!("../../../../devices/iodrive2-1200.toml")),
+    ("p320h", include_str!("../../../../devices/p320h.toml")),
 ];
 
 /// The device the README's first command reviews.
