@@ -122,7 +122,7 @@ enum Command {
     /// simulated card in virtual time: at its recorded times or closed
     /// loop at a queue depth; the statistics `run` prints.
     #[command(
-        after_help = "Examples:\n  flashlab replay card.trace p420m --scale 8192   # a `serve --trace` capture (the README's tour makes card.trace)\n  flashlab replay card.trace all --scale 8192 --timing closed --qd 32 --chart rank.svg   # every card, as fast as each takes it"
+        after_help = "Examples:\n  flashlab replay card.trace p420m --scale 8192   # a `serve --trace` capture (the README's tour makes card.trace)\n  flashlab replay card.trace all --scale 4096 --timing closed --qd 32 --chart rank.svg   # every card, as fast as each takes it"
     )]
     Replay(replay::ReplayArgs),
     /// The reviews' application tests on a served card, with a real
