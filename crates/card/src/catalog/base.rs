@@ -23,6 +23,10 @@ const WHOLE: &[&str] = &["formats"];
 
 /// The base a profile's text names, if it names one.
 pub(super) fn base_of(text: &str) -> Option<String> {
+    // Most profiles have no base: they are read once, not twice.
+    if !text.lines().any(|l| l.trim_start().starts_with("base")) {
+        return None;
+    }
     let table: Table = text.parse().ok()?;
     table.get("base")?.as_str().map(str::to_string)
 }
